@@ -1,0 +1,25 @@
+#!/usr/bin/env node
+// Runs every compiled test file under dist/ with Node's built-in test runner.
+// Node 20's `--test` takes no globs, so the file list is collected here.
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+
+function collect(dir, out) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    if (entry.isDirectory()) collect(p, out);
+    else if (entry.name.endsWith(".test.js")) out.push(p);
+  }
+  return out;
+}
+
+const filter = process.argv.slice(2);
+let files = collect("dist", []).sort();
+if (filter.length > 0) files = files.filter((f) => filter.some((s) => f.includes(s)));
+if (files.length === 0) {
+  console.error("run-tests: no compiled test files found under dist/ (run `npm run build` first)");
+  process.exit(2);
+}
+const r = spawnSync(process.execPath, ["--test", "--test-concurrency=2", ...files], { stdio: "inherit" });
+process.exit(r.status ?? 1);

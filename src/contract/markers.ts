@@ -1,0 +1,30 @@
+/**
+ * Markers that identify checkpoints and branch summaries inside a message
+ * array. A checkpoint is a `user` message whose FIRST text block opens with a
+ * checkpoint marker; a marker quoted in the middle of a message does not count.
+ */
+
+/** compact-safe's own checkpoint marker. */
+export const CHECKPOINT_MARKER = "[compact-safe checkpoint]";
+
+/** Markers written by other agents, recognised as prior checkpoints. */
+export const FOREIGN_CHECKPOINT_MARKERS: readonly { marker: string; agent: string }[] = [
+  { marker: "Another language model started to solve this problem", agent: "codex/codewhale" },
+  { marker: "Conversation Summary (Auto-Generated)", agent: "codewhale-legacy" },
+  { marker: "This session is being continued from a previous conversation", agent: "claude-code" },
+];
+
+export const ALL_CHECKPOINT_MARKERS: readonly string[] = [
+  CHECKPOINT_MARKER,
+  ...FOREIGN_CHECKPOINT_MARKERS.map((m) => m.marker),
+];
+
+/** compact-safe's branch-summary marker (a `branch_summary` journal entry rendered as a message). */
+export const BRANCH_SUMMARY_MARKER = "[compact-safe branch summary]";
+
+/** Branch-summary markers written by other agents (pi renders its branch summaries this way). */
+export const FOREIGN_BRANCH_SUMMARY_MARKERS: readonly string[] = [
+  "The following is a summary of a branch that this conversation came back from",
+];
+
+export const ALL_BRANCH_SUMMARY_MARKERS: readonly string[] = [BRANCH_SUMMARY_MARKER, ...FOREIGN_BRANCH_SUMMARY_MARKERS];

@@ -1,0 +1,3 @@
+export * from "./types.js";
+export * from "./schema.js";
+export * from "./blocks.js";

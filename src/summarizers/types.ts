@@ -1,0 +1,66 @@
+/**
+ * The summarizer interface. The engine asks a summarizer for a handoff
+ * summary of everything outside the protected last round; the engine owns
+ * retries, the failure ladder and the rejection of unusable summaries.
+ */
+import type { Message } from "../model/types.js";
+
+export interface SummaryRequest {
+  /** Everything outside the protected round, in order (including any previous checkpoint). */
+  messages: readonly Message[];
+  /** Optional user focus ("keep the details of the auth refactor"). */
+  focus?: string;
+  /** Upper bound on the summary size, in tokens (default about 2,000). */
+  maxTokens?: number;
+  /** Set on the one corrective retry after an unusable summary: why the last one was refused. */
+  correction?: string;
+  /** Background-work handles the host passed in (shown under "Still running"). */
+  background?: readonly BackgroundHandle[];
+  signal?: AbortSignal;
+}
+
+export interface SummaryResult {
+  text: string;
+  /** The model that wrote it (`extractive` for the embedded summarizer). */
+  model: string;
+  /** True when the provider stopped at its token limit (`finish_reason: length`, `stop_reason: max_tokens`). */
+  truncated?: boolean;
+  /** True when the provider answered with a tool call instead of text. */
+  toolCallRequested?: boolean;
+}
+
+export interface Summarizer {
+  readonly name: string;
+  readonly model: string;
+  summarize(request: SummaryRequest): Promise<SummaryResult>;
+}
+
+/**
+ * How a summarizer failure is handled by the failure ladder:
+ * - `transient`: network, 429, 5xx, timeout: retried up to 3 times with exponential backoff;
+ * - `deterministic`: auth, bad request, quota: fails at once;
+ * - `prompt_too_long`: the oldest complete unit is dropped from the input and the call retried.
+ */
+export type SummarizerErrorKind = "transient" | "deterministic" | "prompt_too_long";
+
+export class SummarizerError extends Error {
+  readonly kind: SummarizerErrorKind;
+  readonly status?: number;
+  /** Server-suggested wait (from `retry-after`), in milliseconds. */
+  readonly retryAfterMs?: number;
+  constructor(kind: SummarizerErrorKind, message: string, opts: { status?: number; retryAfterMs?: number; cause?: unknown } = {}) {
+    super(message, { cause: opts.cause });
+    this.name = "SummarizerError";
+    this.kind = kind;
+    this.status = opts.status;
+    this.retryAfterMs = opts.retryAfterMs;
+  }
+}
+
+/** A background-work handle passed in by the host (restated under live state). */
+export interface BackgroundHandle {
+  id: string;
+  kind: string;
+  command?: string;
+  status?: string;
+}
