@@ -1,0 +1,97 @@
+/**
+ * The 8 KiB bound on tool results in the protected round: head and tail kept,
+ * with a marker giving the original size. The cut never splits a character.
+ */
+
+export const RESULT_BOUND_BYTES = 8192;
+
+const encoder = new TextEncoder();
+
+export function utf8Length(s: string): number {
+  // Fast path for ASCII-only strings avoids allocating.
+  let ascii = true;
+  for (let i = 0; i < s.length; i++) {
+    if (s.charCodeAt(i) > 0x7f) {
+      ascii = false;
+      break;
+    }
+  }
+  return ascii ? s.length : encoder.encode(s).length;
+}
+
+export function truncationMarker(originalBytes: number): string {
+  return `\n[compact-safe: tool result truncated; original ${originalBytes} bytes of UTF-8, kept head and tail]\n`;
+}
+
+const MARKER_RE = /\n\[compact-safe: tool result truncated; original (\d+) bytes of UTF-8, kept head and tail\]\n/;
+
+function isHigh(c: number): boolean {
+  return c >= 0xd800 && c <= 0xdbff;
+}
+function isLow(c: number): boolean {
+  return c >= 0xdc00 && c <= 0xdfff;
+}
+
+/** UTF-8 size of the code unit at `c` when it is not part of a surrogate pair. */
+function unitBytes(c: number): number {
+  return c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+}
+
+/** The longest prefix of `s` (whole code points) whose UTF-8 size is ≤ budget. */
+export function utf8Head(s: string, budget: number): string {
+  let bytes = 0;
+  let i = 0;
+  while (i < s.length) {
+    const pair = isHigh(s.charCodeAt(i)) && i + 1 < s.length && isLow(s.charCodeAt(i + 1));
+    const n = pair ? 4 : unitBytes(s.charCodeAt(i));
+    if (bytes + n > budget) break;
+    bytes += n;
+    i += pair ? 2 : 1;
+  }
+  return s.slice(0, i);
+}
+
+/** The longest suffix of `s` (whole code points) whose UTF-8 size is ≤ budget. */
+export function utf8Tail(s: string, budget: number): string {
+  let bytes = 0;
+  let i = s.length;
+  while (i > 0) {
+    const pair = isLow(s.charCodeAt(i - 1)) && i >= 2 && isHigh(s.charCodeAt(i - 2));
+    const n = pair ? 4 : unitBytes(s.charCodeAt(i - 1));
+    if (bytes + n > budget) break;
+    bytes += n;
+    i -= pair ? 2 : 1;
+  }
+  return s.slice(i);
+}
+
+/** Bounds a tool result's content to 8 KiB of UTF-8 (head and tail). Returns it unchanged when it fits. */
+export function boundResultContent(content: string, limit = RESULT_BOUND_BYTES): { content: string; truncated: boolean } {
+  const size = utf8Length(content);
+  if (size <= limit) return { content, truncated: false };
+  const headBudget = Math.floor(limit * 0.75);
+  const head = utf8Head(content, headBudget);
+  const tail = utf8Tail(content, limit - utf8Length(head));
+  return { content: head + truncationMarker(size) + tail, truncated: true };
+}
+
+/**
+ * True when `candidate` is `original` or a correctly bounded copy of it:
+ * head (a prefix) + marker(original size) + tail (a suffix), at most 8 KiB
+ * kept, no character split at either cut.
+ */
+export function isValidBoundedResult(original: string, candidate: string, limit = RESULT_BOUND_BYTES): boolean {
+  if (candidate === original) return true;
+  const size = utf8Length(original);
+  if (size <= limit) return false;
+  const m = MARKER_RE.exec(candidate);
+  if (!m) return false;
+  if (Number(m[1]) !== size) return false;
+  const head = candidate.slice(0, m.index);
+  const tail = candidate.slice(m.index + m[0].length);
+  if (!original.startsWith(head) || !original.endsWith(tail)) return false;
+  if (head.length + tail.length > original.length) return false;
+  if (head.length > 0 && isHigh(head.charCodeAt(head.length - 1))) return false;
+  if (tail.length > 0 && isLow(tail.charCodeAt(0))) return false;
+  return utf8Length(head) + utf8Length(tail) <= limit;
+}

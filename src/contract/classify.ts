@@ -1,0 +1,59 @@
+/** Recognising checkpoints, branch summaries and plain user messages, by structure. */
+import type { Message, TextBlock } from "../model/types.js";
+import { isText, isToolResult } from "../model/blocks.js";
+import { ALL_BRANCH_SUMMARY_MARKERS, ALL_CHECKPOINT_MARKERS, CHECKPOINT_MARKER } from "./markers.js";
+
+function firstText(m: Message): TextBlock | undefined {
+  return m.content.find(isText);
+}
+
+function opensWith(m: Message, markers: readonly string[]): string | undefined {
+  if (m.role !== "user") return undefined;
+  const first = firstText(m);
+  if (!first) return undefined;
+  const text = first.text.trimStart();
+  return markers.find((marker) => text.startsWith(marker));
+}
+
+/** The checkpoint marker that opens this message's first text block, if it is a checkpoint. */
+export function checkpointMarkerOf(m: Message): string | undefined {
+  return opensWith(m, ALL_CHECKPOINT_MARKERS);
+}
+
+/** A checkpoint: a `user` message whose first text block opens with a checkpoint marker. */
+export function isCheckpoint(m: Message): boolean {
+  return checkpointMarkerOf(m) !== undefined;
+}
+
+/** True for compact-safe's own checkpoints (as opposed to another agent's). */
+export function isOwnCheckpoint(m: Message): boolean {
+  return checkpointMarkerOf(m) === CHECKPOINT_MARKER;
+}
+
+export function isBranchSummary(m: Message): boolean {
+  return opensWith(m, ALL_BRANCH_SUMMARY_MARKERS) !== undefined;
+}
+
+/** A user message with non-empty text, no tool_result, that is neither a checkpoint nor a branch summary. */
+export function isPlainUser(m: Message): boolean {
+  if (m.role !== "user") return false;
+  if (m.content.some(isToolResult)) return false;
+  if (!m.content.some((b) => isText(b) && b.text.trim().length > 0)) return false;
+  return !isCheckpoint(m) && !isBranchSummary(m);
+}
+
+export function checkpointIndices(messages: readonly Message[]): number[] {
+  const out: number[] = [];
+  messages.forEach((m, i) => {
+    if (isCheckpoint(m)) out.push(i);
+  });
+  return out;
+}
+
+/** All text of a message's text blocks, joined by newlines. */
+export function allText(m: Message): string {
+  return m.content
+    .filter(isText)
+    .map((b) => b.text)
+    .join("\n");
+}

@@ -1,0 +1,102 @@
+/** Loading and running a survival-contract fixture matrix (schema version 2). */
+import { readFileSync } from "node:fs";
+import type { CompactionPath, Message } from "../model/types.js";
+import { ModelError, parseMessages } from "../model/schema.js";
+import { validateSurvivalContract } from "./validate.js";
+import { currentRoundStart } from "./rounds.js";
+
+export interface MatrixCase {
+  id: string;
+  expect: "pass" | "fail";
+  anchors?: string;
+  last_round_start?: number;
+  path?: CompactionPath;
+  original: Message[];
+  replacement: Message[];
+}
+
+export interface Matrix {
+  schema_version: number;
+  cases: MatrixCase[];
+}
+
+export class MatrixError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "MatrixError";
+  }
+}
+
+/** Parses a matrix; throws MatrixError naming the file and the JSON path. */
+export function parseMatrix(text: string, file: string): Matrix {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new MatrixError(`${file}: not JSON (${(e as Error).message})`);
+  }
+  const d = data as Partial<Matrix>;
+  if (d === null || typeof d !== "object" || Array.isArray(d)) throw new MatrixError(`${file}: expected an object { schema_version, cases }`);
+  if (d.schema_version !== 2) throw new MatrixError(`${file}: schema_version: expected 2, got ${JSON.stringify(d.schema_version)}`);
+  if (!Array.isArray(d.cases)) throw new MatrixError(`${file}: cases: expected an array`);
+  d.cases.forEach((c, i) => {
+    const at = `cases[${i}]`;
+    if (c === null || typeof c !== "object") throw new MatrixError(`${file}: ${at}: expected an object`);
+    if (typeof c.id !== "string") throw new MatrixError(`${file}: ${at}: missing "id"`);
+    if (c.expect !== "pass" && c.expect !== "fail") throw new MatrixError(`${file}: ${at}.expect: expected "pass" or "fail"`);
+    if (c.anchors !== undefined && typeof c.anchors !== "string") throw new MatrixError(`${file}: ${at}.anchors: expected a string`);
+    if (c.path !== undefined && c.path !== "summary" && c.path !== "prune-only") {
+      throw new MatrixError(`${file}: ${at}.path: expected "summary" or "prune-only"`);
+    }
+    if (c.last_round_start !== undefined && !Number.isInteger(c.last_round_start)) {
+      throw new MatrixError(`${file}: ${at}.last_round_start: expected an integer`);
+    }
+    try {
+      parseMessages(c.original, `${at}.original`);
+      parseMessages(c.replacement, `${at}.replacement`);
+    } catch (e) {
+      if (e instanceof ModelError) throw new MatrixError(`${file}: ${e.message}`);
+      throw e;
+    }
+  });
+  return d as Matrix;
+}
+
+export function loadMatrix(file: string): Matrix {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new MatrixError(`${file}: cannot read matrix (${code === "ENOENT" ? "no such file" : (e as Error).message})`);
+  }
+  return parseMatrix(text, file);
+}
+
+export interface CaseOutcome {
+  id: string;
+  expect: "pass" | "fail";
+  got: "pass" | "fail";
+  reason: string | null;
+  /** Set when the computed current-round start differs from the case's `last_round_start`. */
+  roundStartMismatch?: { expected: number; computed: number };
+  agrees: boolean;
+}
+
+export function runMatrixCase(c: MatrixCase): CaseOutcome {
+  const r = validateSurvivalContract(c.original, c.replacement, { anchors: c.anchors, path: c.path });
+  const got = r.valid ? "pass" : "fail";
+  const outcome: CaseOutcome = { id: c.id, expect: c.expect, got, reason: r.reason, agrees: got === c.expect };
+  if (c.last_round_start !== undefined) {
+    const computed = currentRoundStart(c.original);
+    if (computed !== c.last_round_start) {
+      outcome.roundStartMismatch = { expected: c.last_round_start, computed };
+      outcome.agrees = false;
+    }
+  }
+  return outcome;
+}
+
+export function runMatrix(m: Matrix): CaseOutcome[] {
+  return m.cases.map(runMatrixCase);
+}

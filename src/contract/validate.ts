@@ -1,0 +1,256 @@
+/**
+ * The survival-contract validators. Pure functions: they never mutate their
+ * input, and return the reason that names what was lost.
+ */
+import type { Block, Message, ToolResultBlock, ToolUseBlock } from "../model/types.js";
+import { canonicalJson, isAssistantRole, isText, isToolResult, isToolUse } from "../model/blocks.js";
+import { allText, checkpointMarkerOf, isBranchSummary, isCheckpoint } from "./classify.js";
+import { protectedRound } from "./rounds.js";
+import { isValidBoundedResult } from "./bounds.js";
+import { placeholderKind } from "./placeholder.js";
+import type { CompactionPath } from "../model/types.js";
+
+export interface ValidationResult {
+  valid: boolean;
+  /** One line naming what was lost, or null when valid. */
+  reason: string | null;
+}
+
+export interface SurvivalOptions {
+  /** The user's pinned anchors (verbatim text), if any. */
+  anchors?: string;
+  /** `summary` (default) or `prune-only`. */
+  path?: CompactionPath;
+}
+
+const OK: ValidationResult = { valid: true, reason: null };
+const fail = (reason: string): ValidationResult => ({ valid: false, reason });
+
+/** A bounded, single-line quotation for reasons. */
+export function quote(text: string, max = 60): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return JSON.stringify(flat.length > max ? `${flat.slice(0, max)}…` : flat);
+}
+
+interface ReplacementIndex {
+  userTexts: Set<string>;
+  assistantTexts: Set<string>;
+  toolUses: Map<string, ToolUseBlock[]>;
+  toolResults: Map<string, ToolResultBlock[]>;
+  thinking: Set<string>;
+  redacted: Set<string>;
+  imageUrls: Set<string>;
+  opaqueIds: Set<string>;
+}
+
+function opaqueId(b: Block): string | undefined {
+  const rec = b as Record<string, unknown>;
+  const id = typeof rec.id === "string" ? rec.id : typeof rec.tool_use_id === "string" ? rec.tool_use_id : undefined;
+  return id === undefined ? undefined : `${b.type}\u0000${id}`;
+}
+
+const KNOWN = new Set(["text", "thinking", "redacted_thinking", "tool_use", "tool_result", "image_url"]);
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+function indexReplacement(replacement: readonly Message[]): ReplacementIndex {
+  const idx: ReplacementIndex = {
+    userTexts: new Set(),
+    assistantTexts: new Set(),
+    toolUses: new Map(),
+    toolResults: new Map(),
+    thinking: new Set(),
+    redacted: new Set(),
+    imageUrls: new Set(),
+    opaqueIds: new Set(),
+  };
+  for (const m of replacement) {
+    const assistant = isAssistantRole(m);
+    for (const b of m.content) {
+      if (isText(b)) {
+        if (m.role === "user") idx.userTexts.add(b.text);
+        if (assistant) idx.assistantTexts.add(b.text);
+      } else if (isToolUse(b)) push(idx.toolUses, b.id, b);
+      else if (isToolResult(b)) push(idx.toolResults, b.tool_use_id, b);
+      else if (b.type === "thinking" && assistant) {
+        const t = b as { thinking: string; signature?: string };
+        idx.thinking.add(`${t.thinking}\u0000${t.signature ?? ""}`);
+      } else if (b.type === "redacted_thinking" && assistant) idx.redacted.add((b as { data: string }).data);
+      else if (b.type === "image_url") idx.imageUrls.add((b as { image_url: { url: string } }).image_url.url);
+      else if (!KNOWN.has(b.type)) {
+        const id = opaqueId(b);
+        if (id) idx.opaqueIds.add(id);
+      }
+    }
+  }
+  return idx;
+}
+
+function sameCall(a: ToolUseBlock, b: ToolUseBlock): boolean {
+  if (a.name !== b.name) return false;
+  if (canonicalJson(a.input) !== canonicalJson(b.input)) return false;
+  return a.thought_signature === undefined || a.thought_signature === b.thought_signature;
+}
+
+/**
+ * Checks the protected last round of `original` against `replacement`: every
+ * instruction, protected call and result, assistant text, signed thinking,
+ * image and opaque id must be present.
+ */
+export function validateLastRoundCoverage(original: readonly Message[], replacement: readonly Message[]): ValidationResult {
+  const round = protectedRound(original);
+  const idx = indexReplacement(replacement);
+
+  for (const i of round.instructionIndices) {
+    for (const b of original[i]!.content) {
+      if (isText(b) && b.text.trim().length > 0 && !idx.userTexts.has(b.text)) {
+        return fail(`last round: user text ${quote(b.text)} missing (message ${i})`);
+      }
+    }
+  }
+
+  for (let i = round.regionStart; i < original.length; i++) {
+    const m = original[i]!;
+    const assistant = isAssistantRole(m);
+    for (const b of m.content) {
+      if (isToolUse(b)) {
+        const found = idx.toolUses.get(b.id);
+        if (!found) return fail(`last round: tool call ${JSON.stringify(b.id)} (${b.name}) missing (message ${i})`);
+        if (!found.some((c) => sameCall(b, c))) {
+          return fail(`last round: tool call ${JSON.stringify(b.id)} altered (name, input or thought_signature differs)`);
+        }
+      } else if (isToolResult(b)) {
+        const found = idx.toolResults.get(b.tool_use_id);
+        if (!found) return fail(`last round: tool result ${JSON.stringify(b.tool_use_id)} missing (message ${i})`);
+        if (!found.some((r) => isValidBoundedResult(b.content, r.content))) {
+          return fail(`last round: tool result ${JSON.stringify(b.tool_use_id)} content altered or not bounded correctly`);
+        }
+      } else if (isText(b)) {
+        if (assistant && b.text.trim().length > 0 && !idx.assistantTexts.has(b.text)) {
+          return fail(`last round: assistant text ${quote(b.text)} missing (message ${i})`);
+        }
+      } else if (b.type === "thinking") {
+        const t = b as { thinking: string; signature?: string };
+        if (assistant && !idx.thinking.has(`${t.thinking}\u0000${t.signature ?? ""}`)) {
+          return fail(`last round: thinking block ${quote(t.thinking, 40)} missing or altered (message ${i})`);
+        }
+      } else if (b.type === "redacted_thinking") {
+        if (assistant && !idx.redacted.has((b as { data: string }).data)) {
+          return fail(`last round: redacted thinking missing or altered (message ${i})`);
+        }
+      } else if (b.type === "image_url") {
+        const url = (b as { image_url: { url: string } }).image_url.url;
+        if (!idx.imageUrls.has(url)) return fail(`last round: image ${quote(url, 40)} missing (message ${i})`);
+      } else if (!KNOWN.has(b.type)) {
+        const id = opaqueId(b);
+        if (id && !idx.opaqueIds.has(id)) {
+          return fail(`last round: ${b.type} block ${JSON.stringify(id.split("\u0000")[1])} missing (message ${i})`);
+        }
+      }
+    }
+  }
+  return OK;
+}
+
+/** Every call in the replacement has its result after it (unless in flight in the original), and vice versa. */
+export function validatePairing(original: readonly Message[], replacement: readonly Message[]): ValidationResult {
+  // Calls that are in flight in the original (no result anywhere) may stay in flight.
+  const inFlight = new Set<string>();
+  for (const m of original) for (const b of m.content) if (isToolUse(b)) inFlight.add(b.id);
+  for (const m of original) for (const b of m.content) if (isToolResult(b)) inFlight.delete(b.tool_use_id);
+
+  const callsBefore = new Set<string>();
+  for (let i = 0; i < replacement.length; i++) {
+    const m = replacement[i]!;
+    for (const b of m.content) {
+      if (isToolResult(b) && !callsBefore.has(b.tool_use_id)) {
+        return fail(`tool_result ${JSON.stringify(b.tool_use_id)} has no matching tool_use before it (message ${i})`);
+      }
+    }
+    for (const b of m.content) if (isToolUse(b)) callsBefore.add(b.id);
+  }
+
+  const resultsAfter = new Set<string>();
+  for (let i = replacement.length - 1; i >= 0; i--) {
+    const m = replacement[i]!;
+    for (const b of m.content) {
+      if (isToolUse(b) && !resultsAfter.has(b.id) && !inFlight.has(b.id)) {
+        return fail(`tool_use ${JSON.stringify(b.id)} has no tool_result after it (message ${i})`);
+      }
+    }
+    for (const b of m.content) if (isToolResult(b)) resultsAfter.add(b.tool_use_id);
+  }
+  return OK;
+}
+
+/** The summary part of a checkpoint: its text without the marker, cut before `## Coverage`. */
+export function checkpointSummaryPart(m: Message): string {
+  const text = allText(m).trimStart();
+  const marker = checkpointMarkerOf(m) ?? "";
+  let body = text.slice(marker.length);
+  const cut = body.indexOf("\n## Coverage");
+  if (cut >= 0) body = body.slice(0, cut);
+  return body;
+}
+
+function textsContaining(messages: readonly Message[], needle: string): boolean {
+  return messages.some((m) => m.content.some((b) => isText(b) && b.text.includes(needle)));
+}
+
+/**
+ * The whole survival contract: last-round coverage, call/result pairing,
+ * exactly one checkpoint (per path), no placeholder-only checkpoint, anchors
+ * restated, branch summaries kept.
+ */
+export function validateSurvivalContract(
+  original: readonly Message[],
+  replacement: readonly Message[],
+  options: SurvivalOptions = {},
+): ValidationResult {
+  const path = options.path ?? "summary";
+  const coverage = validateLastRoundCoverage(original, replacement);
+  if (!coverage.valid) return coverage;
+
+  const pairing = validatePairing(original, replacement);
+  if (!pairing.valid) return pairing;
+
+  const checkpoints = replacement.filter(isCheckpoint);
+  if (path === "summary") {
+    if (checkpoints.length === 0) return fail("missing checkpoint (the summary path writes exactly one)");
+    if (checkpoints.length > 1) return fail(`more than one checkpoint (${checkpoints.length}); a later compaction must replace the earlier one`);
+  } else {
+    const before = original.filter(isCheckpoint).length;
+    if (before > 0 && checkpoints.length !== 1) {
+      return fail(
+        checkpoints.length === 0
+          ? "prune-only dropped the existing checkpoint"
+          : `more than one checkpoint (${checkpoints.length}) after prune-only`,
+      );
+    }
+    if (before === 0 && checkpoints.length > 0) return fail("prune-only wrote a new checkpoint");
+  }
+
+  for (const c of checkpoints) {
+    const kind = placeholderKind(checkpointSummaryPart(c));
+    if (kind) return fail(`placeholder-only checkpoint (${kind}): ${quote(checkpointSummaryPart(c), 40)}`);
+  }
+
+  const anchors = options.anchors?.trim() ?? "";
+  if (anchors.length > 0) {
+    if (path === "summary") {
+      if (!checkpoints.some((c) => allText(c).includes(anchors))) return fail("anchors not restated in the checkpoint");
+    } else if (textsContaining(original, anchors) && !textsContaining(replacement, anchors)) {
+      return fail("anchors dropped by prune-only");
+    }
+  }
+
+  const kept = new Set(replacement.filter(isBranchSummary).map(allText));
+  for (const m of original) {
+    if (isBranchSummary(m) && !kept.has(allText(m))) return fail(`branch summary ${quote(allText(m))} dropped`);
+  }
+  return OK;
+}
