@@ -1,0 +1,527 @@
+#!/usr/bin/env node
+// Independent, dependency-free implementation of the compaction survival
+// contract validators (schema version 2), and a runner for fixture matrices.
+//
+//   node contract/validate_survival_contract.mjs [MATRIX ...]
+//
+// Prints `DISAGREE <file> <case id>: ...` for every case whose verdict (or
+// `last_round_start`) differs from the matrix, then `ok N survival-contract
+// fixtures`. Exit 0 when every case agrees, 1 otherwise, 2 when a matrix
+// cannot be read (missing file, not JSON, wrong shape, malformed message).
+//
+// This file deliberately shares no code with src/contract: it is the second
+// implementation that the TypeScript validators must agree with.
+
+import { readFileSync, realpathSync } from "node:fs";
+import path from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+
+// Keep in sync with src/contract/markers.ts.
+export const CHECKPOINT_MARKERS = [
+  "[compact-safe checkpoint]",
+  "Another language model started to solve this problem",
+  "Conversation Summary (Auto-Generated)",
+  "This session is being continued from a previous conversation",
+];
+export const BRANCH_SUMMARY_MARKERS = [
+  "[compact-safe branch summary]",
+  "The following is a summary of a branch that this conversation came back from",
+];
+
+const RESULT_LIMIT_BYTES = 8192;
+const KNOWN_TYPES = new Set(["text", "thinking", "redacted_thinking", "tool_use", "tool_result", "image_url"]);
+const ROLES = new Set(["user", "assistant", "system", "assistant_interrupted"]);
+const PLACEHOLDERS = new Set([
+  "no summary available",
+  "no summary",
+  "summary unavailable",
+  "placeholder",
+  "todo",
+  "n/a",
+  "none",
+]);
+const REFUSAL_PREFIXES = [
+  "i'm sorry",
+  "i am sorry",
+  "sorry",
+  "i can't",
+  "i cannot",
+  "i can not",
+  "i'm unable",
+  "i am unable",
+  "as an ai",
+].flatMap((p) => (p.includes("'") ? [p, p.replace("'", "\u2019")] : [p]));
+// Characters stripped from both ends of a checkpoint's summary part.
+const EDGE_CHARS = new Set([":", ".", "-", "\u2014", "(", ")", "[", "]", '"', "'", "`", "\u201c", "\u201d", "\u2018", "\u2019"]);
+
+// ---------------------------------------------------------------- helpers
+
+const blocksOf = (m) => (Array.isArray(m?.content) ? m.content : []);
+const isAssistant = (m) => m.role === "assistant" || m.role === "assistant_interrupted";
+const utf8Bytes = (s) => Buffer.byteLength(s, "utf8");
+const ok = () => ({ valid: true, reason: null });
+const fail = (reason) => ({ valid: false, reason });
+
+/** A bounded, one-line quotation of user-supplied text for a reason. */
+function quote(s, max = 40) {
+  const flat = String(s).replace(/\s+/g, " ").trim();
+  return JSON.stringify(flat.length > max ? flat.slice(0, max) + "\u2026" : flat);
+}
+
+function deepEqual(a, b) {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) return a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]));
+}
+
+function textsOf(m) {
+  return blocksOf(m)
+    .filter((b) => b.type === "text" && typeof b.text === "string")
+    .map((b) => b.text);
+}
+
+/** The marker that opens the first text block of a user message, or null. */
+function openingMarker(m, markers) {
+  if (m.role !== "user") return null;
+  const first = blocksOf(m).find((b) => b.type === "text");
+  if (!first || typeof first.text !== "string") return null;
+  const t = first.text.trimStart();
+  return markers.find((k) => t.startsWith(k)) ?? null;
+}
+
+export const isCheckpoint = (m) => openingMarker(m, CHECKPOINT_MARKERS) !== null;
+export const isBranchSummary = (m) => openingMarker(m, BRANCH_SUMMARY_MARKERS) !== null;
+
+export function isPlainUser(m) {
+  if (m.role !== "user") return false;
+  const bs = blocksOf(m);
+  if (bs.some((b) => b.type === "tool_result")) return false;
+  if (!bs.some((b) => b.type === "text" && typeof b.text === "string" && b.text.trim() !== "")) return false;
+  return !isCheckpoint(m) && !isBranchSummary(m);
+}
+
+// -------------------------------------------------- exchanges and rounds
+
+/** Index of the first message after `from` holding a tool_result for `id`, or -1. */
+function resultIndexAfter(messages, id, from) {
+  for (let j = from + 1; j < messages.length; j++) {
+    if (blocksOf(messages[j]).some((b) => b.type === "tool_result" && b.tool_use_id === id)) return j;
+  }
+  return -1;
+}
+
+/** Tool exchanges in order: { index, ids, complete, unresolved: string[] }. */
+export function toolExchanges(messages) {
+  const out = [];
+  messages.forEach((m, i) => {
+    if (!isAssistant(m)) return;
+    const ids = blocksOf(m)
+      .filter((b) => b.type === "tool_use")
+      .map((b) => b.id);
+    if (ids.length === 0) return;
+    const unresolved = ids.filter((id) => resultIndexAfter(messages, id, i) < 0);
+    out.push({ index: i, ids, complete: unresolved.length === 0, unresolved });
+  });
+  return out;
+}
+
+export function currentRoundStart(messages) {
+  let latest = -1;
+  messages.forEach((m, i) => {
+    if (isPlainUser(m)) latest = i;
+  });
+  if (latest < 0) return 0;
+  const exchanges = toolExchanges(messages);
+  if (exchanges.some((e) => e.index > latest)) return latest;
+  if (exchanges.length === 0) return latest; // chat-only
+  // Toolless tail: walk back to the user message that started the newest exchange.
+  const newest = exchanges[exchanges.length - 1].index;
+  let start = 0;
+  for (let i = 0; i < newest; i++) if (isPlainUser(messages[i])) start = i;
+  return start;
+}
+
+export function protectedStart(messages, roundStart = currentRoundStart(messages)) {
+  const exchanges = toolExchanges(messages);
+  const complete = exchanges.filter((e) => e.complete);
+  const inRound = exchanges.filter((e) => e.index >= roundStart).length;
+  const q = complete.length >= 2 ? complete[complete.length - 2].index : undefined;
+  // The rules leave a long round with fewer than two complete exchanges open; fall back to R.
+  let p = inRound <= 2 ? Math.min(roundStart, q ?? roundStart) : (q ?? roundStart);
+  const callIndex = new Map(); // tool_use id -> calling index (latest call wins)
+  for (const e of exchanges) for (const id of e.ids) callIndex.set(id, e.index);
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (let j = p; j < messages.length && !changed; j++) {
+      for (const b of blocksOf(messages[j])) {
+        if (b.type !== "tool_result") continue;
+        const c = exchanges.filter((e) => e.index < j && e.ids.includes(b.tool_use_id)).at(-1)?.index;
+        if (c !== undefined && c < p) {
+          p = c;
+          changed = true;
+          break;
+        }
+      }
+    }
+    const dangling = exchanges.find((e) => e.unresolved.length > 0 && e.index < p);
+    if (dangling) {
+      p = dangling.index;
+      changed = true;
+    }
+  }
+  return p;
+}
+
+// ------------------------------------------------------ bounded results
+
+const truncationMarker = (n) =>
+  `\n[compact-safe: tool result truncated; original ${n} bytes of UTF-8, kept head and tail]\n`;
+
+/** Whether `replacement` is `original` or a correctly bounded head+tail copy of it. */
+export function isBoundedCopy(original, replacement) {
+  if (replacement === original) return true;
+  if (typeof original !== "string" || typeof replacement !== "string") return false;
+  const n = utf8Bytes(original);
+  if (n <= RESULT_LIMIT_BYTES) return false;
+  const marker = truncationMarker(n);
+  for (let at = replacement.indexOf(marker); at >= 0; at = replacement.indexOf(marker, at + 1)) {
+    const head = replacement.slice(0, at);
+    const tail = replacement.slice(at + marker.length);
+    if (utf8Bytes(head) + utf8Bytes(tail) > RESULT_LIMIT_BYTES) continue;
+    if (!original.startsWith(head) || !original.endsWith(tail)) continue;
+    const last = head.charCodeAt(head.length - 1);
+    const first = tail.charCodeAt(0);
+    if (last >= 0xd800 && last <= 0xdbff) continue; // head ends inside a surrogate pair
+    if (first >= 0xdc00 && first <= 0xdfff) continue; // tail starts inside a surrogate pair
+    return true;
+  }
+  return false;
+}
+
+// -------------------------------------------------------------- coverage
+
+export function validateLastRoundCoverage(original, replacement, _opts = {}) {
+  const roundStart = currentRoundStart(original);
+  const p = protectedStart(original, roundStart);
+  const repBlocks = replacement.flatMap((m) => blocksOf(m).map((b) => ({ m, b })));
+  const has = (pred) => repBlocks.some(({ m, b }) => pred(b, m));
+
+  // 1. The current user instructions, each plain user message on its own.
+  for (let i = Math.min(roundStart, p); i < original.length; i++) {
+    if (!isPlainUser(original[i])) continue;
+    for (const t of textsOf(original[i])) {
+      if (!has((b, m) => m.role === "user" && b.type === "text" && b.text === t)) {
+        return fail(`last round: user text ${quote(t)} missing`);
+      }
+    }
+  }
+
+  // 2-7. Every protected block of the region [p, end].
+  for (let i = p; i < original.length; i++) {
+    const msg = original[i];
+    for (const b of blocksOf(msg)) {
+      switch (b.type) {
+        case "tool_use": {
+          const same = (r) => r.type === "tool_use" && r.id === b.id;
+          if (!has(same)) return fail(`last round: tool call ${JSON.stringify(b.id)} missing`);
+          const exact = (r) =>
+            same(r) &&
+            r.name === b.name &&
+            deepEqual(r.input, b.input) &&
+            (b.thought_signature === undefined || r.thought_signature === b.thought_signature);
+          if (!has(exact)) return fail(`last round: tool call ${JSON.stringify(b.id)} altered (name, input or thought_signature)`);
+          break;
+        }
+        case "tool_result": {
+          const same = (r) => r.type === "tool_result" && r.tool_use_id === b.tool_use_id;
+          if (!has(same)) return fail(`last round: tool result ${JSON.stringify(b.tool_use_id)} missing`);
+          if (!has((r) => same(r) && isBoundedCopy(b.content, r.content))) {
+            return fail(`last round: tool result ${JSON.stringify(b.tool_use_id)} content altered or badly truncated`);
+          }
+          break;
+        }
+        case "text":
+          if (isAssistant(msg) && b.text !== "" && !has((r, m) => isAssistant(m) && r.type === "text" && r.text === b.text)) {
+            return fail(`last round: assistant text ${quote(b.text)} missing`);
+          }
+          break;
+        case "thinking":
+          if (!has((r, m) => isAssistant(m) && r.type === "thinking" && r.thinking === b.thinking && r.signature === b.signature)) {
+            return fail(`last round: thinking ${quote(b.thinking)} missing or altered`);
+          }
+          break;
+        case "redacted_thinking":
+          if (!has((r, m) => isAssistant(m) && r.type === "redacted_thinking" && r.data === b.data)) {
+            return fail(`last round: redacted thinking missing or altered`);
+          }
+          break;
+        case "image_url":
+          if (!has((r) => r.type === "image_url" && r.image_url?.url === b.image_url.url)) {
+            return fail(`last round: image ${quote(b.image_url.url, 60)} missing`);
+          }
+          break;
+        default:
+          if (KNOWN_TYPES.has(b.type)) break;
+          for (const key of ["id", "tool_use_id"]) {
+            if (typeof b[key] !== "string") continue;
+            if (!has((r) => r.type === b.type && r[key] === b[key])) {
+              return fail(`last round: ${b.type} ${JSON.stringify(b[key])} missing`);
+            }
+          }
+      }
+    }
+  }
+  return ok();
+}
+
+// ------------------------------------------------------- the full contract
+
+/** The summary part of a checkpoint, normalised for the placeholder test. */
+function summaryPart(m) {
+  let text = textsOf(m).join("").trimStart();
+  const marker = CHECKPOINT_MARKERS.find((k) => text.startsWith(k));
+  if (marker) text = text.slice(marker.length);
+  const cut = text.indexOf("\n## Coverage");
+  if (cut >= 0) text = text.slice(0, cut);
+  text = text.toLowerCase();
+  let a = 0;
+  let z = text.length;
+  const strip = (ch) => EDGE_CHARS.has(ch) || /\s/.test(ch);
+  while (a < z && strip(text[a])) a++;
+  while (z > a && strip(text[z - 1])) z--;
+  return text.slice(a, z);
+}
+
+export function isPlaceholderOnly(m) {
+  const s = summaryPart(m);
+  if (s === "" || PLACEHOLDERS.has(s)) return true;
+  return s.length < 200 && REFUSAL_PREFIXES.some((p) => s.startsWith(p));
+}
+
+export function validateSurvivalContract(original, replacement, opts = {}) {
+  const anchors = typeof opts.anchors === "string" ? opts.anchors.trim() : "";
+  const route = opts.path ?? "summary";
+  if (route !== "summary" && route !== "prune-only") throw new TypeError(`unknown compaction path ${route}`);
+
+  const coverage = validateLastRoundCoverage(original, replacement, opts);
+  if (!coverage.valid) return coverage;
+
+  // Pairing inside the replacement; an in-flight call of the original may stay in flight.
+  const inFlight = new Set();
+  original.forEach((m, i) => {
+    for (const b of blocksOf(m)) {
+      if (b.type === "tool_use" && resultIndexAfter(original, b.id, i) < 0) inFlight.add(b.id);
+    }
+  });
+  for (let i = 0; i < replacement.length; i++) {
+    for (const b of blocksOf(replacement[i])) {
+      if (b.type === "tool_result") {
+        const called = replacement
+          .slice(0, i)
+          .some((m) => blocksOf(m).some((c) => c.type === "tool_use" && c.id === b.tool_use_id));
+        if (!called) return fail(`tool_result ${JSON.stringify(b.tool_use_id)} has no matching tool_use`);
+      } else if (b.type === "tool_use" && !inFlight.has(b.id) && resultIndexAfter(replacement, b.id, i) < 0) {
+        return fail(`tool_use ${JSON.stringify(b.id)} has no matching tool_result`);
+      }
+    }
+  }
+
+  // Checkpoint count.
+  const checkpoints = replacement.filter(isCheckpoint);
+  const needOne = route === "summary" || original.some(isCheckpoint);
+  if (needOne && checkpoints.length === 0) return fail("missing checkpoint");
+  if (needOne && checkpoints.length > 1) return fail(`more than one checkpoint (${checkpoints.length})`);
+  if (!needOne && checkpoints.length > 0) {
+    return fail(`prune-only compaction wrote a checkpoint (${checkpoints.length}) where the original had none`);
+  }
+
+  for (const cp of checkpoints) {
+    if (isPlaceholderOnly(cp)) return fail(`placeholder-only checkpoint ${quote(textsOf(cp).join(""), 60)}`);
+  }
+
+  if (anchors !== "") {
+    if (route === "summary") {
+      if (!textsOf(checkpoints[0]).join("").includes(anchors)) return fail("anchors not restated in the checkpoint");
+    } else {
+      const inText = (msgs) => msgs.some((m) => textsOf(m).some((t) => t.includes(anchors)));
+      if (inText(original) && !inText(replacement)) return fail("anchors dropped by the prune-only compaction");
+    }
+  }
+
+  for (const bs of original.filter(isBranchSummary)) {
+    const text = textsOf(bs).join("");
+    if (!replacement.some((m) => textsOf(m).join("") === text)) {
+      return fail(`branch summary ${quote(text)} dropped`);
+    }
+  }
+  return ok();
+}
+
+// ------------------------------------------------------- matrix loading
+
+class MatrixError extends Error {}
+
+function checkBlock(b, where) {
+  if (b === null || typeof b !== "object" || Array.isArray(b)) throw new MatrixError(`${where}: block is not an object`);
+  if (typeof b.type !== "string" || b.type === "") throw new MatrixError(`${where}: missing "type"`);
+  const here = `${where} (${b.type})`;
+  const need = (key, kind) => {
+    if (!(key in b) || b[key] === undefined) throw new MatrixError(`${here}: missing "${key}"`);
+    if (kind && typeof b[key] !== kind) throw new MatrixError(`${here}: "${key}" must be a ${kind}`);
+  };
+  const maybe = (key, kind) => {
+    if (key in b && typeof b[key] !== kind) throw new MatrixError(`${here}: "${key}" must be a ${kind}`);
+  };
+  switch (b.type) {
+    case "text":
+      need("text", "string");
+      break;
+    case "thinking":
+      need("thinking", "string");
+      maybe("signature", "string");
+      break;
+    case "redacted_thinking":
+      need("data", "string");
+      break;
+    case "tool_use":
+      need("id", "string");
+      need("name", "string");
+      need("input");
+      maybe("thought_signature", "string");
+      break;
+    case "tool_result":
+      need("tool_use_id", "string");
+      need("content", "string");
+      maybe("is_error", "boolean");
+      if ("content_blocks" in b) {
+        if (!Array.isArray(b.content_blocks)) throw new MatrixError(`${here}: "content_blocks" must be an array`);
+        b.content_blocks.forEach((c, k) => checkBlock(c, `${where}.content_blocks[${k}]`));
+      }
+      break;
+    case "image_url":
+      need("image_url", "object");
+      if (b.image_url === null || typeof b.image_url.url !== "string") {
+        throw new MatrixError(`${here}: missing "image_url.url"`);
+      }
+      break;
+    default:
+      if ("id" in b) maybe("id", "string");
+      if ("tool_use_id" in b) maybe("tool_use_id", "string");
+  }
+}
+
+function checkMessages(list, where) {
+  if (!Array.isArray(list)) throw new MatrixError(`${where}: must be an array of messages`);
+  list.forEach((m, i) => {
+    const at = `${where}[${i}]`;
+    if (m === null || typeof m !== "object" || Array.isArray(m)) throw new MatrixError(`${at}: message is not an object`);
+    if (!ROLES.has(m.role)) throw new MatrixError(`${at}: role ${JSON.stringify(m.role)} is not one of ${[...ROLES].join(", ")}`);
+    if (!Array.isArray(m.content)) throw new MatrixError(`${at}: missing "content" array`);
+    m.content.forEach((b, k) => checkBlock(b, `${at}.content[${k}]`));
+  });
+}
+
+/** Reads and checks one matrix; throws MatrixError with `<shown>: <json path>: <reason>`. */
+export function loadMatrix(file, shown = file) {
+  let text;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (e) {
+    throw new MatrixError(`${shown}: cannot read file (${e.code ?? e.message})`);
+  }
+  let data;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new MatrixError(`${shown}: not valid JSON (${e.message})`);
+  }
+  try {
+    if (data === null || typeof data !== "object" || Array.isArray(data)) throw new MatrixError("(root): not an object");
+    if (data.schema_version !== 2) throw new MatrixError(`schema_version: expected 2, got ${JSON.stringify(data.schema_version)}`);
+    if (!Array.isArray(data.cases)) throw new MatrixError(`cases: missing array`);
+    const ids = new Set();
+    data.cases.forEach((c, i) => {
+      const at = `cases[${i}]`;
+      if (c === null || typeof c !== "object" || Array.isArray(c)) throw new MatrixError(`${at}: case is not an object`);
+      if (typeof c.id !== "string" || c.id === "") throw new MatrixError(`${at}: missing "id"`);
+      if (ids.has(c.id)) throw new MatrixError(`${at}: duplicate id ${JSON.stringify(c.id)}`);
+      ids.add(c.id);
+      if (c.expect !== "pass" && c.expect !== "fail") throw new MatrixError(`${at}.expect: must be "pass" or "fail"`);
+      if ("anchors" in c && typeof c.anchors !== "string") throw new MatrixError(`${at}.anchors: must be a string`);
+      if ("last_round_start" in c && !(Number.isInteger(c.last_round_start) && c.last_round_start >= 0)) {
+        throw new MatrixError(`${at}.last_round_start: must be a non-negative integer`);
+      }
+      if ("path" in c && c.path !== "summary" && c.path !== "prune-only") {
+        throw new MatrixError(`${at}.path: must be "summary" or "prune-only"`);
+      }
+      checkMessages(c.original, `${at}.original`);
+      checkMessages(c.replacement, `${at}.replacement`);
+    });
+  } catch (e) {
+    if (e instanceof MatrixError) throw new MatrixError(`${shown}: ${e.message}`);
+    throw e;
+  }
+  return data;
+}
+
+/** Runs one case; returns null when it agrees, else the disagreement text. */
+export function runCase(c) {
+  const opts = { anchors: c.anchors, path: c.path ?? "summary" };
+  const coverage = validateLastRoundCoverage(c.original, c.replacement, opts);
+  const verdict = validateSurvivalContract(c.original, c.replacement, opts);
+  if (!coverage.valid && verdict.valid) return `coverage failed (${coverage.reason}) but the contract passed`;
+  const got = verdict.valid ? "pass" : "fail";
+  if (got !== c.expect) return `expected ${c.expect}, got ${got} (${verdict.reason ?? "no violation found"})`;
+  if (c.last_round_start !== undefined) {
+    const r = currentRoundStart(c.original);
+    if (r !== c.last_round_start) return `expected last_round_start ${c.last_round_start}, got ${r}`;
+  }
+  return null;
+}
+
+function main(argv) {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const files = argv.length > 0 ? argv.map((f) => [f, f]) : [[path.join(here, "fixtures", "matrix.json"), null]];
+  const matrices = [];
+  try {
+    for (const [file, shown] of files) {
+      const display = shown ?? (path.relative(process.cwd(), file) || file);
+      matrices.push([display, loadMatrix(file, display)]);
+    }
+  } catch (e) {
+    if (!(e instanceof MatrixError)) throw e;
+    console.error(e.message);
+    return 2;
+  }
+  let agreed = 0;
+  let disagreed = 0;
+  for (const [display, matrix] of matrices) {
+    for (const c of matrix.cases) {
+      const problem = runCase(c);
+      if (problem === null) agreed++;
+      else {
+        disagreed++;
+        console.log(`DISAGREE ${display} ${c.id}: ${problem}`);
+      }
+    }
+  }
+  console.log(`ok ${agreed} survival-contract fixtures`);
+  return disagreed === 0 ? 0 : 1;
+}
+
+function invokedDirectly() {
+  try {
+    return realpathSync(path.resolve(process.argv[1] ?? "")) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (invokedDirectly()) {
+  process.exitCode = main(process.argv.slice(2));
+}
