@@ -1,1 +1,2 @@
 export * from "./tree.js";
+export * from "./read.js";
