@@ -1,0 +1,181 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import { join } from "node:path";
+import type { Message } from "../model/types.js";
+import {
+  CHECKPOINT_MARKER,
+  KIND_RULES,
+  BLOCK_RULES,
+  LIVE_STATE_FIELDS,
+  SCHEMA_VERSION,
+  isCheckpoint,
+  isPlainUser,
+  loadMatrix,
+  parseMatrix,
+  MatrixError,
+  runMatrix,
+  protectedRound,
+  currentRoundStart,
+  boundResultContent,
+  isValidBoundedResult,
+  utf8Length,
+  validateSurvivalContract,
+  validateLastRoundCoverage,
+  placeholderKind,
+} from "./index.js";
+import { peerMatrix, projectMatrix, repoRoot } from "../../test/support.js";
+
+const u = (text: string): Message => ({ role: "user", content: [{ type: "text", text }] });
+const a = (text: string): Message => ({ role: "assistant", content: [{ type: "text", text }] });
+const call = (id: string, input: unknown = { path: id }): Message => ({
+  role: "assistant",
+  content: [{ type: "tool_use", id, name: "Read", input }],
+});
+const result = (id: string, content = `out ${id}`): Message => ({
+  role: "user",
+  content: [{ type: "tool_result", tool_use_id: id, content }],
+});
+
+for (const [name, file] of [
+  ["peer (Rust reference) matrix", peerMatrix],
+  ["project matrix", projectMatrix],
+] as const) {
+  test(`TypeScript validators agree with every case of the ${name}`, () => {
+    const outcomes = runMatrix(loadMatrix(file));
+    const bad = outcomes.filter((o) => !o.agrees).map((o) => `${o.id}: expected ${o.expect}, got ${o.got} (${o.reason}) ${JSON.stringify(o.roundStartMismatch ?? "")}`);
+    assert.deepEqual(bad, []);
+    assert.ok(outcomes.length >= (file === peerMatrix ? 12 : 40), `only ${outcomes.length} cases`);
+  });
+
+  test(`the independent .mjs validator agrees case by case with the TypeScript one on the ${name}`, async () => {
+    const mjs = await import(pathToFileURL(join(repoRoot, "contract", "validate_survival_contract.mjs")).href);
+    const m = loadMatrix(file);
+    for (const c of m.cases) {
+      const ts = validateSurvivalContract(c.original, c.replacement, { anchors: c.anchors, path: c.path });
+      const js = mjs.validateSurvivalContract(c.original, c.replacement, { anchors: c.anchors, path: c.path });
+      assert.equal(ts.valid, js.valid, `${c.id}: ts=${ts.reason} mjs=${js.reason}`);
+      const tsCov = validateLastRoundCoverage(c.original, c.replacement);
+      const jsCov = mjs.validateLastRoundCoverage(c.original, c.replacement);
+      assert.equal(tsCov.valid, jsCov.valid, `${c.id} (coverage): ts=${tsCov.reason} mjs=${jsCov.reason}`);
+    }
+  });
+}
+
+test("matrix errors name the file and the JSON path", () => {
+  assert.throws(() => parseMatrix("{", "m.json"), (e: unknown) => e instanceof MatrixError && /^m\.json: not JSON/.test(e.message));
+  const bad = JSON.stringify({
+    schema_version: 2,
+    cases: [{ id: "x", expect: "pass", original: [{ role: "assistant", content: [{ type: "tool_use", name: "a", input: {} }] }], replacement: [] }],
+  });
+  assert.throws(
+    () => parseMatrix(bad, "m.json"),
+    (e: unknown) => e instanceof MatrixError && e.message === 'm.json: cases[0].original[0].content[0] (tool_use): missing "id"',
+  );
+  assert.throws(() => loadMatrix("/nonexistent/matrix.json"), /no such file/);
+});
+
+test("the rules table and docs/SURVIVAL_CONTRACT.md name the same kinds, blocks, live-state fields and schema version", () => {
+  const doc = readFileSync(join(repoRoot, "docs", "SURVIVAL_CONTRACT.md"), "utf8");
+  assert.match(doc, new RegExp(`Schema version ${SCHEMA_VERSION}\\.`));
+  const section = (title: string): string => {
+    const start = doc.indexOf(`## ${title}`);
+    assert.ok(start >= 0, `section ${title}`);
+    const end = doc.indexOf("\n## ", start + 3);
+    return doc.slice(start, end < 0 ? undefined : end);
+  };
+  const firstColumn = (s: string): string[] =>
+    s
+      .split("\n")
+      .filter((l) => l.startsWith("| `"))
+      .map((l) => l.split("|")[1]!.trim().replace(/`/g, ""));
+  assert.deepEqual(firstColumn(section("Journal kinds")), KIND_RULES.map((k) => k.kind));
+  assert.deepEqual(firstColumn(section("Content blocks")), BLOCK_RULES.map((b) => b.type));
+  assert.deepEqual(firstColumn(section("Live state")), LIVE_STATE_FIELDS.map((f) => f.field));
+  for (const b of BLOCK_RULES) {
+    const row = section("Content blocks").split("\n").find((l) => l.startsWith(`| \`${b.type}\``))!;
+    for (const f of b.fields) assert.ok(row.includes(`\`${f}\``), `${b.type} row names field ${f}`);
+  }
+});
+
+test("a checkpoint is recognised by the marker opening its first text block, not by a quote", () => {
+  assert.ok(isCheckpoint(u(`${CHECKPOINT_MARKER}\nsummary`)));
+  assert.ok(isCheckpoint(u("  Another language model started to solve this problem: x")));
+  assert.ok(isCheckpoint(u("This session is being continued from a previous conversation that ran out of context.")));
+  const quoted = u(`Please explain what "${CHECKPOINT_MARKER}" means`);
+  assert.ok(!isCheckpoint(quoted));
+  assert.ok(isPlainUser(quoted));
+  assert.ok(!isCheckpoint(a(`${CHECKPOINT_MARKER} in an assistant message`)));
+  const second: Message = { role: "user", content: [{ type: "text", text: "hi" }, { type: "text", text: CHECKPOINT_MARKER }] };
+  assert.ok(!isCheckpoint(second));
+});
+
+test("round segmentation: toolless tail walks back, chat-only keeps the latest turn, long rounds keep two exchanges", () => {
+  const toolless = [u("do it"), call("c1"), result("c1"), u("thanks"), a("ok")];
+  assert.equal(currentRoundStart(toolless), 0);
+  assert.equal(protectedRound(toolless).regionStart, 0);
+
+  const chat = [u("a"), a("b"), u("c"), a("d")];
+  assert.equal(protectedRound(chat).regionStart, 2);
+
+  const long = [u("task"), call("c1"), result("c1"), call("c2"), result("c2"), call("c3"), result("c3")];
+  const r = protectedRound(long);
+  assert.equal(r.roundStart, 0);
+  assert.equal(r.regionStart, 3);
+  assert.deepEqual(r.instructionIndices, [0]);
+
+  // Two exchanges before the latest user message are still protected.
+  const before = [u("one"), call("c1"), result("c1"), u("two"), call("c2"), result("c2")];
+  assert.equal(protectedRound(before).regionStart, 1);
+});
+
+test("no split between a call and its result, nor after an in-flight call", () => {
+  // A result that arrives late (after a newer exchange) pulls the region back to its call.
+  const late: Message[] = [
+    u("go"),
+    { role: "assistant", content: [{ type: "tool_use", id: "p1", name: "A", input: {} }, { type: "tool_use", id: "p2", name: "B", input: {} }] },
+    result("p1"),
+    call("c2"),
+    result("c2"),
+    call("c3"),
+    result("c3"),
+    call("c4"),
+    result("c4"),
+    result("p2"),
+  ];
+  const r = protectedRound(late);
+  assert.equal(r.regionStart, 1);
+  // An unresolved call in the middle keeps everything after it.
+  const inflight = [u("go"), call("x"), call("c2"), result("c2"), call("c3"), result("c3"), call("c4"), result("c4")];
+  assert.equal(protectedRound(inflight).regionStart, 1);
+});
+
+test("the 8 KiB bound keeps head and tail, never splits a character, and the validator checks it", () => {
+  const original = "é😀".repeat(3000) + "tail-end";
+  const { content, truncated } = boundResultContent(original);
+  assert.ok(truncated);
+  assert.ok(isValidBoundedResult(original, content));
+  assert.ok(!content.includes("\uFFFD"));
+  assert.ok(content.endsWith("tail-end"));
+  const [head] = content.split("\n[compact-safe");
+  assert.ok(utf8Length(head!) <= 8192);
+  // A cut in the middle of a surrogate pair is refused.
+  const broken = content.replace(/\n\[compact-safe/, "\uD83D\n[compact-safe");
+  assert.ok(!isValidBoundedResult(original, broken));
+  // Short results must be identical.
+  assert.ok(!isValidBoundedResult("short", "shor"));
+});
+
+test("placeholders and refusals are recognised; substance is not", () => {
+  assert.equal(placeholderKind("(no summary available)"), "placeholder");
+  assert.equal(placeholderKind("  "), "empty");
+  assert.equal(placeholderKind("..."), "punctuation");
+  assert.equal(placeholderKind("I'm sorry, but I can't help with that."), "refusal");
+  assert.equal(placeholderKind("Fixed the login bug in auth.ts; tests pass."), undefined);
+});
+
+test("the project matrix exists and holds at least 40 cases", () => {
+  assert.ok(existsSync(projectMatrix));
+  assert.ok(loadMatrix(projectMatrix).cases.length >= 40);
+});

@@ -1,0 +1,152 @@
+/**
+ * buildReplacementHistory: the live context that replaces a history, in the
+ * contract's order (system content, older plain user messages within a
+ * budget, branch summaries, exactly one checkpoint, the bounded protected
+ * round). It validates its own output and fails closed. Pure.
+ */
+import type { Block, CoverageReceipt, Message } from "../model/types.js";
+import { canonicalJson, isAssistantRole, isText, isToolResult } from "../model/blocks.js";
+import { CHECKPOINT_MARKER } from "../contract/markers.js";
+import { isBranchSummary, isCheckpoint, isPlainUser } from "../contract/classify.js";
+import { protectedRound, type ProtectedRound } from "../contract/rounds.js";
+import { boundResultContent } from "../contract/bounds.js";
+import { validateSurvivalContract } from "../contract/validate.js";
+import { fastEstimator, type TokenEstimator } from "./tokens.js";
+import { renderLiveState, type LiveState } from "./live-state.js";
+
+export const DEFAULT_RETAINED_USER_TOKENS = 20_000;
+
+export interface ReplacementOptions {
+  /** The handoff summary (already checked for usability and redacted). */
+  summary: string;
+  /** The user's pinned anchors, restated verbatim. */
+  anchors?: string;
+  liveState?: LiveState;
+  /** Token budget for older plain user messages (default 20,000). */
+  retainedUserTokens?: number;
+  estimator?: TokenEstimator;
+  /** Precomputed protected round of `messages` (to avoid computing it twice). */
+  round?: ProtectedRound;
+}
+
+export type ReplacementResult =
+  | { ok: true; replacement: Message[]; checkpoint: Message; coverage: CoverageReceipt }
+  | { ok: false; error: string };
+
+export function userTruncationMarker(originalTokens: number): string {
+  return `\n[compact-safe: older user message truncated; about ${originalTokens} tokens in all]`;
+}
+
+export function formatReceipt(c: CoverageReceipt): string {
+  return (
+    `${c.path}; last round kept: ${c.last_round_messages} messages ` +
+    `(${c.last_round_tool_results} tool results, ${c.last_round_assistant} assistant); anchors ${c.anchors_chars} chars`
+  );
+}
+
+/** The checkpoint message: marker, summary, coverage receipt, anchors, live state. */
+export function buildCheckpoint(summary: string, coverage: CoverageReceipt, anchors: string, liveState?: LiveState): Message {
+  const text =
+    `${CHECKPOINT_MARKER}\n${summary.trim()}\n\n` +
+    `## Coverage\n${formatReceipt(coverage)}\n\n` +
+    `## Anchors\n${anchors.length > 0 ? anchors : "(none)"}\n\n` +
+    `## Live state\n${renderLiveState(liveState)}`;
+  return { role: "user", content: [{ type: "text", text }] };
+}
+
+/** Bounds every tool result in a protected message; the same object when nothing changes. */
+export function boundMessage(m: Message): Message {
+  let changed = false;
+  const content = m.content.map((b): Block => {
+    if (!isToolResult(b)) return b;
+    const r = boundResultContent(b.content);
+    if (!r.truncated) return b;
+    changed = true;
+    const copy = { ...b, content: r.content };
+    delete copy.content_blocks;
+    return copy;
+  });
+  return changed ? { ...m, content } : m;
+}
+
+/** Older plain user messages, newest first within the budget, back in chronological order. */
+function retainOlderUsers(
+  messages: readonly Message[],
+  round: ProtectedRound,
+  budget: number,
+  estimator: TokenEstimator,
+): Message[] {
+  const required = new Set(round.instructionIndices.filter((i) => i < round.regionStart));
+  const picked: { index: number; message: Message }[] = [];
+  let used = 0;
+  for (const i of required) {
+    const m = messages[i]!;
+    picked.push({ index: i, message: m });
+    used += estimator.message(m);
+  }
+  for (let i = round.regionStart - 1; i >= 0; i--) {
+    if (required.has(i)) continue;
+    const m = messages[i]!;
+    if (!isPlainUser(m)) continue;
+    const texts = m.content.filter(isText);
+    const onlyText: Message = { role: "user", content: texts };
+    const cost = estimator.message(onlyText);
+    if (used + cost <= budget) {
+      picked.push({ index: i, message: texts.length === m.content.length ? m : onlyText });
+      used += cost;
+      continue;
+    }
+    const room = budget - used;
+    if (room < 64) break;
+    // Truncate the text to fit what is left, with a marker.
+    const full = texts.map((b) => b.text).join("\n");
+    const keepChars = Math.max(0, Math.floor((room - 32) * 3.5));
+    const text = full.slice(0, keepChars).replace(/[\uD800-\uDBFF]$/, "") + userTruncationMarker(cost);
+    picked.push({ index: i, message: { role: "user", content: [{ type: "text", text }] } });
+    break;
+  }
+  return picked.sort((a, b) => a.index - b.index).map((p) => p.message);
+}
+
+export function buildReplacementHistory(messages: readonly Message[], options: ReplacementOptions): ReplacementResult {
+  const estimator = options.estimator ?? fastEstimator;
+  const round = options.round ?? protectedRound(messages);
+  const anchors = options.anchors?.trim() ?? "";
+
+  // 1. System content, verbatim, duplicates collapsed (system messages inside the region stay in place).
+  const region = messages.slice(round.regionStart).filter((m) => !isCheckpoint(m));
+  const seenSystem = new Set(region.filter((m) => m.role === "system").map((m) => canonicalJson(m.content)));
+  const system: Message[] = [];
+  for (let i = 0; i < round.regionStart; i++) {
+    const m = messages[i]!;
+    if (m.role !== "system") continue;
+    const key = canonicalJson(m.content);
+    if (seenSystem.has(key)) continue;
+    seenSystem.add(key);
+    system.push(m);
+  }
+
+  // 2. Older plain user messages within the budget (the current instructions always).
+  const users = retainOlderUsers(messages, round, options.retainedUserTokens ?? DEFAULT_RETAINED_USER_TOKENS, estimator);
+
+  // 3. Branch summaries before the region, verbatim (those inside it stay in place).
+  const branches = messages.slice(0, round.regionStart).filter(isBranchSummary);
+
+  // 5. The protected round, with tool results bounded to 8 KiB.
+  const kept = region.map(boundMessage);
+
+  // 4. Exactly one checkpoint.
+  const coverage: CoverageReceipt = {
+    path: "summary",
+    last_round_messages: kept.length,
+    last_round_tool_results: kept.reduce((n, m) => n + m.content.filter(isToolResult).length, 0),
+    last_round_assistant: kept.filter(isAssistantRole).length,
+    anchors_chars: anchors.length,
+  };
+  const checkpoint = buildCheckpoint(options.summary, coverage, anchors, options.liveState);
+
+  const replacement = [...system, ...users, ...branches, checkpoint, ...kept];
+  const verdict = validateSurvivalContract(messages, replacement, { anchors, path: "summary" });
+  if (!verdict.valid) return { ok: false, error: `replacement refused: ${verdict.reason}` };
+  return { ok: true, replacement, checkpoint, coverage };
+}
