@@ -68,11 +68,18 @@ export function utf8Tail(s: string, budget: number): string {
 /** Bounds a tool result's content to 8 KiB of UTF-8 (head and tail). Returns it unchanged when it fits. */
 export function boundResultContent(content: string, limit = RESULT_BOUND_BYTES): { content: string; truncated: boolean } {
   const size = utf8Length(content);
-  if (size <= limit) return { content, truncated: false };
+  if (size <= limit || isAlreadyBounded(content, limit)) return { content, truncated: false };
   const headBudget = Math.floor(limit * 0.75);
   const head = utf8Head(content, headBudget);
   const tail = utf8Tail(content, limit - utf8Length(head));
   return { content: head + truncationMarker(size) + tail, truncated: true };
+}
+
+/** True when the content is itself a bounded copy (head + marker + tail ≤ limit), so bounding again is a no-op. */
+export function isAlreadyBounded(content: string, limit = RESULT_BOUND_BYTES): boolean {
+  const m = MARKER_RE.exec(content);
+  if (!m) return false;
+  return utf8Length(content) - utf8Length(m[0]) <= limit;
 }
 
 /**
