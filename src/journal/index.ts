@@ -1,2 +1,4 @@
 export * from "./tree.js";
 export * from "./read.js";
+export * from "./lock.js";
+export * from "./write.js";

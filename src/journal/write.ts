@@ -1,0 +1,256 @@
+/**
+ * Writing a journal: appends with fsync, atomic rewrites with a backup, and
+ * new journals. Every write holds the journal's lock (see lock.ts) unless the
+ * caller says it already does.
+ */
+import { randomUUID } from "node:crypto";
+import { constants } from "node:fs";
+import { copyFile, link, open, rename, stat, unlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import type { HeaderEntry, HeaderPayload, JournalEntry } from "../model/index.js";
+import { parseJournalEntry } from "../model/index.js";
+import type { AcquireLockOptions } from "./lock.js";
+import { withJournalLock } from "./lock.js";
+import { newEntryId } from "./tree.js";
+
+export interface LockOption {
+  /** Take the journal lock (default true). Pass false only when the caller already holds it. */
+  lock?: boolean;
+  /** How to wait for the lock when it is taken (default: fail at once with JournalLockedError). */
+  lockOptions?: AcquireLockOptions;
+}
+
+export interface RewriteOptions extends LockOption {
+  /** Test hook: runs after the new content is written and synced, just before the rename. */
+  beforeRename?: () => void;
+}
+
+export interface CreateOptions extends RewriteOptions {
+  /** Replace an existing file (its old content is backed up first). Default false. */
+  overwrite?: boolean;
+}
+
+/** Thrown by `createJournal` when the file exists and `overwrite` is not set. */
+export class JournalExistsError extends Error {
+  readonly file: string;
+  constructor(file: string) {
+    super(`${file}: journal already exists (pass overwrite to replace it; a backup is kept)`);
+    this.name = "JournalExistsError";
+    this.file = file;
+  }
+}
+
+/**
+ * Validates entries and serialises each as one JSON line. Throws a
+ * ModelError naming `entries[i]` for an invalid entry, so nothing bad is
+ * ever written.
+ */
+export function serializeEntries(entries: readonly JournalEntry[]): string {
+  let out = "";
+  entries.forEach((e, i) => {
+    parseJournalEntry(e, `entries[${i}]`);
+    out += JSON.stringify(e) + "\n";
+  });
+  return out;
+}
+
+/** A header entry for a new journal (the root of its tree). */
+export function headerEntry(payload: HeaderPayload, id: string = newEntryId()): HeaderEntry {
+  return { id, parent_id: null, kind: "header", created_at: payload.created_at, payload };
+}
+
+async function underLock<T>(file: string, options: LockOption, fn: () => Promise<T>): Promise<T> {
+  if (options.lock === false) return fn();
+  return withJournalLock(file, fn, options.lockOptions);
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  const fh = await open(dir, "r");
+  try {
+    await fh.sync();
+  } catch (err) {
+    // Some filesystems do not support fsync on a directory; the data itself is synced.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== "EINVAL" && code !== "ENOTSUP" && code !== "EISDIR") throw err;
+  } finally {
+    await fh.close();
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await stat(file);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw err;
+  }
+}
+
+/**
+ * Appends entries, one JSON line each, with a single write per batch, then
+ * fsyncs the file (and its directory when the file is new). If the file's
+ * last line lacks its newline (a torn write), a newline is written first so
+ * the new entries stay whole; the reader still reports the torn line.
+ */
+export async function appendEntries(
+  file: string,
+  entries: readonly JournalEntry[],
+  options: LockOption = {},
+): Promise<void> {
+  if (entries.length === 0) return;
+  const text = serializeEntries(entries);
+  await underLock(file, options, async () => {
+    const created = !(await exists(file));
+    const fh = await open(file, "a+");
+    try {
+      let prefix = "";
+      const { size } = await fh.stat();
+      if (size > 0) {
+        const last = Buffer.alloc(1);
+        await fh.read(last, 0, 1, size - 1);
+        if (last[0] !== 0x0a) prefix = "\n";
+      }
+      const buf = Buffer.from(prefix + text, "utf8");
+      let off = 0;
+      while (off < buf.length) {
+        const { bytesWritten } = await fh.write(buf, off, buf.length - off);
+        off += bytesWritten;
+      }
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    if (created) await fsyncDir(dirname(file));
+  });
+}
+
+function timestamp(): string {
+  return new Date().toISOString().replace(/[-:]/g, "");
+}
+
+/** Copies `file` to a new `<file>.bak-<timestamp>` beside it, fsynced. Returns the backup path. */
+async function backup(file: string): Promise<string> {
+  const base = `${file}.bak-${timestamp()}`;
+  for (let n = 0; ; n++) {
+    const target = n === 0 ? base : `${base}-${n}`;
+    try {
+      await copyFile(file, target, constants.COPYFILE_EXCL);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "EEXIST") continue;
+      throw err;
+    }
+    const fh = await open(target, "r");
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    return target;
+  }
+}
+
+/** Writes `text` to a fresh temp file beside `file` and fsyncs it. Returns its path. */
+async function writeTemp(file: string, text: string, mode?: number): Promise<string> {
+  const tmp = join(dirname(file), `.${basename(file)}.tmp-${process.pid}-${randomUUID()}`);
+  const fh = await open(tmp, "wx", mode ?? 0o644);
+  try {
+    await fh.writeFile(text, "utf8");
+    if (mode !== undefined) await fh.chmod(mode);
+    await fh.sync();
+  } catch (err) {
+    await fh.close().catch(() => undefined);
+    await unlink(tmp).catch(() => undefined);
+    throw err;
+  }
+  await fh.close();
+  return tmp;
+}
+
+export interface RewriteResult {
+  /** The backup of the old content, beside the journal. */
+  backup: string;
+}
+
+/**
+ * Replaces the journal's content atomically, under the lock: the current
+ * file is first copied to `<file>.bak-<timestamp>`, the new content is
+ * written to a temp file in the same directory and fsynced, renamed over the
+ * original, and the directory is fsynced. A crash at any point leaves either
+ * the old or the new journal, and the backup.
+ */
+export async function rewriteJournal(
+  file: string,
+  entries: readonly JournalEntry[],
+  options: RewriteOptions = {},
+): Promise<RewriteResult> {
+  const text = serializeEntries(entries);
+  return underLock(file, options, async () => {
+    let mode: number;
+    try {
+      mode = (await stat(file)).mode & 0o7777;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") {
+        throw new Error(`${file}: cannot rewrite a journal that does not exist (use createJournal)`);
+      }
+      throw err;
+    }
+    const bak = await backup(file);
+    const tmp = await writeTemp(file, text, mode);
+    try {
+      options.beforeRename?.();
+      await rename(tmp, file);
+    } catch (err) {
+      await unlink(tmp).catch(() => undefined);
+      throw err;
+    }
+    await fsyncDir(dirname(file));
+    return { backup: bak };
+  });
+}
+
+export interface CreateResult {
+  /** Set when an existing file was overwritten: the backup of its old content. */
+  backup?: string;
+}
+
+/**
+ * Writes a brand-new journal: the header entry, then `entries`. Atomic (temp
+ * file, fsync, then link or rename). Refuses to replace an existing file
+ * unless `overwrite` is set, in which case the old file is backed up first.
+ */
+export async function createJournal(
+  file: string,
+  header: HeaderEntry,
+  entries: readonly JournalEntry[],
+  options: CreateOptions = {},
+): Promise<CreateResult> {
+  if (header.kind !== "header") throw new Error(`${file}: the first entry of a journal must be a header`);
+  const text = serializeEntries([header, ...entries]);
+  return underLock(file, options, async () => {
+    const present = await exists(file);
+    if (present && !options.overwrite) throw new JournalExistsError(file);
+    const bak = present ? await backup(file) : undefined;
+    const tmp = await writeTemp(file, text);
+    try {
+      options.beforeRename?.();
+      if (present) {
+        await rename(tmp, file);
+      } else {
+        // link fails if the file appeared meanwhile (e.g. written by a tool that takes no lock).
+        try {
+          await link(tmp, file);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === "EEXIST") throw new JournalExistsError(file);
+          throw err;
+        }
+        await unlink(tmp);
+      }
+    } catch (err) {
+      await unlink(tmp).catch(() => undefined);
+      throw err;
+    }
+    await fsyncDir(dirname(file));
+    return bak === undefined ? {} : { backup: bak };
+  });
+}
