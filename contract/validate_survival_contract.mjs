@@ -30,7 +30,14 @@ export const BRANCH_SUMMARY_MARKERS = [
 ];
 
 const RESULT_LIMIT_BYTES = 8192;
-const KNOWN_TYPES = new Set(["text", "thinking", "redacted_thinking", "tool_use", "tool_result", "image_url"]);
+const KNOWN_TYPES = new Set([
+  "text",
+  "thinking",
+  "redacted_thinking",
+  "tool_use",
+  "tool_result",
+  "image_url",
+]);
 const ROLES = new Set(["user", "assistant", "system", "assistant_interrupted"]);
 const PLACEHOLDERS = new Set([
   "no summary available",
@@ -53,7 +60,23 @@ const REFUSAL_PREFIXES = [
   "as an ai",
 ].flatMap((p) => (p.includes("'") ? [p, p.replace("'", "\u2019")] : [p]));
 // Characters stripped from both ends of a checkpoint's summary part.
-const EDGE_CHARS = new Set([":", ".", "-", "\u2014", "(", ")", "[", "]", '"', "'", "`", "\u201c", "\u201d", "\u2018", "\u2019"]);
+const EDGE_CHARS = new Set([
+  ":",
+  ".",
+  "-",
+  "\u2014",
+  "(",
+  ")",
+  "[",
+  "]",
+  '"',
+  "'",
+  "`",
+  "\u201c",
+  "\u201d",
+  "\u2018",
+  "\u2019",
+]);
 
 // ---------------------------------------------------------------- helpers
 
@@ -155,7 +178,7 @@ export function protectedStart(messages, roundStart = currentRoundStart(messages
   let p = inRound <= 2 ? Math.min(roundStart, q ?? roundStart) : (q ?? roundStart);
   const callIndex = new Map(); // tool_use id -> calling index (latest call wins)
   for (const e of exchanges) for (const id of e.ids) callIndex.set(id, e.index);
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (let j = p; j < messages.length && !changed; j++) {
       for (const b of blocksOf(messages[j])) {
@@ -234,24 +257,41 @@ export function validateLastRoundCoverage(original, replacement, _opts = {}) {
             r.name === b.name &&
             deepEqual(r.input, b.input) &&
             (b.thought_signature === undefined || r.thought_signature === b.thought_signature);
-          if (!has(exact)) return fail(`last round: tool call ${JSON.stringify(b.id)} altered (name, input or thought_signature)`);
+          if (!has(exact))
+            return fail(
+              `last round: tool call ${JSON.stringify(b.id)} altered (name, input or thought_signature)`,
+            );
           break;
         }
         case "tool_result": {
           const same = (r) => r.type === "tool_result" && r.tool_use_id === b.tool_use_id;
           if (!has(same)) return fail(`last round: tool result ${JSON.stringify(b.tool_use_id)} missing`);
           if (!has((r) => same(r) && isBoundedCopy(b.content, r.content))) {
-            return fail(`last round: tool result ${JSON.stringify(b.tool_use_id)} content altered or badly truncated`);
+            return fail(
+              `last round: tool result ${JSON.stringify(b.tool_use_id)} content altered or badly truncated`,
+            );
           }
           break;
         }
         case "text":
-          if (isAssistant(msg) && b.text !== "" && !has((r, m) => isAssistant(m) && r.type === "text" && r.text === b.text)) {
+          if (
+            isAssistant(msg) &&
+            b.text !== "" &&
+            !has((r, m) => isAssistant(m) && r.type === "text" && r.text === b.text)
+          ) {
             return fail(`last round: assistant text ${quote(b.text)} missing`);
           }
           break;
         case "thinking":
-          if (!has((r, m) => isAssistant(m) && r.type === "thinking" && r.thinking === b.thinking && r.signature === b.signature)) {
+          if (
+            !has(
+              (r, m) =>
+                isAssistant(m) &&
+                r.type === "thinking" &&
+                r.thinking === b.thinking &&
+                r.signature === b.signature,
+            )
+          ) {
             return fail(`last round: thinking ${quote(b.thinking)} missing or altered`);
           }
           break;
@@ -337,7 +377,9 @@ export function validateSurvivalContract(original, replacement, opts = {}) {
   if (needOne && checkpoints.length === 0) return fail("missing checkpoint");
   if (needOne && checkpoints.length > 1) return fail(`more than one checkpoint (${checkpoints.length})`);
   if (!needOne && checkpoints.length > 0) {
-    return fail(`prune-only compaction wrote a checkpoint (${checkpoints.length}) where the original had none`);
+    return fail(
+      `prune-only compaction wrote a checkpoint (${checkpoints.length}) where the original had none`,
+    );
   }
 
   for (const cp of checkpoints) {
@@ -346,10 +388,12 @@ export function validateSurvivalContract(original, replacement, opts = {}) {
 
   if (anchors !== "") {
     if (route === "summary") {
-      if (!textsOf(checkpoints[0]).join("").includes(anchors)) return fail("anchors not restated in the checkpoint");
+      if (!textsOf(checkpoints[0]).join("").includes(anchors))
+        return fail("anchors not restated in the checkpoint");
     } else {
       const inText = (msgs) => msgs.some((m) => textsOf(m).some((t) => t.includes(anchors)));
-      if (inText(original) && !inText(replacement)) return fail("anchors dropped by the prune-only compaction");
+      if (inText(original) && !inText(replacement))
+        return fail("anchors dropped by the prune-only compaction");
     }
   }
 
@@ -367,7 +411,8 @@ export function validateSurvivalContract(original, replacement, opts = {}) {
 class MatrixError extends Error {}
 
 function checkBlock(b, where) {
-  if (b === null || typeof b !== "object" || Array.isArray(b)) throw new MatrixError(`${where}: block is not an object`);
+  if (b === null || typeof b !== "object" || Array.isArray(b))
+    throw new MatrixError(`${where}: block is not an object`);
   if (typeof b.type !== "string" || b.type === "") throw new MatrixError(`${where}: missing "type"`);
   const here = `${where} (${b.type})`;
   const need = (key, kind) => {
@@ -399,7 +444,8 @@ function checkBlock(b, where) {
       need("content", "string");
       maybe("is_error", "boolean");
       if ("content_blocks" in b) {
-        if (!Array.isArray(b.content_blocks)) throw new MatrixError(`${here}: "content_blocks" must be an array`);
+        if (!Array.isArray(b.content_blocks))
+          throw new MatrixError(`${here}: "content_blocks" must be an array`);
         b.content_blocks.forEach((c, k) => checkBlock(c, `${where}.content_blocks[${k}]`));
       }
       break;
@@ -419,8 +465,10 @@ function checkMessages(list, where) {
   if (!Array.isArray(list)) throw new MatrixError(`${where}: must be an array of messages`);
   list.forEach((m, i) => {
     const at = `${where}[${i}]`;
-    if (m === null || typeof m !== "object" || Array.isArray(m)) throw new MatrixError(`${at}: message is not an object`);
-    if (!ROLES.has(m.role)) throw new MatrixError(`${at}: role ${JSON.stringify(m.role)} is not one of ${[...ROLES].join(", ")}`);
+    if (m === null || typeof m !== "object" || Array.isArray(m))
+      throw new MatrixError(`${at}: message is not an object`);
+    if (!ROLES.has(m.role))
+      throw new MatrixError(`${at}: role ${JSON.stringify(m.role)} is not one of ${[...ROLES].join(", ")}`);
     if (!Array.isArray(m.content)) throw new MatrixError(`${at}: missing "content" array`);
     m.content.forEach((b, k) => checkBlock(b, `${at}.content[${k}]`));
   });
@@ -441,18 +489,23 @@ export function loadMatrix(file, shown = file) {
     throw new MatrixError(`${shown}: not valid JSON (${e.message})`);
   }
   try {
-    if (data === null || typeof data !== "object" || Array.isArray(data)) throw new MatrixError("(root): not an object");
-    if (data.schema_version !== 2) throw new MatrixError(`schema_version: expected 2, got ${JSON.stringify(data.schema_version)}`);
+    if (data === null || typeof data !== "object" || Array.isArray(data))
+      throw new MatrixError("(root): not an object");
+    if (data.schema_version !== 2)
+      throw new MatrixError(`schema_version: expected 2, got ${JSON.stringify(data.schema_version)}`);
     if (!Array.isArray(data.cases)) throw new MatrixError(`cases: missing array`);
     const ids = new Set();
     data.cases.forEach((c, i) => {
       const at = `cases[${i}]`;
-      if (c === null || typeof c !== "object" || Array.isArray(c)) throw new MatrixError(`${at}: case is not an object`);
+      if (c === null || typeof c !== "object" || Array.isArray(c))
+        throw new MatrixError(`${at}: case is not an object`);
       if (typeof c.id !== "string" || c.id === "") throw new MatrixError(`${at}: missing "id"`);
       if (ids.has(c.id)) throw new MatrixError(`${at}: duplicate id ${JSON.stringify(c.id)}`);
       ids.add(c.id);
-      if (c.expect !== "pass" && c.expect !== "fail") throw new MatrixError(`${at}.expect: must be "pass" or "fail"`);
-      if ("anchors" in c && typeof c.anchors !== "string") throw new MatrixError(`${at}.anchors: must be a string`);
+      if (c.expect !== "pass" && c.expect !== "fail")
+        throw new MatrixError(`${at}.expect: must be "pass" or "fail"`);
+      if ("anchors" in c && typeof c.anchors !== "string")
+        throw new MatrixError(`${at}.anchors: must be a string`);
       if ("last_round_start" in c && !(Number.isInteger(c.last_round_start) && c.last_round_start >= 0)) {
         throw new MatrixError(`${at}.last_round_start: must be a non-negative integer`);
       }
@@ -486,7 +539,8 @@ export function runCase(c) {
 
 function main(argv) {
   const here = path.dirname(fileURLToPath(import.meta.url));
-  const files = argv.length > 0 ? argv.map((f) => [f, f]) : [[path.join(here, "fixtures", "matrix.json"), null]];
+  const files =
+    argv.length > 0 ? argv.map((f) => [f, f]) : [[path.join(here, "fixtures", "matrix.json"), null]];
   const matrices = [];
   try {
     for (const [file, shown] of files) {
