@@ -110,7 +110,7 @@ test("a rewrite killed before its rename leaves the old journal and the backup i
   }));
 
 test("the worker scripts are compiled next to the tests", () => {
-  for (const name of ["append-worker.js", "rewrite-worker.js"]) {
+  for (const name of ["append-worker.js", "rewrite-worker.js", "read-memory-worker.js"]) {
     const r = spawnSync(process.execPath, [worker(name)], { encoding: "utf8" });
     assert.equal(r.status, 2, `${name} without arguments prints its usage`);
     assert.match(r.stderr, /^usage:/);
