@@ -18,14 +18,19 @@ import { appendEntries, createJournal, headerEntry } from "./write.js";
 
 const worker = (name: string) => fileURLToPath(new URL(`../../test/journal/${name}`, import.meta.url));
 const T = "2025-01-01T00:00:00.000Z";
-const header = headerEntry({ session_id: "s", created_at: T, schema_version: 2, source_format: "journal" }, "root");
+const header = headerEntry(
+  { session_id: "s", created_at: T, schema_version: 2, source_format: "journal" },
+  "root",
+);
 
 function withTemp<R>(fn: (dir: string) => Promise<R>): Promise<R> {
   const dir = mkdtempSync(join(tmpdir(), "cs-faults-"));
   return fn(dir).finally(() => rmSync(dir, { recursive: true, force: true }));
 }
 
-function run(args: string[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+function run(
+  args: string[],
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
@@ -65,7 +70,8 @@ test("processes appending at once never interleave lines, and every entry arrive
     // each batch was written contiguously: a worker's batch b occupies consecutive lines k = 0..size-1
     for (let i = 1; i < parsed.length; i++) {
       const [w, b, k] = parsed[i]!.id.split("-");
-      if (k !== "0") assert.equal(parsed[i - 1]!.id, `${w}-${b}-${Number(k) - 1}`, `line ${i + 1} split a batch`);
+      if (k !== "0")
+        assert.equal(parsed[i - 1]!.id, `${w}-${b}-${Number(k) - 1}`, `line ${i + 1} split a batch`);
       const text = (parsed[i]!.payload as { content: { text: string }[] }).content[0]!.text;
       assert.ok(text.startsWith(`${parsed[i]!.id}:`));
     }
@@ -85,7 +91,10 @@ test("a rewrite killed before its rename leaves the old journal and the backup i
       parent_id: i === 0 ? "root" : `e${i - 1}`,
       kind: i % 2 ? "assistant" : "user",
       created_at: T,
-      payload: { role: i % 2 ? "assistant" : "user", content: [{ type: "text", text: `message ${i} ✓`.repeat(50) }] },
+      payload: {
+        role: i % 2 ? "assistant" : "user",
+        content: [{ type: "text", text: `message ${i} ✓`.repeat(50) }],
+      },
     }));
     await createJournal(f, header, body);
     const before = readFileSync(f);

@@ -13,7 +13,9 @@ function withTemp<R>(fn: (dir: string) => Promise<R>): Promise<R> {
 
 /** The pid of a process that has exited (and been reaped). */
 function deadPid(): number {
-  const r = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
+  const r = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
+    encoding: "utf8",
+  });
   const pid = Number(r.stdout);
   assert.ok(pid > 0);
   assert.equal(isProcessAlive(pid), false);
@@ -51,7 +53,10 @@ test("a live lock gives JournalLockedError naming the holder's pid", () =>
       await lock.release();
     }
     // a lock held by a pid on another host cannot be checked, so it counts as live
-    writeFileSync(lockFileFor(f), JSON.stringify({ pid: 4242, hostname: "elsewhere.invalid", created_at: "x" }));
+    writeFileSync(
+      lockFileFor(f),
+      JSON.stringify({ pid: 4242, hostname: "elsewhere.invalid", created_at: "x" }),
+    );
     await assert.rejects(acquireLock(f), /locked by pid 4242 on host elsewhere\.invalid/);
   }));
 
@@ -59,7 +64,10 @@ test("a stale lock from a dead pid is broken", () =>
   withTemp(async (dir) => {
     const f = join(dir, "j.jsonl");
     const pid = deadPid();
-    writeFileSync(lockFileFor(f), JSON.stringify({ pid, hostname: hostname(), created_at: "2020-01-01T00:00:00Z" }));
+    writeFileSync(
+      lockFileFor(f),
+      JSON.stringify({ pid, hostname: hostname(), created_at: "2020-01-01T00:00:00Z" }),
+    );
     const lock = await acquireLock(f);
     assert.equal(JSON.parse(readFileSync(lockFileFor(f), "utf8")).pid, process.pid);
     await lock.release();

@@ -28,9 +28,17 @@ function writeJournal(file: string, target: number): number {
   try {
     while (size < target) {
       const n = 200 + ((i * 7919) % 20_000);
-      const text = (i % 3 === 0 ? "héllo wörld ✓ " : "plain ascii text ").repeat(Math.ceil(n / 14)).slice(0, n);
+      const text = (i % 3 === 0 ? "héllo wörld ✓ " : "plain ascii text ")
+        .repeat(Math.ceil(n / 14))
+        .slice(0, n);
       const role = i % 2 ? "assistant" : "user";
-      const e = { id: `e${i}`, parent_id: i ? `e${i - 1}` : null, kind: role, created_at: T, payload: { role, content: [{ type: "text", text }] } };
+      const e = {
+        id: `e${i}`,
+        parent_id: i ? `e${i - 1}` : null,
+        kind: role,
+        created_at: T,
+        payload: { role, content: [{ type: "text", text }] },
+      };
       const b = Buffer.from(JSON.stringify(e) + "\n");
       writeSync(fd, b);
       size += b.length;
@@ -43,14 +51,25 @@ function writeJournal(file: string, target: number): number {
 }
 
 /** Writes one entry whose text is `bytes` long, split so the whole line is never built in memory. */
-function writeHugeLine(file: string, bytes: number, { broken = false, newline = true, after = "" } = {}): void {
-  const head = JSON.stringify({ id: "huge", parent_id: null, kind: "user", created_at: T, payload: { role: "user", content: [{ type: "text", text: "@" }] } });
+function writeHugeLine(
+  file: string,
+  bytes: number,
+  { broken = false, newline = true, after = "" } = {},
+): void {
+  const head = JSON.stringify({
+    id: "huge",
+    parent_id: null,
+    kind: "user",
+    created_at: T,
+    payload: { role: "user", content: [{ type: "text", text: "@" }] },
+  });
   const [pre, post] = head.split("@") as [string, string];
   const fd = openSync(file, "w");
   try {
     writeSync(fd, pre);
     const block = Buffer.alloc(MB, "abcdefghij");
-    for (let left = bytes; left > 0; left -= block.length) writeSync(fd, block, 0, Math.min(left, block.length));
+    for (let left = bytes; left > 0; left -= block.length)
+      writeSync(fd, block, 0, Math.min(left, block.length));
     if (!broken) writeSync(fd, post);
     if (newline) writeSync(fd, "\n");
     if (after) writeSync(fd, after);
@@ -67,12 +86,21 @@ test("reading a 100 MB journal holds less than 3x its size in memory", () =>
     const worker = fileURLToPath(new URL("../../test/journal/read-memory-worker.js", import.meta.url));
     const r = spawnSync(process.execPath, [worker, f], { encoding: "utf8" });
     assert.equal(r.status, 0, r.stderr);
-    const m = JSON.parse(r.stdout) as { baselineRss: number; peakRss: number; entries: number; problems: number; lines: number };
+    const m = JSON.parse(r.stdout) as {
+      baselineRss: number;
+      peakRss: number;
+      entries: number;
+      problems: number;
+      lines: number;
+    };
     assert.equal(m.entries, count);
     assert.equal(m.lines, count);
     assert.equal(m.problems, 0);
     const used = m.peakRss - m.baselineRss;
-    assert.ok(used < 3 * size, `peak memory above baseline ${(used / MB).toFixed(0)} MB for a ${(size / MB).toFixed(0)} MB journal`);
+    assert.ok(
+      used < 3 * size,
+      `peak memory above baseline ${(used / MB).toFixed(0)} MB for a ${(size / MB).toFixed(0)} MB journal`,
+    );
   }));
 
 test("a 50 MB single line is read whole", () =>
@@ -90,10 +118,15 @@ test("a 50 MB single line is read whole", () =>
 test("a broken 50 MB line is reported in one short line and the next line is still read", () =>
   withTemp(async (dir) => {
     const f = join(dir, "huge-broken.jsonl");
-    const next = JSON.stringify({ id: "next", kind: "user", created_at: T, payload: { role: "user", content: [] } }) + "\n";
+    const next =
+      JSON.stringify({ id: "next", kind: "user", created_at: T, payload: { role: "user", content: [] } }) +
+      "\n";
     writeHugeLine(f, 50 * MB, { broken: true, after: next });
     const { entries, report } = await readJournal(f);
-    assert.deepEqual(entries.map((e) => e.id), ["next"]);
+    assert.deepEqual(
+      entries.map((e) => e.id),
+      ["next"],
+    );
     assert.equal(report.problems.length, 1);
     assert.equal(report.problems[0]!.line, 1);
     assert.match(report.problems[0]!.reason, /^broken JSON: /);

@@ -9,7 +9,13 @@ import { formatProblems, parseJournal, readJournal, readJournalSync } from "./re
 
 const T = "2025-01-01T00:00:00.000Z";
 function entry(id: string, parent: string | null, text = `text of ${id}`): JournalEntry {
-  return { id, parent_id: parent, kind: "user", created_at: T, payload: { role: "user", content: [{ type: "text", text }] } };
+  return {
+    id,
+    parent_id: parent,
+    kind: "user",
+    created_at: T,
+    payload: { role: "user", content: [{ type: "text", text }] },
+  };
 }
 const line = (e: unknown) => JSON.stringify(e) + "\n";
 
@@ -105,7 +111,11 @@ test("a duplicate id is reported with the first line and skipped", async () => {
 
 test("a cycle in parent links is reported once, at the line that closes it", async () => {
   const content =
-    line(entry("root", null)) + line(entry("x", "z")) + line(entry("y", "x")) + line(entry("z", "y")) + line(entry("self", "self"));
+    line(entry("root", null)) +
+    line(entry("x", "z")) +
+    line(entry("y", "x")) +
+    line(entry("z", "y")) +
+    line(entry("self", "self"));
   const { entries, report } = await roundTrip(content);
   assert.equal(entries.length, 5);
   assert.equal(report.problems.length, 2);
@@ -130,7 +140,9 @@ test("invalid UTF-8 is reported with its line number", async () => {
 });
 
 test("a journal truncated in the middle of its last line reports that line; earlier entries are intact", async () => {
-  const es = Array.from({ length: 20 }, (_, i) => entry(`e${i}`, i === 0 ? null : `e${i - 1}`, "x".repeat(i * 13)));
+  const es = Array.from({ length: 20 }, (_, i) =>
+    entry(`e${i}`, i === 0 ? null : `e${i - 1}`, "x".repeat(i * 13)),
+  );
   const full = es.map(line).join("");
   const cut = full.slice(0, full.length - 25); // inside the last line
   const { entries, report } = await roundTrip(cut, 64);
@@ -153,26 +165,35 @@ test("readJournal throws on a missing file, naming it", async () => {
 
 test("property: any chunk size gives the same result as reading all at once", async () => {
   const lineArb = fc.oneof(
-    fc.record({ id: fc.constantFrom("a", "b", "c", "d"), parent: fc.constantFrom(null, "a", "b", "zz"), text: fc.string({ unit: "grapheme" }) }).map((r) =>
-      line(entry(r.id, r.parent, r.text)),
-    ),
+    fc
+      .record({
+        id: fc.constantFrom("a", "b", "c", "d"),
+        parent: fc.constantFrom(null, "a", "b", "zz"),
+        text: fc.string({ unit: "grapheme" }),
+      })
+      .map((r) => line(entry(r.id, r.parent, r.text))),
     fc.string({ unit: "grapheme", maxLength: 20 }).map((s) => s.replace(/\n/g, "") + "\n"),
   );
   await withTemp(async (dir) => {
     const f = join(dir, "p.jsonl");
     await fc.assert(
-      fc.asyncProperty(fc.array(lineArb, { maxLength: 12 }), fc.integer({ min: 1, max: 40 }), fc.boolean(), async (ls, chunk, chop) => {
-        let content = ls.join("");
-        if (chop && content.length > 3) content = content.slice(0, -3);
-        writeFileSync(f, content);
-        const streamed = await readJournal(f, { chunkSize: chunk });
-        const whole = parseJournal(content, f);
-        assert.deepEqual(streamed, whole);
-        // every non-blank line is either an entry or a problem (duplicates, missing parents and cycles are extra notes)
-        const nonBlank = content.split("\n").filter((l) => /[^ \t\r]/.test(l)).length;
-        const lineProblems = whole.report.problems.filter((p) => !/^(parent|cycle)/.test(p.reason)).length;
-        assert.equal(whole.entries.length + lineProblems, nonBlank);
-      }),
+      fc.asyncProperty(
+        fc.array(lineArb, { maxLength: 12 }),
+        fc.integer({ min: 1, max: 40 }),
+        fc.boolean(),
+        async (ls, chunk, chop) => {
+          let content = ls.join("");
+          if (chop && content.length > 3) content = content.slice(0, -3);
+          writeFileSync(f, content);
+          const streamed = await readJournal(f, { chunkSize: chunk });
+          const whole = parseJournal(content, f);
+          assert.deepEqual(streamed, whole);
+          // every non-blank line is either an entry or a problem (duplicates, missing parents and cycles are extra notes)
+          const nonBlank = content.split("\n").filter((l) => /[^ \t\r]/.test(l)).length;
+          const lineProblems = whole.report.problems.filter((p) => !/^(parent|cycle)/.test(p.reason)).length;
+          assert.equal(whole.entries.length + lineProblems, nonBlank);
+        },
+      ),
       { numRuns: 150 },
     );
   });

@@ -175,7 +175,10 @@ function collectBuffer(collector: JournalCollector, buf: Uint8Array): void {
  * Reads a journal file, streaming it in chunks. I/O errors (a missing file,
  * a permission error) are thrown; everything about the content is reported.
  */
-export async function readJournal(file: string, options: ReadJournalOptions = {}): Promise<JournalReadResult> {
+export async function readJournal(
+  file: string,
+  options: ReadJournalOptions = {},
+): Promise<JournalReadResult> {
   const chunkSize = Math.max(1, options.chunkSize ?? 1 << 20);
   const collector = new JournalCollector(file);
   const fh = await open(file, "r");

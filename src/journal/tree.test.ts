@@ -20,7 +20,13 @@ const user = (text: string): Message => ({ role: "user", content: [{ type: "text
 const asst = (text: string): Message => ({ role: "assistant", content: [{ type: "text", text }] });
 
 function msg(id: string, parent: string | null, m: Message): JournalEntry {
-  return { id, parent_id: parent, kind: m.role === "assistant" ? "assistant" : "user", created_at: T, payload: m };
+  return {
+    id,
+    parent_id: parent,
+    kind: m.role === "assistant" ? "assistant" : "user",
+    created_at: T,
+    payload: m,
+  };
 }
 function header(id: string): JournalEntry {
   return {
@@ -74,7 +80,12 @@ test("activePath stops at a missing parent and at a cycle instead of looping", (
 });
 
 test("liveContext without a compaction is every message on the path; header adds nothing", () => {
-  const es = [header("h"), msg("u1", "h", user("one")), msg("a1", "u1", asst("two")), msg("x", "u1", asst("off"))];
+  const es = [
+    header("h"),
+    msg("u1", "h", user("one")),
+    msg("a1", "u1", asst("two")),
+    msg("x", "u1", asst("off")),
+  ];
   assert.deepEqual(texts(liveContext(es, "a1")), ["one", "two"]);
   assert.deepEqual(texts(liveContext(es)), ["one", "off"]);
 });

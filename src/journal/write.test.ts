@@ -1,6 +1,15 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, chmodSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  chmodSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { JournalEntry } from "../model/index.js";
@@ -25,7 +34,10 @@ const entry = (id: string, parent: string | null, text = id): JournalEntry => ({
   created_at: T,
   payload: { role: "user", content: [{ type: "text", text }] },
 });
-const header = headerEntry({ session_id: "s1", created_at: T, schema_version: 2, source_format: "journal" }, "h");
+const header = headerEntry(
+  { session_id: "s1", created_at: T, schema_version: 2, source_format: "journal" },
+  "h",
+);
 
 function withTemp<R>(fn: (dir: string) => Promise<R>): Promise<R> {
   const dir = mkdtempSync(join(tmpdir(), "cs-write-"));
@@ -37,11 +49,14 @@ test("serializeEntries writes one line per entry, escaping newlines, and rejects
   assert.equal(text.split("\n").length, 2);
   assert.ok(text.endsWith("\n"));
   const bad = { ...entry("b", null), payload: { role: "robot", content: [] } } as unknown as JournalEntry;
-  assert.throws(() => serializeEntries([entry("a", null), bad]), (err: unknown) => {
-    assert.ok(err instanceof ModelError);
-    assert.match(err.message, /^entries\[1\]\.payload: unknown role "robot"/);
-    return true;
-  });
+  assert.throws(
+    () => serializeEntries([entry("a", null), bad]),
+    (err: unknown) => {
+      assert.ok(err instanceof ModelError);
+      assert.match(err.message, /^entries\[1\]\.payload: unknown role "robot"/);
+      return true;
+    },
+  );
 });
 
 test("createJournal writes a new journal and refuses to overwrite unless asked", () =>
@@ -56,7 +71,10 @@ test("createJournal writes a new journal and refuses to overwrite unless asked",
     const r = await createJournal(f, header, [entry("b", "h")], { overwrite: true });
     assert.ok(r.backup && r.backup.startsWith(`${f}.bak-`));
     assert.deepEqual(readFileSync(r.backup), before);
-    assert.deepEqual((await readJournal(f)).entries.map((e) => e.id), ["h", "b"]);
+    assert.deepEqual(
+      (await readJournal(f)).entries.map((e) => e.id),
+      ["h", "b"],
+    );
     assert.equal(existsSync(lockFileFor(f)), false);
     // no temp files are left behind
     assert.deepEqual(
@@ -73,7 +91,10 @@ test("appendEntries appends whole lines, creates the file, and reads back in ord
     await appendEntries(f, []);
     await appendEntries(f, [entry("c", "b")]);
     const { entries, report } = await readJournal(f);
-    assert.deepEqual(entries.map((e) => e.id), ["h", "a", "b", "c"]);
+    assert.deepEqual(
+      entries.map((e) => e.id),
+      ["h", "a", "b", "c"],
+    );
     assert.equal(report.lines, 4);
     assert.deepEqual(report.problems, []);
     assert.equal(existsSync(lockFileFor(f)), false);
@@ -86,7 +107,10 @@ test("appending after a torn last line starts a new line, so the new entries sta
     writeFileSync(f, readFileSync(f).subarray(0, -9)); // tear the last line
     await appendEntries(f, [entry("b", "h")]);
     const { entries, report } = await readJournal(f);
-    assert.deepEqual(entries.map((e) => e.id), ["h", "b"]);
+    assert.deepEqual(
+      entries.map((e) => e.id),
+      ["h", "b"],
+    );
     assert.equal(report.problems.length, 1);
     assert.equal(report.problems[0]!.line, 2);
     assert.match(report.problems[0]!.reason, /^broken JSON/);
@@ -99,9 +123,15 @@ test("appendEntries fails with JournalLockedError while another live process hol
     writeFileSync(lockFileFor(f), JSON.stringify({ pid: process.ppid, hostname: hostname(), created_at: T }));
     await assert.rejects(appendEntries(f, [entry("a", "h")]), JournalLockedError);
     await assert.rejects(rewriteJournal(f, [header]), JournalLockedError);
-    assert.deepEqual((await readJournal(f)).entries.map((e) => e.id), ["h"]);
+    assert.deepEqual(
+      (await readJournal(f)).entries.map((e) => e.id),
+      ["h"],
+    );
     await appendEntries(f, [entry("a", "h")], { lock: false });
-    assert.deepEqual((await readJournal(f)).entries.map((e) => e.id), ["h", "a"]);
+    assert.deepEqual(
+      (await readJournal(f)).entries.map((e) => e.id),
+      ["h", "a"],
+    );
   }));
 
 test("rewriteJournal backs up the old file, replaces the content atomically and keeps the mode", () =>
@@ -113,7 +143,10 @@ test("rewriteJournal backs up the old file, replaces the content atomically and 
     const { backup } = await rewriteJournal(f, [header, entry("a", "h")]);
     assert.match(backup, /\.bak-\d{8}T\d{6}\.\d{3}Z(-\d+)?$/);
     assert.deepEqual(readFileSync(backup), old);
-    assert.deepEqual((await readJournal(f)).entries.map((e) => e.id), ["h", "a"]);
+    assert.deepEqual(
+      (await readJournal(f)).entries.map((e) => e.id),
+      ["h", "a"],
+    );
     assert.equal(statSync(f).mode & 0o777, 0o600);
     // a second rewrite in the same millisecond still gets its own backup
     const again = await rewriteJournal(f, [header]);

@@ -16,5 +16,12 @@ const { entries, report } = await readJournal(file);
 const peakRss = process.resourceUsage().maxRSS * 1024;
 const retainedRss = process.memoryUsage().rss;
 process.stdout.write(
-  JSON.stringify({ baselineRss, peakRss, retainedRss, entries: entries.length, problems: report.problems.length, lines: report.lines }),
+  JSON.stringify({
+    baselineRss,
+    peakRss,
+    retainedRss,
+    entries: entries.length,
+    problems: report.problems.length,
+    lines: report.lines,
+  }),
 );
