@@ -176,8 +176,6 @@ export function protectedStart(messages, roundStart = currentRoundStart(messages
   const q = complete.length >= 2 ? complete[complete.length - 2].index : undefined;
   // The rules leave a long round with fewer than two complete exchanges open; fall back to R.
   let p = inRound <= 2 ? Math.min(roundStart, q ?? roundStart) : (q ?? roundStart);
-  const callIndex = new Map(); // tool_use id -> calling index (latest call wins)
-  for (const e of exchanges) for (const id of e.ids) callIndex.set(id, e.index);
   for (let changed = true; changed;) {
     changed = false;
     for (let j = p; j < messages.length && !changed; j++) {
