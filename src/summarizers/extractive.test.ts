@@ -1,0 +1,268 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import type { Block, Message } from "../model/index.js";
+import { CHECKPOINT_MARKER } from "../contract/markers.js";
+import { extractiveSummarizer, extractiveSummary, SUMMARY_SECTIONS, splitSections, errorLine } from "./extractive.js";
+import { isModifyingTool, modifiedPathsOf, shellCommandOf } from "./transcript.js";
+
+const user = (text: string): Message => ({ role: "user", content: [{ type: "text", text }] });
+const assistant = (...content: Block[]): Message => ({ role: "assistant", content });
+const text = (t: string): Block => ({ type: "text", text: t });
+const call = (id: string, name: string, input: unknown): Block => ({ type: "tool_use", id, name, input });
+const result = (id: string, content: string, is_error?: boolean): Message => ({
+  role: "user",
+  content: [{ type: "tool_result", tool_use_id: id, content, ...(is_error ? { is_error } : {}) }],
+});
+
+function session(): Message[] {
+  return [
+    { role: "system", content: [text("You are a coding agent.")] },
+    user("Please fix the failing parser test in src/parse.ts.\nKeep the public API unchanged."),
+    assistant(text("I'll look at the parser first."), call("c1", "Read", { file_path: "src/parse.ts" })),
+    result("c1", "export function parse() {}"),
+    assistant(text("Running the tests to see the failure."), call("c2", "Bash", { command: "npm test -- parse" })),
+    result("c2", "Exit code 1\nAssertionError: expected 3 to equal 4\n    at parse.test.ts:10", true),
+    assistant(call("c3", "Edit", { file_path: "src/parse.ts", old_string: "a", new_string: "b" })),
+    result("c3", "The file src/parse.ts has been updated."),
+    user("Also do not touch `lib/legacy.js` — it is vendored."),
+    assistant(
+      text("Applying the patch for the tokenizer."),
+      call("c4", "apply_patch", { input: "*** Begin Patch\n*** Update File: src/tokenizer.ts\n@@\n-a\n+b\n*** Add File: src/new-file.ts\n+x\n*** End Patch" }),
+    ),
+    result("c4", "Done!"),
+    assistant(call("c5", "shell", { command: ["bash", "-lc", "git diff --stat"] })),
+    result("c5", " 2 files changed"),
+    assistant(call("c6", "Write", { path: "docs/notes.md", content: "# notes" })),
+    result("c6", "permission denied: docs/notes.md", true),
+    assistant(call("c7", "Bash", { command: "npm run build" })),
+    result("c7", "Exit code 2\nsrc/x.ts(1,1): error TS1005", true),
+    assistant(text("Build started; next I will rerun the parser tests and then update the changelog."), call("c8", "Bash", { command: "npm test" })),
+  ];
+}
+
+test("every section is present, in order, and the note is deterministic", () => {
+  const a = extractiveSummary({ messages: session() });
+  const b = extractiveSummary({ messages: structuredClone(session()) });
+  assert.equal(a, b);
+  let at = -1;
+  for (const s of SUMMARY_SECTIONS) {
+    const i = a.indexOf(`## ${s}\n`);
+    assert.ok(i > at, `section ${s} missing or out of order`);
+    at = i;
+  }
+  assert.ok(a.startsWith("## Objective\n"));
+});
+
+test("objective and user direction quote plain user messages exactly, newest first", () => {
+  const note = extractiveSummary({ messages: session(), focus: "the parser" });
+  const { sections } = splitSections(note);
+  const objective = sections.get("Objective") ?? "";
+  assert.match(objective, /Focus: the parser/);
+  assert.ok(objective.includes("Please fix the failing parser test in src/parse.ts.\nKeep the public API unchanged."));
+  const dir = sections.get("User direction") ?? "";
+  const newer = dir.indexOf("Also do not touch `lib/legacy.js` — it is vendored.");
+  const older = dir.indexOf("Please fix the failing parser test in src/parse.ts.\nKeep the public API unchanged.");
+  assert.ok(newer >= 0 && older > newer, dir);
+  // Tool results are not user direction.
+  assert.ok(!dir.includes("export function parse"));
+});
+
+test("files changed: every input style, only from modifying tools, deduplicated", () => {
+  const note = extractiveSummary({ messages: session() });
+  const files = splitSections(note).sections.get("Files changed") ?? "";
+  const lines = files.split("\n");
+  assert.ok(lines.includes("- src/parse.ts"), files);
+  assert.ok(lines.includes("- src/tokenizer.ts"));
+  assert.ok(lines.includes("- src/new-file.ts"));
+  assert.match(files, /- docs\/notes\.md — failed/);
+  assert.equal(files.split("src/parse.ts").length - 1, 1);
+  // A Read is not a modification.
+  const onlyRead = extractiveSummary({ messages: session().slice(0, 4) });
+  assert.match(splitSections(onlyRead).sections.get("Files changed") ?? "", /no file modified/);
+});
+
+test("path extraction rules", () => {
+  const tu = (name: string, input: unknown) => ({ type: "tool_use" as const, id: "x", name, input });
+  assert.deepEqual(modifiedPathsOf(tu("MultiEdit", { file_path: "/a/b.ts", edits: [] })), ["/a/b.ts"]);
+  assert.deepEqual(modifiedPathsOf(tu("NotebookEdit", { notebook_path: "n.ipynb" })), ["n.ipynb"]);
+  assert.deepEqual(modifiedPathsOf(tu("create_file", { filename: "c.txt" })), ["c.txt"]);
+  assert.deepEqual(modifiedPathsOf(tu("str_replace_editor", { command: "str_replace", path: "/repo/m.py" })), ["/repo/m.py"]);
+  assert.deepEqual(modifiedPathsOf(tu("str_replace_editor", { command: "view", path: "/repo/m.py" })), []);
+  assert.deepEqual(modifiedPathsOf(tu("read_file", { path: "r.ts" })), []);
+  assert.deepEqual(modifiedPathsOf(tu("mcp__fs__write_file", { path: "w.ts" })), ["w.ts"]);
+  // Codex: apply_patch through the shell argv, and as a raw custom-tool string.
+  assert.deepEqual(modifiedPathsOf(tu("shell", { command: ["apply_patch", "*** Begin Patch\n*** Update File: opk/cli.py\n@@\n*** End Patch"] })), ["opk/cli.py"]);
+  assert.deepEqual(modifiedPathsOf(tu("apply_patch", "*** Begin Patch\n*** Delete File: old.py\n*** Update File: a.py\n*** Move to: b.py\n*** End Patch")), ["old.py", "a.py", "b.py"]);
+  // Unified diff headers, including a heredoc in a Bash command; /dev/null is not a path.
+  const diff = "git apply <<'EOF'\n--- a/x.c\n+++ b/x.c\n@@ -1 +1 @@\n--- /dev/null\n+++ y.c\t2024-01-01\n--- z.c\n+++ /dev/null\nEOF";
+  assert.deepEqual(modifiedPathsOf(tu("Bash", { command: diff })), ["x.c", "y.c"]);
+  // A "+++ " line that does not follow a "--- " line is not a header.
+  assert.deepEqual(modifiedPathsOf(tu("Bash", { command: "echo hi\n+++ not-a-path" })), []);
+  assert.equal(isModifyingTool(tu("TodoWrite", { todos: [] })), true);
+  assert.deepEqual(modifiedPathsOf(tu("TodoWrite", { todos: [{ content: "x" }] })), []);
+  // OpenAI-style arguments given as a JSON string.
+  assert.deepEqual(modifiedPathsOf(tu("edit", '{"path":"s.ts","oldText":"a"}')), ["s.ts"]);
+  assert.equal(shellCommandOf(tu("shell", { command: ["bash", "-lc", "ls -la"] })), "ls -la");
+  assert.equal(shellCommandOf(tu("exec_command", { cmd: "pytest -q" })), "pytest -q");
+  assert.equal(shellCommandOf(tu("str_replace_editor", { command: "view", path: "/x" })), undefined);
+});
+
+test("commands with outcomes, error first lines, calls still running, next step", () => {
+  const bg = [{ id: "bg-7", kind: "shell", command: "npm run dev", status: "running" }];
+  const note = extractiveSummary({ messages: session(), background: bg });
+  const s = splitSections(note).sections;
+  const cmds = s.get("Commands run") ?? "";
+  assert.match(cmds, /\$ npm test -- parse → error: Exit code 1 — AssertionError: expected 3 to equal 4/);
+  assert.match(cmds, /\$ git diff --stat → ok/);
+  assert.match(cmds, /\$ npm test → no result/);
+  const errs = (s.get("Errors") ?? "").split("\n");
+  assert.ok(errs.includes("- Exit code 1 — AssertionError: expected 3 to equal 4"), errs.join("\n"));
+  assert.ok(errs.includes("- permission denied: docs/notes.md"));
+  assert.ok(errs.includes("- Exit code 2 — src/x.ts(1,1): error TS1005"));
+  const running = s.get("Still running") ?? "";
+  assert.match(running, /Bash \(c8\): npm test — no result yet/);
+  assert.match(running, /background shell bg-7: npm run dev \(running\)/);
+  assert.equal(s.get("Next step"), "Build started; next I will rerun the parser tests and then update the changelog.");
+  const work = s.get("Work done") ?? "";
+  assert.match(work, /8 tool calls \(Bash 3/);
+  assert.match(work, /Running the tests to see the failure\./);
+});
+
+test("errors are deduplicated and counted", () => {
+  const msgs: Message[] = [user("go")];
+  for (let i = 0; i < 3; i++) {
+    msgs.push(assistant(call(`e${i}`, "Bash", { command: "make" })), result(`e${i}`, "make: *** No rule to make target 'all'.  Stop.", true));
+  }
+  const errs = splitSections(extractiveSummary({ messages: msgs })).sections.get("Errors") ?? "";
+  assert.equal(errs, "- make: *** No rule to make target 'all'.  Stop. (×3)");
+  assert.equal(errorLine("\n\n  Exit code 1\n\nboom\nmore"), "Exit code 1 — boom");
+  assert.equal(errorLine(""), "(empty error result)");
+});
+
+test("a checkpoint is not user direction, and a previous checkpoint of ours is folded in", () => {
+  const first = extractiveSummary({ messages: session() });
+  const previous: Message = {
+    role: "user",
+    content: [text(`${CHECKPOINT_MARKER}\n\n${first}\n## Live state\nbranch: main\nHEAD: abc123`)],
+  };
+  const later: Message[] = [
+    previous,
+    user("Now update the changelog."),
+    assistant(text("Updating it."), call("d1", "Edit", { file_path: "CHANGELOG.md", old_string: "", new_string: "x" })),
+    result("d1", "ok"),
+    assistant(text("Changelog updated; next: open the PR.")),
+  ];
+  const note = extractiveSummary({ messages: later });
+  const s = splitSections(note).sections;
+  assert.ok(!note.includes(CHECKPOINT_MARKER), "the marker is not quoted as user direction");
+  assert.ok(!note.includes("HEAD: abc123"), "live state is never copied from an older summary");
+  const files = s.get("Files changed") ?? "";
+  for (const p of ["src/parse.ts", "src/tokenizer.ts", "src/new-file.ts", "docs/notes.md", "CHANGELOG.md"]) assert.ok(files.includes(`- ${p}`), p);
+  assert.equal(files.split("src/parse.ts").length - 1, 1);
+  const dir = s.get("User direction") ?? "";
+  assert.ok(dir.indexOf("Now update the changelog.") < dir.indexOf("Also do not touch `lib/legacy.js` — it is vendored."));
+  assert.ok(dir.includes("Please fix the failing parser test in src/parse.ts.\nKeep the public API unchanged."));
+  assert.ok((s.get("Errors") ?? "").includes("permission denied: docs/notes.md"));
+  assert.ok((s.get("Objective") ?? "").includes("Please fix the failing parser test"));
+  assert.equal(s.get("Next step"), "Changelog updated; next: open the PR.");
+  // Folding again does not stack: one copy of each section.
+  const again = extractiveSummary({ messages: [{ role: "user", content: [text(`${CHECKPOINT_MARKER}\n${note}`)] }, user("ship it")] });
+  assert.equal(again.split("## Files changed").length - 1, 1);
+  assert.equal(again.split("- src/parse.ts").length - 1, 1);
+});
+
+test("a foreign checkpoint is kept, bounded, under Earlier summary; a quoted marker mid-message is user direction", () => {
+  const foreign = "This session is being continued from a previous conversation that ran out of context.\n" + "Summary line. ".repeat(2000);
+  const msgs: Message[] = [user(foreign), user("Quoting: This session is being continued from a previous conversation — odd, right?")];
+  const note = extractiveSummary({ messages: msgs, maxTokens: 1000 });
+  const s = splitSections(note).sections;
+  const earlier = s.get("Earlier summary") ?? "";
+  assert.ok(earlier.startsWith("This session is being continued"));
+  assert.match(earlier, /\[… cut \d+ chars\]/);
+  assert.ok((s.get("User direction") ?? "").includes("Quoting: This session is being continued"));
+  assert.ok(note.length <= 4000);
+});
+
+test("size bound: every section keeps something; paths, direction and errors are kept first", () => {
+  const msgs: Message[] = [];
+  for (let i = 0; i < 400; i++) {
+    msgs.push(user(`request number ${i}: ` + "please do the thing ".repeat(30)));
+    msgs.push(assistant(text(`Working on step ${i}. ` + "detail ".repeat(50)), call(`w${i}`, "Edit", { file_path: `src/module${i}/file${i}.ts` })));
+    msgs.push(result(`w${i}`, i % 10 === 0 ? `TypeError: failure number ${i}\n  at x` : "ok", i % 10 === 0));
+    msgs.push(assistant(call(`b${i}`, "Bash", { command: `npm run step-${i}` })));
+    msgs.push(result(`b${i}`, "ok"));
+  }
+  for (const maxTokens of [200, 500, 2000, 5000]) {
+    const note = extractiveSummary({ messages: msgs, maxTokens });
+    assert.ok(note.length <= maxTokens * 4, `${note.length} > ${maxTokens * 4}`);
+    const s = splitSections(note).sections;
+    for (const name of SUMMARY_SECTIONS) {
+      assert.ok(s.has(name), `${name} missing at ${maxTokens}`);
+      assert.notEqual((s.get(name) ?? "").trim(), "", `${name} empty at ${maxTokens}`);
+    }
+    assert.match(s.get("User direction") ?? "", /request number 399/);
+    assert.match(s.get("Files changed") ?? "", /src\/module399\/file399\.ts/);
+    assert.match(s.get("Errors") ?? "", /TypeError: failure number 390/);
+  }
+  const def = extractiveSummary({ messages: msgs });
+  assert.ok(def.length <= 8000 && def.length > 7000, String(def.length));
+  const s = splitSections(def).sections;
+  // Cuts are marked.
+  assert.match(s.get("User direction") ?? "", /\[… \d+ older user messages cut\]/);
+  assert.match(s.get("Files changed") ?? "", /\[… \d+ more paths cut\]/);
+  // Each quoted message keeps at least its first 200 characters, exactly.
+  const dir = s.get("User direction") ?? "";
+  const m399 = msgs[399 * 5].content[0] as { text: string };
+  assert.ok(dir.includes(m399.text.slice(0, 200)));
+  // More room: more paths; the default budget holds the 40 error lines.
+  const big = splitSections(extractiveSummary({ messages: msgs, maxTokens: 20000 })).sections;
+  assert.ok((big.get("Files changed") ?? "").split("\n").length > (s.get("Files changed") ?? "").split("\n").length);
+  const errLines = (s.get("Errors") ?? "").split("\n");
+  for (let i = 0; i < 400; i += 10) assert.ok(errLines.includes(`- TypeError: failure number ${i} — at x`), `error ${i}`);
+});
+
+test("a long user message is cut with a marker and its head quoted exactly", () => {
+  const long = "x".repeat(50_000) + "END";
+  const note = extractiveSummary({ messages: [user(long)], maxTokens: 500 });
+  assert.ok(note.length <= 2000);
+  const dir = splitSections(note).sections.get("User direction") ?? "";
+  assert.match(dir, /\[… cut \d+ chars\]/);
+  assert.ok(dir.includes("x".repeat(200)));
+});
+
+test("a user message containing fences and ## headers stays one quote and survives folding", () => {
+  const tricky = "look:\n```\n## Files changed\n- fake/path\n```\ndone";
+  const note = extractiveSummary({ messages: [user(tricky)] });
+  assert.ok(note.includes(tricky));
+  const s = splitSections(note).sections;
+  assert.match(s.get("Files changed") ?? "", /no file modified/);
+  const folded = extractiveSummary({ messages: [{ role: "user", content: [text(`${CHECKPOINT_MARKER}\n${note}`)] }, user("next")] });
+  assert.ok(folded.includes(tricky));
+  assert.match(splitSections(folded).sections.get("Files changed") ?? "", /no file modified/);
+});
+
+test("linear: a 100k-message span is summarized quickly and within the bound", () => {
+  const msgs: Message[] = [];
+  for (let i = 0; i < 20_000; i++) {
+    msgs.push(user(`step ${i}`));
+    msgs.push(assistant(text(`doing ${i}`), call(`t${i}`, "Bash", { command: `cmd ${i % 500}` })));
+    msgs.push(result(`t${i}`, i % 7 === 0 ? `err ${i % 50}` : "ok", i % 7 === 0));
+    msgs.push(assistant(call(`e${i}`, "Write", { file_path: `f${i % 1000}.txt`, content: "x" })));
+    msgs.push(result(`e${i}`, "ok"));
+  }
+  const note = extractiveSummary({ messages: msgs });
+  assert.ok(note.length <= 8000);
+  assert.match(note, /## Next step\ndoing 19999/);
+});
+
+test("the summarizer object: name, model, result shape, abort", async () => {
+  const s = extractiveSummarizer({ maxTokens: 300 });
+  assert.equal(s.name, "extractive");
+  const r = await s.summarize({ messages: session() });
+  assert.equal(r.model, "extractive");
+  assert.ok(r.text.length <= 1200);
+  assert.equal(r.truncated, undefined);
+  const ac = new AbortController();
+  ac.abort();
+  await assert.rejects(s.summarize({ messages: session(), signal: ac.signal }));
+});

@@ -1,0 +1,290 @@
+/**
+ * Helpers shared by the summarizers: recognising checkpoints and plain user
+ * messages, reading shell commands and modified file paths out of tool inputs,
+ * and bounding strings. All functions are pure and linear in their input.
+ */
+import { ALL_CHECKPOINT_MARKERS } from "../contract/markers.js";
+import type { Block, Message, ToolUseBlock } from "../model/index.js";
+
+/** The first text block of a message, if any. */
+export function firstTextBlock(m: Message): string | undefined {
+  for (const b of m.content) {
+    if (b.type === "text" && typeof (b as { text?: unknown }).text === "string") return (b as { text: string }).text;
+  }
+  return undefined;
+}
+
+/** The checkpoint marker that opens the message's first text block (a `user` message only), or undefined. */
+export function checkpointMarkerOf(m: Message): string | undefined {
+  if (m.role !== "user") return undefined;
+  const first = firstTextBlock(m);
+  if (first === undefined) return undefined;
+  const head = first.trimStart();
+  for (const marker of ALL_CHECKPOINT_MARKERS) {
+    if (head.startsWith(marker)) return marker;
+  }
+  return undefined;
+}
+
+export function isCheckpointMessage(m: Message): boolean {
+  return checkpointMarkerOf(m) !== undefined;
+}
+
+/** Concatenated text blocks (joined by a newline). */
+export function textOf(m: Message): string {
+  let out = "";
+  let first = true;
+  for (const b of m.content) {
+    if (b.type === "text" && typeof (b as { text?: unknown }).text === "string") {
+      out += first ? (b as { text: string }).text : "\n" + (b as { text: string }).text;
+      first = false;
+    }
+  }
+  return out;
+}
+
+/**
+ * A plain user message: a `user` message with non-empty text, no `tool_result`
+ * block, and not a checkpoint (DESIGN.md, "Rounds, exchanges").
+ */
+export function isPlainUserMessage(m: Message): boolean {
+  if (m.role !== "user") return false;
+  let hasText = false;
+  for (const b of m.content) {
+    if (b.type === "tool_result") return false;
+    if (b.type === "text" && typeof (b as { text?: unknown }).text === "string" && (b as { text: string }).text.trim() !== "") {
+      hasText = true;
+    }
+  }
+  return hasText && !isCheckpointMessage(m);
+}
+
+/** The first non-blank line of a string, trimmed, without scanning past it. */
+export function firstLine(s: string): string {
+  let start = 0;
+  const n = s.length;
+  for (;;) {
+    while (start < n && (s[start] === " " || s[start] === "\t" || s[start] === "\r")) start++;
+    if (start >= n) return "";
+    const nl = s.indexOf("\n", start);
+    const end = nl === -1 ? n : nl;
+    const line = s.slice(start, end).trim();
+    if (line !== "") return line;
+    if (nl === -1) return "";
+    start = nl + 1;
+  }
+}
+
+/** Cut a string to at most `max` characters (UTF-16 units, never splitting a surrogate pair), adding `…` when cut. */
+export function clip(s: string, max: number): string {
+  if (s.length <= max) return s;
+  if (max <= 1) return max === 1 ? "…" : "";
+  let end = max - 1;
+  const c = s.charCodeAt(end - 1);
+  if (c >= 0xd800 && c <= 0xdbff) end--;
+  return s.slice(0, end) + "…";
+}
+
+/** Head of a string of at most `max` UTF-16 units, never ending inside a surrogate pair. */
+export function safeHead(s: string, max: number): string {
+  if (s.length <= max) return s;
+  let end = Math.max(0, max);
+  const c = s.charCodeAt(end - 1);
+  if (end > 0 && c >= 0xd800 && c <= 0xdbff) end--;
+  return s.slice(0, end);
+}
+
+/** Tail of a string of at most `max` UTF-16 units, never starting inside a surrogate pair. */
+export function safeTail(s: string, max: number): string {
+  if (s.length <= max) return s;
+  let start = s.length - Math.max(0, max);
+  const c = s.charCodeAt(start);
+  if (start < s.length && c >= 0xdc00 && c <= 0xdfff) start++;
+  return s.slice(start);
+}
+
+/** Collapse all whitespace runs (including newlines) to one space. */
+export function oneLine(s: string): string {
+  return s.replace(/\s+/g, " ").trim();
+}
+
+function asRecord(v: unknown): Record<string, unknown> | undefined {
+  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+/**
+ * Tool inputs sometimes arrive as a JSON string (OpenAI `arguments`); parse
+ * those that look like an object so the same field rules apply.
+ */
+export function normalizeInput(input: unknown): unknown {
+  if (typeof input === "string") {
+    const t = input.trimStart();
+    if (t.startsWith("{")) {
+      try {
+        return JSON.parse(input) as unknown;
+      } catch {
+        return input;
+      }
+    }
+  }
+  return input;
+}
+
+/**
+ * The shell command of a tool call, from `command` or `cmd` (a string, or an
+ * argv array such as Codex's `["bash", "-lc", "..."]`). Undefined when the call
+ * carries no command. An `apply_patch` argv is reported as `apply_patch`.
+ */
+export function shellCommandOf(tool: ToolUseBlock): string | undefined {
+  const input = asRecord(normalizeInput(tool.input));
+  if (!input) return undefined;
+  const raw = input.command ?? input.cmd;
+  if (typeof raw === "string") {
+    // str_replace_editor-style tools use `command` for a sub-command (view, create, ...), not a shell line.
+    if (typeof input.path === "string" || typeof input.file_path === "string") return undefined;
+    return raw.trim() === "" ? undefined : raw;
+  }
+  if (Array.isArray(raw) && raw.length > 0 && raw.every((x) => typeof x === "string")) {
+    const argv = raw as string[];
+    if (argv[0] === "apply_patch" || argv[0] === "applypatch") return "apply_patch";
+    const shells = new Set(["bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash"]);
+    if (argv.length >= 3 && shells.has(argv[0]) && /^-\w*c$/.test(argv[1])) return argv.slice(2).join(" ");
+    return argv.join(" ");
+  }
+  return undefined;
+}
+
+/** Field names whose string value is a file path. */
+export const PATH_FIELDS = ["file_path", "path", "filename", "notebook_path"] as const;
+
+const READ_ONLY_WORDS = new Set(["read", "view", "get", "list", "ls", "search", "grep", "glob", "find", "cat", "fetch", "open", "show", "stat", "output"]);
+const MODIFYING_WORDS = new Set([
+  "edit",
+  "multiedit",
+  "write",
+  "create",
+  "insert",
+  "replace",
+  "patch",
+  "applypatch",
+  "notebookedit",
+  "delete",
+  "remove",
+  "rename",
+  "move",
+  "append",
+  "overwrite",
+  "save",
+]);
+/** Sub-commands (`input.command`) of editor tools that only read. */
+const READ_ONLY_SUBCOMMANDS = new Set(["view", "read", "show", "undo_edit"]);
+
+/** Split a tool name into lowercase words: `str_replace_based_edit_tool` → str, replace, based, edit, tool; `MultiEdit` → multi, edit. */
+function nameWords(name: string): string[] {
+  const base = name.replace(/^.*(?:__|\.|:)/, "");
+  const words = base
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w !== "");
+  const joined = words.join("");
+  if (joined !== "" && !words.includes(joined)) words.push(joined);
+  return words;
+}
+
+/**
+ * Whether a tool call modifies files. The rule (documented in
+ * docs/summarizers.md): the tool's name, split into words (namespace prefixes
+ * such as `mcp__server__` dropped), contains a modifying word (edit, write,
+ * create, insert, replace, patch, delete, rename, move, ...) and no read-only
+ * word (read, view, list, grep, ...); and for editor tools that take a
+ * sub-command in `input.command`, the sub-command is not a read (`view`).
+ */
+export function isModifyingTool(tool: ToolUseBlock): boolean {
+  const words = nameWords(tool.name ?? "");
+  if (words.some((w) => READ_ONLY_WORDS.has(w))) return false;
+  if (!words.some((w) => MODIFYING_WORDS.has(w))) return false;
+  const input = asRecord(normalizeInput(tool.input));
+  const sub = input?.command;
+  if (typeof sub === "string" && READ_ONLY_SUBCOMMANDS.has(sub.trim().toLowerCase())) return false;
+  return true;
+}
+
+/**
+ * `*** Update File: x` / `*** Add File:` / `*** Delete File:` / `*** Move to:`
+ * (apply_patch), `+++ b/x` (git diff), and `+++ x` right after a `--- ` line
+ * (plain unified diff).
+ */
+const PATCH_HEADER =
+  /^(?:\*\*\* (?:Update|Add|Delete) File: |\*\*\* Move to: |\+\+\+ b\/|(?<=^--- [^\n]*\n)\+\+\+ (?!\/dev\/null))(.+?)\s*$/gm;
+
+/** File paths named by apply_patch (`*** Update File: x`) and unified-diff (`+++ b/x`) headers in a string. */
+export function patchPaths(s: string): string[] {
+  if (s.indexOf("*** ") === -1 && s.indexOf("+++ ") === -1) return [];
+  const out: string[] = [];
+  PATCH_HEADER.lastIndex = 0;
+  for (let m = PATCH_HEADER.exec(s); m !== null; m = PATCH_HEADER.exec(s)) {
+    let p = m[1];
+    // `+++ b/x\t2024-01-01 ...` (diff -u timestamps)
+    const tab = p.indexOf("\t");
+    if (tab !== -1) p = p.slice(0, tab);
+    p = p.trim();
+    if (p !== "" && p !== "/dev/null") out.push(p);
+  }
+  return out;
+}
+
+/** Strings in a tool input that may hold a patch: the input itself, or its string / argv fields. */
+function patchCarriers(input: unknown): string[] {
+  if (typeof input === "string") return [input];
+  const rec = asRecord(input);
+  if (!rec) return [];
+  const out: string[] = [];
+  for (const v of Object.values(rec)) {
+    if (typeof v === "string") out.push(v);
+    else if (Array.isArray(v)) for (const x of v) if (typeof x === "string") out.push(x);
+  }
+  return out;
+}
+
+/**
+ * Paths that a tool call modifies: the path fields of a modifying tool
+ * (`file_path`, `path`, `filename`, `notebook_path`, also inside an `edits`
+ * array), plus the headers of any apply_patch or unified-diff text in its
+ * input (an apply_patch argv or heredoc counts, whatever the tool's name).
+ */
+export function modifiedPathsOf(tool: ToolUseBlock): string[] {
+  const input = normalizeInput(tool.input);
+  const out: string[] = [];
+  if (isModifyingTool(tool)) {
+    const rec = asRecord(input);
+    if (rec) {
+      for (const f of PATH_FIELDS) {
+        const v = rec[f];
+        if (typeof v === "string" && v.trim() !== "") out.push(v.trim());
+      }
+      for (const key of ["edits", "files", "changes"]) {
+        const arr = rec[key];
+        if (Array.isArray(arr)) {
+          for (const e of arr) {
+            const er = asRecord(e);
+            if (!er) continue;
+            for (const f of PATH_FIELDS) {
+              const v = er[f];
+              if (typeof v === "string" && v.trim() !== "") out.push(v.trim());
+            }
+          }
+        }
+      }
+    }
+  }
+  for (const s of patchCarriers(input)) {
+    for (const p of patchPaths(s)) out.push(p);
+  }
+  return out;
+}
+
+/** A short, one-line rendering of a block for logs and prompts. */
+export function blockKind(b: Block): string {
+  return typeof b.type === "string" ? b.type : "unknown";
+}
