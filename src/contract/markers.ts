@@ -12,6 +12,8 @@ export const FOREIGN_CHECKPOINT_MARKERS: readonly { marker: string; agent: strin
   { marker: "Another language model started to solve this problem", agent: "codex/codewhale" },
   { marker: "Conversation Summary (Auto-Generated)", agent: "codewhale-legacy" },
   { marker: "This session is being continued from a previous conversation", agent: "claude-code" },
+  // pi (coding-agent messages.ts COMPACTION_SUMMARY_PREFIX), also used by pi-derived agents.
+  { marker: "The conversation history before this point was compacted into the following summary", agent: "pi" },
 ];
 
 export const ALL_CHECKPOINT_MARKERS: readonly string[] = [

@@ -1,0 +1,123 @@
+/** Format auto-detection and the `importFile` / `importText` entry points. */
+import { readFile } from "node:fs/promises";
+import { importClaudeCode } from "./claude-code.js";
+import { importCodex } from "./codex.js";
+import { importJournal } from "./journal-format.js";
+import { isRecord, parseLine, splitLines } from "./lines.js";
+import { importAnthropic, importOpenAI } from "./messages-json.js";
+import { importPi } from "./pi.js";
+import { FORMAT_NAMES, FormatError, type FormatName, type ImportResult } from "./types.js";
+
+const ANTHROPIC_BLOCKS = new Set(["tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document"]);
+
+function looksAnthropic(messages: unknown[]): boolean {
+  return messages.some(
+    (m) => isRecord(m) && Array.isArray(m.content) && m.content.some((b) => isRecord(b) && typeof b.type === "string" && ANTHROPIC_BLOCKS.has(b.type)),
+  );
+}
+
+function looksOpenAI(messages: unknown[]): boolean {
+  return messages.some((m) => isRecord(m) && (m.role === "tool" || m.role === "system" || m.role === "developer" || Array.isArray(m.tool_calls)));
+}
+
+function isMessageArray(v: unknown): v is unknown[] {
+  return Array.isArray(v) && v.every((m) => isRecord(m) && typeof m.role === "string");
+}
+
+/** Which known format a record of a JSONL file belongs to, if recognisable. */
+function jsonlKind(o: Record<string, unknown>): FormatName | undefined {
+  if (typeof o.id === "string" && typeof o.kind === "string" && isRecord(o.payload)) return "journal";
+  const t = o.type;
+  if (t === "session_meta" || t === "response_item" || t === "turn_context" || t === "compacted" || (t === "event_msg" && isRecord(o.payload))) return "codex";
+  if (t === "session" || t === "model_change" || t === "thinking_level_change" || t === "custom_message" || t === "branch_summary") return "pi";
+  if (t === "compaction" && typeof o.summary === "string") return "pi";
+  if (t === "message" && isRecord(o.message) && ("parentId" in o || typeof o.timestamp === "string")) return "pi";
+  if ((t === "user" || t === "assistant" || t === "system" || t === "progress") && ("uuid" in o || "sessionId" in o || "parentUuid" in o)) return "claude-code";
+  if (t === "file-history-snapshot" || t === "queue-operation" || (t === "summary" && "leafUuid" in o)) return "claude-code";
+  return undefined;
+}
+
+/**
+ * Detects the format of a session file from its content (the name only breaks
+ * ties: `.traj` is SWE-agent, i.e. OpenAI). Throws a `FormatError` listing the
+ * formats tried when nothing matches.
+ */
+export function detectFormat(text: string, fileName: string): FormatName {
+  const trimmed = text.trimStart();
+  if (trimmed.startsWith("[") || trimmed.startsWith("{")) {
+    let doc: unknown;
+    try {
+      doc = JSON.parse(text);
+    } catch {
+      doc = undefined;
+    }
+    if (doc !== undefined) {
+      if (fileName.endsWith(".traj") || (isRecord(doc) && Array.isArray(doc.history))) return "openai";
+      if (isMessageArray(doc)) return looksAnthropic(doc) && !looksOpenAI(doc) ? "anthropic" : "openai";
+      if (isRecord(doc) && isMessageArray(doc.messages)) {
+        if (doc.system !== undefined || (looksAnthropic(doc.messages) && !looksOpenAI(doc.messages))) return "anthropic";
+        return "openai";
+      }
+      if (isRecord(doc)) {
+        const k = jsonlKind(doc);
+        if (k) return k;
+      }
+    }
+  }
+  const votes = new Map<FormatName, number>();
+  let seen = 0;
+  for (const raw of splitLines(text)) {
+    if (seen >= 200) break;
+    if (raw.text.trim() === "") continue;
+    const p = parseLine(raw);
+    if (!p.ok || !isRecord(p.value)) continue;
+    seen++;
+    const k = jsonlKind(p.value);
+    if (k) votes.set(k, (votes.get(k) ?? 0) + 1);
+  }
+  let best: FormatName | undefined;
+  for (const [k, n] of votes) if (best === undefined || n > votes.get(best)!) best = k;
+  if (best) return best;
+  throw new FormatError(`${fileName}: not a known session format (tried: ${FORMAT_NAMES.join(", ")})`);
+}
+
+export interface ImportOptions {
+  /** Force a format instead of detecting it. */
+  format?: FormatName;
+}
+
+/** Imports a session from its text. */
+export function importText(text: string, fileName: string, options: ImportOptions = {}): ImportResult {
+  const format = options.format ?? detectFormat(text, fileName);
+  if (!(FORMAT_NAMES as readonly string[]).includes(format)) {
+    throw new FormatError(`unknown format ${JSON.stringify(format)} (expected one of ${FORMAT_NAMES.join(", ")})`);
+  }
+  switch (format) {
+    case "journal":
+      return importJournal(text, fileName);
+    case "claude-code":
+      return importClaudeCode(text, fileName);
+    case "codex":
+      return importCodex(text, fileName);
+    case "pi":
+      return importPi(text, fileName);
+    case "openai":
+      return importOpenAI(text, fileName);
+    case "anthropic":
+      return importAnthropic(text, fileName);
+  }
+}
+
+/** Reads a session file and imports it (format detected unless given). */
+export async function importFile(path: string, options: ImportOptions = {}): Promise<ImportResult> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") throw new FormatError(`${path}: no such file`);
+    if (code === "EISDIR") throw new FormatError(`${path}: is a directory, not a session file`);
+    throw new FormatError(`${path}: cannot be read (${code ?? (e instanceof Error ? e.message : String(e))})`);
+  }
+  return importText(bytes.toString("utf8"), path, options);
+}

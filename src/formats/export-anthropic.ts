@@ -1,0 +1,25 @@
+/** Canonical messages as an Anthropic Messages request body. See `prepare.ts` for the repair rules. */
+import type { Message } from "../model/index.js";
+import { blockToAnthropic } from "./convert.js";
+import { prepareForProvider } from "./prepare.js";
+
+export interface AnthropicRequestBody {
+  system?: string | Record<string, unknown>[];
+  messages: { role: "user" | "assistant"; content: Record<string, unknown>[] }[];
+}
+
+export function toAnthropicRequest(messages: readonly Message[]): AnthropicRequestBody {
+  const prepared = prepareForProvider(messages, "anthropic");
+  const body: AnthropicRequestBody = {
+    messages: prepared.messages.map((m) => ({
+      role: m.role === "user" ? "user" : "assistant",
+      content: m.content.map(blockToAnthropic),
+    })),
+  };
+  const systemBlocks = prepared.system.flatMap((m) => m.content);
+  if (systemBlocks.length > 0) {
+    const allPlain = systemBlocks.every((b) => b.type === "text" && (b as { cache_control?: unknown }).cache_control === undefined);
+    body.system = allPlain ? systemBlocks.map((b) => (b as { text: string }).text).join("\n\n") : systemBlocks.map(blockToAnthropic);
+  }
+  return body;
+}

@@ -1,0 +1,45 @@
+/**
+ * compact-safe's own journal JSONL, read tolerantly for import/export (the
+ * `journal` layer owns writing and locking). Every line is checked with the
+ * model's entry schema; broken lines, invalid entries and duplicate ids are
+ * reported and skipped.
+ */
+import type { JournalEntry } from "../model/index.js";
+import { parseJournalEntry } from "../model/index.js";
+import { parseLine, splitLines } from "./lines.js";
+import { ReportBuilder } from "./report.js";
+import type { ImportResult } from "./types.js";
+
+export function importJournal(text: string, file: string): ImportResult {
+  const rb = new ReportBuilder("journal", file);
+  const entries: JournalEntry[] = [];
+  const ids = new Set<string>();
+  for (const raw of splitLines(text)) {
+    if (raw.text.trim() === "") {
+      rb.line("blank");
+      rb.skip(raw.line, "blank line", true);
+      continue;
+    }
+    const p = parseLine(raw);
+    if (!p.ok) {
+      rb.line("unparsable");
+      rb.skip(raw.line, p.reason, false);
+      continue;
+    }
+    try {
+      const e = parseJournalEntry(p.value, `line ${raw.line}`);
+      rb.line(e.kind);
+      if (ids.has(e.id)) {
+        rb.skip(raw.line, `duplicate id ${JSON.stringify(e.id)}`, false);
+        continue;
+      }
+      ids.add(e.id);
+      entries.push(e);
+      rb.imported();
+    } catch (err) {
+      rb.line("invalid");
+      rb.skip(raw.line, err instanceof Error ? err.message : String(err), false);
+    }
+  }
+  return { entries, report: rb.finish(entries) };
+}

@@ -1,0 +1,85 @@
+/**
+ * Splits JSONL text into numbered lines and parses each one, classifying the
+ * usual real-world defects: two objects concatenated on one line, an invalid
+ * escape, a truncated last line.
+ */
+
+export interface RawLine {
+  /** 1-based line number. */
+  line: number;
+  text: string;
+  /** True for the last line when the file does not end with a newline. */
+  last_unterminated: boolean;
+}
+
+/** The lines of a JSONL text. The empty string after a final newline is not a line. */
+export function splitLines(text: string): RawLine[] {
+  const parts = text.split("\n");
+  const endsWithNewline = text.endsWith("\n");
+  if (endsWithNewline) parts.pop();
+  return parts.map((p, i) => ({
+    line: i + 1,
+    text: p.endsWith("\r") ? p.slice(0, -1) : p,
+    last_unterminated: !endsWithNewline && i === parts.length - 1,
+  }));
+}
+
+export type ParsedLine = { ok: true; value: unknown } | { ok: false; reason: string };
+
+/** End index (exclusive) of the first top-level JSON object/array in `s`, or -1. String-aware. */
+function endOfFirstValue(s: string): number {
+  let depth = 0;
+  let inString = false;
+  let started = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === "{" || c === "[") {
+      depth++;
+      started = true;
+    } else if (c === "}" || c === "]") {
+      depth--;
+      if (started && depth === 0) return i + 1;
+    }
+  }
+  return -1;
+}
+
+/** Parses one JSONL line; on failure the reason says what is wrong (one line). */
+export function parseLine(raw: RawLine): ParsedLine {
+  try {
+    return { ok: true, value: JSON.parse(raw.text) };
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    const end = endOfFirstValue(raw.text);
+    if (end > 0 && end < raw.text.length && raw.text.slice(end).trim().length > 0) {
+      let firstOk = false;
+      try {
+        JSON.parse(raw.text.slice(0, end));
+        firstOk = true;
+      } catch {
+        /* the first value is itself broken */
+      }
+      if (firstOk) {
+        return {
+          ok: false,
+          reason: `two JSON values concatenated on one line (a second value starts at column ${end + 1})`,
+        };
+      }
+    }
+    if (/escape/i.test(msg)) return { ok: false, reason: `invalid JSON escape (${msg})` };
+    if (raw.last_unterminated && (end < 0 || /end of JSON|Unterminated/i.test(msg))) {
+      return { ok: false, reason: `truncated last line (${raw.text.length} chars, no closing brace)` };
+    }
+    return { ok: false, reason: `invalid JSON (${msg})` };
+  }
+}
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}

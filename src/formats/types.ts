@@ -1,0 +1,54 @@
+/**
+ * Shared types of the importers: the per-line report and the import result.
+ */
+import type { JournalEntry } from "../model/index.js";
+
+export const FORMAT_NAMES = ["journal", "claude-code", "codex", "pi", "openai", "anthropic"] as const;
+export type FormatName = (typeof FORMAT_NAMES)[number];
+
+/** One input line (or, for a JSON file, one message) that did not become part of an entry. */
+export interface SkippedLine {
+  /** 1-based line number (for JSON array formats: 1-based message index). */
+  line: number;
+  /** One-line reason, e.g. `progress event (not part of the conversation)`. */
+  reason: string;
+  /** True when the line is skipped on purpose (UI events, snapshots); false for broken or unusable lines. */
+  by_design: boolean;
+}
+
+/**
+ * Accounts for every input line: `imported + skipped.length === total`.
+ * For JSONL formats a line is one line of the file (blank lines included,
+ * except the empty string after a final newline); for JSON formats
+ * (`openai`, `anthropic`) a "line" is one message of the array.
+ */
+export interface ImportReport {
+  format: FormatName;
+  file: string;
+  total: number;
+  imported: number;
+  skipped: SkippedLine[];
+  /** Input lines per source kind (e.g. `assistant`, `system:compact_boundary`, `response_item:function_call`). */
+  by_source_kind: Record<string, number>;
+  /** Journal entries produced, per journal kind. */
+  by_entry_kind: Record<string, number>;
+  /** Synthetic results written to close abandoned calls. */
+  synthetic_results: number;
+  /** Calls left without a result at the end of a branch (in flight). */
+  in_flight_calls: number;
+  /** Other observations (e.g. a compaction whose kept range could not be found). */
+  notes: string[];
+}
+
+export interface ImportResult {
+  entries: JournalEntry[];
+  report: ImportReport;
+}
+
+/** A user-caused import error (unknown format, missing file); the message is one line. */
+export class FormatError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "FormatError";
+  }
+}
