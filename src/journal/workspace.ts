@@ -1,0 +1,216 @@
+/**
+ * The workspace around a session: the user's pinned anchors
+ * (`.codewhale/anchors.md`, legacy `.deepseek/anchors.md`) and the live state
+ * (git branch, worktree root, HEAD, background-work handles) re-read at
+ * compaction time. Pure I/O at the edge; nothing here prints or exits.
+ */
+import { execFile } from "node:child_process";
+import { lstat, mkdir, readFile, rename, unlink, open } from "node:fs/promises";
+import { join } from "node:path";
+import { z } from "zod";
+import type { LiveState } from "../engine/live-state.js";
+import type { BackgroundHandle } from "../summarizers/types.js";
+
+/** Where anchors are written (and read first). */
+export const ANCHORS_FILE = join(".codewhale", "anchors.md");
+/** The legacy location, read when the current one is absent. */
+export const LEGACY_ANCHORS_FILE = join(".deepseek", "anchors.md");
+
+/** A user-caused problem with the anchors file (a symbolic link, unreadable); the message names the path. */
+export class AnchorsError extends Error {
+  readonly file: string;
+  constructor(file: string, message: string) {
+    super(`${file}: ${message}`);
+    this.name = "AnchorsError";
+    this.file = file;
+  }
+}
+
+/** A background-work file that is not a valid list of handles; the message names the path and JSON path. */
+export class BackgroundFileError extends Error {
+  readonly file: string;
+  constructor(file: string, message: string) {
+    super(`${file}: ${message}`);
+    this.name = "BackgroundFileError";
+    this.file = file;
+  }
+}
+
+async function lstatOrNull(path: string) {
+  try {
+    return await lstat(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
+    throw e;
+  }
+}
+
+async function readAnchorsAt(workspace: string, rel: string): Promise<{ text: string; file: string } | null> {
+  const file = join(workspace, rel);
+  const folder = join(workspace, rel.split(/[\\/]/)[0]!);
+  const dirStat = await lstatOrNull(folder);
+  if (dirStat === null) return null;
+  if (dirStat.isSymbolicLink()) throw new AnchorsError(folder, "is a symbolic link; refusing to read anchors through it");
+  const st = await lstatOrNull(file);
+  if (st === null) return null;
+  if (st.isSymbolicLink()) throw new AnchorsError(file, "is a symbolic link; refusing to read anchors through it");
+  if (!st.isFile()) throw new AnchorsError(file, "is not a regular file");
+  try {
+    return { text: await readFile(file, "utf8"), file };
+  } catch (e) {
+    throw new AnchorsError(file, `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+}
+
+/**
+ * The pinned anchors of a workspace: `.codewhale/anchors.md`, else the legacy
+ * `.deepseek/anchors.md`; null when neither exists. A symbolic link (at the
+ * file or its folder) is refused with an `AnchorsError` naming the path.
+ */
+export async function readAnchors(workspace: string): Promise<{ text: string; file: string } | null> {
+  return (await readAnchorsAt(workspace, ANCHORS_FILE)) ?? (await readAnchorsAt(workspace, LEGACY_ANCHORS_FILE));
+}
+
+/**
+ * Writes `.codewhale/anchors.md` (creating the folder), atomically (temp file,
+ * fsync, rename). Refuses a symbolic link at the file or the folder. Returns
+ * the path written.
+ */
+export async function writeAnchors(workspace: string, text: string): Promise<string> {
+  const folder = join(workspace, ".codewhale");
+  const file = join(workspace, ANCHORS_FILE);
+  const dirStat = await lstatOrNull(folder);
+  if (dirStat?.isSymbolicLink()) throw new AnchorsError(folder, "is a symbolic link; refusing to write anchors through it");
+  if (dirStat !== null && !dirStat.isDirectory()) throw new AnchorsError(folder, "exists and is not a folder");
+  if (dirStat === null) await mkdir(folder, { recursive: true });
+  const st = await lstatOrNull(file);
+  if (st?.isSymbolicLink()) throw new AnchorsError(file, "is a symbolic link; refusing to write anchors through it");
+  if (st !== null && !st.isFile()) throw new AnchorsError(file, "is not a regular file");
+  const tmp = `${file}.tmp-${process.pid}`;
+  const fh = await open(tmp, "w", 0o644);
+  try {
+    await fh.writeFile(text.endsWith("\n") || text === "" ? text : `${text}\n`, "utf8");
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  try {
+    await rename(tmp, file);
+  } catch (e) {
+    await unlink(tmp).catch(() => undefined);
+    throw e;
+  }
+  return file;
+}
+
+/**
+ * Removes the pinned anchors (`.codewhale/anchors.md`, and the legacy file so
+ * that it does not take over). Returns the paths removed. A symbolic link is
+ * refused, not followed.
+ */
+export async function clearAnchors(workspace: string): Promise<string[]> {
+  const removed: string[] = [];
+  for (const rel of [ANCHORS_FILE, LEGACY_ANCHORS_FILE]) {
+    const file = join(workspace, rel);
+    const folder = join(workspace, rel.split(/[\\/]/)[0]!);
+    const dirStat = await lstatOrNull(folder);
+    if (dirStat === null) continue;
+    if (dirStat.isSymbolicLink()) throw new AnchorsError(folder, "is a symbolic link; refusing to remove anchors through it");
+    const st = await lstatOrNull(file);
+    if (st === null) continue;
+    if (st.isSymbolicLink()) throw new AnchorsError(file, "is a symbolic link; refusing to remove it (delete it yourself)");
+    await unlink(file);
+    removed.push(file);
+  }
+  return removed;
+}
+
+function git(workspace: string, args: string[]): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    execFile("git", ["-C", workspace, ...args], { timeout: 10_000, windowsHide: true }, (err, stdout) => {
+      resolve(err ? undefined : stdout.trim());
+    });
+  });
+}
+
+/**
+ * The live state of a workspace, re-read now: git branch (or `HEAD (detached)`),
+ * worktree root and HEAD when the workspace is a git repository (nothing
+ * when it is not, or git is missing), plus the background handles passed in.
+ * git runs through `execFile` (no shell).
+ */
+export async function readLiveState(workspace: string, background?: readonly BackgroundHandle[]): Promise<LiveState> {
+  const state: LiveState = {};
+  const root = await git(workspace, ["rev-parse", "--show-toplevel"]);
+  if (root !== undefined && root !== "") {
+    state.worktree = root;
+    const branch = await git(workspace, ["rev-parse", "--abbrev-ref", "HEAD"]);
+    if (branch !== undefined && branch !== "") state.gitBranch = branch === "HEAD" ? "HEAD (detached)" : branch;
+    const head = await git(workspace, ["rev-parse", "HEAD"]);
+    // A repository without commits has no HEAD yet; `rev-parse --abbrev-ref` then fails too.
+    if (head !== undefined && /^[0-9a-f]{7,64}$/.test(head)) state.head = head;
+    else if (state.gitBranch === undefined) {
+      const unborn = await git(workspace, ["symbolic-ref", "--short", "HEAD"]);
+      if (unborn) state.gitBranch = `${unborn} (no commits yet)`;
+    }
+  }
+  if (background !== undefined && background.length > 0) state.background = [...background];
+  return state;
+}
+
+const handleSchema = z.object({
+  id: z.string().min(1),
+  kind: z.string().min(1),
+  command: z.string().optional(),
+  status: z.string().optional(),
+});
+const backgroundSchema = z.array(handleSchema);
+
+function issueText(issue: z.core.$ZodIssue, data: unknown): string {
+  const path = issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("");
+  const where = path === "" ? "(root)" : path.replace(/^\./, "");
+  if (issue.code === "invalid_type") {
+    let parent: unknown = data;
+    for (const p of issue.path.slice(0, -1)) parent = (parent as Record<PropertyKey, unknown> | undefined)?.[p as PropertyKey];
+    const last = issue.path[issue.path.length - 1];
+    if (last !== undefined && parent !== null && typeof parent === "object" && !(last in (parent as object))) {
+      const container = issue.path.slice(0, -1).map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "");
+      return `${container === "" ? "(root)" : container}: missing ${JSON.stringify(String(last))}`;
+    }
+    return `${where}: expected ${issue.expected}`;
+  }
+  return `${where}: ${issue.message}`;
+}
+
+/**
+ * Reads a JSON list of background-work handles `{ id, kind, command?, status? }`.
+ * Errors name the file and the JSON path, e.g. `background.json: [2]: missing "id"`.
+ */
+export async function readBackgroundFile(file: string): Promise<BackgroundHandle[]> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new BackgroundFileError(file, code === "ENOENT" ? "no such file" : `cannot be read (${code ?? (e as Error).message})`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new BackgroundFileError(file, `not JSON (${(e as Error).message})`);
+  }
+  const r = backgroundSchema.safeParse(data);
+  if (!r.success) {
+    const first = r.error.issues[0]!;
+    if (first.path.length === 0 && !Array.isArray(data)) throw new BackgroundFileError(file, "expected a JSON array of { id, kind, command?, status? }");
+    throw new BackgroundFileError(file, issueText(first, data));
+  }
+  return r.data.map((h) => {
+    const out: BackgroundHandle = { id: h.id, kind: h.kind };
+    if (h.command !== undefined) out.command = h.command;
+    if (h.status !== undefined) out.status = h.status;
+    return out;
+  });
+}
