@@ -149,7 +149,15 @@ export function importClaudeCode(text: string, file: string): ImportResult {
     const meta: Record<string, unknown> = { source_uuid: uuid, timestamp: ts };
     if (sidechain) meta.is_sidechain = true;
     if (o.isMeta === true) meta.is_meta = true;
-    const parentEntry = resolve(o.parentUuid) ?? HEADER_ID;
+    let parentEntry = resolve(o.parentUuid) ?? HEADER_ID;
+    if (typeof o.parentUuid === "string" && parentEntry === HEADER_ID) {
+      // The parent line is missing (e.g. it was broken): hang the entry off the previous entry of its chain.
+      const prevEntry = (sidechain ? side : main).at(-1);
+      if (prevEntry) {
+        parentEntry = prevEntry.id;
+        rb.note(`line ${line}: parent ${o.parentUuid} is not in the file; attached to the previous entry ${prevEntry.id}`);
+      }
+    }
 
     if (o.type === "user" && o.isCompactSummary === true) {
       const boundary = typeof o.parentUuid === "string" ? pendingBoundaries.get(o.parentUuid) : undefined;

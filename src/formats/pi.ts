@@ -199,7 +199,12 @@ export function importPi(text: string, file: string): ImportResult {
     const id = treeId ?? `L${raw.line}`;
     if (!treeId) parentOf.set(id, lastEntry);
     recordIds[recordIndex] = id;
-    const parent = treeId ? (resolve(o.parentId) ?? header.id) : lastEntry;
+    let parent = treeId ? (resolve(o.parentId) ?? header.id) : lastEntry;
+    if (treeId && typeof o.parentId === "string" && parent === header.id && lastEntry !== header.id) {
+      // The parent entry is missing (e.g. its line was broken): hang this one off the previous entry.
+      parent = lastEntry;
+      rb.note(`line ${raw.line}: parent ${o.parentId} is not in the file; attached to the previous entry ${lastEntry}`);
+    }
 
     if (type === "session") {
       const hp = header.payload as Record<string, unknown>;

@@ -16,6 +16,8 @@
  *    (`[tool result for <id>] ...`).
  * 4. Empty messages are dropped; the first non-system message must be from the
  *    user (a minimal user message is inserted otherwise).
+ *    Blocks keep only the fields the provider takes (OpenAI: no `is_error`,
+ *    no `cache_control`).
  * 5. Anthropic: system messages move to `system`; consecutive messages of the
  *    same role are merged, tool results first in a merged user message; a
  *    non-object tool input becomes `{ "input": value }`. OpenAI: assistant
@@ -73,7 +75,7 @@ function cleanBlock(b: Block, provider: Provider): Block {
   if (b.type === "tool_result") {
     const r = b as ToolResultBlock;
     const out: ToolResultBlock = { type: "tool_result", tool_use_id: r.tool_use_id, content: r.content };
-    if (r.is_error !== undefined) out.is_error = r.is_error;
+    if (r.is_error !== undefined && provider === "anthropic") out.is_error = r.is_error;
     if (provider === "anthropic" && r.content_blocks && r.content_blocks.length > 0) out.content_blocks = r.content_blocks;
     return out;
   }
@@ -82,6 +84,15 @@ function cleanBlock(b: Block, provider: Provider): Block {
     const input = provider === "anthropic" && (u.input === null || typeof u.input !== "object" || Array.isArray(u.input)) ? { input: u.input } : u.input;
     return { type: "tool_use", id: u.id, name: u.name, input };
   }
+  if (b.type === "text") {
+    const t = b as { text: string; cache_control?: unknown };
+    return provider === "anthropic" && t.cache_control !== undefined ? { type: "text", text: t.text, cache_control: t.cache_control } : { type: "text", text: t.text };
+  }
+  if (b.type === "thinking") {
+    const t = b as { thinking: string; signature?: string };
+    return { type: "thinking", thinking: t.thinking, signature: t.signature };
+  }
+  if (b.type === "redacted_thinking") return { type: "redacted_thinking", data: (b as { data: string }).data };
   if (b.type === "image_url") return { type: "image_url", image_url: { url: (b as { image_url: { url: string } }).image_url.url } };
   return b;
 }
@@ -142,7 +153,11 @@ export function prepareForProvider(messages: readonly Message[], provider: Provi
         results.push(convo[pos.msg]!.content[pos.block]!);
         kept.push(b);
       } else if (restNonEmpty) {
-        results.push({ type: "tool_result", tool_use_id: id, content: ABANDONED_RESULT_TEXT, is_error: true });
+        results.push(
+          provider === "anthropic"
+            ? { type: "tool_result", tool_use_id: id, content: ABANDONED_RESULT_TEXT, is_error: true }
+            : { type: "tool_result", tool_use_id: id, content: ABANDONED_RESULT_TEXT },
+        );
         kept.push(b);
       }
       // else: in flight at the very end; the call is left out of the request.
