@@ -1,0 +1,70 @@
+/**
+ * A summarizer over the Anthropic Messages API, through the official SDK
+ * pointed at `baseURL`. SDK retries are off: the engine owns the failure ladder.
+ */
+import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
+import type { Summarizer, SummaryRequest, SummaryResult } from "./types.js";
+import { buildUserPrompt, SYSTEM_PROMPT } from "./prompt.js";
+import { capturingFetch, type ResponseSink } from "./errors.js";
+import { DEFAULT_TIMEOUT_MS, mapSdkError, outputCap, requireModel, resolveApiKey, type LlmSummarizerOptions } from "./llm-common.js";
+
+export type AnthropicSummarizerOptions = LlmSummarizerOptions;
+
+export function anthropicSummarizer(options: AnthropicSummarizerOptions): Summarizer {
+  const fn = "anthropicSummarizer";
+  const model = requireModel(fn, options?.model);
+  const apiKey = resolveApiKey(fn, options.apiKey, "ANTHROPIC_API_KEY", options.env ?? process.env);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const label = `anthropic summarizer (model ${model}${options.baseURL ? ` at ${options.baseURL}` : ""})`;
+
+  return {
+    name: "anthropic",
+    model,
+    async summarize(request: SummaryRequest): Promise<SummaryResult> {
+      const sink: ResponseSink = {};
+      const client = new Anthropic({
+        apiKey,
+        // An explicit base URL; without one the SDK's default (or ANTHROPIC_BASE_URL) applies.
+        baseURL: options.baseURL,
+        maxRetries: 0,
+        timeout: timeoutMs,
+        fetch: capturingFetch(sink, options.fetch ?? globalThis.fetch),
+        logLevel: "off",
+      });
+      let message: Anthropic.Messages.Message;
+      try {
+        message = await client.messages.create(
+          {
+            model,
+            max_tokens: outputCap(options.maxTokens, request),
+            system: SYSTEM_PROMPT,
+            messages: [{ role: "user", content: buildUserPrompt(request) }],
+          },
+          { signal: request.signal },
+        );
+      } catch (err) {
+        throw mapSdkError(err, {
+          provider: "anthropic",
+          label,
+          timeoutMs,
+          sink,
+          signal: request.signal,
+          classes: { APIError, APIConnectionError, APIConnectionTimeoutError, APIUserAbortError },
+        });
+      }
+      const blocks: unknown[] = Array.isArray(message?.content) ? message.content : [];
+      let text = "";
+      let toolUse = false;
+      for (const b of blocks) {
+        const r = b as { type?: unknown; text?: unknown };
+        if (r.type === "text" && typeof r.text === "string") text += r.text;
+        else if (r.type === "tool_use" || r.type === "server_tool_use") toolUse = true;
+      }
+      const stop = message?.stop_reason as string | null | undefined;
+      const result: SummaryResult = { text, model: typeof message?.model === "string" && message.model !== "" ? message.model : model };
+      if (stop === "max_tokens" || stop === "model_context_window_exceeded") result.truncated = true;
+      if (toolUse || stop === "tool_use") result.toolCallRequested = true;
+      return result;
+    },
+  };
+}

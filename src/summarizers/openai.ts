@@ -1,0 +1,87 @@
+/**
+ * A summarizer over the OpenAI Chat Completions API, through the official
+ * SDK pointed at `baseURL`: OpenAI, DeepSeek, vLLM, Ollama and the llama.cpp
+ * server all speak it. SDK retries are off: the engine owns the failure ladder.
+ */
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
+import type { Summarizer, SummaryRequest, SummaryResult } from "./types.js";
+import { buildUserPrompt, SYSTEM_PROMPT } from "./prompt.js";
+import { capturingFetch, type ResponseSink } from "./errors.js";
+import { DEFAULT_TIMEOUT_MS, mapSdkError, outputCap, requireModel, resolveApiKey, type LlmSummarizerOptions } from "./llm-common.js";
+
+export interface OpenAICompatibleOptions extends LlmSummarizerOptions {
+  /** `max_tokens` (default; every compatible server accepts it) or `max_completion_tokens` (OpenAI reasoning models). */
+  maxTokensParam?: "max_tokens" | "max_completion_tokens";
+  /** Sampling temperature; omitted unless given (some models accept only the default). */
+  temperature?: number;
+}
+
+function contentText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    // Some compatible servers answer with content parts.
+    return content
+      .map((p) => (p && typeof p === "object" && typeof (p as { text?: unknown }).text === "string" ? (p as { text: string }).text : ""))
+      .join("");
+  }
+  return "";
+}
+
+export function openaiCompatibleSummarizer(options: OpenAICompatibleOptions): Summarizer {
+  const fn = "openaiCompatibleSummarizer";
+  const model = requireModel(fn, options?.model);
+  const apiKey = resolveApiKey(fn, options.apiKey, "OPENAI_API_KEY", options.env ?? process.env);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const label = `openai-compatible summarizer (model ${model}${options.baseURL ? ` at ${options.baseURL}` : ""})`;
+  const param = options.maxTokensParam ?? "max_tokens";
+
+  return {
+    name: "openai-compatible",
+    model,
+    async summarize(request: SummaryRequest): Promise<SummaryResult> {
+      const sink: ResponseSink = {};
+      const client = new OpenAI({
+        apiKey,
+        baseURL: options.baseURL,
+        maxRetries: 0,
+        timeout: timeoutMs,
+        fetch: capturingFetch(sink, options.fetch ?? globalThis.fetch),
+        logLevel: "off",
+      });
+      const body: Record<string, unknown> = {
+        model,
+        messages: [
+          { role: "system", content: SYSTEM_PROMPT },
+          { role: "user", content: buildUserPrompt(request) },
+        ],
+        [param]: outputCap(options.maxTokens, request),
+      };
+      if (options.temperature !== undefined) body.temperature = options.temperature;
+      let completion: OpenAI.Chat.Completions.ChatCompletion;
+      try {
+        completion = (await client.chat.completions.create(body as never, { signal: request.signal })) as OpenAI.Chat.Completions.ChatCompletion;
+      } catch (err) {
+        throw mapSdkError(err, {
+          provider: "openai",
+          label,
+          timeoutMs,
+          sink,
+          signal: request.signal,
+          classes: { APIError, APIConnectionError, APIConnectionTimeoutError, APIUserAbortError },
+        });
+      }
+      const choice = Array.isArray(completion?.choices) ? completion.choices[0] : undefined;
+      const message = choice?.message as (OpenAI.Chat.Completions.ChatCompletionMessage & { function_call?: unknown }) | undefined;
+      const toolCalls = Array.isArray(message?.tool_calls) && message.tool_calls.length > 0;
+      const result: SummaryResult = {
+        text: contentText(message?.content),
+        model: typeof completion?.model === "string" && completion.model !== "" ? completion.model : model,
+      };
+      if (choice?.finish_reason === "length") result.truncated = true;
+      if (toolCalls || message?.function_call != null || choice?.finish_reason === "tool_calls" || choice?.finish_reason === "function_call") {
+        result.toolCallRequested = true;
+      }
+      return result;
+    },
+  };
+}
