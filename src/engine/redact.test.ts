@@ -1,0 +1,133 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { redactSecrets, redactSecretsWithReport } from "./redact.js";
+
+const CORPUS = new URL("../../../../shared/corpus/", import.meta.url).pathname;
+
+// Fake secrets built at run time, so that this file itself holds nothing that a secret scanner flags.
+const j = (...p: string[]) => p.join("");
+const alnum = "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0zA1bC2dE3fG4";
+
+const cases: { name: string; input: string; kind: string; gone: string; kept?: string[] }[] = [
+  { name: "OpenAI legacy key", input: `export OPENAI_API_KEY=${j("sk-", alnum.slice(0, 48))}`, kind: "openai-api-key", gone: alnum.slice(0, 20), kept: ["export OPENAI_API_KEY="] },
+  { name: "OpenAI project key", input: `key: ${j("sk-proj-", alnum, "_", alnum)} end`, kind: "openai-api-key", gone: "sk-proj-", kept: ["key: ", " end"] },
+  { name: "Anthropic key", input: `use ${j("sk-ant-api03-", alnum, "-", alnum.slice(0, 20), "AA")}.`, kind: "anthropic-api-key", gone: "sk-ant-api03", kept: ["use ", "."] },
+  { name: "GitHub classic token", input: `token=${j("ghp_", alnum.slice(0, 36))}`, kind: "github-token", gone: "ghp_", kept: ["token="] },
+  { name: "GitHub fine-grained token", input: j("github_pat_", "11ABCDEFG0", alnum.slice(0, 30)), kind: "github-token", gone: "github_pat_" },
+  { name: "Slack bot token", input: `SLACK=${j("xoxb-", "123456789012-", "1234567890123-", alnum.slice(0, 24))}`, kind: "slack-token", gone: "xoxb-" },
+  { name: "Slack user token", input: j("xoxp-", "1234567890-", "0987654321-", alnum.slice(0, 10)), kind: "slack-token", gone: "xoxp-" },
+  { name: "AWS access key id", input: `aws_access_key_id = ${j("AKIA", "Z7QW3ERT5YUI9OPL")}`, kind: "aws-access-key-id", gone: "AKIAZ7", kept: ["aws_access_key_id = "] },
+  {
+    name: "AWS secret access key",
+    input: `aws_secret_access_key = ${j("wJalrXUtnFEMI/K7MDENG/", "bPxRfiCYz9x8y7w6v5")}`,
+    kind: "aws-secret-access-key",
+    gone: "wJalrXUtnFEMI",
+    kept: ["aws_secret_access_key = "],
+  },
+  { name: "Authorization header", input: `curl -H "Authorization: Bearer ${j("abc", "DEF123xyz")}" https://api`, kind: "bearer-token", gone: "abcDEF123xyz", kept: ['curl -H "Authorization: Bearer ', '" https://api'] },
+  { name: "JSON authorization header", input: `{"Authorization": "Bearer ${j("eyJhbGciOi", "JIUzI1NiJ9.eyJzdWIiOiIx.sig")}"}`, kind: "bearer-token", gone: "eyJhbGciOi" },
+  { name: "bare bearer token", input: `sent Bearer ${j("tok_", "9f8e7d6c5b4a39281706")} to the API`, kind: "bearer-token", gone: "9f8e7d6c5b4a", kept: ["sent Bearer ", " to the API"] },
+  {
+    name: "PEM private key",
+    input: `before\n${j("-----BEGIN RSA ", "PRIVATE KEY-----")}\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\nVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n${j("-----END RSA ", "PRIVATE KEY-----")}\nafter`,
+    kind: "private-key",
+    gone: "MIIEowIBAAKCAQEA",
+    kept: ["before\n", "\nafter"],
+  },
+  {
+    name: "OpenSSH private key",
+    input: `${j("-----BEGIN OPENSSH ", "PRIVATE KEY-----")}\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n${j("-----END OPENSSH ", "PRIVATE KEY-----")}`,
+    kind: "private-key",
+    gone: "b3BlbnNzaC1rZXk",
+  },
+  {
+    name: "PEM private key cut before its END line",
+    input: `${j("-----BEGIN ", "PRIVATE KEY-----")}\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\nMzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZHtCSuYEvu\n\nThe rest of the note.`,
+    kind: "private-key",
+    gone: "MIIEvQIBADANBgkq",
+    kept: ["The rest of the note."],
+  },
+  { name: "password in a URL", input: `git clone https://alice:${j("s3cr3t", "-pa55")}@github.com/org/repo.git`, kind: "url-password", gone: "s3cr3t", kept: ["https://alice:", "@github.com/org/repo.git"] },
+  { name: "password in a database URL", input: `DATABASE_URL=postgres://app:${j("hunter2", "hunter2")}@db.internal:5432/prod`, kind: "url-password", gone: "hunter2", kept: ["postgres://app:", "@db.internal:5432/prod"] },
+  { name: "Google API key", input: `key=${j("AIza", "SyD3x4mpl3K3yV4lu3F0rT3st1ngOnly123")}`, kind: "google-api-key", gone: "AIzaSy" },
+  { name: "Stripe live key", input: `STRIPE=${j("sk_live_", "51H8e7d6c5b4a3928170")}`, kind: "stripe-key", gone: "sk_live_51H" },
+];
+
+for (const c of cases) {
+  test(`redacts: ${c.name}`, () => {
+    const { text, counts } = redactSecretsWithReport(c.input);
+    assert.ok(!text.includes(c.gone), text);
+    assert.ok(text.includes(`[REDACTED:${c.kind}]`), text);
+    assert.ok((counts as Record<string, number>)[c.kind]! >= 1);
+    for (const k of c.kept ?? []) assert.ok(text.includes(k), `kept ${JSON.stringify(k)} in ${text}`);
+    // Idempotent: redacting again changes nothing.
+    assert.equal(redactSecrets(text), text);
+  });
+}
+
+test("leaves non-secrets alone", () => {
+  const fine = [
+    "Run `npm install` and then `npm test`; see docs/task-list.md.",
+    "the sk-learn package and risk-based scoring, desk-top, ask-for-help",
+    "sk-short",
+    "task-management-system-overview-2024-final-version",
+    "Bearer tokens are sent in the Authorization header.",
+    'curl -H "Authorization: Bearer $TOKEN" https://api.example.com',
+    'curl -H "Authorization: Bearer ${GITHUB_TOKEN}" https://api.github.com',
+    "postgres://app:${DB_PASSWORD}@db:5432/prod and mysql://root:<password>@localhost/db",
+    "https://user@example.com/path and https://example.com:8443/x?a=b and git@github.com:org/repo.git",
+    "commit 3f9a2b7c1d0e and sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "AKIA is the prefix of an AWS key id; AKIASHORT is not one.",
+    "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----",
+    "xoxb is a Slack prefix; ghp_ is a GitHub prefix.",
+    "ssh://git@github.com/org/repo.git",
+  ];
+  for (const s of fine) assert.equal(redactSecrets(s), s, s);
+});
+
+test("an sk-… run inside an encrypted base64 blob is not a key (the Codex corpus case)", () => {
+  // Shape of the real blob: base64url characters on both sides of "sk-".
+  const blob = "gAAAAABo4ZyHxUHL_94xDwUPqt61IdzSyBrRPsk-kspGBZk4yfNO8m_DPwQ_UdYi3UZoqZBNgcjQGqsn" + "EeXek1DIijTWXtOBfAi55MCP8zEJP4sk-JBNbzYG111HnIiRfH6VFvNeZSiIp5hOHaWLdQIey==";
+  assert.equal(redactSecrets(blob), blob);
+  assert.equal(redactSecrets(`"encrypted_content":"${blob}"`), `"encrypted_content":"${blob}"`);
+});
+
+test("the real Codex session's encrypted reasoning blobs are left untouched", (t) => {
+  const file = `${CORPUS}codex/coda-rollout-2025-10-04T22-31-15.jsonl`;
+  if (!existsSync(file)) {
+    t.skip(`corpus not found at ${file}`);
+    return;
+  }
+  let blobs = 0;
+  let withSk = 0;
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    if (!line.includes("encrypted_content")) continue;
+    let o: { payload?: { encrypted_content?: unknown } };
+    try {
+      o = JSON.parse(line) as typeof o;
+    } catch {
+      continue;
+    }
+    const blob = o.payload?.encrypted_content;
+    if (typeof blob !== "string") continue;
+    blobs++;
+    if (blob.includes("sk-")) withSk++;
+    assert.equal(redactSecrets(blob), blob);
+  }
+  assert.ok(blobs > 100, `found ${blobs} blobs`);
+  assert.ok(withSk >= 1, "the corpus holds the sk- false-positive case");
+});
+
+test("several secrets in one text are all replaced and counted", () => {
+  const text = `a ${j("ghp_", alnum.slice(0, 36))} b ${j("ghp_", alnum.slice(1, 37))} c https://u:${j("pw", "12345678")}@h.example`;
+  const r = redactSecretsWithReport(text);
+  assert.equal(r.counts["github-token"], 2);
+  assert.equal(r.counts["url-password"], 1);
+  assert.equal(r.text, "a [REDACTED:github-token] b [REDACTED:github-token] c https://u:[REDACTED:url-password]@h.example");
+});
+
+test("linear on large input", () => {
+  const big = "word sk- ghp_ Bearer https://x:y@ ".repeat(50_000);
+  assert.equal(redactSecrets(big).length > 0, true);
+});
