@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Block, Message } from "../model/index.js";
 import { CHECKPOINT_MARKER } from "../contract/markers.js";
-import { extractiveSummarizer, extractiveSummary, SUMMARY_SECTIONS, splitSections, errorLine } from "./extractive.js";
+import { extractiveSummarizer, extractiveSummary, SUMMARY_SECTIONS, splitSections, errorLine, commandOutcome } from "./extractive.js";
 import { isModifyingTool, modifiedPathsOf, shellCommandOf } from "./transcript.js";
 
 const user = (text: string): Message => ({ role: "user", content: [{ type: "text", text }] });
@@ -265,4 +265,15 @@ test("the summarizer object: name, model, result shape, abort", async () => {
   const ac = new AbortController();
   ac.abort();
   await assert.rejects(s.summarize({ messages: session(), signal: ac.signal }));
+});
+
+test("command outcome: non-zero exit codes reported by Codex outputs", () => {
+  assert.equal(commandOutcome('{"output":"","metadata":{"exit_code":1,"duration_seconds":0.0}}'), "exit 1: (no output)");
+  assert.equal(commandOutcome('{"output":"FAILED tests/a.py\\nmore","metadata":{"exit_code":2}}'), "exit 2: FAILED tests/a.py");
+  assert.equal(commandOutcome('{"output":"ok","metadata":{"exit_code":0}}'), "ok");
+  assert.equal(commandOutcome("Exit code: 127\nWall time: 0.1 seconds\nOutput:\nbash: foo: command not found\n"), "exit 127: bash: foo: command not found");
+  assert.equal(commandOutcome("Exit code: 0\nOutput:\nfine"), "ok");
+  assert.equal(commandOutcome("plain output"), "ok");
+  const msgs: Message[] = [user("go"), assistant(call("x", "shell", { command: ["bash", "-lc", "pytest"] })), result("x", '{"output":"1 failed","metadata":{"exit_code":1}}')];
+  assert.match(extractiveSummary({ messages: msgs }), /\$ pytest → exit 1: 1 failed/);
 });

@@ -204,7 +204,7 @@ function collect(messages: readonly Message[]): Collected {
               if (e) e.failures++;
             }
           }
-          if (call.command) call.command.outcome = r.is_error === true ? `error: ${line}` : "ok";
+          if (call.command) call.command.outcome = r.is_error === true ? `error: ${line}` : commandOutcome(content);
         }
       }
     }
@@ -231,6 +231,34 @@ export function errorLine(content: string): string {
   const at = content.indexOf(first);
   const second = firstLine(content.slice(at + first.length, at + first.length + 4096));
   return second === "" ? first : `${first} — ${second}`;
+}
+
+/**
+ * The outcome of a command whose result is not flagged as an error: `ok`, or
+ * `exit N: first line` when the output reports a non-zero exit code (Codex
+ * writes `{"output": ..., "metadata": {"exit_code": N}}`, or `Exit code: N`
+ * followed by `Output:` in newer versions).
+ */
+export function commandOutcome(content: string): string {
+  if (content.startsWith('{"output"')) {
+    try {
+      const o = JSON.parse(content) as { output?: unknown; metadata?: { exit_code?: unknown } };
+      const code = o.metadata?.exit_code;
+      if (typeof code === "number" && code !== 0) {
+        return `exit ${code}: ${clip(firstLine(typeof o.output === "string" ? o.output : "") || "(no output)", ERROR_LINE_CHARS)}`;
+      }
+    } catch {
+      return "ok";
+    }
+    return "ok";
+  }
+  const m = /^Exit code: (-?\d+)\b/.exec(content);
+  if (m && m[1] !== "0") {
+    const at = content.indexOf("\nOutput:");
+    const out = at === -1 ? content.slice(m[0].length) : content.slice(at + 8, at + 8 + 4096);
+    return `exit ${m[1]}: ${clip(firstLine(out) || "(no output)", ERROR_LINE_CHARS)}`;
+  }
+  return "ok";
 }
 
 // ---------------------------------------------------------------------------

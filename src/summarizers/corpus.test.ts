@@ -1,0 +1,59 @@
+/**
+ * The extractive summarizer on every real session in ../shared/corpus
+ * (imported by the formats layer): bounded, every section present,
+ * deterministic, and, given room, every modified path, plain user message
+ * head and error first line of the span appears in the note.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { importFile } from "../formats/detect.js";
+import { liveContext } from "../journal/tree.js";
+import type { Message, ToolResultBlock, ToolUseBlock } from "../model/index.js";
+import { extractiveSummary, splitSections, SUMMARY_SECTIONS, errorLine } from "./extractive.js";
+import { isPlainUserMessage, modifiedPathsOf, textOf } from "./transcript.js";
+
+const CORPUS = new URL("../../../../shared/corpus/", import.meta.url).pathname;
+const DIRS = ["claude-code", "codex", "pi", "gjc", "openai"];
+const files = DIRS.flatMap((d) =>
+  existsSync(join(CORPUS, d))
+    ? readdirSync(join(CORPUS, d))
+        .filter((f) => !f.endsWith(".metadata.json"))
+        .map((f) => join(CORPUS, d, f))
+    : [],
+);
+
+test("corpus present", (t) => {
+  if (files.length === 0) t.skip(`no corpus at ${CORPUS}`);
+});
+
+for (const file of files) {
+  test(`extractive note of ${file.slice(CORPUS.length)}`, async () => {
+    const { entries } = await importFile(file);
+    const messages: Message[] = liveContext(entries);
+    assert.ok(messages.length > 0);
+
+    const note = extractiveSummary({ messages });
+    assert.ok(note.length <= 8000, `${note.length} chars`);
+    const s = splitSections(note).sections;
+    for (const name of SUMMARY_SECTIONS) assert.notEqual((s.get(name) ?? "").trim(), "", `${name} empty`);
+    assert.equal(extractiveSummary({ messages: structuredClone(messages) }), note);
+
+    // With room for everything, nothing of what the bench measures is lost.
+    const roomy = extractiveSummary({ messages, maxTokens: 400_000 });
+    const paths = new Set<string>();
+    const errors = new Set<string>();
+    const users: string[] = [];
+    for (const m of messages) {
+      if (isPlainUserMessage(m)) users.push(textOf(m));
+      for (const b of m.content) {
+        if (b.type === "tool_use") for (const p of modifiedPathsOf(b as ToolUseBlock)) paths.add(p.replace(/\s+/g, " ").trim());
+        if (b.type === "tool_result" && (b as ToolResultBlock).is_error === true) errors.add(errorLine((b as ToolResultBlock).content).slice(0, 120));
+      }
+    }
+    for (const p of paths) assert.ok(roomy.includes(p), `path ${p}`);
+    for (const u of users) assert.ok(roomy.includes(u.slice(0, 200)), `user message ${JSON.stringify(u.slice(0, 60))}`);
+    for (const e of errors) assert.ok(roomy.includes(e), `error ${JSON.stringify(e)}`);
+  });
+}
