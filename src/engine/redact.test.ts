@@ -10,14 +10,59 @@ const j = (...p: string[]) => p.join("");
 const alnum = "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0zA1bC2dE3fG4";
 
 const cases: { name: string; input: string; kind: string; gone: string; kept?: string[] }[] = [
-  { name: "OpenAI legacy key", input: `export OPENAI_API_KEY=${j("sk-", alnum.slice(0, 48))}`, kind: "openai-api-key", gone: alnum.slice(0, 20), kept: ["export OPENAI_API_KEY="] },
-  { name: "OpenAI project key", input: `key: ${j("sk-proj-", alnum, "_", alnum)} end`, kind: "openai-api-key", gone: "sk-proj-", kept: ["key: ", " end"] },
-  { name: "Anthropic key", input: `use ${j("sk-ant-api03-", alnum, "-", alnum.slice(0, 20), "AA")}.`, kind: "anthropic-api-key", gone: "sk-ant-api03", kept: ["use ", "."] },
-  { name: "GitHub classic token", input: `token=${j("ghp_", alnum.slice(0, 36))}`, kind: "github-token", gone: "ghp_", kept: ["token="] },
-  { name: "GitHub fine-grained token", input: j("github_pat_", "11ABCDEFG0", alnum.slice(0, 30)), kind: "github-token", gone: "github_pat_" },
-  { name: "Slack bot token", input: `SLACK=${j("xoxb-", "123456789012-", "1234567890123-", alnum.slice(0, 24))}`, kind: "slack-token", gone: "xoxb-" },
-  { name: "Slack user token", input: j("xoxp-", "1234567890-", "0987654321-", alnum.slice(0, 10)), kind: "slack-token", gone: "xoxp-" },
-  { name: "AWS access key id", input: `aws_access_key_id = ${j("AKIA", "Z7QW3ERT5YUI9OPL")}`, kind: "aws-access-key-id", gone: "AKIAZ7", kept: ["aws_access_key_id = "] },
+  {
+    name: "OpenAI legacy key",
+    input: `export OPENAI_API_KEY=${j("sk-", alnum.slice(0, 48))}`,
+    kind: "openai-api-key",
+    gone: alnum.slice(0, 20),
+    kept: ["export OPENAI_API_KEY="],
+  },
+  {
+    name: "OpenAI project key",
+    input: `key: ${j("sk-proj-", alnum, "_", alnum)} end`,
+    kind: "openai-api-key",
+    gone: "sk-proj-",
+    kept: ["key: ", " end"],
+  },
+  {
+    name: "Anthropic key",
+    input: `use ${j("sk-ant-api03-", alnum, "-", alnum.slice(0, 20), "AA")}.`,
+    kind: "anthropic-api-key",
+    gone: "sk-ant-api03",
+    kept: ["use ", "."],
+  },
+  {
+    name: "GitHub classic token",
+    input: `token=${j("ghp_", alnum.slice(0, 36))}`,
+    kind: "github-token",
+    gone: "ghp_",
+    kept: ["token="],
+  },
+  {
+    name: "GitHub fine-grained token",
+    input: j("github_pat_", "11ABCDEFG0", alnum.slice(0, 30)),
+    kind: "github-token",
+    gone: "github_pat_",
+  },
+  {
+    name: "Slack bot token",
+    input: `SLACK=${j("xoxb-", "123456789012-", "1234567890123-", alnum.slice(0, 24))}`,
+    kind: "slack-token",
+    gone: "xoxb-",
+  },
+  {
+    name: "Slack user token",
+    input: j("xoxp-", "1234567890-", "0987654321-", alnum.slice(0, 10)),
+    kind: "slack-token",
+    gone: "xoxp-",
+  },
+  {
+    name: "AWS access key id",
+    input: `aws_access_key_id = ${j("AKIA", "Z7QW3ERT5YUI9OPL")}`,
+    kind: "aws-access-key-id",
+    gone: "AKIAZ7",
+    kept: ["aws_access_key_id = "],
+  },
   {
     name: "AWS secret access key",
     input: `aws_secret_access_key = ${j("wJalrXUtnFEMI/K7MDENG/", "bPxRfiCYz9x8y7w6v5")}`,
@@ -25,9 +70,26 @@ const cases: { name: string; input: string; kind: string; gone: string; kept?: s
     gone: "wJalrXUtnFEMI",
     kept: ["aws_secret_access_key = "],
   },
-  { name: "Authorization header", input: `curl -H "Authorization: Bearer ${j("abc", "DEF123xyz")}" https://api`, kind: "bearer-token", gone: "abcDEF123xyz", kept: ['curl -H "Authorization: Bearer ', '" https://api'] },
-  { name: "JSON authorization header", input: `{"Authorization": "Bearer ${j("eyJhbGciOi", "JIUzI1NiJ9.eyJzdWIiOiIx.sig")}"}`, kind: "bearer-token", gone: "eyJhbGciOi" },
-  { name: "bare bearer token", input: `sent Bearer ${j("tok_", "9f8e7d6c5b4a39281706")} to the API`, kind: "bearer-token", gone: "9f8e7d6c5b4a", kept: ["sent Bearer ", " to the API"] },
+  {
+    name: "Authorization header",
+    input: `curl -H "Authorization: Bearer ${j("abc", "DEF123xyz")}" https://api`,
+    kind: "bearer-token",
+    gone: "abcDEF123xyz",
+    kept: ['curl -H "Authorization: Bearer ', '" https://api'],
+  },
+  {
+    name: "JSON authorization header",
+    input: `{"Authorization": "Bearer ${j("eyJhbGciOi", "JIUzI1NiJ9.eyJzdWIiOiIx.sig")}"}`,
+    kind: "bearer-token",
+    gone: "eyJhbGciOi",
+  },
+  {
+    name: "bare bearer token",
+    input: `sent Bearer ${j("tok_", "9f8e7d6c5b4a39281706")} to the API`,
+    kind: "bearer-token",
+    gone: "9f8e7d6c5b4a",
+    kept: ["sent Bearer ", " to the API"],
+  },
   {
     name: "PEM private key",
     input: `before\n${j("-----BEGIN RSA ", "PRIVATE KEY-----")}\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\nVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n${j("-----END RSA ", "PRIVATE KEY-----")}\nafter`,
@@ -48,10 +110,32 @@ const cases: { name: string; input: string; kind: string; gone: string; kept?: s
     gone: "MIIEvQIBADANBgkq",
     kept: ["The rest of the note."],
   },
-  { name: "password in a URL", input: `git clone https://alice:${j("s3cr3t", "-pa55")}@github.com/org/repo.git`, kind: "url-password", gone: "s3cr3t", kept: ["https://alice:", "@github.com/org/repo.git"] },
-  { name: "password in a database URL", input: `DATABASE_URL=postgres://app:${j("hunter2", "hunter2")}@db.internal:5432/prod`, kind: "url-password", gone: "hunter2", kept: ["postgres://app:", "@db.internal:5432/prod"] },
-  { name: "Google API key", input: `key=${j("AIza", "SyD3x4mpl3K3yV4lu3F0rT3st1ngOnly123")}`, kind: "google-api-key", gone: "AIzaSy" },
-  { name: "Stripe live key", input: `STRIPE=${j("sk_live_", "51H8e7d6c5b4a3928170")}`, kind: "stripe-key", gone: "sk_live_51H" },
+  {
+    name: "password in a URL",
+    input: `git clone https://alice:${j("s3cr3t", "-pa55")}@github.com/org/repo.git`,
+    kind: "url-password",
+    gone: "s3cr3t",
+    kept: ["https://alice:", "@github.com/org/repo.git"],
+  },
+  {
+    name: "password in a database URL",
+    input: `DATABASE_URL=postgres://app:${j("hunter2", "hunter2")}@db.internal:5432/prod`,
+    kind: "url-password",
+    gone: "hunter2",
+    kept: ["postgres://app:", "@db.internal:5432/prod"],
+  },
+  {
+    name: "Google API key",
+    input: `key=${j("AIza", "SyD3x4mpl3K3yV4lu3F0rT3st1ngOnly123")}`,
+    kind: "google-api-key",
+    gone: "AIzaSy",
+  },
+  {
+    name: "Stripe live key",
+    input: `STRIPE=${j("sk_live_", "51H8e7d6c5b4a3928170")}`,
+    kind: "stripe-key",
+    gone: "sk_live_51H",
+  },
 ];
 
 for (const c of cases) {
@@ -88,7 +172,9 @@ test("leaves non-secrets alone", () => {
 
 test("an sk-… run inside an encrypted base64 blob is not a key (the Codex corpus case)", () => {
   // Shape of the real blob: base64url characters on both sides of "sk-".
-  const blob = "gAAAAABo4ZyHxUHL_94xDwUPqt61IdzSyBrRPsk-kspGBZk4yfNO8m_DPwQ_UdYi3UZoqZBNgcjQGqsn" + "EeXek1DIijTWXtOBfAi55MCP8zEJP4sk-JBNbzYG111HnIiRfH6VFvNeZSiIp5hOHaWLdQIey==";
+  const blob =
+    "gAAAAABo4ZyHxUHL_94xDwUPqt61IdzSyBrRPsk-kspGBZk4yfNO8m_DPwQ_UdYi3UZoqZBNgcjQGqsn" +
+    "EeXek1DIijTWXtOBfAi55MCP8zEJP4sk-JBNbzYG111HnIiRfH6VFvNeZSiIp5hOHaWLdQIey==";
   assert.equal(redactSecrets(blob), blob);
   assert.equal(redactSecrets(`"encrypted_content":"${blob}"`), `"encrypted_content":"${blob}"`);
 });
@@ -124,7 +210,10 @@ test("several secrets in one text are all replaced and counted", () => {
   const r = redactSecretsWithReport(text);
   assert.equal(r.counts["github-token"], 2);
   assert.equal(r.counts["url-password"], 1);
-  assert.equal(r.text, "a [REDACTED:github-token] b [REDACTED:github-token] c https://u:[REDACTED:url-password]@h.example");
+  assert.equal(
+    r.text,
+    "a [REDACTED:github-token] b [REDACTED:github-token] c https://u:[REDACTED:url-password]@h.example",
+  );
 });
 
 test("linear on large input", () => {

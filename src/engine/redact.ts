@@ -56,9 +56,15 @@ const RULES: Rule[] = [
   {
     kind: "openai-api-key",
     // sk-..., sk-proj-..., sk-svcacct-..., sk-admin-...; at least 20 body characters with a digit and a letter.
-    re: new RegExp(`${START}sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?(?=[A-Za-z0-9_\\-]*[0-9])(?=[A-Za-z0-9_\\-]*[A-Za-z])[A-Za-z0-9_\\-]{20,}${END}`, "g"),
+    re: new RegExp(
+      `${START}sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?(?=[A-Za-z0-9_\\-]*[0-9])(?=[A-Za-z0-9_\\-]*[A-Za-z])[A-Za-z0-9_\\-]{20,}${END}`,
+      "g",
+    ),
   },
-  { kind: "github-token", re: new RegExp(`${START}(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})${END}`, "g") },
+  {
+    kind: "github-token",
+    re: new RegExp(`${START}(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})${END}`, "g"),
+  },
   { kind: "slack-token", re: new RegExp(`${START}xox[abprs]-[A-Za-z0-9]+-[A-Za-z0-9\\-]{8,}${END}`, "g") },
   { kind: "aws-access-key-id", re: /(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])/g },
   {
@@ -71,21 +77,23 @@ const RULES: Rule[] = [
   {
     kind: "bearer-token",
     // The Authorization header (any token of 8+ characters), keeping the header name.
-    re: /\b(Authorization["']?\s*[:=]\s*["']?Bearer\s+)([A-Za-z0-9._~+/\-]{8,}=*)/gi,
+    re: /\b(Authorization["']?\s*[:=]\s*["']?Bearer\s+)([A-Za-z0-9._~+/-]{8,}=*)/gi,
     replace: (_m, head) => `${head}${redactionMarker("bearer-token")}`,
   },
   {
     kind: "bearer-token",
     // A bare "Bearer <token>" only when the token looks like one: 20+ characters with a digit.
-    re: /\b(Bearer\s+)(?=[A-Za-z0-9._~+/\-]*[0-9])([A-Za-z0-9._~+/\-]{20,}=*)/g,
+    re: /\b(Bearer\s+)(?=[A-Za-z0-9._~+/-]*[0-9])([A-Za-z0-9._~+/-]{20,}=*)/g,
     replace: (_m, head) => `${head}${redactionMarker("bearer-token")}`,
   },
   {
     kind: "url-password",
     // scheme://user:password@host, keeping scheme, user and host; placeholders ($VAR, ${VAR}, <pw>, ***) are left alone.
-    re: /\b([a-z][a-z0-9+.\-]*:\/\/)([^\s:/?#@"'<>]+):([^\s/?#@"'<>]+)@(?=[^\s/?#@]+)/gi,
+    re: /\b([a-z][a-z0-9+.-]*:\/\/)([^\s:/?#@"'<>]+):([^\s/?#@"'<>]+)@(?=[^\s/?#@]+)/gi,
     replace: (m, scheme, user, pass) =>
-      /^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^>]*>|\*+|x+|\[REDACTED:[a-z-]+\])$/i.test(pass) ? m : `${scheme}${user}:${redactionMarker("url-password")}@`,
+      /^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^>]*>|\*+|x+|\[REDACTED:[a-z-]+\])$/i.test(pass)
+        ? m
+        : `${scheme}${user}:${redactionMarker("url-password")}@`,
   },
 ];
 

@@ -2,11 +2,23 @@
  * A summarizer over the Anthropic Messages API, through the official SDK
  * pointed at `baseURL`. SDK retries are off: the engine owns the failure ladder.
  */
-import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
+import Anthropic, {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+} from "@anthropic-ai/sdk";
 import type { Summarizer, SummaryRequest, SummaryResult } from "./types.js";
 import { buildUserPrompt, SYSTEM_PROMPT } from "./prompt.js";
 import { capturingFetch, type ResponseSink } from "./errors.js";
-import { DEFAULT_TIMEOUT_MS, mapSdkError, outputCap, requireModel, resolveApiKey, type LlmSummarizerOptions } from "./llm-common.js";
+import {
+  DEFAULT_TIMEOUT_MS,
+  mapSdkError,
+  outputCap,
+  requireModel,
+  resolveApiKey,
+  type LlmSummarizerOptions,
+} from "./llm-common.js";
 
 export type AnthropicSummarizerOptions = LlmSummarizerOptions;
 
@@ -61,7 +73,10 @@ export function anthropicSummarizer(options: AnthropicSummarizerOptions): Summar
         else if (r.type === "tool_use" || r.type === "server_tool_use") toolUse = true;
       }
       const stop = message?.stop_reason as string | null | undefined;
-      const result: SummaryResult = { text, model: typeof message?.model === "string" && message.model !== "" ? message.model : model };
+      const result: SummaryResult = {
+        text,
+        model: typeof message?.model === "string" && message.model !== "" ? message.model : model,
+      };
       if (stop === "max_tokens" || stop === "model_context_window_exceeded") result.truncated = true;
       if (toolUse || stop === "tool_use") result.toolCallRequested = true;
       return result;

@@ -48,12 +48,15 @@ for (const file of files) {
     for (const m of messages) {
       if (isPlainUserMessage(m)) users.push(textOf(m));
       for (const b of m.content) {
-        if (b.type === "tool_use") for (const p of modifiedPathsOf(b as ToolUseBlock)) paths.add(p.replace(/\s+/g, " ").trim());
-        if (b.type === "tool_result" && (b as ToolResultBlock).is_error === true) errors.add(errorLine((b as ToolResultBlock).content).slice(0, 120));
+        if (b.type === "tool_use")
+          for (const p of modifiedPathsOf(b as ToolUseBlock)) paths.add(p.replace(/\s+/g, " ").trim());
+        if (b.type === "tool_result" && (b as ToolResultBlock).is_error === true)
+          errors.add(errorLine((b as ToolResultBlock).content).slice(0, 120));
       }
     }
     for (const p of paths) assert.ok(roomy.includes(p), `path ${p}`);
-    for (const u of users) assert.ok(roomy.includes(u.slice(0, 200)), `user message ${JSON.stringify(u.slice(0, 60))}`);
+    for (const u of users)
+      assert.ok(roomy.includes(u.slice(0, 200)), `user message ${JSON.stringify(u.slice(0, 60))}`);
     for (const e of errors) assert.ok(roomy.includes(e), `error ${JSON.stringify(e)}`);
   });
 }

@@ -36,7 +36,9 @@ export function capturingFetch(sink: ResponseSink, base: typeof fetch = globalTh
 }
 
 function rec(v: unknown): Record<string, unknown> | undefined {
-  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  return v !== null && typeof v === "object" && !Array.isArray(v)
+    ? (v as Record<string, unknown>)
+    : undefined;
 }
 
 function str(v: unknown): string | undefined {
@@ -80,9 +82,11 @@ type HeaderBag = { get(name: string): string | null } | Record<string, unknown> 
 
 function header(h: HeaderBag, name: string): string | undefined {
   if (!h) return undefined;
-  if (typeof (h as { get?: unknown }).get === "function") return (h as { get(n: string): string | null }).get(name) ?? undefined;
+  if (typeof (h as { get?: unknown }).get === "function")
+    return (h as { get(n: string): string | null }).get(name) ?? undefined;
   const r = h as Record<string, unknown>;
-  for (const k of Object.keys(r)) if (k.toLowerCase() === name) return typeof r[k] === "string" ? (r[k] as string) : undefined;
+  for (const k of Object.keys(r))
+    if (k.toLowerCase() === name) return typeof r[k] === "string" ? (r[k] as string) : undefined;
   return undefined;
 }
 
@@ -112,7 +116,11 @@ export interface HttpFailure {
 }
 
 /** Classify an HTTP error response of either provider. `label` names the summarizer, model and endpoint. */
-export function classifyHttpFailure(provider: "openai" | "anthropic", f: HttpFailure, label: string): SummarizerError {
+export function classifyHttpFailure(
+  provider: "openai" | "anthropic",
+  f: HttpFailure,
+  label: string,
+): SummarizerError {
   const body = f.bodyText !== undefined ? parseBody(f.bodyText) : f.sdkError;
   const facts = errorFacts(body);
   const message = clip(oneLine(facts.message ?? f.sdkMessage ?? "(no error message)"), 300);
@@ -123,16 +131,20 @@ export function classifyHttpFailure(provider: "openai" | "anthropic", f: HttpFai
   const all = `${facts.code ?? ""} ${facts.type ?? ""} ${facts.message ?? ""}`;
 
   if (status === 429) {
-    if (/insufficient_quota|exceeded your current quota|billing/i.test(all)) return new SummarizerError("deterministic", text, { status });
+    if (/insufficient_quota|exceeded your current quota|billing/i.test(all))
+      return new SummarizerError("deterministic", text, { status });
     return new SummarizerError("transient", text, { status, retryAfterMs: retry });
   }
-  if (status === 408 || status === 409 || status >= 500) return new SummarizerError("transient", text, { status, retryAfterMs: retry });
+  if (status === 408 || status === 409 || status >= 500)
+    return new SummarizerError("transient", text, { status, retryAfterMs: retry });
   if (status === 413) return new SummarizerError("prompt_too_long", text, { status });
   if (status >= 400 && status < 500) {
     const tooLong =
       provider === "anthropic"
         ? /prompt is too long/i.test(facts.message ?? "") || CONTEXT_WORDING.test(all)
-        : facts.code === "context_length_exceeded" || facts.type === "exceed_context_size_error" || CONTEXT_WORDING.test(all);
+        : facts.code === "context_length_exceeded" ||
+          facts.type === "exceed_context_size_error" ||
+          CONTEXT_WORDING.test(all);
     if (tooLong) return new SummarizerError("prompt_too_long", text, { status });
   }
   return new SummarizerError("deterministic", text, { status });
@@ -144,7 +156,8 @@ export function rootCauseMessage(err: unknown): string {
   let msg = err instanceof Error ? err.message : String(err);
   for (let depth = 0; depth < 8 && cur instanceof Error; depth++) {
     const code = (cur as { code?: unknown }).code;
-    if (cur.message) msg = typeof code === "string" && !cur.message.includes(code) ? `${code}: ${cur.message}` : cur.message;
+    if (cur.message)
+      msg = typeof code === "string" && !cur.message.includes(code) ? `${code}: ${cur.message}` : cur.message;
     cur = (cur as { cause?: unknown }).cause;
   }
   return clip(oneLine(msg), 300);

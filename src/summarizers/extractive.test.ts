@@ -2,7 +2,14 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Block, Message } from "../model/index.js";
 import { CHECKPOINT_MARKER } from "../contract/markers.js";
-import { extractiveSummarizer, extractiveSummary, SUMMARY_SECTIONS, splitSections, errorLine, commandOutcome } from "./extractive.js";
+import {
+  extractiveSummarizer,
+  extractiveSummary,
+  SUMMARY_SECTIONS,
+  splitSections,
+  errorLine,
+  commandOutcome,
+} from "./extractive.js";
 import { isModifyingTool, modifiedPathsOf, shellCommandOf } from "./transcript.js";
 
 const user = (text: string): Message => ({ role: "user", content: [{ type: "text", text }] });
@@ -20,14 +27,20 @@ function session(): Message[] {
     user("Please fix the failing parser test in src/parse.ts.\nKeep the public API unchanged."),
     assistant(text("I'll look at the parser first."), call("c1", "Read", { file_path: "src/parse.ts" })),
     result("c1", "export function parse() {}"),
-    assistant(text("Running the tests to see the failure."), call("c2", "Bash", { command: "npm test -- parse" })),
+    assistant(
+      text("Running the tests to see the failure."),
+      call("c2", "Bash", { command: "npm test -- parse" }),
+    ),
     result("c2", "Exit code 1\nAssertionError: expected 3 to equal 4\n    at parse.test.ts:10", true),
     assistant(call("c3", "Edit", { file_path: "src/parse.ts", old_string: "a", new_string: "b" })),
     result("c3", "The file src/parse.ts has been updated."),
     user("Also do not touch `lib/legacy.js` — it is vendored."),
     assistant(
       text("Applying the patch for the tokenizer."),
-      call("c4", "apply_patch", { input: "*** Begin Patch\n*** Update File: src/tokenizer.ts\n@@\n-a\n+b\n*** Add File: src/new-file.ts\n+x\n*** End Patch" }),
+      call("c4", "apply_patch", {
+        input:
+          "*** Begin Patch\n*** Update File: src/tokenizer.ts\n@@\n-a\n+b\n*** Add File: src/new-file.ts\n+x\n*** End Patch",
+      }),
     ),
     result("c4", "Done!"),
     assistant(call("c5", "shell", { command: ["bash", "-lc", "git diff --stat"] })),
@@ -36,7 +49,10 @@ function session(): Message[] {
     result("c6", "permission denied: docs/notes.md", true),
     assistant(call("c7", "Bash", { command: "npm run build" })),
     result("c7", "Exit code 2\nsrc/x.ts(1,1): error TS1005", true),
-    assistant(text("Build started; next I will rerun the parser tests and then update the changelog."), call("c8", "Bash", { command: "npm test" })),
+    assistant(
+      text("Build started; next I will rerun the parser tests and then update the changelog."),
+      call("c8", "Bash", { command: "npm test" }),
+    ),
   ];
 }
 
@@ -58,10 +74,14 @@ test("objective and user direction quote plain user messages exactly, newest fir
   const { sections } = splitSections(note);
   const objective = sections.get("Objective") ?? "";
   assert.match(objective, /Focus: the parser/);
-  assert.ok(objective.includes("Please fix the failing parser test in src/parse.ts.\nKeep the public API unchanged."));
+  assert.ok(
+    objective.includes("Please fix the failing parser test in src/parse.ts.\nKeep the public API unchanged."),
+  );
   const dir = sections.get("User direction") ?? "";
   const newer = dir.indexOf("Also do not touch `lib/legacy.js` — it is vendored.");
-  const older = dir.indexOf("Please fix the failing parser test in src/parse.ts.\nKeep the public API unchanged.");
+  const older = dir.indexOf(
+    "Please fix the failing parser test in src/parse.ts.\nKeep the public API unchanged.",
+  );
   assert.ok(newer >= 0 && older > newer, dir);
   // Tool results are not user direction.
   assert.ok(!dir.includes("export function parse"));
@@ -86,15 +106,34 @@ test("path extraction rules", () => {
   assert.deepEqual(modifiedPathsOf(tu("MultiEdit", { file_path: "/a/b.ts", edits: [] })), ["/a/b.ts"]);
   assert.deepEqual(modifiedPathsOf(tu("NotebookEdit", { notebook_path: "n.ipynb" })), ["n.ipynb"]);
   assert.deepEqual(modifiedPathsOf(tu("create_file", { filename: "c.txt" })), ["c.txt"]);
-  assert.deepEqual(modifiedPathsOf(tu("str_replace_editor", { command: "str_replace", path: "/repo/m.py" })), ["/repo/m.py"]);
+  assert.deepEqual(
+    modifiedPathsOf(tu("str_replace_editor", { command: "str_replace", path: "/repo/m.py" })),
+    ["/repo/m.py"],
+  );
   assert.deepEqual(modifiedPathsOf(tu("str_replace_editor", { command: "view", path: "/repo/m.py" })), []);
   assert.deepEqual(modifiedPathsOf(tu("read_file", { path: "r.ts" })), []);
   assert.deepEqual(modifiedPathsOf(tu("mcp__fs__write_file", { path: "w.ts" })), ["w.ts"]);
   // Codex: apply_patch through the shell argv, and as a raw custom-tool string.
-  assert.deepEqual(modifiedPathsOf(tu("shell", { command: ["apply_patch", "*** Begin Patch\n*** Update File: opk/cli.py\n@@\n*** End Patch"] })), ["opk/cli.py"]);
-  assert.deepEqual(modifiedPathsOf(tu("apply_patch", "*** Begin Patch\n*** Delete File: old.py\n*** Update File: a.py\n*** Move to: b.py\n*** End Patch")), ["old.py", "a.py", "b.py"]);
+  assert.deepEqual(
+    modifiedPathsOf(
+      tu("shell", {
+        command: ["apply_patch", "*** Begin Patch\n*** Update File: opk/cli.py\n@@\n*** End Patch"],
+      }),
+    ),
+    ["opk/cli.py"],
+  );
+  assert.deepEqual(
+    modifiedPathsOf(
+      tu(
+        "apply_patch",
+        "*** Begin Patch\n*** Delete File: old.py\n*** Update File: a.py\n*** Move to: b.py\n*** End Patch",
+      ),
+    ),
+    ["old.py", "a.py", "b.py"],
+  );
   // Unified diff headers, including a heredoc in a Bash command; /dev/null is not a path.
-  const diff = "git apply <<'EOF'\n--- a/x.c\n+++ b/x.c\n@@ -1 +1 @@\n--- /dev/null\n+++ y.c\t2024-01-01\n--- z.c\n+++ /dev/null\nEOF";
+  const diff =
+    "git apply <<'EOF'\n--- a/x.c\n+++ b/x.c\n@@ -1 +1 @@\n--- /dev/null\n+++ y.c\t2024-01-01\n--- z.c\n+++ /dev/null\nEOF";
   assert.deepEqual(modifiedPathsOf(tu("Bash", { command: diff })), ["x.c", "y.c"]);
   // A "+++ " line that does not follow a "--- " line is not a header.
   assert.deepEqual(modifiedPathsOf(tu("Bash", { command: "echo hi\n+++ not-a-path" })), []);
@@ -122,7 +161,10 @@ test("commands with outcomes, error first lines, calls still running, next step"
   const running = s.get("Still running") ?? "";
   assert.match(running, /Bash \(c8\): npm test — no result yet/);
   assert.match(running, /background shell bg-7: npm run dev \(running\)/);
-  assert.equal(s.get("Next step"), "Build started; next I will rerun the parser tests and then update the changelog.");
+  assert.equal(
+    s.get("Next step"),
+    "Build started; next I will rerun the parser tests and then update the changelog.",
+  );
   const work = s.get("Work done") ?? "";
   assert.match(work, /8 tool calls \(Bash 3/);
   assert.match(work, /Running the tests to see the failure\./);
@@ -131,7 +173,10 @@ test("commands with outcomes, error first lines, calls still running, next step"
 test("errors are deduplicated and counted", () => {
   const msgs: Message[] = [user("go")];
   for (let i = 0; i < 3; i++) {
-    msgs.push(assistant(call(`e${i}`, "Bash", { command: "make" })), result(`e${i}`, "make: *** No rule to make target 'all'.  Stop.", true));
+    msgs.push(
+      assistant(call(`e${i}`, "Bash", { command: "make" })),
+      result(`e${i}`, "make: *** No rule to make target 'all'.  Stop.", true),
+    );
   }
   const errs = splitSections(extractiveSummary({ messages: msgs })).sections.get("Errors") ?? "";
   assert.equal(errs, "- make: *** No rule to make target 'all'.  Stop. (×3)");
@@ -148,7 +193,10 @@ test("a checkpoint is not user direction, and a previous checkpoint of ours is f
   const later: Message[] = [
     previous,
     user("Now update the changelog."),
-    assistant(text("Updating it."), call("d1", "Edit", { file_path: "CHANGELOG.md", old_string: "", new_string: "x" })),
+    assistant(
+      text("Updating it."),
+      call("d1", "Edit", { file_path: "CHANGELOG.md", old_string: "", new_string: "x" }),
+    ),
     result("d1", "ok"),
     assistant(text("Changelog updated; next: open the PR.")),
   ];
@@ -157,23 +205,36 @@ test("a checkpoint is not user direction, and a previous checkpoint of ours is f
   assert.ok(!note.includes(CHECKPOINT_MARKER), "the marker is not quoted as user direction");
   assert.ok(!note.includes("HEAD: abc123"), "live state is never copied from an older summary");
   const files = s.get("Files changed") ?? "";
-  for (const p of ["src/parse.ts", "src/tokenizer.ts", "src/new-file.ts", "docs/notes.md", "CHANGELOG.md"]) assert.ok(files.includes(`- ${p}`), p);
+  for (const p of ["src/parse.ts", "src/tokenizer.ts", "src/new-file.ts", "docs/notes.md", "CHANGELOG.md"])
+    assert.ok(files.includes(`- ${p}`), p);
   assert.equal(files.split("src/parse.ts").length - 1, 1);
   const dir = s.get("User direction") ?? "";
-  assert.ok(dir.indexOf("Now update the changelog.") < dir.indexOf("Also do not touch `lib/legacy.js` — it is vendored."));
-  assert.ok(dir.includes("Please fix the failing parser test in src/parse.ts.\nKeep the public API unchanged."));
+  assert.ok(
+    dir.indexOf("Now update the changelog.") <
+      dir.indexOf("Also do not touch `lib/legacy.js` — it is vendored."),
+  );
+  assert.ok(
+    dir.includes("Please fix the failing parser test in src/parse.ts.\nKeep the public API unchanged."),
+  );
   assert.ok((s.get("Errors") ?? "").includes("permission denied: docs/notes.md"));
   assert.ok((s.get("Objective") ?? "").includes("Please fix the failing parser test"));
   assert.equal(s.get("Next step"), "Changelog updated; next: open the PR.");
   // Folding again does not stack: one copy of each section.
-  const again = extractiveSummary({ messages: [{ role: "user", content: [text(`${CHECKPOINT_MARKER}\n${note}`)] }, user("ship it")] });
+  const again = extractiveSummary({
+    messages: [{ role: "user", content: [text(`${CHECKPOINT_MARKER}\n${note}`)] }, user("ship it")],
+  });
   assert.equal(again.split("## Files changed").length - 1, 1);
   assert.equal(again.split("- src/parse.ts").length - 1, 1);
 });
 
 test("a foreign checkpoint is kept, bounded, under Earlier summary; a quoted marker mid-message is user direction", () => {
-  const foreign = "This session is being continued from a previous conversation that ran out of context.\n" + "Summary line. ".repeat(2000);
-  const msgs: Message[] = [user(foreign), user("Quoting: This session is being continued from a previous conversation — odd, right?")];
+  const foreign =
+    "This session is being continued from a previous conversation that ran out of context.\n" +
+    "Summary line. ".repeat(2000);
+  const msgs: Message[] = [
+    user(foreign),
+    user("Quoting: This session is being continued from a previous conversation — odd, right?"),
+  ];
   const note = extractiveSummary({ messages: msgs, maxTokens: 1000 });
   const s = splitSections(note).sections;
   const earlier = s.get("Earlier summary") ?? "";
@@ -187,7 +248,12 @@ test("size bound: every section keeps something; paths, direction and errors are
   const msgs: Message[] = [];
   for (let i = 0; i < 400; i++) {
     msgs.push(user(`request number ${i}: ` + "please do the thing ".repeat(30)));
-    msgs.push(assistant(text(`Working on step ${i}. ` + "detail ".repeat(50)), call(`w${i}`, "Edit", { file_path: `src/module${i}/file${i}.ts` })));
+    msgs.push(
+      assistant(
+        text(`Working on step ${i}. ` + "detail ".repeat(50)),
+        call(`w${i}`, "Edit", { file_path: `src/module${i}/file${i}.ts` }),
+      ),
+    );
     msgs.push(result(`w${i}`, i % 10 === 0 ? `TypeError: failure number ${i}\n  at x` : "ok", i % 10 === 0));
     msgs.push(assistant(call(`b${i}`, "Bash", { command: `npm run step-${i}` })));
     msgs.push(result(`b${i}`, "ok"));
@@ -216,9 +282,12 @@ test("size bound: every section keeps something; paths, direction and errors are
   assert.ok(dir.includes(m399.text.slice(0, 200)));
   // More room: more paths; the default budget holds the 40 error lines.
   const big = splitSections(extractiveSummary({ messages: msgs, maxTokens: 20000 })).sections;
-  assert.ok((big.get("Files changed") ?? "").split("\n").length > (s.get("Files changed") ?? "").split("\n").length);
+  assert.ok(
+    (big.get("Files changed") ?? "").split("\n").length > (s.get("Files changed") ?? "").split("\n").length,
+  );
   const errLines = (s.get("Errors") ?? "").split("\n");
-  for (let i = 0; i < 400; i += 10) assert.ok(errLines.includes(`- TypeError: failure number ${i} — at x`), `error ${i}`);
+  for (let i = 0; i < 400; i += 10)
+    assert.ok(errLines.includes(`- TypeError: failure number ${i} — at x`), `error ${i}`);
 });
 
 test("a long user message is cut with a marker and its head quoted exactly", () => {
@@ -236,7 +305,9 @@ test("a user message containing fences and ## headers stays one quote and surviv
   assert.ok(note.includes(tricky));
   const s = splitSections(note).sections;
   assert.match(s.get("Files changed") ?? "", /no file modified/);
-  const folded = extractiveSummary({ messages: [{ role: "user", content: [text(`${CHECKPOINT_MARKER}\n${note}`)] }, user("next")] });
+  const folded = extractiveSummary({
+    messages: [{ role: "user", content: [text(`${CHECKPOINT_MARKER}\n${note}`)] }, user("next")],
+  });
   assert.ok(folded.includes(tricky));
   assert.match(splitSections(folded).sections.get("Files changed") ?? "", /no file modified/);
 });
@@ -268,12 +339,25 @@ test("the summarizer object: name, model, result shape, abort", async () => {
 });
 
 test("command outcome: non-zero exit codes reported by Codex outputs", () => {
-  assert.equal(commandOutcome('{"output":"","metadata":{"exit_code":1,"duration_seconds":0.0}}'), "exit 1: (no output)");
-  assert.equal(commandOutcome('{"output":"FAILED tests/a.py\\nmore","metadata":{"exit_code":2}}'), "exit 2: FAILED tests/a.py");
+  assert.equal(
+    commandOutcome('{"output":"","metadata":{"exit_code":1,"duration_seconds":0.0}}'),
+    "exit 1: (no output)",
+  );
+  assert.equal(
+    commandOutcome('{"output":"FAILED tests/a.py\\nmore","metadata":{"exit_code":2}}'),
+    "exit 2: FAILED tests/a.py",
+  );
   assert.equal(commandOutcome('{"output":"ok","metadata":{"exit_code":0}}'), "ok");
-  assert.equal(commandOutcome("Exit code: 127\nWall time: 0.1 seconds\nOutput:\nbash: foo: command not found\n"), "exit 127: bash: foo: command not found");
+  assert.equal(
+    commandOutcome("Exit code: 127\nWall time: 0.1 seconds\nOutput:\nbash: foo: command not found\n"),
+    "exit 127: bash: foo: command not found",
+  );
   assert.equal(commandOutcome("Exit code: 0\nOutput:\nfine"), "ok");
   assert.equal(commandOutcome("plain output"), "ok");
-  const msgs: Message[] = [user("go"), assistant(call("x", "shell", { command: ["bash", "-lc", "pytest"] })), result("x", '{"output":"1 failed","metadata":{"exit_code":1}}')];
+  const msgs: Message[] = [
+    user("go"),
+    assistant(call("x", "shell", { command: ["bash", "-lc", "pytest"] })),
+    result("x", '{"output":"1 failed","metadata":{"exit_code":1}}'),
+  ];
   assert.match(extractiveSummary({ messages: msgs }), /\$ pytest → exit 1: 1 failed/);
 });

@@ -204,7 +204,8 @@ function collect(messages: readonly Message[]): Collected {
               if (e) e.failures++;
             }
           }
-          if (call.command) call.command.outcome = r.is_error === true ? `error: ${line}` : commandOutcome(content);
+          if (call.command)
+            call.command.outcome = r.is_error === true ? `error: ${line}` : commandOutcome(content);
         }
       }
     }
@@ -456,7 +457,10 @@ function renderUserDirection(current: string[], earlier: string[], budget: numbe
   }
   if (qs.length === 0) return "(no plain user message in the summarized span)\n";
   const overhead = (q: Q) => q.label.length + 2 * q.fence.length + 4;
-  const cost = (q: Q, keep: number) => overhead(q) + Math.min(keep, q.text.length) + (keep >= q.text.length ? 0 : cutMarker(q.text.length).length + 1);
+  const cost = (q: Q, keep: number) =>
+    overhead(q) +
+    Math.min(keep, q.text.length) +
+    (keep >= q.text.length ? 0 : cutMarker(q.text.length).length + 1);
   let full = 0;
   for (const q of qs) full += cost(q, q.text.length);
   if (full <= budget) return qs.map((q) => renderQuote(q.label, q.text, q.text.length, q.fence)).join("");
@@ -501,7 +505,9 @@ function renderUserDirection(current: string[], earlier: string[], budget: numbe
   }
   const chosen = qs.filter((q) => q.chosen);
   const cut = qs.length - chosen.length;
-  return chosen.map((q) => renderQuote(q.label, q.text, q.keep, q.fence)).join("") + (cut > 0 ? omitted(cut) : "");
+  return (
+    chosen.map((q) => renderQuote(q.label, q.text, q.keep, q.fence)).join("") + (cut > 0 ? omitted(cut) : "")
+  );
 }
 
 /** A free text bounded to `budget`, keeping its head and tail around a cut marker. */
@@ -554,7 +560,9 @@ function allocate(plans: SectionPlan[], total: number): number[] {
 function describeCall(info: CallInfo): string {
   const t = info.tool;
   const name = typeof t.name === "string" ? t.name : "tool";
-  const detail = info.command?.cmd ?? (info.paths[0] !== undefined ? info.paths[0] : clip(oneLine(safeJson(t.input)), 120));
+  const detail =
+    info.command?.cmd ??
+    (info.paths[0] !== undefined ? info.paths[0] : clip(oneLine(safeJson(t.input)), 120));
   return `${name} (${typeof t.id === "string" ? t.id : "?"}): ${detail} — no result yet`;
 }
 
@@ -579,7 +587,10 @@ function describeHandle(h: BackgroundHandle): string {
  * `maxTokens`, else `opts.maxTokens`, else 2,000; at least 200).
  */
 export function extractiveSummary(request: SummaryRequest, opts: ExtractiveOptions = {}): string {
-  const tokens = Math.max(MIN_SUMMARY_TOKENS, Math.floor(request.maxTokens ?? opts.maxTokens ?? DEFAULT_SUMMARY_TOKENS));
+  const tokens = Math.max(
+    MIN_SUMMARY_TOKENS,
+    Math.floor(request.maxTokens ?? opts.maxTokens ?? DEFAULT_SUMMARY_TOKENS),
+  );
   const totalChars = tokens * CHARS_PER_TOKEN;
   const c = collect(request.messages);
   const e = c.earlier;
@@ -605,8 +616,13 @@ export function extractiveSummary(request: SummaryRequest, opts: ExtractiveOptio
   const workItems = (): { text: string; rank: number }[] => {
     const items: { text: string; rank: number }[] = [];
     if (c.toolCalls > 0) {
-      const top = [...c.toolCounts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 8);
-      items.push({ text: `${c.toolCalls} tool calls (${top.map(([k, v]) => `${k} ${v}`).join(", ")})`, rank: -1 });
+      const top = [...c.toolCounts.entries()]
+        .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+        .slice(0, 8);
+      items.push({
+        text: `${c.toolCalls} tool calls (${top.map(([k, v]) => `${k} ${v}`).join(", ")})`,
+        rank: -1,
+      });
     }
     // Newest first by priority; displayed in order (rank).
     const seen = new Set<string>();
@@ -625,7 +641,10 @@ export function extractiveSummary(request: SummaryRequest, opts: ExtractiveOptio
     const out: { text: string; rank: number }[] = [];
     const current = [...c.paths.values()].sort((a, b) => b.last - a.last);
     for (const p of current) {
-      const failed = p.failures >= p.attempts ? ` — failed (${p.failures} attempt${p.failures === 1 ? "" : "s"} errored)` : "";
+      const failed =
+        p.failures >= p.attempts
+          ? ` — failed (${p.failures} attempt${p.failures === 1 ? "" : "s"} errored)`
+          : "";
       out.push({ text: `${oneLine(p.path)}${failed}`, rank: e.files.length + p.first });
     }
     e.files.forEach((f, i) => {
@@ -639,7 +658,10 @@ export function extractiveSummary(request: SummaryRequest, opts: ExtractiveOptio
     const base = e.commands.length;
     const cur = [...c.commands.values()].sort((a, b) => b.last - a.last);
     for (const cmd of cur) {
-      out.push({ text: `$ ${cmd.cmd}${cmd.count > 1 ? ` (×${cmd.count})` : ""} → ${cmd.outcome}`, rank: base + cmd.last });
+      out.push({
+        text: `$ ${cmd.cmd}${cmd.count > 1 ? ` (×${cmd.count})` : ""} → ${cmd.outcome}`,
+        rank: base + cmd.last,
+      });
     }
     for (let i = e.commands.length - 1; i >= 0; i--) out.push({ text: e.commands[i], rank: i });
     return out;
@@ -649,8 +671,10 @@ export function extractiveSummary(request: SummaryRequest, opts: ExtractiveOptio
     const out: { text: string; rank: number }[] = [];
     const base = e.errors.length;
     const cur = [...c.errors.entries()].sort((a, b) => b[1].last - a[1].last);
-    for (const [line, info] of cur) out.push({ text: info.count > 1 ? `${line} (×${info.count})` : line, rank: base + info.last });
-    for (let i = e.errors.length - 1; i >= 0; i--) if (!c.errors.has(e.errors[i])) out.push({ text: e.errors[i], rank: i });
+    for (const [line, info] of cur)
+      out.push({ text: info.count > 1 ? `${line} (×${info.count})` : line, rank: base + info.last });
+    for (let i = e.errors.length - 1; i >= 0; i--)
+      if (!c.errors.has(e.errors[i])) out.push({ text: e.errors[i], rank: i });
     return out;
   };
 
@@ -659,7 +683,9 @@ export function extractiveSummary(request: SummaryRequest, opts: ExtractiveOptio
     const pending = [...c.calls.values()].filter((i) => !i.done).sort((a, b) => b.order - a.order);
     for (const p of pending) out.push({ text: describeCall(p), rank: p.order });
     const bg = request.background ?? [];
-    bg.forEach((h, i) => out.unshift({ text: `background ${describeHandle(h)}`, rank: Number.MAX_SAFE_INTEGER - bg.length + i }));
+    bg.forEach((h, i) =>
+      out.unshift({ text: `background ${describeHandle(h)}`, rank: Number.MAX_SAFE_INTEGER - bg.length + i }),
+    );
     return out;
   };
 
@@ -681,8 +707,9 @@ export function extractiveSummary(request: SummaryRequest, opts: ExtractiveOptio
   const commands = lazy(commandItems);
   const errors = lazy(errorItems);
   const running = lazy(runningItems);
-  const list = (items: () => { text: string; rank: number }[], what: string, empty: string) => (budget: number) =>
-    items().length === 0 ? fitted(`${empty}\n`, budget) : renderList(items(), budget, what);
+  const list =
+    (items: () => { text: string; rank: number }[], what: string, empty: string) => (budget: number) =>
+      items().length === 0 ? fitted(`${empty}\n`, budget) : renderList(items(), budget, what);
 
   const plans: SectionPlan[] = [
     { name: "Objective", weight: 1, need: 0, render: objectiveText },
@@ -692,8 +719,18 @@ export function extractiveSummary(request: SummaryRequest, opts: ExtractiveOptio
       need: 0,
       render: (b) => renderUserDirection(c.userMessages, e.userQuotes, b),
     },
-    { name: "Work done", weight: 1, need: 0, render: list(work, "notes", "(no assistant text in the summarized span)") },
-    { name: "Files changed", weight: 4, need: 0, render: list(files, "paths", "(no file modified by a tool call)") },
+    {
+      name: "Work done",
+      weight: 1,
+      need: 0,
+      render: list(work, "notes", "(no assistant text in the summarized span)"),
+    },
+    {
+      name: "Files changed",
+      weight: 4,
+      need: 0,
+      render: list(files, "paths", "(no file modified by a tool call)"),
+    },
     { name: "Commands run", weight: 1, need: 0, render: list(commands, "commands", "(no shell command)") },
     { name: "Errors", weight: 3.5, need: 0, render: list(errors, "errors", "(no error result)") },
     { name: "Still running", weight: 0.5, need: 0, render: list(running, "entries", "(nothing in flight)") },
@@ -701,12 +738,20 @@ export function extractiveSummary(request: SummaryRequest, opts: ExtractiveOptio
       name: "Next step",
       weight: 1,
       need: 0,
-      render: (b) => (nextStepText !== undefined ? headTail(demoteHeaders(nextStepText), b, 0.4) : fitted("(no assistant text in the summarized span)\n", b)),
+      render: (b) =>
+        nextStepText !== undefined
+          ? headTail(demoteHeaders(nextStepText), b, 0.4)
+          : fitted("(no assistant text in the summarized span)\n", b),
     },
   ];
   if (e.freeText.length > 0) {
     const free = demoteHeaders(e.freeText.join("\n\n"));
-    plans.push({ name: EARLIER_SUMMARY_SECTION, weight: 1.5, need: 0, render: (b) => headTail(free, b, 0.6) });
+    plans.push({
+      name: EARLIER_SUMMARY_SECTION,
+      weight: 1.5,
+      need: 0,
+      render: (b) => headTail(free, b, 0.6),
+    });
   }
 
   for (const p of plans) p.need = p.render(Number.MAX_SAFE_INTEGER).length;

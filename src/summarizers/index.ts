@@ -16,4 +16,11 @@ export { openaiCompatibleSummarizer, type OpenAICompatibleOptions } from "./open
 export { anthropicSummarizer, type AnthropicSummarizerOptions } from "./anthropic.js";
 export { DEFAULT_TIMEOUT_MS, type LlmSummarizerOptions } from "./llm-common.js";
 export { SYSTEM_PROMPT, buildUserPrompt, renderTranscript } from "./prompt.js";
-export { isPlainUserMessage, isCheckpointMessage, checkpointMarkerOf, isModifyingTool, modifiedPathsOf, shellCommandOf } from "./transcript.js";
+export {
+  isPlainUserMessage,
+  isCheckpointMessage,
+  checkpointMarkerOf,
+  isModifyingTool,
+  modifiedPathsOf,
+  shellCommandOf,
+} from "./transcript.js";

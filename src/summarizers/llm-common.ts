@@ -26,7 +26,12 @@ export interface LlmSummarizerOptions {
 }
 
 /** The API key from the options or the environment, or a deterministic error naming both. */
-export function resolveApiKey(fn: string, apiKey: string | undefined, envName: string, env: Readonly<Record<string, string | undefined>>): string {
+export function resolveApiKey(
+  fn: string,
+  apiKey: string | undefined,
+  envName: string,
+  env: Readonly<Record<string, string | undefined>>,
+): string {
   const key = apiKey ?? env[envName];
   if (key === undefined || key.trim() === "") {
     throw new SummarizerError(
@@ -39,7 +44,10 @@ export function resolveApiKey(fn: string, apiKey: string | undefined, envName: s
 
 export function requireModel(fn: string, model: unknown): string {
   if (typeof model !== "string" || model.trim() === "") {
-    throw new SummarizerError("deterministic", `${fn}: the model option is required (e.g. { model: "gpt-4o-mini" })`);
+    throw new SummarizerError(
+      "deterministic",
+      `${fn}: the model option is required (e.g. { model: "gpt-4o-mini" })`,
+    );
   }
   return model;
 }
@@ -49,6 +57,10 @@ export function outputCap(optionMax: number | undefined, request: SummaryRequest
   if (optionMax !== undefined) return optionMax;
   return Math.max(1024, 2 * (request.maxTokens ?? DEFAULT_SUMMARY_TOKENS));
 }
+
+/** An SDK error class, used with `instanceof`. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type ErrorClass = abstract new (...args: any[]) => Error;
 
 /**
  * Map a thrown SDK error to a `SummarizerError`. Shared by both providers
@@ -62,7 +74,12 @@ export function mapSdkError(
     timeoutMs: number;
     sink: ResponseSink;
     signal?: AbortSignal;
-    classes: { APIError: Function; APIConnectionError: Function; APIConnectionTimeoutError: Function; APIUserAbortError: Function };
+    classes: {
+      APIError: ErrorClass;
+      APIConnectionError: ErrorClass;
+      APIConnectionTimeoutError: ErrorClass;
+      APIUserAbortError: ErrorClass;
+    };
   },
 ): SummarizerError {
   if (err instanceof SummarizerError) return err;
@@ -74,7 +91,9 @@ export function mapSdkError(
     return new SummarizerError("transient", `${label}: timed out after ${ctx.timeoutMs} ms`, { cause: err });
   }
   if (err instanceof classes.APIConnectionError) {
-    return new SummarizerError("transient", `${label}: connection failed: ${rootCauseMessage(err)}`, { cause: err });
+    return new SummarizerError("transient", `${label}: connection failed: ${rootCauseMessage(err)}`, {
+      cause: err,
+    });
   }
   if (err instanceof classes.APIError) {
     const e = err as { status?: unknown; headers?: unknown; error?: unknown; message?: string };
@@ -90,7 +109,11 @@ export function mapSdkError(
         },
         label,
       );
-      return new SummarizerError(mapped.kind, mapped.message, { status: mapped.status, retryAfterMs: mapped.retryAfterMs, cause: err });
+      return new SummarizerError(mapped.kind, mapped.message, {
+        status: mapped.status,
+        retryAfterMs: mapped.retryAfterMs,
+        cause: err,
+      });
     }
   }
   return new SummarizerError("deterministic", `${label}: ${rootCauseMessage(err)}`, { cause: err });

@@ -7,7 +7,14 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUse
 import type { Summarizer, SummaryRequest, SummaryResult } from "./types.js";
 import { buildUserPrompt, SYSTEM_PROMPT } from "./prompt.js";
 import { capturingFetch, type ResponseSink } from "./errors.js";
-import { DEFAULT_TIMEOUT_MS, mapSdkError, outputCap, requireModel, resolveApiKey, type LlmSummarizerOptions } from "./llm-common.js";
+import {
+  DEFAULT_TIMEOUT_MS,
+  mapSdkError,
+  outputCap,
+  requireModel,
+  resolveApiKey,
+  type LlmSummarizerOptions,
+} from "./llm-common.js";
 
 export interface OpenAICompatibleOptions extends LlmSummarizerOptions {
   /** `max_tokens` (default; every compatible server accepts it) or `max_completion_tokens` (OpenAI reasoning models). */
@@ -21,7 +28,11 @@ function contentText(content: unknown): string {
   if (Array.isArray(content)) {
     // Some compatible servers answer with content parts.
     return content
-      .map((p) => (p && typeof p === "object" && typeof (p as { text?: unknown }).text === "string" ? (p as { text: string }).text : ""))
+      .map((p) =>
+        p && typeof p === "object" && typeof (p as { text?: unknown }).text === "string"
+          ? (p as { text: string }).text
+          : "",
+      )
       .join("");
   }
   return "";
@@ -59,7 +70,9 @@ export function openaiCompatibleSummarizer(options: OpenAICompatibleOptions): Su
       if (options.temperature !== undefined) body.temperature = options.temperature;
       let completion: OpenAI.Chat.Completions.ChatCompletion;
       try {
-        completion = (await client.chat.completions.create(body as never, { signal: request.signal })) as OpenAI.Chat.Completions.ChatCompletion;
+        completion = (await client.chat.completions.create(body as never, {
+          signal: request.signal,
+        })) as OpenAI.Chat.Completions.ChatCompletion;
       } catch (err) {
         throw mapSdkError(err, {
           provider: "openai",
@@ -71,14 +84,20 @@ export function openaiCompatibleSummarizer(options: OpenAICompatibleOptions): Su
         });
       }
       const choice = Array.isArray(completion?.choices) ? completion.choices[0] : undefined;
-      const message = choice?.message as (OpenAI.Chat.Completions.ChatCompletionMessage & { function_call?: unknown }) | undefined;
+      const message = choice?.message as
+        (OpenAI.Chat.Completions.ChatCompletionMessage & { function_call?: unknown }) | undefined;
       const toolCalls = Array.isArray(message?.tool_calls) && message.tool_calls.length > 0;
       const result: SummaryResult = {
         text: contentText(message?.content),
         model: typeof completion?.model === "string" && completion.model !== "" ? completion.model : model,
       };
       if (choice?.finish_reason === "length") result.truncated = true;
-      if (toolCalls || message?.function_call != null || choice?.finish_reason === "tool_calls" || choice?.finish_reason === "function_call") {
+      if (
+        toolCalls ||
+        message?.function_call != null ||
+        choice?.finish_reason === "tool_calls" ||
+        choice?.finish_reason === "function_call"
+      ) {
         result.toolCallRequested = true;
       }
       return result;

@@ -9,7 +9,8 @@ import type { Block, Message, ToolUseBlock } from "../model/index.js";
 /** The first text block of a message, if any. */
 export function firstTextBlock(m: Message): string | undefined {
   for (const b of m.content) {
-    if (b.type === "text" && typeof (b as { text?: unknown }).text === "string") return (b as { text: string }).text;
+    if (b.type === "text" && typeof (b as { text?: unknown }).text === "string")
+      return (b as { text: string }).text;
   }
   return undefined;
 }
@@ -52,7 +53,11 @@ export function isPlainUserMessage(m: Message): boolean {
   let hasText = false;
   for (const b of m.content) {
     if (b.type === "tool_result") return false;
-    if (b.type === "text" && typeof (b as { text?: unknown }).text === "string" && (b as { text: string }).text.trim() !== "") {
+    if (
+      b.type === "text" &&
+      typeof (b as { text?: unknown }).text === "string" &&
+      (b as { text: string }).text.trim() !== ""
+    ) {
       hasText = true;
     }
   }
@@ -109,7 +114,9 @@ export function oneLine(s: string): string {
 }
 
 function asRecord(v: unknown): Record<string, unknown> | undefined {
-  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  return v !== null && typeof v === "object" && !Array.isArray(v)
+    ? (v as Record<string, unknown>)
+    : undefined;
 }
 
 /**
@@ -157,7 +164,23 @@ export function shellCommandOf(tool: ToolUseBlock): string | undefined {
 /** Field names whose string value is a file path. */
 export const PATH_FIELDS = ["file_path", "path", "filename", "notebook_path"] as const;
 
-const READ_ONLY_WORDS = new Set(["read", "view", "get", "list", "ls", "search", "grep", "glob", "find", "cat", "fetch", "open", "show", "stat", "output"]);
+const READ_ONLY_WORDS = new Set([
+  "read",
+  "view",
+  "get",
+  "list",
+  "ls",
+  "search",
+  "grep",
+  "glob",
+  "find",
+  "cat",
+  "fetch",
+  "open",
+  "show",
+  "stat",
+  "output",
+]);
 const MODIFYING_WORDS = new Set([
   "edit",
   "multiedit",
@@ -194,7 +217,7 @@ function nameWords(name: string): string[] {
 
 /**
  * Whether a tool call modifies files. The rule (documented in
- * docs/summarizers.md): the tool's name, split into words (namespace prefixes
+ * src/summarizers/README.md): the tool's name, split into words (namespace prefixes
  * such as `mcp__server__` dropped), contains a modifying word (edit, write,
  * create, insert, replace, patch, delete, rename, move, ...) and no read-only
  * word (read, view, list, grep, ...); and for editor tools that take a

@@ -34,7 +34,8 @@ export interface RecordedRequest {
   path: string;
   headers: IncomingHttpHeaders;
   rawBody: string;
-  /** The parsed JSON body, or undefined when it is not JSON. */
+  /** The parsed JSON body, or undefined when it is not JSON (typed loosely for test assertions). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
 }
 
@@ -77,14 +78,29 @@ export async function startFakeProvider(script: FakeScript = []): Promise<FakePr
         body = undefined;
       }
       const path = (req.url ?? "/").split("?")[0];
-      const recorded: RecordedRequest = { method: req.method ?? "GET", path, headers: req.headers, rawBody, body };
+      const recorded: RecordedRequest = {
+        method: req.method ?? "GET",
+        path,
+        headers: req.headers,
+        rawBody,
+        body,
+      };
       const index = requests.length;
       requests.push(recorded);
       let step: FakeStep;
       if (!KNOWN_PATHS.has(path) || req.method !== "POST") {
-        step = { status: 404, body: { error: { message: `fake provider: no route for ${req.method} ${path}`, type: "not_found_error" } } };
+        step = {
+          status: 404,
+          body: {
+            error: { message: `fake provider: no route for ${req.method} ${path}`, type: "not_found_error" },
+          },
+        };
       } else if (fn) step = fn(recorded, index);
-      else step = queue.shift() ?? { status: 500, body: { error: { message: "fake provider: no scripted response left", type: "server_error" } } };
+      else
+        step = queue.shift() ?? {
+          status: 500,
+          body: { error: { message: "fake provider: no scripted response left", type: "server_error" } },
+        };
       const act = () => answer(step, res);
       if (step.delayMs !== undefined && step.delayMs > 0) {
         const t = setTimeout(() => {
@@ -139,7 +155,10 @@ function answer(step: FakeStep, res: ServerResponse): void {
   }
   const status = step.status ?? 200;
   const payload = step.rawBody ?? (step.body === undefined ? "" : JSON.stringify(step.body));
-  const headers: Record<string, string> = { "content-type": step.rawBody !== undefined ? "text/plain" : "application/json", ...(step.headers ?? {}) };
+  const headers: Record<string, string> = {
+    "content-type": step.rawBody !== undefined ? "text/plain" : "application/json",
+    ...(step.headers ?? {}),
+  };
   res.writeHead(status, headers);
   res.end(payload);
 }
@@ -177,7 +196,14 @@ export const openaiReply = {
         object: "chat.completion",
         created: 1_700_000_000,
         model: opts.model ?? "fake-model",
-        choices: [{ index: 0, message: { role: "assistant", refusal: null, ...message }, logprobs: null, finish_reason: finishReason }],
+        choices: [
+          {
+            index: 0,
+            message: { role: "assistant", refusal: null, ...message },
+            logprobs: null,
+            finish_reason: finishReason,
+          },
+        ],
         usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 },
       },
     };
@@ -191,17 +217,39 @@ export const openaiReply = {
   },
   toolCall(name: string, args: unknown, opts: ReplyOptions = {}): FakeStep {
     return openaiReply.completion(
-      { content: null, tool_calls: [{ id: nextId("call_"), type: "function", function: { name, arguments: JSON.stringify(args) } }] },
+      {
+        content: null,
+        tool_calls: [
+          { id: nextId("call_"), type: "function", function: { name, arguments: JSON.stringify(args) } },
+        ],
+      },
       "tool_calls",
       opts,
     );
   },
-  error(status: number, message: string, e: { type?: string; code?: string | null; param?: string | null; headers?: Record<string, string>; delayMs?: number } = {}): FakeStep {
+  error(
+    status: number,
+    message: string,
+    e: {
+      type?: string;
+      code?: string | null;
+      param?: string | null;
+      headers?: Record<string, string>;
+      delayMs?: number;
+    } = {},
+  ): FakeStep {
     return {
       status,
       headers: e.headers,
       delayMs: e.delayMs,
-      body: { error: { message, type: e.type ?? (status >= 500 ? "server_error" : "invalid_request_error"), param: e.param ?? null, code: e.code ?? null } },
+      body: {
+        error: {
+          message,
+          type: e.type ?? (status >= 500 ? "server_error" : "invalid_request_error"),
+          param: e.param ?? null,
+          code: e.code ?? null,
+        },
+      },
     };
   },
   contextLengthExceeded(): FakeStep {
@@ -212,23 +260,35 @@ export const openaiReply = {
     );
   },
   rateLimited(retryAfterSeconds?: number): FakeStep {
-    return openaiReply.error(429, "Rate limit reached for requests per min (RPM): Limit 3, Used 3, Requested 1.", {
-      type: "requests",
-      code: "rate_limit_exceeded",
-      headers: retryAfterSeconds !== undefined ? { "retry-after": String(retryAfterSeconds) } : undefined,
-    });
+    return openaiReply.error(
+      429,
+      "Rate limit reached for requests per min (RPM): Limit 3, Used 3, Requested 1.",
+      {
+        type: "requests",
+        code: "rate_limit_exceeded",
+        headers: retryAfterSeconds !== undefined ? { "retry-after": String(retryAfterSeconds) } : undefined,
+      },
+    );
   },
   insufficientQuota(): FakeStep {
-    return openaiReply.error(429, "You exceeded your current quota, please check your plan and billing details.", {
-      type: "insufficient_quota",
-      code: "insufficient_quota",
-    });
+    return openaiReply.error(
+      429,
+      "You exceeded your current quota, please check your plan and billing details.",
+      {
+        type: "insufficient_quota",
+        code: "insufficient_quota",
+      },
+    );
   },
   unauthorized(): FakeStep {
-    return openaiReply.error(401, "Incorrect API key provided: sk-fake. You can find your API key at https://platform.openai.com/account/api-keys.", {
-      type: "invalid_request_error",
-      code: "invalid_api_key",
-    });
+    return openaiReply.error(
+      401,
+      "Incorrect API key provided: sk-fake. You can find your API key at https://platform.openai.com/account/api-keys.",
+      {
+        type: "invalid_request_error",
+        code: "invalid_api_key",
+      },
+    );
   },
 };
 
@@ -259,18 +319,41 @@ export const anthropicReply = {
     return anthropicReply.message([{ type: "text", text }], "max_tokens", opts);
   },
   toolUse(name: string, input: unknown, opts: ReplyOptions = {}): FakeStep {
-    return anthropicReply.message([{ type: "tool_use", id: nextId("toolu_"), name, input }], "tool_use", opts);
+    return anthropicReply.message(
+      [{ type: "tool_use", id: nextId("toolu_"), name, input }],
+      "tool_use",
+      opts,
+    );
   },
-  error(status: number, type: string, message: string, e: { headers?: Record<string, string>; delayMs?: number } = {}): FakeStep {
-    return { status, headers: e.headers, delayMs: e.delayMs, body: { type: "error", error: { type, message }, request_id: nextId("req_") } };
+  error(
+    status: number,
+    type: string,
+    message: string,
+    e: { headers?: Record<string, string>; delayMs?: number } = {},
+  ): FakeStep {
+    return {
+      status,
+      headers: e.headers,
+      delayMs: e.delayMs,
+      body: { type: "error", error: { type, message }, request_id: nextId("req_") },
+    };
   },
   promptTooLong(): FakeStep {
-    return anthropicReply.error(400, "invalid_request_error", "prompt is too long: 212345 tokens > 200000 maximum");
+    return anthropicReply.error(
+      400,
+      "invalid_request_error",
+      "prompt is too long: 212345 tokens > 200000 maximum",
+    );
   },
   rateLimited(retryAfterSeconds?: number): FakeStep {
-    return anthropicReply.error(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit", {
-      headers: retryAfterSeconds !== undefined ? { "retry-after": String(retryAfterSeconds) } : undefined,
-    });
+    return anthropicReply.error(
+      429,
+      "rate_limit_error",
+      "Number of request tokens has exceeded your per-minute rate limit",
+      {
+        headers: retryAfterSeconds !== undefined ? { "retry-after": String(retryAfterSeconds) } : undefined,
+      },
+    );
   },
   overloaded(): FakeStep {
     return anthropicReply.error(529, "overloaded_error", "Overloaded");
