@@ -1,0 +1,291 @@
+/**
+ * `compact-safe compact FILE`: compacts the live context of a session. A
+ * journal gets ONE `compaction` entry appended (under its lock, fsynced);
+ * any other format is imported and written to `--out` as a new journal with
+ * the compaction entry. Nothing is written unless the compaction is `ok`.
+ */
+import type { Command } from "commander";
+import { Option } from "commander";
+import type { CompactionEntry, CoverageReceipt, JournalEntry } from "../../model/index.js";
+import { activePath, appendEntries, newEntryId, nowIso, projectPath, readJournal, withJournalLock, formatProblems } from "../../journal/index.js";
+import { readAnchors, readBackgroundFile, readLiveState } from "../../journal/workspace.js";
+import { compactMessagesSafe, type CompactSuccess } from "../../engine/compact.js";
+import { measurePressure } from "../../engine/pressure.js";
+import { formatReceipt } from "../../engine/replacement.js";
+import type { Summarizer } from "../../summarizers/types.js";
+import { extractiveSummarizer } from "../../summarizers/extractive.js";
+import { FORMAT_NAMES } from "../../formats/types.js";
+import { CliError, EXIT, usageError } from "../errors.js";
+import { loadSession, looksLikeJournal, parseFormat, requireFile } from "../io.js";
+import { err, num, out, printJson, progress, PROGRESS_MIN_BYTES, style } from "../output.js";
+import { splitHeader, writeNewJournal } from "./import.js";
+
+interface CompactCliOptions {
+  format?: string;
+  out?: string;
+  inPlace?: boolean;
+  force?: boolean;
+  summarizer: "extractive" | "openai" | "anthropic";
+  model?: string;
+  baseUrl?: string;
+  window: number;
+  threshold: number;
+  target?: number;
+  ifNeeded?: boolean;
+  workspace?: string;
+  background?: string;
+  focus?: string;
+  pruneOnly?: boolean;
+  dryRun?: boolean;
+  json?: boolean;
+}
+
+/** The `--json` receipt of `compact`. */
+export interface CompactReceipt {
+  path: "summary" | "prune-only";
+  tokens_before: number;
+  tokens_after: number;
+  target: number;
+  target_reached: boolean;
+  coverage: CoverageReceipt;
+  /** Id of the new compaction entry; null on --dry-run (nothing was written). */
+  checkpoint_id: string | null;
+  /** The journal written; null on --dry-run. */
+  journal: string | null;
+}
+
+export const DEFAULT_WINDOW = 200_000;
+export const DEFAULT_THRESHOLD = 80;
+
+/**
+ * The target when `--target` is not given: half the window; but a manual
+ * compaction must still shrink, so when the live context is already at or
+ * under that, half the live size.
+ */
+export function defaultTarget(window: number, liveTokens: number): number {
+  const half = Math.floor(window / 2);
+  return liveTokens > half ? half : Math.floor(liveTokens / 2);
+}
+
+export function positiveInt(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n <= 0) throw usageError(`${name}: expected a positive whole number, got ${JSON.stringify(value)}`);
+    return n;
+  };
+}
+
+function percent(value: string): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n <= 0 || n > 100) throw usageError(`--threshold: expected a percentage in (0, 100], got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** Backoff of the summarizer's retry ladder: COMPACT_SAFE_BACKOFF_MS (milliseconds), default the engine's (1,000). */
+function backoffFromEnv(): number | undefined {
+  const raw = process.env.COMPACT_SAFE_BACKOFF_MS;
+  if (raw === undefined || raw === "") return undefined;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw usageError(`COMPACT_SAFE_BACKOFF_MS: expected a number of milliseconds, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+async function makeSummarizer(o: CompactCliOptions): Promise<Summarizer> {
+  if (o.summarizer === "extractive") {
+    if (o.model !== undefined || o.baseUrl !== undefined) throw usageError("--model and --base-url apply to --summarizer openai or anthropic, not extractive");
+    return extractiveSummarizer();
+  }
+  const envName = o.summarizer === "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
+  const key = process.env[envName];
+  if (key === undefined || key.trim() === "") {
+    throw usageError(`${envName} is not set (--summarizer ${o.summarizer} needs an API key; for a local server that needs none, set it to any placeholder)`);
+  }
+  if (o.model === undefined || o.model.trim() === "") throw usageError(`--summarizer ${o.summarizer} needs --model (the model that writes the summary)`);
+  // Loaded on demand: the SDKs are not needed by the default extractive summarizer.
+  if (o.summarizer === "openai") {
+    const { openaiCompatibleSummarizer } = await import("../../summarizers/openai.js");
+    return openaiCompatibleSummarizer({ model: o.model, baseURL: o.baseUrl, apiKey: key });
+  }
+  const { anthropicSummarizer } = await import("../../summarizers/anthropic.js");
+  return anthropicSummarizer({ model: o.model, baseURL: o.baseUrl, apiKey: key });
+}
+
+interface Prepared {
+  summarizer: Summarizer;
+  anchors: string | undefined;
+  liveState: Awaited<ReturnType<typeof readLiveState>>;
+}
+
+type Outcome =
+  | { kind: "compacted"; result: CompactSuccess; entry: CompactionEntry; liveTokens: number; pressure: number }
+  | { kind: "not-needed"; liveTokens: number; pressure: number; thresholdTokens: number };
+
+/** Runs the compaction over the active path of `entries`; never writes. */
+async function compactEntries(entries: readonly JournalEntry[], o: CompactCliOptions, p: Prepared): Promise<Outcome> {
+  const path = activePath(entries);
+  const leaf = path[path.length - 1];
+  if (leaf === undefined) throw usageError("the session holds no entries");
+  const live = projectPath(path);
+  const pressure = measurePressure({ messages: live });
+  const thresholdTokens = Math.floor((o.window * o.threshold) / 100);
+  if (o.ifNeeded && pressure.tokens < thresholdTokens) {
+    return { kind: "not-needed", liveTokens: pressure.estimate, pressure: pressure.tokens, thresholdTokens };
+  }
+  const target = o.target ?? defaultTarget(o.window, pressure.estimate);
+  const result = await compactMessagesSafe(live, {
+    summarizer: p.summarizer,
+    target,
+    trigger: "manual",
+    focus: o.focus,
+    anchors: p.anchors,
+    liveState: p.liveState,
+    pruneOnly: o.pruneOnly === true,
+    backoffMs: backoffFromEnv(),
+  });
+  if (!result.ok) {
+    const { kind, message } = result.error;
+    if (kind === "summarizer_failed") throw new CliError(`summarizer failed: ${message}`, EXIT.SUMMARIZER);
+    throw new CliError(`compaction refused (${kind}): ${message}`, EXIT.VIOLATION);
+  }
+  const entry: CompactionEntry = {
+    id: newEntryId(),
+    parent_id: leaf.id,
+    kind: "compaction",
+    created_at: nowIso(),
+    payload: {
+      summary: result.summary,
+      tokens_before: result.tokens_before,
+      tokens_after: result.tokens_after,
+      model: result.model,
+      path: result.path,
+      coverage: result.coverage,
+      trigger: "manual",
+      replacement: result.replacement,
+    },
+  };
+  return { kind: "compacted", result, entry, liveTokens: pressure.estimate, pressure: pressure.tokens };
+}
+
+function report(outcome: Outcome, o: CompactCliOptions, source: string, journal: string | null, appended: boolean): void {
+  if (outcome.kind === "not-needed") {
+    const msg = `no compaction needed: ${num(outcome.pressure)} tokens is under the threshold (${num(outcome.thresholdTokens)} = ${o.threshold}% of ${num(o.window)})`;
+    if (o.json) printJson({ compacted: false, reason: msg, tokens: outcome.pressure, threshold_tokens: outcome.thresholdTokens });
+    else out(msg);
+    return;
+  }
+  const r = outcome.result;
+  if (o.json) {
+    const receipt: CompactReceipt = {
+      path: r.path,
+      tokens_before: r.tokens_before,
+      tokens_after: r.tokens_after,
+      target: r.target,
+      target_reached: r.target_reached,
+      coverage: r.coverage,
+      checkpoint_id: journal === null ? null : outcome.entry.id,
+      journal,
+    };
+    printJson(receipt);
+    return;
+  }
+  const pct = r.tokens_before > 0 ? Math.round((1 - r.tokens_after / r.tokens_before) * 100) : 0;
+  out(`${journal === null ? style.yellow("dry run: ") : ""}${style.bold(`compacted ${source}`)} (path ${r.path}, summarizer ${r.model})`);
+  out(`  tokens: ${num(r.tokens_before)} → ${num(r.tokens_after)} (−${pct}%), target ${num(r.target)} ${r.target_reached ? style.green("reached") : style.yellow("not reached")}`);
+  out(`  coverage: ${formatReceipt(r.coverage)}`);
+  if (r.path === "prune-only") out(`  pruned: ${r.prune.stubbed} results stubbed, ${r.prune.deduplicated} repeated reads dropped, ${num(r.prune.bytesRemoved)} bytes removed`);
+  if (journal === null) out(`  nothing written (--dry-run); the compaction would be appended as entry parented on the current leaf`);
+  else out(`  checkpoint: compaction entry ${outcome.entry.id} ${appended ? "appended to" : "written in the new journal"} ${journal}`);
+}
+
+export function register(program: Command): void {
+  program
+    .command("compact")
+    .summary("compact a session's live context (journal: append one compaction entry)")
+    .description(
+      "Compact the live context of FILE with the safe pass (prune-only first, then a summary), validated " +
+        "against the survival contract before anything is written. " +
+        "A journal gets ONE `compaction` entry appended, under its lock, fsynced (default: in place). " +
+        "Any other format is imported and written to --out as a new journal (the source is never modified).\n\n" +
+        "Target: --target N, else half of --window; when the live context is already at or under that, " +
+        "half the live size (a manual compaction always shrinks). " +
+        "--threshold only matters with --if-needed (compact only when the pressure reaches it). " +
+        "Summarizer retries back off from COMPACT_SAFE_BACKOFF_MS milliseconds (default 1000). " +
+        "Anchors are read from WORKSPACE/.codewhale/anchors.md (or the legacy .deepseek/anchors.md), and the " +
+        "live state (git branch, worktree, HEAD) from WORKSPACE.\n\n" +
+        "Exit codes: 0 ok; 1 compaction refused (contract_violation, no_shrink, nothing_to_compact, " +
+        "unusable_summary); 2 usage or input error; 3 summarizer failed; 4 journal locked (never waits).",
+    )
+    .argument("<file>", "a journal, or a session file of any importable format")
+    .option("--format <format>", `force the input format (${FORMAT_NAMES.join(", ")}); default: detected`)
+    .option("--out <journal>", "write a new journal (required for a non-journal FILE)")
+    .option("--in-place", "append to the journal FILE itself (the default for a journal)")
+    .option("--force", "with --out: replace an existing journal (backed up first)")
+    .addOption(new Option("--summarizer <name>", "who writes the summary").choices(["extractive", "openai", "anthropic"]).default("extractive"))
+    .option("--model <model>", "model of the openai/anthropic summarizer (required for them)")
+    .option("--base-url <url>", "API root of the openai/anthropic summarizer (e.g. http://localhost:11434/v1)")
+    .option("--window <tokens>", "the model's context window", positiveInt("--window"), DEFAULT_WINDOW)
+    .option("--threshold <pct>", "pressure threshold in percent of the window, for --if-needed", percent, DEFAULT_THRESHOLD)
+    .option("--target <tokens>", "size to reach, in estimated tokens (default: see above)", positiveInt("--target"))
+    .option("--if-needed", "compact only when the pressure reaches --threshold of --window (exit 0 otherwise)")
+    .option("--workspace <dir>", "workspace for anchors and live state (default: the current folder)")
+    .option("--background <file>", "JSON list of background-work handles { id, kind, command?, status? }")
+    .option("--focus <text>", "what the summary should keep in focus")
+    .option("--prune-only", "only try the prune-only path (no summary)")
+    .option("--dry-run", "print what would happen; write nothing")
+    .option("--json", "print the receipt as JSON")
+    .action(async (file: string, o: CompactCliOptions) => {
+      const format = parseFormat(o.format);
+      if (o.inPlace && o.out !== undefined) throw usageError("give --in-place or --out, not both");
+      const size = await requireFile(file);
+      const isJournal = format === "journal" || (format === undefined && (await looksLikeJournal(file)));
+      if (!isJournal && o.inPlace) {
+        throw usageError(`${file}: --in-place appends to compact-safe journals only and this is a session file; use --out JOURNAL to write a new journal (the source is never modified)`);
+      }
+      if (!isJournal && o.out === undefined && !o.dryRun) throw usageError(`${file}: not a journal; use --out JOURNAL to write the compacted session as a new journal`);
+      if (o.force && o.out === undefined) throw usageError("--force applies to --out only");
+
+      const summarizer = await makeSummarizer(o);
+      const workspace = o.workspace ?? process.cwd();
+      const anchors = (await readAnchors(workspace))?.text;
+      const background = o.background !== undefined ? await readBackgroundFile(o.background) : undefined;
+      const liveState = await readLiveState(workspace, background);
+      const prepared: Prepared = { summarizer, anchors, liveState };
+      const bar = progress(3, { json: o.json === true, show: size >= PROGRESS_MIN_BYTES });
+
+      try {
+        if (isJournal && o.out === undefined) {
+          // In place: the lock is held from reading the journal to the append; a held lock fails at once (exit 4).
+          const run = async (): Promise<Outcome> => {
+            bar.step("reading");
+            const { entries, report: rr } = await readJournal(file);
+            for (const p of formatProblems(rr).slice(0, 5)) err(style.yellow(`compact-safe: warning: ${p} (skipped)`, process.stderr));
+            bar.step("compacting");
+            const outcome = await compactEntries(entries, o, prepared);
+            if (outcome.kind === "compacted" && !o.dryRun) {
+              bar.step("writing");
+              await appendEntries(file, [outcome.entry], { lock: false });
+            }
+            return outcome;
+          };
+          const outcome = o.dryRun ? await run() : await withJournalLock(file, run);
+          bar.done();
+          report(outcome, o, file, o.dryRun ? null : file, true);
+          return;
+        }
+        bar.step("reading");
+        const session = await loadSession(file, format);
+        for (const p of session.problems.slice(0, 5)) err(style.yellow(`compact-safe: warning: ${p} (skipped)`, process.stderr));
+        bar.step("compacting");
+        const outcome = await compactEntries(session.entries, o, prepared);
+        if (outcome.kind === "compacted" && !o.dryRun && o.out !== undefined) {
+          bar.step("writing");
+          const { header, rest } = splitHeader(session.entries, session.format, file);
+          await writeNewJournal(o.out, header, [...rest, outcome.entry], o.force === true);
+        }
+        bar.done();
+        report(outcome, o, file, o.dryRun || o.out === undefined ? null : o.out, false);
+      } finally {
+        bar.done();
+      }
+    });
+}

@@ -1,0 +1,66 @@
+/** `compact-safe export FILE --to anthropic|openai|journal`: the live context as a provider request body. */
+import { writeFile } from "node:fs/promises";
+import type { Command } from "commander";
+import { Option } from "commander";
+import type { HeaderEntry, JournalEntry, Message, MessageEntry } from "../../model/index.js";
+import { kindForMessage } from "../../model/index.js";
+import { headerEntry, newEntryId, nowIso } from "../../journal/index.js";
+import { toAnthropicRequest } from "../../formats/export-anthropic.js";
+import { toOpenAIRequest } from "../../formats/export-openai.js";
+import { toJournalLines } from "../../formats/export-journal.js";
+import { FORMAT_NAMES } from "../../formats/types.js";
+import { loadSession, parseFormat, sessionLive, type Session } from "../io.js";
+import { err, style } from "../output.js";
+
+interface ExportOptions {
+  to: "anthropic" | "openai" | "journal";
+  out?: string;
+  format?: string;
+}
+
+/** The live context as a new linear journal: a header, then one entry per message. */
+export function liveJournal(session: Session, live: readonly Message[]): JournalEntry[] {
+  const old = session.entries[0];
+  const created = nowIso();
+  const header: HeaderEntry =
+    old?.kind === "header"
+      ? { ...old, id: newEntryId(), created_at: created, payload: { ...old.payload, exported_from: session.file, created_at: created } }
+      : headerEntry({ session_id: newEntryId(), created_at: created, schema_version: 2, source_format: session.format, exported_from: session.file });
+  const entries: JournalEntry[] = [header];
+  let parent = header.id;
+  for (const m of live) {
+    const e: MessageEntry = { id: newEntryId(), parent_id: parent, kind: kindForMessage(m), created_at: created, payload: m };
+    entries.push(e);
+    parent = e.id;
+  }
+  return entries;
+}
+
+export function register(program: Command): void {
+  program
+    .command("export")
+    .summary("print the live context as a provider request body")
+    .description(
+      "Print (or write) the live context of FILE, a journal or any importable session: with no " +
+        "compaction on its active path, the whole path; with one, the projection (the replacement of " +
+        "the latest compaction, then what came after it). " +
+        "--to anthropic: an Anthropic Messages body { system, messages }; --to openai: an OpenAI Chat " +
+        "Completions body { messages }; --to journal: the live context as a new linear journal (JSONL).\n\n" +
+        "Exit codes: 0 ok; 2 usage or input error.",
+    )
+    .argument("<file>", "a journal or a session file")
+    .addOption(new Option("--to <target>", "what to write").choices(["anthropic", "openai", "journal"]).makeOptionMandatory())
+    .option("--out <file>", "write to this file instead of standard output")
+    .option("--format <format>", `force the input format (${FORMAT_NAMES.join(", ")}); default: detected`)
+    .action(async (file: string, o: ExportOptions) => {
+      const session = await loadSession(file, parseFormat(o.format));
+      for (const p of session.problems.slice(0, 5)) err(style.yellow(`compact-safe: warning: ${p} (skipped)`, process.stderr));
+      const live = sessionLive(session);
+      let text: string;
+      if (o.to === "anthropic") text = `${JSON.stringify(toAnthropicRequest(live), null, 2)}\n`;
+      else if (o.to === "openai") text = `${JSON.stringify(toOpenAIRequest(live), null, 2)}\n`;
+      else text = toJournalLines(liveJournal(session, live));
+      if (o.out !== undefined) await writeFile(o.out, text, "utf8");
+      else process.stdout.write(text);
+    });
+}

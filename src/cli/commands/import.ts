@@ -1,0 +1,103 @@
+/** `compact-safe import FILE --out JOURNAL`: a session file of any known format becomes a new journal. */
+import type { Command } from "commander";
+import type { HeaderEntry, JournalEntry } from "../../model/index.js";
+import { createJournal, JournalExistsError } from "../../journal/index.js";
+import { importFile } from "../../formats/detect.js";
+import type { ImportReport } from "../../formats/types.js";
+import { FORMAT_NAMES } from "../../formats/types.js";
+import { CliError, EXIT } from "../errors.js";
+import { parseFormat, requireFile } from "../io.js";
+import { num, out, printJson, progress, PROGRESS_MIN_BYTES, style, table } from "../output.js";
+
+interface ImportOptions {
+  format?: string;
+  out: string;
+  force?: boolean;
+  json?: boolean;
+}
+
+/** Splits imported entries into the header and the rest (a header is made when the source had none). */
+export function splitHeader(entries: readonly JournalEntry[], format: string, file: string): { header: HeaderEntry; rest: JournalEntry[] } {
+  const first = entries[0];
+  if (first !== undefined && first.kind === "header") return { header: first, rest: entries.slice(1) };
+  throw new CliError(`${file}: the ${format} importer returned no header entry`, EXIT.USAGE);
+}
+
+/** Writes a new journal; an existing one is replaced only with --force (backed up first). */
+export async function writeNewJournal(file: string, header: HeaderEntry, rest: readonly JournalEntry[], force: boolean): Promise<void> {
+  try {
+    await createJournal(file, header, rest, { overwrite: force });
+  } catch (e) {
+    if (e instanceof JournalExistsError) throw new CliError(`${file}: journal already exists (use --force to replace it; a backup is kept)`, EXIT.USAGE);
+    throw e;
+  }
+}
+
+/** The human summary of an import report. */
+export function reportLines(report: ImportReport, journal: string | null): string[] {
+  const lines: string[] = [];
+  const skippedByDesign = report.skipped.filter((s) => s.by_design).length;
+  const broken = report.skipped.length - skippedByDesign;
+  lines.push(
+    `${style.bold(report.file)} (${report.format}): ${num(report.total)} lines, ${num(report.imported)} imported, ` +
+      `${num(skippedByDesign)} skipped by design, ${broken > 0 ? style.yellow(`${num(broken)} broken`) : "0 broken"}`,
+  );
+  if (journal !== null) lines.push(`journal written: ${journal}`);
+  lines.push("entries by kind:");
+  lines.push(...table(Object.entries(report.by_entry_kind).map(([k, v]) => [k, num(v)] as const)));
+  lines.push("source lines by kind:");
+  lines.push(...table(Object.entries(report.by_source_kind).map(([k, v]) => [k, num(v)] as const)));
+  if (report.synthetic_results > 0) lines.push(`abandoned calls closed with a synthetic result: ${report.synthetic_results}`);
+  if (report.in_flight_calls > 0) lines.push(`calls in flight (no result yet): ${report.in_flight_calls}`);
+  if (report.skipped.length > 0) {
+    lines.push("skipped lines:");
+    // By-design skips are grouped by reason; broken lines are listed one by one.
+    const byReason = new Map<string, number[]>();
+    for (const s of report.skipped.filter((x) => x.by_design)) {
+      const list = byReason.get(s.reason) ?? [];
+      list.push(s.line);
+      byReason.set(s.reason, list);
+    }
+    for (const [reason, nums] of byReason) {
+      const shown = nums.slice(0, 8).join(", ") + (nums.length > 8 ? `, … (${nums.length} lines)` : "");
+      lines.push(`  by design: ${reason}: line${nums.length > 1 ? "s" : ""} ${shown}`);
+    }
+    for (const s of report.skipped.filter((x) => !x.by_design)) lines.push(style.yellow(`  line ${s.line}: ${s.reason}`));
+  }
+  for (const n of report.notes) lines.push(`note: ${n}`);
+  return lines;
+}
+
+export function register(program: Command): void {
+  program
+    .command("import")
+    .summary("import a session file into a new journal")
+    .description(
+      "Import a session file (Claude Code, Codex CLI, pi, OpenAI or Anthropic messages, or a journal) " +
+        "into a new compact-safe journal, and print the per-line report: counts per kind, and every " +
+        "skipped line with its line number and reason. The source file is never modified.\n\n" +
+        "Exit codes: 0 ok; 2 usage or input error (missing file, unknown format, journal exists).",
+    )
+    .argument("<file>", "the session file")
+    .option("--format <format>", `force a format (${FORMAT_NAMES.join(", ")}); default: detected`)
+    .requiredOption("--out <journal>", "the journal to write")
+    .option("--force", "replace an existing journal (its old content is backed up beside it first)")
+    .option("--json", "print the report as JSON")
+    .action(async (file: string, o: ImportOptions) => {
+      const format = parseFormat(o.format);
+      const size = await requireFile(file);
+      const bar = progress(2, { json: o.json === true, show: size >= PROGRESS_MIN_BYTES });
+      bar.step("importing");
+      let result;
+      try {
+        result = await importFile(file, { format });
+        bar.step("writing");
+        const { header, rest } = splitHeader(result.entries, result.report.format, file);
+        await writeNewJournal(o.out, header, rest, o.force === true);
+      } finally {
+        bar.done();
+      }
+      if (o.json) printJson({ journal: o.out, entries: result.entries.length, report: result.report });
+      else for (const line of reportLines(result.report, o.out)) out(line);
+    });
+}

@@ -1,0 +1,70 @@
+/**
+ * Exit codes and one-line errors of the `compact-safe` command.
+ *
+ * 0 ok; 1 contract violation or compaction refused; 2 usage or input error;
+ * 3 summarizer failed; 4 journal locked.
+ */
+import { JournalExistsError, JournalLockedError, UnknownLeafError } from "../journal/index.js";
+import { AnchorsError, BackgroundFileError } from "../journal/workspace.js";
+import { ModelError } from "../model/index.js";
+import { MatrixError } from "../contract/index.js";
+import { FormatError } from "../formats/types.js";
+import { SummarizerError } from "../summarizers/types.js";
+
+export const EXIT = {
+  OK: 0,
+  VIOLATION: 1,
+  USAGE: 2,
+  SUMMARIZER: 3,
+  LOCKED: 4,
+} as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** An error the user can act on: a one-line reason and the exit code. */
+export class CliError extends Error {
+  readonly exitCode: ExitCode;
+  constructor(message: string, exitCode: ExitCode, options?: { cause?: unknown }) {
+    super(oneLine(message), options);
+    this.name = "CliError";
+    this.exitCode = exitCode;
+  }
+}
+
+export const usageError = (message: string): CliError => new CliError(message, EXIT.USAGE);
+
+/** Flattens a message to one line (errors never span lines). */
+export function oneLine(message: string): string {
+  return message.replace(/\s*\n\s*/g, " ").trim();
+}
+
+/** Maps any error to a CliError: library errors the user can cause get their exit code; anything else is an input error. */
+export function toCliError(e: unknown): CliError {
+  if (e instanceof CliError) return e;
+  if (e instanceof JournalLockedError) return new CliError(e.message, EXIT.LOCKED, { cause: e });
+  if (e instanceof SummarizerError) return new CliError(e.message, EXIT.SUMMARIZER, { cause: e });
+  if (
+    e instanceof FormatError ||
+    e instanceof ModelError ||
+    e instanceof MatrixError ||
+    e instanceof AnchorsError ||
+    e instanceof BackgroundFileError ||
+    e instanceof JournalExistsError ||
+    e instanceof UnknownLeafError
+  ) {
+    return new CliError(e.message, EXIT.USAGE, { cause: e });
+  }
+  const err = e as NodeJS.ErrnoException | undefined;
+  if (err && typeof err.code === "string" && typeof err.path === "string") {
+    const what =
+      err.code === "ENOENT"
+        ? "no such file or folder"
+        : err.code === "EACCES" || err.code === "EPERM"
+          ? "permission denied"
+          : err.code === "EISDIR"
+            ? "is a folder"
+            : err.code;
+    return new CliError(`${err.path}: ${what}`, EXIT.USAGE, { cause: e });
+  }
+  const message = e instanceof Error ? e.message : String(e);
+  return new CliError(message, EXIT.USAGE, { cause: e });
+}

@@ -1,0 +1,192 @@
+/**
+ * Loading any input file of the command line: a compact-safe journal (read
+ * with the journal layer's tolerant reader) or any importable session format
+ * (through `formats`), and message arrays for `validate`.
+ */
+import { open, readFile, stat } from "node:fs/promises";
+import type { Block, JournalEntry, Message } from "../model/index.js";
+import { ALL_BRANCH_SUMMARY_MARKERS, ALL_CHECKPOINT_MARKERS } from "../contract/markers.js";
+import { ModelError, parseMessages } from "../model/index.js";
+import { formatProblems, liveContext, readJournal } from "../journal/index.js";
+import { FORMAT_NAMES, FormatError, type FormatName, type ImportReport } from "../formats/types.js";
+import { importFile, importText } from "../formats/detect.js";
+import { CliError, EXIT, usageError } from "./errors.js";
+
+export type Session =
+  | { kind: "journal"; file: string; format: "journal"; entries: JournalEntry[]; problems: string[] }
+  | { kind: "import"; file: string; format: FormatName; entries: JournalEntry[]; report: ImportReport; problems: string[] };
+
+/** Parses a `--format` value; a usage error listing the formats otherwise. */
+export function parseFormat(value: string | undefined): FormatName | undefined {
+  if (value === undefined) return undefined;
+  if (!(FORMAT_NAMES as readonly string[]).includes(value)) {
+    throw usageError(`unknown format ${JSON.stringify(value)} (expected one of ${FORMAT_NAMES.join(", ")})`);
+  }
+  return value as FormatName;
+}
+
+/** Checks that a path exists and is a file; a one-line input error naming it otherwise. */
+export async function requireFile(file: string): Promise<number> {
+  try {
+    const st = await stat(file);
+    if (st.isDirectory()) throw usageError(`${file}: is a folder, not a file`);
+    return st.size;
+  } catch (e) {
+    if (e instanceof CliError) throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    throw usageError(`${file}: ${code === "ENOENT" ? "no such file" : `cannot be read (${code ?? (e as Error).message})`}`);
+  }
+}
+
+/**
+ * Whether a file is a compact-safe journal: its first non-blank line is an
+ * object with `id`, `kind` and `payload`. Reads at most the first 64 KiB
+ * (a first line longer than that is decided by the format detector).
+ */
+export async function looksLikeJournal(file: string): Promise<boolean> {
+  const fh = await open(file, "r");
+  try {
+    const buf = Buffer.alloc(64 * 1024);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    const text = buf.subarray(0, bytesRead).toString("utf8");
+    for (const line of text.split("\n")) {
+      if (line.trim() === "") continue;
+      try {
+        const o = JSON.parse(line) as Record<string, unknown>;
+        return o !== null && typeof o === "object" && typeof o.id === "string" && typeof o.kind === "string" && typeof o.payload === "object";
+      } catch {
+        return false;
+      }
+    }
+    return false;
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * Loads a session: a journal is read as is (with its problems reported); any
+ * other format is imported (never modifying the source file).
+ */
+export async function loadSession(file: string, format?: FormatName): Promise<Session> {
+  await requireFile(file);
+  const isJournal = format === "journal" || (format === undefined && (await looksLikeJournal(file)));
+  if (isJournal) {
+    const { entries, report } = await readJournal(file);
+    if (entries.length === 0 && report.problems.length > 0) {
+      throw new CliError(`${formatProblems(report)[0]} (no readable journal entry)`, EXIT.USAGE);
+    }
+    return { kind: "journal", file, format: "journal", entries, problems: formatProblems(report) };
+  }
+  const { entries, report } = await importFile(file, { format });
+  if (entries.length === 0) throw new FormatError(`${file}: nothing could be imported (as ${report.format})`);
+  const broken = report.skipped.filter((s) => !s.by_design).map((s) => `${file}:${s.line}: ${s.reason}`);
+  return { kind: "import", file, format: report.format, entries, report, problems: broken };
+}
+
+/** The live context of a session (the projection of its active path). */
+export function sessionLive(session: Session): Message[] {
+  return liveContext(session.entries);
+}
+
+/**
+ * Reads a message list for `validate`: a canonical JSON message array or
+ * `{ messages }`; or an Anthropic request body (`{ system, messages }`, as
+ * written by `export --to anthropic`), read through the Anthropic importer.
+ * An OpenAI body (`{ messages }` with `tool_calls` / `role: tool`) is read
+ * through the OpenAI importer.
+ */
+export async function loadMessageFile(file: string, as?: "anthropic"): Promise<{ messages: Message[]; via: "canonical" | "anthropic" | "openai" }> {
+  await requireFile(file);
+  const text = await readFile(file, "utf8");
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw usageError(`${file}: not JSON (${(e as Error).message})`);
+  }
+  const isObject = data !== null && typeof data === "object" && !Array.isArray(data);
+  const list = isObject ? (data as { messages?: unknown }).messages : data;
+  if (!Array.isArray(list)) throw usageError(`${file}: expected a JSON array of messages, { messages }, or an Anthropic request body { system, messages }`);
+  const hasSystem = isObject && (data as { system?: unknown }).system !== undefined;
+  if (!hasSystem && as === undefined && !(isObject && looksLikeAnthropicBody(list))) {
+    try {
+      return { messages: parseMessages(list, isObject ? "messages" : "(root)"), via: "canonical" };
+    } catch (e) {
+      if (!(e instanceof ModelError)) throw e;
+      // Not canonical: perhaps a provider body; fall through to the importers.
+      const provider = providerOf(list);
+      if (provider === undefined) throw usageError(`${file}: ${e.message}`);
+      return { messages: importedLive(text, file, provider), via: provider };
+    }
+  }
+  return { messages: importedLive(text, file, "anthropic"), via: "anthropic" };
+}
+
+/**
+ * An object `{ messages }` shaped like an Anthropic request body (as written
+ * by `export --to anthropic` when there is no system prompt): roles strictly
+ * alternate user/assistant from a user message, no canonical-only role or
+ * field (`system`, `assistant_interrupted`, `meta`, `usage`).
+ */
+function looksLikeAnthropicBody(list: unknown[]): boolean {
+  if (list.length === 0) return false;
+  return list.every((m, i) => {
+    if (m === null || typeof m !== "object") return false;
+    const r = m as Record<string, unknown>;
+    return r.role === (i % 2 === 0 ? "user" : "assistant") && r.meta === undefined && r.usage === undefined;
+  });
+}
+
+function providerOf(list: unknown[]): "anthropic" | "openai" | undefined {
+  const recs = list.filter((m): m is Record<string, unknown> => m !== null && typeof m === "object");
+  if (recs.some((m) => m.role === "tool" || Array.isArray(m.tool_calls) || typeof m.content === "string" || m.content === null)) {
+    return recs.some((m) => Array.isArray(m.content)) && !recs.some((m) => m.role === "tool" || Array.isArray(m.tool_calls)) ? "anthropic" : "openai";
+  }
+  if (recs.some((m) => Array.isArray(m.content))) return "anthropic";
+  return undefined;
+}
+
+function importedLive(text: string, file: string, format: "anthropic" | "openai"): Message[] {
+  const { entries } = importText(text, file, { format });
+  const live = liveContext(entries);
+  return format === "anthropic" ? splitMergedMarkers(live) : live;
+}
+
+const MARKERS: readonly string[] = [...ALL_CHECKPOINT_MARKERS, ...ALL_BRANCH_SUMMARY_MARKERS];
+
+function opensWithMarker(b: Block): boolean {
+  return b.type === "text" && typeof (b as { text?: unknown }).text === "string" && MARKERS.some((m) => (b as { text: string }).text.startsWith(m));
+}
+
+/**
+ * Undoes what the Anthropic exporter's merging of consecutive user messages
+ * hides: a checkpoint or branch summary is a user message whose FIRST text
+ * block opens with its marker, so once merged behind other user text it is no
+ * longer recognisable. Each text block that opens with a marker is split out
+ * into a message of its own (blocks before and after it stay in their own
+ * user messages, in order). Nothing else changes, and the same split applies
+ * to both sides of a validation.
+ */
+export function splitMergedMarkers(messages: readonly Message[]): Message[] {
+  const outList: Message[] = [];
+  for (const m of messages) {
+    if (m.role !== "user" || !m.content.some(opensWithMarker) || (m.content.length === 1 && opensWithMarker(m.content[0]!))) {
+      outList.push(m);
+      continue;
+    }
+    let current: Block[] = [];
+    const flush = () => {
+      if (current.length > 0) outList.push({ ...m, content: current });
+      current = [];
+    };
+    for (const b of m.content) {
+      if (opensWithMarker(b)) {
+        flush();
+        outList.push({ ...m, content: [b] });
+      } else current.push(b);
+    }
+    flush();
+  }
+  return outList;
+}

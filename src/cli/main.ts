@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+/**
+ * The `compact-safe` command line. Only this layer prints or exits.
+ * Exit codes: 0 ok; 1 contract violation or compaction refused; 2 usage or
+ * input error; 3 summarizer failed; 4 journal locked.
+ */
+import { readFileSync } from "node:fs";
+import { Command, CommanderError } from "commander";
+import { EXIT, toCliError } from "./errors.js";
+import * as validate from "./commands/validate.js";
+import * as importCmd from "./commands/import.js";
+import * as exportCmd from "./commands/export.js";
+import * as compact from "./commands/compact.js";
+import * as context from "./commands/context.js";
+import * as anchor from "./commands/anchor.js";
+import * as restore from "./commands/restore.js";
+
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string };
+  return pkg.version;
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  let exitCode: number = EXIT.OK;
+  const setExit = (code: number) => {
+    exitCode = code;
+  };
+  const debug = argv.includes("--debug");
+  const program = new Command();
+  program
+    .name("compact-safe")
+    .description(
+      "Compact a coding agent's conversation history safely, and prove that what must survive did survive " +
+        "(compaction survival contract, schema version 2).\n\n" +
+        "Exit codes: 0 ok; 1 contract violation or compaction refused; 2 usage or input error; " +
+        "3 summarizer failed; 4 journal locked.",
+    )
+    .version(packageVersion(), "-V, --version", "print the version")
+    .option("--debug", "print the stack trace of an error")
+    .exitOverride()
+    .configureOutput({
+      writeErr: (s) => process.stderr.write(s),
+      outputError: (s, write) => write(`compact-safe: ${s.replace(/^error: /, "")}`),
+    });
+  for (const mod of [validate, importCmd, exportCmd, compact, context, anchor, restore]) mod.register(program, setExit);
+  for (const cmd of program.commands) cmd.exitOverride();
+
+  try {
+    await program.parseAsync(argv as string[], { from: "user" });
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return EXIT.OK;
+      // commander has printed its one-line reason already.
+      return EXIT.USAGE;
+    }
+    const ce = toCliError(e);
+    process.stderr.write(`compact-safe: ${ce.message}\n`);
+    if (debug) {
+      const cause = ce.cause instanceof Error ? ce.cause : ce;
+      process.stderr.write(`${cause.stack ?? String(cause)}\n`);
+    }
+    return ce.exitCode;
+  }
+  return exitCode;
+}
+
+const code = await main(process.argv.slice(2));
+process.exitCode = code;
