@@ -1,0 +1,7 @@
+export * from "./tokens.js";
+export * from "./live-state.js";
+export * from "./replacement.js";
+export * from "./prune.js";
+export * from "./pressure.js";
+export * from "./compact.js";
+export * from "./redact.js";
