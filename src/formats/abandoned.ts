@@ -4,7 +4,7 @@
  * right after the call's message; a call without a result at the very end of
  * a branch stays in flight.
  */
-import { ALL_CHECKPOINT_MARKERS } from "../contract/markers.js";
+import { isPlainUser } from "../contract/classify.js";
 import type { Block, JournalEntry, Message, MessageEntry, ToolResultBlock } from "../model/index.js";
 import { isMessageKind } from "../model/index.js";
 
@@ -13,22 +13,6 @@ export const ABANDONED_RESULT_TEXT = "[compact-safe: no result was recorded; the
 /** The synthetic result that closes an abandoned call. */
 export function syntheticResult(toolUseId: string): ToolResultBlock {
   return { type: "tool_result", tool_use_id: toolUseId, content: ABANDONED_RESULT_TEXT, is_error: true, synthetic: true };
-}
-
-/** True when the message's first text block opens with a checkpoint marker. */
-export function isCheckpointMessage(m: Message): boolean {
-  if (m.role !== "user") return false;
-  const first = m.content.find((b) => b.type === "text") as { text?: string } | undefined;
-  const text = typeof first?.text === "string" ? first.text : "";
-  return ALL_CHECKPOINT_MARKERS.some((marker) => text.startsWith(marker));
-}
-
-/** A user message with non-empty text, no tool result, and not a checkpoint. */
-export function isPlainUserMessage(m: Message): boolean {
-  if (m.role !== "user") return false;
-  if (m.content.some((b) => b.type === "tool_result")) return false;
-  const hasText = m.content.some((b) => b.type === "text" && typeof (b as { text?: unknown }).text === "string" && (b as { text: string }).text.trim().length > 0);
-  return hasText && !isCheckpointMessage(m);
 }
 
 function callIds(m: Message): string[] {
@@ -58,7 +42,7 @@ export function closeAbandonedCalls(messages: readonly Message[]): CloseResult<M
     out.push(m);
     const missing = callIds(m).filter((id) => !results.has(id));
     if (missing.length === 0) continue;
-    const abandoned = messages.slice(i + 1).some(isPlainUserMessage);
+    const abandoned = messages.slice(i + 1).some(isPlainUser);
     if (abandoned) {
       out.push({ role: "user", content: missing.map(syntheticResult), meta: { synthetic: true } });
       closed += missing.length;
@@ -96,7 +80,7 @@ export function closeAbandonedInEntries(entries: readonly JournalEntry[]): Close
       const e = stack.pop()!;
       if (seen.has(e.id)) continue;
       seen.add(e.id);
-      if (isMessageKind(e.kind) && isPlainUserMessage(e.payload as Message)) return true;
+      if (isMessageKind(e.kind) && isPlainUser(e.payload as Message)) return true;
       stack.push(...(children.get(e.id) ?? []));
     }
     return false;

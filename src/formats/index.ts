@@ -3,7 +3,7 @@ export * from "./types.js";
 export { ReportBuilder } from "./report.js";
 export { splitLines, parseLine } from "./lines.js";
 export type { RawLine, ParsedLine } from "./lines.js";
-export { ABANDONED_RESULT_TEXT, closeAbandonedCalls, closeAbandonedInEntries, isCheckpointMessage, isPlainUserMessage, syntheticResult } from "./abandoned.js";
+export { ABANDONED_RESULT_TEXT, closeAbandonedCalls, closeAbandonedInEntries, syntheticResult } from "./abandoned.js";
 export type { CloseResult } from "./abandoned.js";
 export { importClaudeCode } from "./claude-code.js";
 export { importCodex, CODEX_SUMMARY_PREFIX } from "./codex.js";

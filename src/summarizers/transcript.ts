@@ -3,8 +3,16 @@
  * messages, reading shell commands and modified file paths out of tool inputs,
  * and bounding strings. All functions are pure and linear in their input.
  */
-import { ALL_CHECKPOINT_MARKERS } from "../contract/markers.js";
 import type { Block, Message, ToolUseBlock } from "../model/index.js";
+import {
+  allText as textOf,
+  checkpointMarkerOf,
+  isCheckpoint as isCheckpointMessage,
+  isPlainUser as isPlainUserMessage,
+} from "../contract/classify.js";
+
+// Checkpoint and plain-user recognition are contract rules: one implementation, in src/contract.
+export { checkpointMarkerOf, isCheckpointMessage, isPlainUserMessage, textOf };
 
 /** The first text block of a message, if any. */
 export function firstTextBlock(m: Message): string | undefined {
@@ -13,55 +21,6 @@ export function firstTextBlock(m: Message): string | undefined {
       return (b as { text: string }).text;
   }
   return undefined;
-}
-
-/** The checkpoint marker that opens the message's first text block (a `user` message only), or undefined. */
-export function checkpointMarkerOf(m: Message): string | undefined {
-  if (m.role !== "user") return undefined;
-  const first = firstTextBlock(m);
-  if (first === undefined) return undefined;
-  const head = first.trimStart();
-  for (const marker of ALL_CHECKPOINT_MARKERS) {
-    if (head.startsWith(marker)) return marker;
-  }
-  return undefined;
-}
-
-export function isCheckpointMessage(m: Message): boolean {
-  return checkpointMarkerOf(m) !== undefined;
-}
-
-/** Concatenated text blocks (joined by a newline). */
-export function textOf(m: Message): string {
-  let out = "";
-  let first = true;
-  for (const b of m.content) {
-    if (b.type === "text" && typeof (b as { text?: unknown }).text === "string") {
-      out += first ? (b as { text: string }).text : "\n" + (b as { text: string }).text;
-      first = false;
-    }
-  }
-  return out;
-}
-
-/**
- * A plain user message: a `user` message with non-empty text, no `tool_result`
- * block, and not a checkpoint (DESIGN.md, "Rounds, exchanges").
- */
-export function isPlainUserMessage(m: Message): boolean {
-  if (m.role !== "user") return false;
-  let hasText = false;
-  for (const b of m.content) {
-    if (b.type === "tool_result") return false;
-    if (
-      b.type === "text" &&
-      typeof (b as { text?: unknown }).text === "string" &&
-      (b as { text: string }).text.trim() !== ""
-    ) {
-      hasText = true;
-    }
-  }
-  return hasText && !isCheckpointMessage(m);
 }
 
 /** The first non-blank line of a string, trimmed, without scanning past it. */
