@@ -1,8 +1,37 @@
 /**
- * Token estimates. The default estimator is fast (a character-class
- * heuristic, calibrated against the prompt sizes billed in real Claude Code
- * sessions; see `npm run bench`) and cached per message object. An exact
- * BPE tokenizer (gpt-tokenizer, o200k_base) can be selected instead.
+ * Token estimates.
+ *
+ * The default estimator (`fastEstimator`) is a character-class heuristic,
+ * cached per message object (a `WeakMap`, so editing a message in place is not
+ * seen: the engine never mutates messages, it copies them). An exact BPE
+ * tokenizer (`exactEstimator()`: gpt-tokenizer, o200k_base) can be selected
+ * instead; note that o200k_base is OpenAI's vocabulary, so on Claude it is
+ * "exact" only for OpenAI models and under-counts Claude prompts by 20–30 %.
+ *
+ * What an estimate covers. `estimateTokens(messages)` counts the messages
+ * only. A real request also carries what the host adds to every request (its
+ * system prompt and tool definitions: Claude Code sends 15k–45k tokens of
+ * these) which is not part of the message array. A host that wants the full
+ * prompt size passes it as `overhead`, either measured (`fastEstimator.text`
+ * of its system prompt and serialized tool schemas) or calibrated from the
+ * first billed request with `calibrateOverhead(billed, sentMessages)`. The
+ * default overhead is 0, so that `estimateTokens` keeps meaning "the size of
+ * these messages" (what compaction shrinks) and no hidden constant skews
+ * `tokens_before`/`tokens_after`.
+ *
+ * Thinking of earlier turns. Anthropic's API drops the thinking blocks of
+ * assistant turns before the latest user turn from the prompt for most
+ * models, but Claude Opus 4.5 and later keep them (both behaviours are
+ * visible in the billed prompts of the corpus). The default `priorThinking:
+ * "keep"` counts them (the conservative choice for a pressure check: it never
+ * under-estimates); `"drop"` counts only the current turn's thinking, and
+ * `priorThinkingFor(model)` picks the policy for an Anthropic model name.
+ *
+ * Calibration (`FAST_CALIBRATION`) was fitted against the prompt sizes billed
+ * in the real Claude Code sessions of the corpus (`node dist/bench/calibrate.js`
+ * re-runs the fit and its leave-one-session-out check; `npm run bench` reports
+ * the error per file). Claude's tokenizer yields about 3 ASCII characters per
+ * token on coding sessions (tool payloads slightly denser than prose).
  */
 import type { Block, Message } from "../model/types.js";
 
@@ -12,35 +41,67 @@ export interface TokenEstimator {
   message(m: Message): number;
   /** Tokens of a bare string. */
   text(s: string): number;
+  /**
+   * Tokens of the message's thinking and redacted-thinking blocks (included
+   * in `message(m)`), for `priorThinking: "drop"`. Optional for custom
+   * estimators: when absent it is computed from `text`.
+   */
+  thinking?(m: Message): number;
 }
 
-/** Calibration constants for the fast estimator (see bench/calibrate). */
-export const FAST_CALIBRATION = {
-  /** ASCII characters per token. */
-  asciiCharsPerToken: 3.6,
-  /** Tokens per non-ASCII code unit (CJK, emoji, accents). */
-  nonAsciiTokensPerChar: 0.9,
+/** The constants of the fast estimator. */
+export interface FastCalibration {
+  /** ASCII characters per token in prose: text and thinking blocks. */
+  readonly proseCharsPerToken: number;
+  /** ASCII characters per token in structured payloads: tool inputs, tool results, other blocks. */
+  readonly codeCharsPerToken: number;
+  /** Tokens per non-ASCII UTF-16 code unit (CJK, emoji, accents, box drawing). */
+  readonly nonAsciiTokensPerChar: number;
   /** Framing per message (role, separators). */
-  perMessage: 4,
-  /** Framing per content block. */
-  perBlock: 3,
+  readonly perMessage: number;
+  /** Framing per content block (block markup). */
+  readonly perBlock: number;
+  /** Extra framing per `tool_use` / `tool_result` block (call wrappers, ids), on top of `perBlock`. */
+  readonly perToolBlock: number;
   /** An image, whatever its size (providers bill roughly 1,000–1,600 tokens). */
-  perImage: 1500,
-};
+  readonly perImage: number;
+}
 
-function fastText(s: string): number {
-  let ascii = 0;
+/**
+ * Calibrated against 860 billed Claude Code requests (9 sessions; Opus 4.5,
+ * Opus 4.6, Sonnet 4.5, Sonnet 4, Haiku 4.5). See the module comment.
+ */
+export const FAST_CALIBRATION: FastCalibration = Object.freeze({
+  proseCharsPerToken: 3.2,
+  codeCharsPerToken: 3.3,
+  nonAsciiTokensPerChar: 0.7,
+  perMessage: 4,
+  perBlock: 5,
+  perToolBlock: 64,
+  perImage: 1500,
+});
+
+/** Counts ASCII characters and other UTF-16 code units of a string. */
+function charClasses(s: string): { ascii: number; other: number } {
+  // Fast path: most agent text is pure ASCII, and a regex test is much cheaper than a loop.
+  // eslint-disable-next-line no-control-regex
+  if (/^[\x00-\x7f]*$/.test(s)) return { ascii: s.length, other: 0 };
   let other = 0;
-  for (let i = 0; i < s.length; i++) {
-    if (s.charCodeAt(i) < 0x80) ascii++;
-    else other++;
-  }
-  return Math.ceil(ascii / FAST_CALIBRATION.asciiCharsPerToken + other * FAST_CALIBRATION.nonAsciiTokensPerChar);
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) >= 0x80) other++;
+  return { ascii: s.length - other, other };
 }
 
 function isImageBlock(b: Block): boolean {
-  if (b.type === "image" || b.type === "image_url") return true;
-  return false;
+  return b.type === "image" || b.type === "image_url";
+}
+
+/** Whether a block's text is prose (text, thinking) rather than a structured payload. */
+export function isProseBlock(b: Block): boolean {
+  return b.type === "text" || b.type === "thinking";
+}
+
+function isThinkingBlock(b: Block): boolean {
+  return b.type === "thinking" || b.type === "redacted_thinking";
 }
 
 /** The text that a block costs, for estimators that work on strings. */
@@ -64,51 +125,175 @@ export function blockCostText(b: Block): string {
   }
 }
 
-function blockTokens(b: Block, text: (s: string) => number): number {
-  let n = FAST_CALIBRATION.perBlock;
-  if (isImageBlock(b)) return n + FAST_CALIBRATION.perImage;
-  n += text(blockCostText(b));
+type TextCost = (s: string, prose: boolean) => number;
+
+function blockTokens(b: Block, cost: TextCost, cal: FastCalibration): number {
+  let n = cal.perBlock;
+  if (isImageBlock(b)) return n + cal.perImage;
+  if (b.type === "tool_use" || b.type === "tool_result") n += cal.perToolBlock;
+  n += cost(blockCostText(b), isProseBlock(b));
   if (b.type === "tool_result") {
     const nested = (b as { content_blocks?: Block[] }).content_blocks;
-    if (nested) for (const c of nested) n += blockTokens(c, text);
+    if (nested) for (const c of nested) n += blockTokens(c, cost, cal);
   }
   return n;
 }
 
-function makeEstimator(name: string, text: (s: string) => number): TokenEstimator {
-  const cache = new WeakMap<Message, number>();
+function makeEstimator(name: string, cost: TextCost, cal: FastCalibration): TokenEstimator {
+  // One cache entry per message: [whole message, its thinking blocks].
+  const cache = new WeakMap<Message, [number, number]>();
+  const measure = (m: Message): [number, number] => {
+    const hit = cache.get(m);
+    if (hit !== undefined) return hit;
+    let n = cal.perMessage;
+    let thinking = 0;
+    for (const b of m.content) {
+      const t = blockTokens(b, cost, cal);
+      n += t;
+      if (isThinkingBlock(b)) thinking += t;
+    }
+    const entry: [number, number] = [n, thinking];
+    cache.set(m, entry);
+    return entry;
+  };
   return {
     name,
-    text,
-    message(m: Message): number {
-      const hit = cache.get(m);
-      if (hit !== undefined) return hit;
-      let n = FAST_CALIBRATION.perMessage;
-      for (const b of m.content) n += blockTokens(b, text);
-      cache.set(m, n);
-      return n;
-    },
+    text: (s: string) => cost(s, true),
+    message: (m: Message) => measure(m)[0],
+    thinking: (m: Message) => measure(m)[1],
   };
 }
 
+/**
+ * A fast estimator with the given constants (for hosts that calibrate
+ * against their own provider; `FAST_CALIBRATION` is the default).
+ */
+export function createFastEstimator(
+  calibration: FastCalibration = FAST_CALIBRATION,
+  name = "fast",
+): TokenEstimator {
+  const cal = Object.freeze({ ...calibration });
+  for (const [k, v] of Object.entries(cal)) {
+    if (typeof v !== "number" || !Number.isFinite(v) || v < 0)
+      throw new RangeError(`calibration ${k} must be a finite number >= 0, got ${String(v)}`);
+  }
+  if (!(cal.proseCharsPerToken > 0) || !(cal.codeCharsPerToken > 0))
+    throw new RangeError("calibration characters per token must be > 0");
+  const cost: TextCost = (s, prose) => {
+    if (s.length === 0) return 0;
+    const { ascii, other } = charClasses(s);
+    return Math.ceil(
+      ascii / (prose ? cal.proseCharsPerToken : cal.codeCharsPerToken) + other * cal.nonAsciiTokensPerChar,
+    );
+  };
+  return makeEstimator(name, cost, cal);
+}
+
 /** The default: fast, heuristic, cached per message object. */
-export const fastEstimator: TokenEstimator = makeEstimator("fast", fastText);
+export const fastEstimator: TokenEstimator = createFastEstimator(FAST_CALIBRATION, "fast");
 
 let exact: TokenEstimator | undefined;
 
-/** An exact BPE tokenizer (o200k_base via gpt-tokenizer), loaded on first use. */
+/**
+ * An exact BPE tokenizer (o200k_base via gpt-tokenizer), loaded on first use.
+ * It counts text with the tokenizer and keeps the fast estimator's framing
+ * constants (per message, per block, per image).
+ */
 export async function exactEstimator(): Promise<TokenEstimator> {
   if (!exact) {
     const mod = await import("gpt-tokenizer/encoding/o200k_base");
-    const count = (s: string): number => (s.length === 0 ? 0 : mod.countTokens(s));
-    exact = makeEstimator("o200k_base", count);
+    const count: TextCost = (s) => (s.length === 0 ? 0 : mod.countTokens(s));
+    exact = makeEstimator("o200k_base", count, FAST_CALIBRATION);
   }
   return exact;
 }
 
-/** Estimated tokens of a message array. */
-export function estimateTokens(messages: readonly Message[], estimator: TokenEstimator = fastEstimator): number {
+/** Whether the thinking of assistant turns before the latest user turn is counted. */
+export type PriorThinking = "keep" | "drop";
+
+export interface EstimateOptions {
+  /**
+   * Tokens that every request carries outside the messages (system prompt,
+   * tool definitions), added once. Default 0: the estimate is the messages'
+   * own size. See `calibrateOverhead`.
+   */
+  overhead?: number;
+  /** Default `keep` (see the module comment and `priorThinkingFor`). */
+  priorThinking?: PriorThinking;
+}
+
+/** Index of the latest user turn: a user message that is not only tool results; -1 when none. */
+function latestUserTurn(messages: readonly Message[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role === "user" && m.content.some((b) => b.type !== "tool_result")) return i;
+  }
+  return -1;
+}
+
+function thinkingTokens(m: Message, estimator: TokenEstimator): number {
+  if (estimator.thinking) return estimator.thinking(m);
   let n = 0;
-  for (const m of messages) n += estimator.message(m);
+  for (const b of m.content)
+    if (isThinkingBlock(b)) n += FAST_CALIBRATION.perBlock + estimator.text(blockCostText(b));
   return n;
+}
+
+/** Estimated tokens of a message array (plus `options.overhead`). */
+export function estimateTokens(
+  messages: readonly Message[],
+  estimator: TokenEstimator = fastEstimator,
+  options: EstimateOptions = {},
+): number {
+  const overhead = options.overhead ?? 0;
+  if (!Number.isFinite(overhead) || overhead < 0)
+    throw new RangeError(`overhead must be a finite number of tokens >= 0, got ${overhead}`);
+  let n = overhead;
+  for (const m of messages) n += estimator.message(m);
+  if (options.priorThinking === "drop") {
+    const turn = latestUserTurn(messages);
+    for (let i = 0; i < turn; i++) {
+      const m = messages[i]!;
+      if (m.role !== "user" && m.role !== "system") n -= thinkingTokens(m, estimator);
+    }
+  }
+  return n;
+}
+
+/**
+ * The per-request overhead implied by one billed request: the billed prompt
+ * tokens minus the estimate of the messages that were sent (never negative).
+ * Pass the result as `overhead` for later estimates of the same session.
+ */
+export function calibrateOverhead(
+  billedPromptTokens: number,
+  sent: readonly Message[],
+  estimator: TokenEstimator = fastEstimator,
+  options: Omit<EstimateOptions, "overhead"> = {},
+): number {
+  if (!Number.isFinite(billedPromptTokens) || billedPromptTokens < 0) {
+    throw new RangeError(`billed prompt tokens must be a finite number >= 0, got ${billedPromptTokens}`);
+  }
+  return Math.max(
+    0,
+    billedPromptTokens - estimateTokens(sent, estimator, { priorThinking: options.priorThinking }),
+  );
+}
+
+/**
+ * The prior-thinking policy of an Anthropic model name: `drop` for the Claude
+ * models known to strip earlier turns' thinking from the prompt (Claude 3.x,
+ * Sonnet 4 and 4.5, Haiku 4.5, Opus 4 and 4.1); `keep` for Claude Opus 4.5 and
+ * later, and for any other or unknown name (the conservative default).
+ */
+export function priorThinkingFor(model: string | undefined): PriorThinking {
+  const m = (model ?? "").toLowerCase();
+  if (!m.includes("claude")) return "keep";
+  if (/claude-3([-.]|$)/.test(m)) return "drop";
+  const v = /(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2})(?!\d))?/.exec(m);
+  if (!v) return "keep";
+  const family = v[1]!;
+  const version = Number(v[2]) + (v[3] !== undefined ? Number(v[3]) / 10 : 0);
+  if (family === "opus") return version >= 4.5 ? "keep" : "drop";
+  return version <= 4.5 ? "drop" : "keep";
 }
