@@ -1,0 +1,179 @@
+/**
+ * The failure ladder end to end: compactMessagesSafe with each LLM summarizer
+ * against a local server on 127.0.0.1 that speaks the provider's wire format.
+ * For every case: the history is untouched, the error names the cause, and the
+ * number of requests is exactly what the ladder allows.
+ */
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import type { Message } from "../model/types.js";
+import type { Summarizer } from "../summarizers/types.js";
+import { openaiCompatibleSummarizer, anthropicSummarizer } from "../summarizers/index.js";
+import { startFakeProvider, closedPortURL, openaiReply, anthropicReply, type FakeStep, type FakeProvider } from "../summarizers/testing/index.js";
+import { compactMessagesSafe, type CompactResult } from "./compact.js";
+import { isCheckpoint } from "../contract/index.js";
+import { deepFreeze } from "../../test/support.js";
+
+function history(): Message[] {
+  const out: Message[] = [{ role: "user", content: [{ type: "text", text: "Fix the flaky session_store test." }] }];
+  for (let i = 0; i < 8; i++) {
+    out.push({ role: "assistant", content: [{ type: "tool_use", id: `c${i}`, name: "Bash", input: { command: `cargo test part${i}` } }] });
+    out.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `c${i}`, content: `running part ${i}\n`.repeat(120) }] });
+  }
+  return out;
+}
+
+const GOOD = "## Objective\nFix the flaky session_store test.\n## Work done\nRan the suite in parts.\n## Next step\nRerun part 7.";
+
+interface Provider {
+  name: string;
+  make(baseURL: string, timeoutMs?: number): Summarizer;
+  base(p: FakeProvider): string;
+  ok(text: string): FakeStep;
+  status(code: number): FakeStep;
+  rateLimited(seconds: number): FakeStep;
+  unauthorized(): FakeStep;
+  empty(): FakeStep;
+  cutOff(): FakeStep;
+  toolCall(): FakeStep;
+  tooLong(): FakeStep;
+}
+
+const providers: Provider[] = [
+  {
+    name: "openai",
+    make: (baseURL, timeoutMs) => openaiCompatibleSummarizer({ baseURL, model: "gpt-test", apiKey: "test-key", timeoutMs }),
+    base: (p) => p.openaiBaseURL,
+    ok: (t) => openaiReply.text(t),
+    status: (code) => openaiReply.error(code, `upstream error ${code}`),
+    rateLimited: (s) => openaiReply.rateLimited(s),
+    unauthorized: () => openaiReply.unauthorized(),
+    empty: () => openaiReply.text(""),
+    cutOff: () => openaiReply.length("## Objective\nFix the"),
+    toolCall: () => openaiReply.toolCall("bash", { command: "ls" }),
+    tooLong: () => openaiReply.contextLengthExceeded(),
+  },
+  {
+    name: "anthropic",
+    make: (baseURL, timeoutMs) => anthropicSummarizer({ baseURL, model: "claude-test", apiKey: "test-key", timeoutMs }),
+    base: (p) => p.anthropicBaseURL,
+    ok: (t) => anthropicReply.text(t),
+    status: (code) => anthropicReply.error(code, code >= 500 ? "api_error" : "invalid_request_error", `upstream error ${code}`),
+    rateLimited: (s) => anthropicReply.rateLimited(s),
+    unauthorized: () => anthropicReply.unauthorized(),
+    empty: () => anthropicReply.text(""),
+    cutOff: () => anthropicReply.maxTokens("## Objective\nFix the"),
+    toolCall: () => anthropicReply.toolUse("bash", { command: "ls" }),
+    tooLong: () => anthropicReply.promptTooLong(),
+  },
+];
+
+const servers: FakeProvider[] = [];
+after(async () => {
+  for (const s of servers) await s.close();
+});
+
+async function run(p: Provider, steps: FakeStep[], opts: { timeoutMs?: number } = {}) {
+  const server = await startFakeProvider(steps);
+  servers.push(server);
+  const input = deepFreeze(history());
+  const before = JSON.stringify(input);
+  const waits: number[] = [];
+  const result: CompactResult = await compactMessagesSafe(input, {
+    summarizer: p.make(p.base(server), opts.timeoutMs),
+    target: 50,
+    sleep: async (ms) => void waits.push(ms),
+    backoffMs: 10,
+  });
+  assert.equal(JSON.stringify(input), before, "the history is untouched");
+  return { result, requests: server.requestCount, waits, server };
+}
+
+function failed(r: CompactResult, kind: string, cause: RegExp): void {
+  assert.equal(r.ok, false, "the pass must fail");
+  if (r.ok) return;
+  assert.equal(r.error.kind, kind, r.error.message);
+  assert.match(r.error.message, cause);
+  assert.ok(!r.error.message.includes("\n"), "one line");
+}
+
+for (const p of providers) {
+  test(`${p.name}: a normal answer compacts, with one request`, async () => {
+    const { result, requests } = await run(p, [p.ok(GOOD)]);
+    assert.ok(result.ok, result.ok ? "" : result.error.message);
+    assert.equal(requests, 1);
+    assert.equal(result.replacement.filter(isCheckpoint).length, 1);
+  });
+
+  for (const code of [500, 503]) {
+    test(`${p.name}: HTTP ${code} is retried 3 times with backoff, then fails`, async () => {
+      const { result, requests, waits } = await run(p, Array(5).fill(p.status(code)));
+      failed(result, "summarizer_failed", new RegExp(`${code}`));
+      assert.equal(requests, 4);
+      assert.deepEqual(waits, [10, 20, 40]);
+    });
+  }
+
+  test(`${p.name}: HTTP 503 then success`, async () => {
+    const { result, requests } = await run(p, [p.status(503), p.ok(GOOD)]);
+    assert.ok(result.ok);
+    assert.equal(requests, 2);
+  });
+
+  test(`${p.name}: 429 with retry-after waits what the server asked`, async () => {
+    const { result, requests, waits } = await run(p, [p.rateLimited(2), p.ok(GOOD)]);
+    assert.ok(result.ok, result.ok ? "" : result.error.message);
+    assert.equal(requests, 2);
+    assert.deepEqual(waits, [2000]);
+  });
+
+  test(`${p.name}: a timeout is transient (4 requests, then fail)`, async () => {
+    const slow = { ...(p.ok(GOOD) as object), delayMs: 2000 } as FakeStep;
+    const { result, requests } = await run(p, Array(4).fill(slow), { timeoutMs: 100 });
+    failed(result, "summarizer_failed", /tim(e|ed) ?out/i);
+    assert.equal(requests, 4);
+  });
+
+  test(`${p.name}: connection refused is transient (no server ever answers)`, async () => {
+    const url = await closedPortURL();
+    const input = deepFreeze(history());
+    let sleeps = 0;
+    const result = await compactMessagesSafe(input, {
+      summarizer: p.make(p.name === "openai" ? `${url}/v1` : url),
+      target: 50,
+      sleep: async () => void sleeps++,
+    });
+    failed(result, "summarizer_failed", /connect|refused|ECONNREFUSED/i);
+    assert.equal(sleeps, 3);
+  });
+
+  test(`${p.name}: 401 fails at once`, async () => {
+    const { result, requests } = await run(p, [p.unauthorized(), p.ok(GOOD)]);
+    failed(result, "summarizer_failed", /401/);
+    assert.equal(requests, 1);
+  });
+
+  for (const [label, step, cause] of [
+    ["an empty content", p.empty(), /empty/],
+    ["(no summary available)", p.ok("(no summary available)"), /placeholder/],
+    ["a refusal", p.ok("I'm sorry, but I can't help with that."), /refusal/],
+    ["a cut-off answer", p.cutOff(), /cut off/],
+    ["a tool call instead of text", p.toolCall(), /call tools/],
+  ] as const) {
+    test(`${p.name}: ${label} gets one corrective retry, then the pass fails`, async () => {
+      const { result, requests, server } = await run(p, [step, step, p.ok(GOOD)]);
+      failed(result, "unusable_summary", cause);
+      assert.equal(requests, 2);
+      assert.match(JSON.stringify(server.requests[1]!.body), /previous answer was refused/);
+    });
+  }
+
+  test(`${p.name}: prompt too long drops the oldest unit and succeeds`, async () => {
+    const { result, requests, server } = await run(p, [p.tooLong(), p.ok(GOOD)]);
+    assert.ok(result.ok, result.ok ? "" : result.error.message);
+    assert.equal(requests, 2);
+    const first = JSON.stringify(server.requests[0]!.body).length;
+    const second = JSON.stringify(server.requests[1]!.body).length;
+    assert.ok(second < first, "the second request is smaller");
+  });
+}
