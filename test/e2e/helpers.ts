@@ -1,0 +1,95 @@
+/** Running the built `compact-safe` binary from the end-to-end tests. */
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { cliPath } from "../support.js";
+
+export interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+}
+
+/** Runs `compact-safe ARGS` asynchronously (so an in-process fake server can answer it). */
+export function run(args: readonly string[], options: RunOptions = {}): Promise<RunResult> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [cliPath, ...args],
+      {
+        cwd: options.cwd,
+        env: { ...process.env, NO_COLOR: "1", ...options.env },
+        maxBuffer: 256 * 1024 * 1024,
+        encoding: "utf8",
+      },
+      (error, stdout, stderr) => {
+        const e = error as (Error & { code?: number | string; signal?: NodeJS.Signals }) | null;
+        resolve({
+          code: e === null ? 0 : typeof e.code === "number" ? e.code : null,
+          signal: e?.signal ?? null,
+          stdout,
+          stderr,
+        });
+      },
+    );
+  });
+}
+
+/** Spawns `compact-safe ARGS` and returns the child (for kill tests). */
+export function spawnCli(args: readonly string[], options: RunOptions = {}): ChildProcess {
+  return spawn(process.execPath, [cliPath, ...args], {
+    cwd: options.cwd,
+    env: { ...process.env, NO_COLOR: "1", ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
+/** Waits for a child to exit. */
+export function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode });
+    else child.once("exit", (code, signal) => resolve({ code, signal }));
+  });
+}
+
+/** A fresh temporary folder (removed by the returned cleanup). */
+export function tempDir(prefix = "cs-e2e-"): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export function copy(src: string, dst: string): string {
+  copyFileSync(src, dst);
+  return dst;
+}
+
+/** Runs async jobs with at most `limit` at once. */
+export async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (;;) {
+      const i = next++;
+      if (i >= items.length) return;
+      results[i] = await fn(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/** The last non-empty stderr line must be one `compact-safe: ...` line (no stack trace). */
+export function oneLineError(stderr: string): string {
+  const lines = stderr.split("\n").filter((l) => l.trim() !== "" && !l.startsWith("compact-safe: warning:"));
+  if (lines.length !== 1 || !lines[0]!.startsWith("compact-safe: ")) {
+    throw new Error(`expected one "compact-safe: ..." error line on stderr, got:\n${stderr}`);
+  }
+  return lines[0]!;
+}
