@@ -114,7 +114,7 @@ export async function loadMessageFile(file: string, as?: "anthropic"): Promise<{
       return { messages: parseMessages(list, isObject ? "messages" : "(root)"), via: "canonical" };
     } catch (e) {
       if (!(e instanceof ModelError)) throw e;
-      // Not canonical: perhaps a provider body; fall through to the importers.
+      // Not canonical: perhaps an OpenAI body; otherwise the canonical error stands.
       const provider = providerOf(list);
       if (provider === undefined) throw usageError(`${file}: ${e.message}`);
       return { messages: importedLive(text, file, provider), via: provider };
@@ -138,13 +138,10 @@ function looksLikeAnthropicBody(list: unknown[]): boolean {
   });
 }
 
-function providerOf(list: unknown[]): "anthropic" | "openai" | undefined {
+/** An OpenAI Chat Completions body (`tool_calls`, `role: tool`, string content), as written by `export --to openai`. */
+function providerOf(list: unknown[]): "openai" | undefined {
   const recs = list.filter((m): m is Record<string, unknown> => m !== null && typeof m === "object");
-  if (recs.some((m) => m.role === "tool" || Array.isArray(m.tool_calls) || typeof m.content === "string" || m.content === null)) {
-    return recs.some((m) => Array.isArray(m.content)) && !recs.some((m) => m.role === "tool" || Array.isArray(m.tool_calls)) ? "anthropic" : "openai";
-  }
-  if (recs.some((m) => Array.isArray(m.content))) return "anthropic";
-  return undefined;
+  return recs.some((m) => m.role === "tool" || Array.isArray(m.tool_calls) || typeof m.content === "string" || m.content === null) ? "openai" : undefined;
 }
 
 function importedLive(text: string, file: string, format: "anthropic" | "openai"): Message[] {
