@@ -1,0 +1,169 @@
+/**
+ * Fact retention over the summarized span, measured from the definitions and
+ * independently of the summarizer's own extraction code.
+ *
+ * The span is everything outside the protected last round of the original
+ * history (`protectedRound(original).regionStart`).
+ * - (a) Modified file paths: from the inputs of modifying tools in the span
+ *   (Edit, Write, MultiEdit, NotebookEdit, apply_patch,
+ *   str_replace_based_edit_tool / str_replace_editor except `view`, create*,
+ *   pi's edit/write): the `file_path` / `path` / `filename` / `notebook_path`
+ *   fields, and the file headers of any apply_patch or unified diff found in
+ *   a tool input (`*** Add|Update|Delete File:`, `*** Move to:`, `+++ b/`,
+ *   `--- a/`), including a patch passed to a shell tool. Found when the
+ *   checkpoint text contains the path.
+ * - (b) Plain user messages of the span: the first 200 characters of their
+ *   text, found in the checkpoint or in a retained user message of the
+ *   replacement.
+ * - (c) Error first lines: the first non-empty line of every `is_error`
+ *   tool result in the span (results that an importer synthesised to close
+ *   an abandoned call are left out), found in the checkpoint; lines are
+ *   compared on their first 200 characters.
+ * All comparisons collapse runs of whitespace and trim, since a Markdown note
+ * may re-flow a quote. On the prune-only path no checkpoint is written and
+ * nothing is summarized: the facts are looked up in the whole replacement.
+ */
+import type { Block, Message } from "../src/model/index.js";
+import { isPlainUser } from "../src/contract/classify.js";
+import { protectedRound } from "../src/contract/rounds.js";
+
+export interface RetentionFigure {
+  total: number;
+  found: number;
+  /** found / total (1 when total is 0). */
+  rate: number;
+  missed: string[];
+}
+
+export interface Retention {
+  span_messages: number;
+  paths: RetentionFigure;
+  user_messages: RetentionFigure;
+  errors: RetentionFigure;
+}
+
+const USER_HEAD = 200;
+const ERROR_HEAD = 200;
+
+const norm = (s: string): string => s.replace(/\s+/g, " ").trim();
+
+const MODIFYING =
+  /^(edit|write|multiedit|multi_edit|notebookedit|notebook_edit|apply_patch|applypatch|str_replace_based_edit_tool|str_replace_editor|create\w*)$/i;
+const PATH_KEYS = ["file_path", "path", "filename", "notebook_path"];
+
+function patchHeaders(text: string, out: Set<string>): void {
+  for (const line of text.split("\n")) {
+    let m = /^\*\*\* (?:Add|Update|Delete) File: (.+)$/.exec(line) ?? /^\*\*\* Move to: (.+)$/.exec(line);
+    if (m) {
+      out.add(m[1]!.trim());
+      continue;
+    }
+    m = /^(?:\+\+\+|---) (?:[ab]\/)?(\S.*)$/.exec(line);
+    if (!m) continue;
+    const p = m[1]!.replace(/\t.*$/, "").trim();
+    if (p !== "/dev/null" && p !== "" && !/^-+$/.test(p)) out.add(p);
+  }
+}
+
+/** Keys whose values are file contents, not patches (a diff quoted inside an edited file is not a change to that file). */
+const CONTENT_KEYS = new Set([
+  "old_string",
+  "new_string",
+  "content",
+  "file_text",
+  "new_source",
+  "old_str",
+  "new_str",
+]);
+
+function stringsIn(v: unknown, out: string[]): void {
+  if (typeof v === "string") out.push(v);
+  else if (Array.isArray(v)) for (const x of v) stringsIn(x, out);
+  else if (v && typeof v === "object")
+    for (const [k, x] of Object.entries(v)) if (!CONTENT_KEYS.has(k)) stringsIn(x, out);
+}
+
+const looksLikePatch = (s: string): boolean =>
+  s.includes("*** Begin Patch") || (/^--- \S/m.test(s) && /^\+\+\+ \S/m.test(s) && /^@@ /m.test(s));
+
+/** Paths that a tool call modifies, from its name and input. */
+export function modifiedPaths(name: string, input: unknown): string[] {
+  const out = new Set<string>();
+  if (MODIFYING.test(name)) {
+    const rec =
+      input && typeof input === "object" && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
+    const command = typeof rec.command === "string" ? rec.command : undefined;
+    const viewOnly = /^str_replace/.test(name) && command === "view";
+    if (!viewOnly)
+      for (const k of PATH_KEYS) if (typeof rec[k] === "string" && rec[k] !== "") out.add(rec[k] as string);
+  }
+  // apply_patch (as its own tool, or a patch passed to a shell) and unified diffs.
+  const strings: string[] = [];
+  stringsIn(input, strings);
+  for (const s of strings) if (looksLikePatch(s)) patchHeaders(s, out);
+  return [...out];
+}
+
+function textOfBlocks(blocks: readonly Block[]): string {
+  const parts: string[] = [];
+  for (const b of blocks) if (b.type === "text") parts.push((b as { text: string }).text);
+  return parts.join("\n");
+}
+
+function figure(items: readonly string[], isFound: (s: string) => boolean): RetentionFigure {
+  const missed: string[] = [];
+  for (const it of items) if (!isFound(it)) missed.push(it);
+  const total = items.length;
+  return {
+    total,
+    found: total - missed.length,
+    rate: total === 0 ? 1 : (total - missed.length) / total,
+    missed,
+  };
+}
+
+export function measureRetention(
+  original: readonly Message[],
+  replacement: readonly Message[],
+  checkpoint: Message | null,
+): Retention {
+  const round = protectedRound(original);
+  const span = original.slice(0, round.regionStart);
+  const paths = new Set<string>();
+  const users = new Set<string>();
+  const errors = new Set<string>();
+  for (const m of span) {
+    if (isPlainUser(m)) {
+      const head = norm(textOfBlocks(m.content)).slice(0, USER_HEAD);
+      if (head !== "") users.add(head);
+    }
+    for (const b of m.content) {
+      if (b.type === "tool_use") {
+        const t = b as { name: string; input: unknown };
+        for (const p of modifiedPaths(t.name, t.input)) paths.add(p);
+      } else if (b.type === "tool_result") {
+        const r = b as { content: string; is_error?: boolean; synthetic?: boolean };
+        if (r.is_error !== true || r.synthetic === true) continue;
+        const first = r.content.split("\n").find((l) => l.trim() !== "");
+        if (first !== undefined) errors.add(norm(first).slice(0, ERROR_HEAD));
+      }
+    }
+  }
+  const checkpointText = norm(
+    checkpoint
+      ? textOfBlocks(checkpoint.content)
+      : replacement.map((m) => textOfBlocks(m.content) + "\n" + JSON.stringify(m.content)).join("\n"),
+  );
+  const retainedUsers = replacement
+    .filter((m) => m !== checkpoint && m.role === "user")
+    .map((m) => norm(textOfBlocks(m.content)));
+  return {
+    span_messages: span.length,
+    paths: figure([...paths], (p) => checkpointText.includes(norm(p))),
+    user_messages: figure(
+      [...users],
+      (u) => checkpointText.includes(u) || retainedUsers.some((r) => r.includes(u)),
+    ),
+    errors: figure([...errors], (e) => checkpointText.includes(e)),
+  };
+}
