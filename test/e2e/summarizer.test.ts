@@ -1,0 +1,103 @@
+/** LLM summarizers through the binary, against the local fake provider (offline). */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { corpusDir } from "../support.js";
+import { anthropicReply, openaiReply, startFakeProvider } from "../../src/summarizers/testing/index.js";
+import { readJournalSync } from "../../src/journal/index.js";
+import { oneLineError, run, tempDir } from "./helpers.js";
+
+const small = join(corpusDir, "claude-code", "entire-1a-8a83a35a9b-0.jsonl");
+
+const SUMMARY =
+  "## Objective\nFind out why git status broke in the user's repository.\n\n## Work done\nInspected the gc log and the worktree folder; found an interrupted gc.\n\n## Next step\nDocument the limitation.";
+
+async function journal(dir: string): Promise<string> {
+  const j = join(dir, "j.jsonl");
+  const r = await run(["import", small, "--out", j]);
+  assert.equal(r.code, 0, r.stderr);
+  return j;
+}
+
+test("openai summarizer answering 500: retried 3 times with the configured backoff, then exit 3; nothing written", async () => {
+  const provider = await startFakeProvider(() => openaiReply.error(500, "The server had an error while processing your request."));
+  const { dir, cleanup } = tempDir();
+  try {
+    const j = await journal(dir);
+    const before = readFileSync(j);
+    const r = await run(["compact", j, "--summarizer", "openai", "--model", "fake-model", "--base-url", provider.openaiBaseURL, "--target", "3000", "--workspace", dir], {
+      env: { OPENAI_API_KEY: "sk-test", COMPACT_SAFE_BACKOFF_MS: "5" },
+    });
+    assert.equal(r.code, 3, r.stderr);
+    assert.match(oneLineError(r.stderr), /^compact-safe: summarizer failed: .*gave up after 3 retries/);
+    assert.equal(provider.requestCount, 4, "one call and three retries");
+    assert.deepEqual(readFileSync(j), before);
+  } finally {
+    await provider.close();
+    cleanup();
+  }
+});
+
+test("openai summarizer answering 401: fails at once (deterministic), exit 3", async () => {
+  const provider = await startFakeProvider(() => openaiReply.unauthorized());
+  const { dir, cleanup } = tempDir();
+  try {
+    const j = await journal(dir);
+    const r = await run(["compact", j, "--summarizer", "openai", "--model", "m", "--base-url", provider.openaiBaseURL, "--target", "3000", "--workspace", dir], {
+      env: { OPENAI_API_KEY: "sk-test", COMPACT_SAFE_BACKOFF_MS: "5" },
+    });
+    assert.equal(r.code, 3);
+    oneLineError(r.stderr);
+    assert.equal(provider.requestCount, 1);
+  } finally {
+    await provider.close();
+    cleanup();
+  }
+});
+
+test("openai and anthropic summarizers that answer: one compaction entry with the model's summary", async () => {
+  const provider = await startFakeProvider((req) => (req.path.endsWith("/messages") ? anthropicReply.text(SUMMARY) : openaiReply.text(SUMMARY)));
+  const { dir, cleanup } = tempDir();
+  try {
+    for (const [name, base, envName] of [
+      ["openai", provider.openaiBaseURL, "OPENAI_API_KEY"],
+      ["anthropic", provider.anthropicBaseURL, "ANTHROPIC_API_KEY"],
+    ] as const) {
+      const j = join(dir, `${name}.jsonl`);
+      assert.equal((await run(["import", small, "--out", j])).code, 0);
+      const r = await run(["compact", j, "--summarizer", name, "--model", "fake-model", "--base-url", base, "--target", "3000", "--workspace", dir, "--json"], {
+        env: { [envName]: "key", COMPACT_SAFE_BACKOFF_MS: "5" },
+      });
+      assert.equal(r.code, 0, `${name}: ${r.stderr}`);
+      assert.equal((JSON.parse(r.stdout) as { path: string }).path, "summary");
+      const comp = readJournalSync(j).entries.filter((e) => e.kind === "compaction");
+      assert.equal(comp.length, 1);
+      assert.ok(JSON.stringify(comp[0]!.payload).includes("found an interrupted gc"), `${name}: the model's summary is in the checkpoint`);
+    }
+    assert.equal(provider.requestCount, 2);
+  } finally {
+    await provider.close();
+    cleanup();
+  }
+});
+
+test("missing API key or model: exit 2 with one line naming the variable / option, before any request", async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const j = await journal(dir);
+    const k = await run(["compact", j, "--summarizer", "openai", "--model", "m"], { env: { OPENAI_API_KEY: undefined } });
+    assert.equal(k.code, 2);
+    assert.match(oneLineError(k.stderr), /OPENAI_API_KEY is not set/);
+    const a = await run(["compact", j, "--summarizer", "anthropic", "--model", "m"], { env: { ANTHROPIC_API_KEY: "" } });
+    assert.equal(a.code, 2);
+    assert.match(oneLineError(a.stderr), /ANTHROPIC_API_KEY is not set/);
+    const m = await run(["compact", j, "--summarizer", "openai"], { env: { OPENAI_API_KEY: "x" } });
+    assert.equal(m.code, 2);
+    assert.match(oneLineError(m.stderr), /needs --model/);
+    const bad = await run(["compact", j, "--summarizer", "gemini"]);
+    assert.equal(bad.code, 2);
+  } finally {
+    cleanup();
+  }
+});
