@@ -193,7 +193,7 @@ function report(outcome: Outcome, o: CompactCliOptions, source: string, journal:
   out(`  tokens: ${num(r.tokens_before)} → ${num(r.tokens_after)} (−${pct}%), target ${num(r.target)} ${r.target_reached ? style.green("reached") : style.yellow("not reached")}`);
   out(`  coverage: ${formatReceipt(r.coverage)}`);
   if (r.path === "prune-only") out(`  pruned: ${r.prune.stubbed} results stubbed, ${r.prune.deduplicated} repeated reads dropped, ${num(r.prune.bytesRemoved)} bytes removed`);
-  if (journal === null) out(`  nothing written (--dry-run); the compaction would be appended as entry parented on the current leaf`);
+  if (journal === null) out(`  nothing written (--dry-run)`);
   else out(`  checkpoint: compaction entry ${outcome.entry.id} ${appended ? "appended to" : "written in the new journal"} ${journal}`);
 }
 
