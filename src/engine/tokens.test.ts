@@ -83,6 +83,8 @@ test("the estimator is cached per message object", () => {
   // ...while an equal-content copy is measured afresh.
   const copy: Message = structuredClone(m);
   assert.ok(est.message(copy) > first);
+  // A shallow copy (same content array, e.g. with its usage cleared) shares the entry.
+  assert.equal(est.message({ ...m, usage: undefined, meta: { x: 1 } }), first);
   // Each estimator has its own cache.
   assert.equal(createFastEstimator().message(m), est.message(copy));
 });

@@ -2,7 +2,8 @@
  * Token estimates.
  *
  * The default estimator (`fastEstimator`) is a character-class heuristic,
- * cached per message object (a `WeakMap`, so editing a message in place is not
+ * cached per message (a `WeakMap` keyed on the message's `content` array, so
+ * shallow copies share the entry, and editing a content array in place is not
  * seen: the engine never mutates messages, it copies them). An exact BPE
  * tokenizer (`exactEstimator()`: gpt-tokenizer, o200k_base) can be selected
  * instead; note that o200k_base is OpenAI's vocabulary, so on Claude it is
@@ -140,10 +141,12 @@ function blockTokens(b: Block, cost: TextCost, cal: FastCalibration): number {
 }
 
 function makeEstimator(name: string, cost: TextCost, cal: FastCalibration): TokenEstimator {
-  // One cache entry per message: [whole message, its thinking blocks].
-  const cache = new WeakMap<Message, [number, number]>();
+  // One cache entry per content array: [whole message, its thinking blocks]. Keyed on
+  // `m.content` rather than `m`, so that the shallow copies the engine makes (e.g. to
+  // clear recorded usage) hit the cache: only the role and the content are counted.
+  const cache = new WeakMap<readonly Block[], [number, number]>();
   const measure = (m: Message): [number, number] => {
-    const hit = cache.get(m);
+    const hit = cache.get(m.content);
     if (hit !== undefined) return hit;
     let n = cal.perMessage;
     let thinking = 0;
@@ -153,7 +156,7 @@ function makeEstimator(name: string, cost: TextCost, cal: FastCalibration): Toke
       if (isThinkingBlock(b)) thinking += t;
     }
     const entry: [number, number] = [n, thinking];
-    cache.set(m, entry);
+    cache.set(m.content, entry);
     return entry;
   };
   return {
