@@ -493,7 +493,7 @@ async function parent(args: string[]): Promise<void> {
     estimator: {
       pooled_mape_fast: pooledFast,
       pooled_mape_o200k: pooledExact,
-      pooled_mape_fast_single_anchor: median(
+      median_of_file_mapes_fast_single_anchor: median(
         cc.flatMap((m) => (m.estimator_fast ? [m.estimator_fast.mape_single_anchor] : [])),
       ),
       requests: cc.reduce((n, m) => n + m.estimator_fast!.requests, 0),
