@@ -16,7 +16,9 @@ const work = mkdtempSync(join(tmpdir(), "compact-safe-demo-"));
 const journal = join(work, "session.journal.jsonl");
 
 function cs(args, { capture = false } = {}) {
-  const shown = args.map((a) => (a.startsWith(work) ? `$TMP${a.slice(work.length)}` : a.startsWith(root) ? relative(root, a) : a));
+  const shown = args.map((a) =>
+    a.startsWith(work) ? `$TMP${a.slice(work.length)}` : a.startsWith(root) ? relative(root, a) : a,
+  );
   if (!capture) console.log(`\n$ compact-safe ${shown.join(" ")}`);
   const r = spawnSync(process.execPath, [cli, ...args], { encoding: "utf8", cwd: work });
   if (r.status !== 0) {
@@ -40,4 +42,6 @@ cs(["context", journal, "--window", "200000"]);
 cs(["restore", journal]);
 cs(["context", journal, "--window", "200000"]);
 rmSync(work, { recursive: true, force: true });
-console.log("\nDone: the journal kept every original entry; the compaction was appended, and `restore` moved the leaf back.");
+console.log(
+  "\nDone: the journal kept every original entry; the compaction was appended, and `restore` moved the leaf back.",
+);

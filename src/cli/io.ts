@@ -14,7 +14,14 @@ import { CliError, EXIT, usageError } from "./errors.js";
 
 export type Session =
   | { kind: "journal"; file: string; format: "journal"; entries: JournalEntry[]; problems: string[] }
-  | { kind: "import"; file: string; format: FormatName; entries: JournalEntry[]; report: ImportReport; problems: string[] };
+  | {
+      kind: "import";
+      file: string;
+      format: FormatName;
+      entries: JournalEntry[];
+      report: ImportReport;
+      problems: string[];
+    };
 
 /** Parses a `--format` value; a usage error listing the formats otherwise. */
 export function parseFormat(value: string | undefined): FormatName | undefined {
@@ -34,7 +41,9 @@ export async function requireFile(file: string): Promise<number> {
   } catch (e) {
     if (e instanceof CliError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
-    throw usageError(`${file}: ${code === "ENOENT" ? "no such file" : `cannot be read (${code ?? (e as Error).message})`}`);
+    throw usageError(
+      `${file}: ${code === "ENOENT" ? "no such file" : `cannot be read (${code ?? (e as Error).message})`}`,
+    );
   }
 }
 
@@ -53,7 +62,13 @@ export async function looksLikeJournal(file: string): Promise<boolean> {
       if (line.trim() === "") continue;
       try {
         const o = JSON.parse(line) as Record<string, unknown>;
-        return o !== null && typeof o === "object" && typeof o.id === "string" && typeof o.kind === "string" && typeof o.payload === "object";
+        return (
+          o !== null &&
+          typeof o === "object" &&
+          typeof o.id === "string" &&
+          typeof o.kind === "string" &&
+          typeof o.payload === "object"
+        );
       } catch {
         return false;
       }
@@ -96,7 +111,10 @@ export function sessionLive(session: Session): Message[] {
  * An OpenAI body (`{ messages }` with `tool_calls` / `role: tool`) is read
  * through the OpenAI importer.
  */
-export async function loadMessageFile(file: string, as?: "anthropic"): Promise<{ messages: Message[]; via: "canonical" | "anthropic" | "openai" }> {
+export async function loadMessageFile(
+  file: string,
+  as?: "anthropic",
+): Promise<{ messages: Message[]; via: "canonical" | "anthropic" | "openai" }> {
   await requireFile(file);
   const text = await readFile(file, "utf8");
   let data: unknown;
@@ -107,7 +125,10 @@ export async function loadMessageFile(file: string, as?: "anthropic"): Promise<{
   }
   const isObject = data !== null && typeof data === "object" && !Array.isArray(data);
   const list = isObject ? (data as { messages?: unknown }).messages : data;
-  if (!Array.isArray(list)) throw usageError(`${file}: expected a JSON array of messages, { messages }, or an Anthropic request body { system, messages }`);
+  if (!Array.isArray(list))
+    throw usageError(
+      `${file}: expected a JSON array of messages, { messages }, or an Anthropic request body { system, messages }`,
+    );
   const hasSystem = isObject && (data as { system?: unknown }).system !== undefined;
   if (!hasSystem && as === undefined && !(isObject && looksLikeAnthropicBody(list))) {
     try {
@@ -141,7 +162,12 @@ function looksLikeAnthropicBody(list: unknown[]): boolean {
 /** An OpenAI Chat Completions body (`tool_calls`, `role: tool`, string content), as written by `export --to openai`. */
 function providerOf(list: unknown[]): "openai" | undefined {
   const recs = list.filter((m): m is Record<string, unknown> => m !== null && typeof m === "object");
-  return recs.some((m) => m.role === "tool" || Array.isArray(m.tool_calls) || typeof m.content === "string" || m.content === null) ? "openai" : undefined;
+  return recs.some(
+    (m) =>
+      m.role === "tool" || Array.isArray(m.tool_calls) || typeof m.content === "string" || m.content === null,
+  )
+    ? "openai"
+    : undefined;
 }
 
 function importedLive(text: string, file: string, format: "anthropic" | "openai"): Message[] {
@@ -153,7 +179,11 @@ function importedLive(text: string, file: string, format: "anthropic" | "openai"
 const MARKERS: readonly string[] = [...ALL_CHECKPOINT_MARKERS, ...ALL_BRANCH_SUMMARY_MARKERS];
 
 function opensWithMarker(b: Block): boolean {
-  return b.type === "text" && typeof (b as { text?: unknown }).text === "string" && MARKERS.some((m) => (b as { text: string }).text.startsWith(m));
+  return (
+    b.type === "text" &&
+    typeof (b as { text?: unknown }).text === "string" &&
+    MARKERS.some((m) => (b as { text: string }).text.startsWith(m))
+  );
 }
 
 /**
@@ -168,7 +198,11 @@ function opensWithMarker(b: Block): boolean {
 export function splitMergedMarkers(messages: readonly Message[]): Message[] {
   const outList: Message[] = [];
   for (const m of messages) {
-    if (m.role !== "user" || !m.content.some(opensWithMarker) || (m.content.length === 1 && opensWithMarker(m.content[0]!))) {
+    if (
+      m.role !== "user" ||
+      !m.content.some(opensWithMarker) ||
+      (m.content.length === 1 && opensWithMarker(m.content[0]!))
+    ) {
       outList.push(m);
       continue;
     }

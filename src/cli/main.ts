@@ -16,7 +16,9 @@ import * as anchor from "./commands/anchor.js";
 import * as restore from "./commands/restore.js";
 
 function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version: string };
+  const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
+    version: string;
+  };
   return pkg.version;
 }
 
@@ -42,14 +44,24 @@ export async function main(argv: readonly string[]): Promise<number> {
       writeErr: (s) => process.stderr.write(s),
       outputError: (s, write) => write(`compact-safe: ${s.replace(/^error: /, "")}`),
     });
-  for (const mod of [validate, importCmd, exportCmd, compact, context, anchor, restore]) mod.register(program, setExit);
+  for (const mod of [validate, importCmd, exportCmd, compact, context, anchor, restore])
+    mod.register(program, setExit);
   for (const cmd of program.commands) cmd.exitOverride();
 
   try {
-    await program.parseAsync(argv as string[], { from: "user" });
+    // --debug is global: accepted anywhere on the line, before or after the command.
+    await program.parseAsync(
+      argv.filter((a) => a !== "--debug"),
+      { from: "user" },
+    );
   } catch (e) {
     if (e instanceof CommanderError) {
-      if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return EXIT.OK;
+      if (
+        e.code === "commander.helpDisplayed" ||
+        e.code === "commander.version" ||
+        e.code === "commander.help"
+      )
+        return EXIT.OK;
       // commander has printed its one-line reason already.
       return EXIT.USAGE;
     }

@@ -14,7 +14,8 @@ export function colorEnabled(stream: Stream = process.stdout): boolean {
 }
 
 function sgr(open: number, close: number) {
-  return (text: string, stream: Stream = process.stdout): string => (colorEnabled(stream) ? `\u001b[${open}m${text}\u001b[${close}m` : text);
+  return (text: string, stream: Stream = process.stdout): string =>
+    colorEnabled(stream) ? `\u001b[${open}m${text}\u001b[${close}m` : text;
 }
 
 export const style = {

@@ -53,8 +53,14 @@ test("anchors: a symbolic link is refused for reading and writing, naming the pa
   mkdirSync(join(ws, ".codewhale"));
   const link = join(ws, ".codewhale", "anchors.md");
   symlinkSync(target, link);
-  await assert.rejects(readAnchors(ws), (e: unknown) => e instanceof AnchorsError && e.message.startsWith(`${link}: is a symbolic link`));
-  await assert.rejects(writeAnchors(ws, "x"), (e: unknown) => e instanceof AnchorsError && e.message.includes(link));
+  await assert.rejects(
+    readAnchors(ws),
+    (e: unknown) => e instanceof AnchorsError && e.message.startsWith(`${link}: is a symbolic link`),
+  );
+  await assert.rejects(
+    writeAnchors(ws, "x"),
+    (e: unknown) => e instanceof AnchorsError && e.message.includes(link),
+  );
   await assert.rejects(clearAnchors(ws), AnchorsError);
   assert.equal(readFileSync(target, "utf8"), "secret", "the link target is untouched");
 
@@ -62,7 +68,10 @@ test("anchors: a symbolic link is refused for reading and writing, naming the pa
   const realDir = join(ws2, "real");
   mkdirSync(realDir);
   symlinkSync(realDir, join(ws2, ".codewhale"));
-  await assert.rejects(writeAnchors(ws2, "x"), (e: unknown) => e instanceof AnchorsError && e.message.includes(join(ws2, ".codewhale")));
+  await assert.rejects(
+    writeAnchors(ws2, "x"),
+    (e: unknown) => e instanceof AnchorsError && e.message.includes(join(ws2, ".codewhale")),
+  );
   assert.equal(existsSync(join(realDir, "anchors.md")), false);
 });
 
@@ -77,38 +86,60 @@ test("live state: nothing outside a git repository, background handles passed th
   assert.deepEqual(s.background, bg);
 });
 
-test("live state: branch, worktree and HEAD of a git repository; detached HEAD", { skip: !hasGit() }, async () => {
-  const ws = tmp();
-  const g = (...args: string[]) =>
-    execFileSync("git", ["-C", ws, "-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { encoding: "utf8" }).trim();
-  g("init", "-q", "-b", "feature/x");
-  writeFileSync(join(ws, "a.txt"), "a");
-  g("add", "a.txt");
-  g("commit", "-q", "-m", "one");
-  const head = g("rev-parse", "HEAD");
-  const s = await readLiveState(join(ws));
-  assert.equal(s.gitBranch, "feature/x");
-  assert.equal(s.head, head);
-  assert.equal(s.worktree, g("rev-parse", "--show-toplevel"));
-  assert.equal(s.background, undefined);
-  g("checkout", "-q", "--detach");
-  assert.equal((await readLiveState(ws)).gitBranch, "HEAD (detached)");
-});
+test(
+  "live state: branch, worktree and HEAD of a git repository; detached HEAD",
+  { skip: !hasGit() },
+  async () => {
+    const ws = tmp();
+    const g = (...args: string[]) =>
+      execFileSync("git", ["-C", ws, "-c", "user.name=t", "-c", "user.email=t@example.com", ...args], {
+        encoding: "utf8",
+      }).trim();
+    g("init", "-q", "-b", "feature/x");
+    writeFileSync(join(ws, "a.txt"), "a");
+    g("add", "a.txt");
+    g("commit", "-q", "-m", "one");
+    const head = g("rev-parse", "HEAD");
+    const s = await readLiveState(join(ws));
+    assert.equal(s.gitBranch, "feature/x");
+    assert.equal(s.head, head);
+    assert.equal(s.worktree, g("rev-parse", "--show-toplevel"));
+    assert.equal(s.background, undefined);
+    g("checkout", "-q", "--detach");
+    assert.equal((await readLiveState(ws)).gitBranch, "HEAD (detached)");
+  },
+);
 
 test("background file: valid list, and errors naming the file and JSON path", async () => {
   const dir = tmp();
   const f = join(dir, "background.json");
-  writeFileSync(f, JSON.stringify([{ id: "a", kind: "shell", command: "make", status: "running" }, { id: "b", kind: "agent" }]));
+  writeFileSync(
+    f,
+    JSON.stringify([
+      { id: "a", kind: "shell", command: "make", status: "running" },
+      { id: "b", kind: "agent" },
+    ]),
+  );
   assert.deepEqual(await readBackgroundFile(f), [
     { id: "a", kind: "shell", command: "make", status: "running" },
     { id: "b", kind: "agent" },
   ]);
   writeFileSync(f, JSON.stringify([{ id: "a", kind: "x" }, { id: "b", kind: "x" }, { kind: "x" }]));
-  await assert.rejects(readBackgroundFile(f), (e: unknown) => e instanceof BackgroundFileError && e.message === `${f}: [2]: missing "id"`);
+  await assert.rejects(
+    readBackgroundFile(f),
+    (e: unknown) => e instanceof BackgroundFileError && e.message === `${f}: [2]: missing "id"`,
+  );
   writeFileSync(f, JSON.stringify([{ id: "a", kind: 3 }]));
-  await assert.rejects(readBackgroundFile(f), (e: unknown) => e instanceof BackgroundFileError && e.message.startsWith(`${f}: [0].kind: expected string`));
+  await assert.rejects(
+    readBackgroundFile(f),
+    (e: unknown) =>
+      e instanceof BackgroundFileError && e.message.startsWith(`${f}: [0].kind: expected string`),
+  );
   writeFileSync(f, "{ nope");
-  await assert.rejects(readBackgroundFile(f), (e: unknown) => e instanceof BackgroundFileError && e.message.startsWith(`${f}: not JSON`));
+  await assert.rejects(
+    readBackgroundFile(f),
+    (e: unknown) => e instanceof BackgroundFileError && e.message.startsWith(`${f}: not JSON`),
+  );
   writeFileSync(f, "{}");
   await assert.rejects(readBackgroundFile(f), /expected a JSON array/);
   await assert.rejects(readBackgroundFile(join(dir, "none.json")), /none\.json: no such file/);

@@ -51,15 +51,20 @@ async function readAnchorsAt(workspace: string, rel: string): Promise<{ text: st
   const folder = join(workspace, rel.split(/[\\/]/)[0]!);
   const dirStat = await lstatOrNull(folder);
   if (dirStat === null) return null;
-  if (dirStat.isSymbolicLink()) throw new AnchorsError(folder, "is a symbolic link; refusing to read anchors through it");
+  if (dirStat.isSymbolicLink())
+    throw new AnchorsError(folder, "is a symbolic link; refusing to read anchors through it");
   const st = await lstatOrNull(file);
   if (st === null) return null;
-  if (st.isSymbolicLink()) throw new AnchorsError(file, "is a symbolic link; refusing to read anchors through it");
+  if (st.isSymbolicLink())
+    throw new AnchorsError(file, "is a symbolic link; refusing to read anchors through it");
   if (!st.isFile()) throw new AnchorsError(file, "is not a regular file");
   try {
     return { text: await readFile(file, "utf8"), file };
   } catch (e) {
-    throw new AnchorsError(file, `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new AnchorsError(
+      file,
+      `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    );
   }
 }
 
@@ -69,7 +74,9 @@ async function readAnchorsAt(workspace: string, rel: string): Promise<{ text: st
  * file or its folder) is refused with an `AnchorsError` naming the path.
  */
 export async function readAnchors(workspace: string): Promise<{ text: string; file: string } | null> {
-  return (await readAnchorsAt(workspace, ANCHORS_FILE)) ?? (await readAnchorsAt(workspace, LEGACY_ANCHORS_FILE));
+  return (
+    (await readAnchorsAt(workspace, ANCHORS_FILE)) ?? (await readAnchorsAt(workspace, LEGACY_ANCHORS_FILE))
+  );
 }
 
 /**
@@ -81,11 +88,14 @@ export async function writeAnchors(workspace: string, text: string): Promise<str
   const folder = join(workspace, ".codewhale");
   const file = join(workspace, ANCHORS_FILE);
   const dirStat = await lstatOrNull(folder);
-  if (dirStat?.isSymbolicLink()) throw new AnchorsError(folder, "is a symbolic link; refusing to write anchors through it");
-  if (dirStat !== null && !dirStat.isDirectory()) throw new AnchorsError(folder, "exists and is not a folder");
+  if (dirStat?.isSymbolicLink())
+    throw new AnchorsError(folder, "is a symbolic link; refusing to write anchors through it");
+  if (dirStat !== null && !dirStat.isDirectory())
+    throw new AnchorsError(folder, "exists and is not a folder");
   if (dirStat === null) await mkdir(folder, { recursive: true });
   const st = await lstatOrNull(file);
-  if (st?.isSymbolicLink()) throw new AnchorsError(file, "is a symbolic link; refusing to write anchors through it");
+  if (st?.isSymbolicLink())
+    throw new AnchorsError(file, "is a symbolic link; refusing to write anchors through it");
   if (st !== null && !st.isFile()) throw new AnchorsError(file, "is not a regular file");
   const tmp = `${file}.tmp-${process.pid}`;
   const fh = await open(tmp, "w", 0o644);
@@ -116,10 +126,12 @@ export async function clearAnchors(workspace: string): Promise<string[]> {
     const folder = join(workspace, rel.split(/[\\/]/)[0]!);
     const dirStat = await lstatOrNull(folder);
     if (dirStat === null) continue;
-    if (dirStat.isSymbolicLink()) throw new AnchorsError(folder, "is a symbolic link; refusing to remove anchors through it");
+    if (dirStat.isSymbolicLink())
+      throw new AnchorsError(folder, "is a symbolic link; refusing to remove anchors through it");
     const st = await lstatOrNull(file);
     if (st === null) continue;
-    if (st.isSymbolicLink()) throw new AnchorsError(file, "is a symbolic link; refusing to remove it (delete it yourself)");
+    if (st.isSymbolicLink())
+      throw new AnchorsError(file, "is a symbolic link; refusing to remove it (delete it yourself)");
     await unlink(file);
     removed.push(file);
   }
@@ -140,13 +152,17 @@ function git(workspace: string, args: string[]): Promise<string | undefined> {
  * when it is not, or git is missing), plus the background handles passed in.
  * git runs through `execFile` (no shell).
  */
-export async function readLiveState(workspace: string, background?: readonly BackgroundHandle[]): Promise<LiveState> {
+export async function readLiveState(
+  workspace: string,
+  background?: readonly BackgroundHandle[],
+): Promise<LiveState> {
   const state: LiveState = {};
   const root = await git(workspace, ["rev-parse", "--show-toplevel"]);
   if (root !== undefined && root !== "") {
     state.worktree = root;
     const branch = await git(workspace, ["rev-parse", "--abbrev-ref", "HEAD"]);
-    if (branch !== undefined && branch !== "") state.gitBranch = branch === "HEAD" ? "HEAD (detached)" : branch;
+    if (branch !== undefined && branch !== "")
+      state.gitBranch = branch === "HEAD" ? "HEAD (detached)" : branch;
     const head = await git(workspace, ["rev-parse", "HEAD"]);
     // A repository without commits has no HEAD yet; `rev-parse --abbrev-ref` then fails too.
     if (head !== undefined && /^[0-9a-f]{7,64}$/.test(head)) state.head = head;
@@ -172,10 +188,20 @@ function issueText(issue: z.core.$ZodIssue, data: unknown): string {
   const where = path === "" ? "(root)" : path.replace(/^\./, "");
   if (issue.code === "invalid_type") {
     let parent: unknown = data;
-    for (const p of issue.path.slice(0, -1)) parent = (parent as Record<PropertyKey, unknown> | undefined)?.[p as PropertyKey];
+    for (const p of issue.path.slice(0, -1))
+      parent = (parent as Record<PropertyKey, unknown> | undefined)?.[p as PropertyKey];
     const last = issue.path[issue.path.length - 1];
-    if (last !== undefined && parent !== null && typeof parent === "object" && !(last in (parent as object))) {
-      const container = issue.path.slice(0, -1).map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "");
+    if (
+      last !== undefined &&
+      parent !== null &&
+      typeof parent === "object" &&
+      !(last in (parent as object))
+    ) {
+      const container = issue.path
+        .slice(0, -1)
+        .map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`))
+        .join("")
+        .replace(/^\./, "");
       return `${container === "" ? "(root)" : container}: missing ${JSON.stringify(String(last))}`;
     }
     return `${where}: expected ${issue.expected}`;
@@ -193,7 +219,10 @@ export async function readBackgroundFile(file: string): Promise<BackgroundHandle
     text = await readFile(file, "utf8");
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new BackgroundFileError(file, code === "ENOENT" ? "no such file" : `cannot be read (${code ?? (e as Error).message})`);
+    throw new BackgroundFileError(
+      file,
+      code === "ENOENT" ? "no such file" : `cannot be read (${code ?? (e as Error).message})`,
+    );
   }
   let data: unknown;
   try {
@@ -204,7 +233,8 @@ export async function readBackgroundFile(file: string): Promise<BackgroundHandle
   const r = backgroundSchema.safeParse(data);
   if (!r.success) {
     const first = r.error.issues[0]!;
-    if (first.path.length === 0 && !Array.isArray(data)) throw new BackgroundFileError(file, "expected a JSON array of { id, kind, command?, status? }");
+    if (first.path.length === 0 && !Array.isArray(data))
+      throw new BackgroundFileError(file, "expected a JSON array of { id, kind, command?, status? }");
     throw new BackgroundFileError(file, issueText(first, data));
   }
   return r.data.map((h) => {

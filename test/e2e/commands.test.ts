@@ -2,7 +2,15 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { corpusDir, projectMatrix, peerMatrix, repoRoot } from "../support.js";
 import { acquireLock, readJournalSync } from "../../src/journal/index.js";
@@ -24,20 +32,55 @@ test("--version prints the package version; --help of the program and of every c
   assert.equal(v.stdout.trim(), pkg.version);
   const top = await run(["--help"]);
   assert.equal(top.code, 0);
-  for (const c of ["validate", "import", "export", "compact", "context", "anchor", "restore"]) assert.match(top.stdout, new RegExp(`\\b${c}\\b`));
-  for (const args of [["validate"], ["import"], ["export"], ["compact"], ["context"], ["anchor"], ["anchor", "show"], ["anchor", "set"], ["anchor", "clear"], ["restore"]]) {
+  for (const c of ["validate", "import", "export", "compact", "context", "anchor", "restore"])
+    assert.match(top.stdout, new RegExp(`\\b${c}\\b`));
+  for (const args of [
+    ["validate"],
+    ["import"],
+    ["export"],
+    ["compact"],
+    ["context"],
+    ["anchor"],
+    ["anchor", "show"],
+    ["anchor", "set"],
+    ["anchor", "clear"],
+    ["restore"],
+  ]) {
     const h = await run([...args, "--help"]);
     assert.equal(h.code, 0, `${args.join(" ")} --help: ${h.stderr}`);
     assert.match(h.stdout, /^Usage: compact-safe /, args.join(" "));
   }
   const compactHelp = (await run(["compact", "--help"])).stdout;
-  for (const opt of ["--format", "--out", "--in-place", "--summarizer", "--model", "--base-url", "--window", "--threshold", "--target", "--workspace", "--background", "--focus", "--prune-only", "--dry-run", "--json"]) {
+  for (const opt of [
+    "--format",
+    "--out",
+    "--in-place",
+    "--summarizer",
+    "--model",
+    "--base-url",
+    "--window",
+    "--threshold",
+    "--target",
+    "--workspace",
+    "--background",
+    "--focus",
+    "--prune-only",
+    "--dry-run",
+    "--json",
+  ]) {
     assert.ok(compactHelp.includes(opt), `compact --help lacks ${opt}`);
   }
 });
 
 test("usage errors exit 2 with one line: unknown command, unknown option, missing argument, bad number", async () => {
-  for (const args of [["bogus"], ["context"], ["compact", small, "--nope"], ["compact", small, "--target", "abc"], ["export", small], ["validate", "only-one.json"]]) {
+  for (const args of [
+    ["bogus"],
+    ["context"],
+    ["compact", small, "--nope"],
+    ["compact", small, "--target", "abc"],
+    ["export", small],
+    ["validate", "only-one.json"],
+  ]) {
     const r = await run(args);
     assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
     oneLineError(r.stderr);
@@ -48,7 +91,12 @@ test("missing file and unknown format: exit 2, one line naming the file; --debug
   const { dir, cleanup } = tempDir();
   try {
     const missing = join(dir, "nope.jsonl");
-    for (const cmd of [["import", missing, "--out", join(dir, "j")], ["export", missing, "--to", "openai"], ["compact", missing, "--out", join(dir, "j")], ["context", missing]]) {
+    for (const cmd of [
+      ["import", missing, "--out", join(dir, "j")],
+      ["export", missing, "--to", "openai"],
+      ["compact", missing, "--out", join(dir, "j")],
+      ["context", missing],
+    ]) {
       const r = await run(cmd);
       assert.equal(r.code, 2, cmd.join(" "));
       assert.match(oneLineError(r.stderr), new RegExp(`${missing}: no such file`));
@@ -57,7 +105,10 @@ test("missing file and unknown format: exit 2, one line naming the file; --debug
     writeFileSync(junk, "hello, I am not a session\n");
     const r = await run(["import", junk, "--out", join(dir, "j")]);
     assert.equal(r.code, 2);
-    assert.match(oneLineError(r.stderr), /not a known session format \(tried: journal, claude-code, codex, pi, openai, anthropic\)/);
+    assert.match(
+      oneLineError(r.stderr),
+      /not a known session format \(tried: journal, claude-code, codex, pi, openai, anthropic\)/,
+    );
     const forced = await run(["import", small, "--format", "word-doc", "--out", join(dir, "j")]);
     assert.equal(forced.code, 2);
     assert.match(oneLineError(forced.stderr), /unknown format "word-doc"/);
@@ -73,7 +124,11 @@ test("missing file and unknown format: exit 2, one line naming the file; --debug
 test("validate --matrix: same output and exit code as the dependency-free .mjs validator", async () => {
   const files = [projectMatrix, ...(existsSync(peerMatrix) ? [peerMatrix] : [])];
   const r = await run(["validate", "--matrix", ...files]);
-  const mjs = execFileSync(process.execPath, [join(repoRoot, "contract", "validate_survival_contract.mjs"), ...files], { encoding: "utf8" });
+  const mjs = execFileSync(
+    process.execPath,
+    [join(repoRoot, "contract", "validate_survival_contract.mjs"), ...files],
+    { encoding: "utf8" },
+  );
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.equal(r.stdout, mjs);
   assert.match(r.stdout, /^ok \d+ survival-contract fixtures\n$/);
@@ -92,12 +147,17 @@ test("validate --matrix: a disagreeing case exits 1; a broken matrix exits 2 nam
     assert.match(r.stdout, new RegExp(`ok ${m.cases.length - 1} survival-contract fixtures\\n$`));
 
     const broken = join(dir, "broken.json");
-    const bad = JSON.parse(readFileSync(projectMatrix, "utf8")) as { cases: { original: { content: unknown[] }[] }[] };
+    const bad = JSON.parse(readFileSync(projectMatrix, "utf8")) as {
+      cases: { original: { content: unknown[] }[] }[];
+    };
     bad.cases[2]!.original[0]!.content = [{ type: "tool_use", name: "x", input: {} }];
     writeFileSync(broken, JSON.stringify(bad));
     const b = await run(["validate", "--matrix", broken]);
     assert.equal(b.code, 2);
-    assert.match(oneLineError(b.stderr), new RegExp(`${broken}: cases\\[2\\]\\.original\\[0\\]\\.content\\[0\\].*"id"`));
+    assert.match(
+      oneLineError(b.stderr),
+      new RegExp(`${broken}: cases\\[2\\]\\.original\\[0\\]\\.content\\[0\\].*"id"`),
+    );
     writeFileSync(broken, "{ not json");
     const nj = await run(["validate", "--matrix", broken]);
     assert.equal(nj.code, 2);
@@ -114,10 +174,21 @@ test("validate ORIGINAL REPLACEMENT: exit 0 valid, 1 violation with the reason o
       { role: "user", content: [{ type: "text", text: "old request" }] },
       { role: "assistant", content: [{ type: "text", text: "old answer" }] },
       { role: "user", content: [{ type: "text", text: "fix the failing test" }] },
-      { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "bash", input: { cmd: "npm test" } }] },
+      {
+        role: "assistant",
+        content: [{ type: "tool_use", id: "t1", name: "bash", input: { cmd: "npm test" } }],
+      },
       { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "1 failing" }] },
     ];
-    const checkpoint = { role: "user", content: [{ type: "text", text: "[compact-safe checkpoint]\nThe user asked for an old request; it was answered.\n\nRULE-42" }] };
+    const checkpoint = {
+      role: "user",
+      content: [
+        {
+          type: "text",
+          text: "[compact-safe checkpoint]\nThe user asked for an old request; it was answered.\n\nRULE-42",
+        },
+      ],
+    };
     const good = [checkpoint, ...original.slice(2)];
     const dropped = [checkpoint, original[2], original[3]];
     const o = join(dir, "o.json");
@@ -149,7 +220,10 @@ test("validate ORIGINAL REPLACEMENT: exit 0 valid, 1 violation with the reason o
     const nj = await run(["validate", notJson, g]);
     assert.equal(nj.code, 2);
     assert.match(oneLineError(nj.stderr), new RegExp(`${notJson}: not JSON`));
-    writeFileSync(notJson, JSON.stringify([{ role: "user", content: [{ type: "tool_result", content: "x" }] }]));
+    writeFileSync(
+      notJson,
+      JSON.stringify([{ role: "user", content: [{ type: "tool_result", content: "x" }] }]),
+    );
     const malformed = await run(["validate", notJson, g]);
     assert.equal(malformed.code, 2);
     assert.match(oneLineError(malformed.stderr), /\[0\]\.content\[0\]/);
@@ -172,11 +246,22 @@ test("import: report with counts per kind and skipped lines; refuses to overwrit
     assert.match(oneLineError(again.stderr), /already exists \(use --force/);
     const forced = await run(["import", small, "--out", j, "--force", "--json"]);
     assert.equal(forced.code, 0, forced.stderr);
-    const rep = JSON.parse(forced.stdout) as { journal: string; report: { total: number; imported: number; skipped: unknown[] } };
+    const rep = JSON.parse(forced.stdout) as {
+      journal: string;
+      report: { total: number; imported: number; skipped: unknown[] };
+    };
     assert.equal(rep.journal, j);
     assert.equal(rep.report.imported + rep.report.skipped.length, rep.report.total);
-    assert.ok(readdirSync(dir).some((f) => f.startsWith("j.jsonl.bak-")), "the replaced journal was backed up");
-    const broken = await run(["import", join(corpusDir, "claude-code", "entire-7d-66f047ac98-0.jsonl"), "--out", join(dir, "b.jsonl")]);
+    assert.ok(
+      readdirSync(dir).some((f) => f.startsWith("j.jsonl.bak-")),
+      "the replaced journal was backed up",
+    );
+    const broken = await run([
+      "import",
+      join(corpusDir, "claude-code", "entire-7d-66f047ac98-0.jsonl"),
+      "--out",
+      join(dir, "b.jsonl"),
+    ]);
     assert.equal(broken.code, 0);
     assert.match(broken.stdout, /line 172: /, "the known broken line is reported with its number");
   } finally {
@@ -189,19 +274,23 @@ test("export: anthropic, openai and journal bodies of the live context; a non-jo
   try {
     const j = await imported(dir);
     const a = await run(["export", j, "--to", "anthropic"]);
-    assert.equal(a.code, 0);
+    assert.equal(a.code, 0, a.stderr);
     const body = JSON.parse(a.stdout) as { messages: { role: string }[] };
     assert.equal(body.messages[0]!.role, "user");
     const o = await run(["export", small, "--to", "openai", "--out", join(dir, "o.json")]);
     assert.equal(o.code, 0, o.stderr);
-    assert.ok(Array.isArray((JSON.parse(readFileSync(join(dir, "o.json"), "utf8")) as { messages: unknown[] }).messages));
+    assert.ok(
+      Array.isArray(
+        (JSON.parse(readFileSync(join(dir, "o.json"), "utf8")) as { messages: unknown[] }).messages,
+      ),
+    );
     const jl = await run(["export", j, "--to", "journal", "--out", join(dir, "live.jsonl")]);
-    assert.equal(jl.code, 0);
+    assert.equal(jl.code, 0, jl.stderr);
     const back = readJournalSync(join(dir, "live.jsonl"));
-    assert.deepEqual(back.report.problems, []);
+    assert.deepEqual(back.report.problems, [], "the exported journal reads back cleanly");
     assert.equal(back.entries[0]!.kind, "header");
     const bad = await run(["export", j, "--to", "gemini"]);
-    assert.equal(bad.code, 2);
+    assert.equal(bad.code, 2, bad.stderr);
   } finally {
     cleanup();
   }
@@ -222,18 +311,34 @@ test("anchors: set, show, legacy file, symlink refused, clear; compaction restat
     assert.equal(set.code, 0, set.stderr);
     assert.equal(readFileSync(join(ws, ".codewhale", "anchors.md"), "utf8"), "Never force-push to main.\n");
     const shown = await run(["anchor", "show", "--workspace", ws, "--json"]);
-    assert.deepEqual(JSON.parse(shown.stdout), { file: join(ws, ".codewhale", "anchors.md"), text: "Never force-push to main.\n" });
+    assert.deepEqual(JSON.parse(shown.stdout), {
+      file: join(ws, ".codewhale", "anchors.md"),
+      text: "Never force-push to main.\n",
+    });
 
     const j = await imported(dir);
     const cmp = await run(["compact", j, "--target", "5000", "--workspace", ws, "--json"]);
     assert.equal(cmp.code, 0, cmp.stderr);
-    assert.equal((JSON.parse(cmp.stdout) as { coverage: { anchors_chars: number } }).coverage.anchors_chars, "Never force-push to main.".length);
-    const ctx = JSON.parse((await run(["context", j, "--workspace", ws, "--json"])).stdout) as { anchors: Record<string, unknown> };
-    assert.deepEqual(ctx.anchors, { pinned: true, file: join(ws, ".codewhale", "anchors.md"), chars: 25, restated: true, error: null });
+    assert.equal(
+      (JSON.parse(cmp.stdout) as { coverage: { anchors_chars: number } }).coverage.anchors_chars,
+      "Never force-push to main.".length,
+    );
+    const ctx = JSON.parse((await run(["context", j, "--workspace", ws, "--json"])).stdout) as {
+      anchors: Record<string, unknown>;
+    };
+    assert.deepEqual(ctx.anchors, {
+      pinned: true,
+      file: join(ws, ".codewhale", "anchors.md"),
+      chars: 25,
+      restated: true,
+      error: null,
+    });
     const human = await run(["context", j, "--workspace", ws]);
     assert.match(human.stdout, /anchors\s+25 chars pinned .*restated verbatim in the checkpoint/);
     await run(["anchor", "set", "A different rule.", "--workspace", ws]);
-    const ctx2 = JSON.parse((await run(["context", j, "--workspace", ws, "--json"])).stdout) as { anchors: { restated: boolean } };
+    const ctx2 = JSON.parse((await run(["context", j, "--workspace", ws, "--json"])).stdout) as {
+      anchors: { restated: boolean };
+    };
     assert.equal(ctx2.anchors.restated, false, "changed anchors are not in the old checkpoint");
 
     const cleared = await run(["anchor", "clear", "--workspace", ws]);
@@ -244,7 +349,10 @@ test("anchors: set, show, legacy file, symlink refused, clear; compaction restat
     const target = join(dir, "outside.md");
     writeFileSync(target, "not yours");
     symlinkSync(target, join(ws, ".codewhale", "anchors.md"));
-    for (const args of [["anchor", "show"], ["anchor", "set", "x"]]) {
+    for (const args of [
+      ["anchor", "show"],
+      ["anchor", "set", "x"],
+    ]) {
       const r = await run([...args, "--workspace", ws]);
       assert.equal(r.code, 2, args.join(" "));
       assert.match(oneLineError(r.stderr), /anchors\.md: is a symbolic link/);
@@ -265,7 +373,13 @@ test("compact --dry-run writes nothing (journal and non-journal); --in-place on 
     const filesBefore = readdirSync(dir).sort();
     const d = await run(["compact", j, "--dry-run", "--target", "5000", "--json", "--workspace", dir]);
     assert.equal(d.code, 0, d.stderr);
-    const receipt = JSON.parse(d.stdout) as { journal: unknown; checkpoint_id: unknown; path: string; tokens_after: number; tokens_before: number };
+    const receipt = JSON.parse(d.stdout) as {
+      journal: unknown;
+      checkpoint_id: unknown;
+      path: string;
+      tokens_after: number;
+      tokens_before: number;
+    };
     assert.equal(receipt.journal, null);
     assert.equal(receipt.checkpoint_id, null);
     assert.ok(receipt.tokens_after < receipt.tokens_before);
@@ -293,9 +407,24 @@ test("compact a session file to --out: a new journal with one compaction entry; 
   try {
     const srcBefore = statSync(small).mtimeMs;
     const bgFile = join(dir, "bg.json");
-    writeFileSync(bgFile, JSON.stringify([{ id: "job-7", kind: "shell", command: "npm run watch", status: "running" }]));
+    writeFileSync(
+      bgFile,
+      JSON.stringify([{ id: "job-7", kind: "shell", command: "npm run watch", status: "running" }]),
+    );
     const out = join(dir, "out.jsonl");
-    const r = await run(["compact", small, "--out", out, "--target", "5000", "--background", bgFile, "--workspace", dir, "--json"]);
+    const r = await run([
+      "compact",
+      small,
+      "--out",
+      out,
+      "--target",
+      "5000",
+      "--background",
+      bgFile,
+      "--workspace",
+      dir,
+      "--json",
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const receipt = JSON.parse(r.stdout) as { checkpoint_id: string; journal: string };
     assert.equal(receipt.journal, out);
@@ -306,10 +435,22 @@ test("compact a session file to --out: a new journal with one compaction entry; 
     const c = comps[0]!;
     assert.equal(c.id, receipt.checkpoint_id);
     assert.equal(c.parent_id, entries[entries.length - 2]!.id, "parented on the previous leaf");
-    assert.deepEqual(Object.keys(c.payload).sort(), ["coverage", "model", "path", "replacement", "summary", "tokens_after", "tokens_before", "trigger"]);
+    assert.deepEqual(Object.keys(c.payload).sort(), [
+      "coverage",
+      "model",
+      "path",
+      "replacement",
+      "summary",
+      "tokens_after",
+      "tokens_before",
+      "trigger",
+    ]);
     assert.equal(c.payload.trigger, "manual");
     const text = JSON.stringify(c.payload.replacement);
-    assert.ok(text.includes("job-7") && text.includes("npm run watch"), "background handles restated in the checkpoint");
+    assert.ok(
+      text.includes("job-7") && text.includes("npm run watch"),
+      "background handles restated in the checkpoint",
+    );
     assert.equal(statSync(small).mtimeMs, srcBefore);
     const badBg = join(dir, "badbg.json");
     writeFileSync(badBg, JSON.stringify([{ id: "a", kind: "x" }, { kind: "y" }]));
@@ -325,11 +466,21 @@ test("context before and after compaction, and restore (append-only) brings the 
   const { dir, cleanup } = tempDir();
   try {
     const j = await imported(dir);
-    type View = { messages: number; estimated_tokens: number; last_compaction: { id: string } | null; checkpoints: number; billed_parent_prompt_tokens: number | null; in_flight_calls: unknown[] };
+    type View = {
+      messages: number;
+      estimated_tokens: number;
+      last_compaction: { id: string } | null;
+      checkpoints: number;
+      billed_parent_prompt_tokens: number | null;
+      in_flight_calls: unknown[];
+    };
     const v0 = JSON.parse((await run(["context", j, "--json", "--workspace", dir])).stdout) as View;
     assert.equal(v0.last_compaction, null);
     assert.equal(v0.checkpoints, 0);
-    assert.ok(v0.billed_parent_prompt_tokens !== null && v0.billed_parent_prompt_tokens > 0, "Claude Code records billed usage");
+    assert.ok(
+      v0.billed_parent_prompt_tokens !== null && v0.billed_parent_prompt_tokens > 0,
+      "Claude Code records billed usage",
+    );
     assert.deepEqual(v0.in_flight_calls, []);
     const h0 = await run(["context", j, "--window", "100000", "--workspace", dir]);
     assert.match(h0.stdout, /estimated tokens\s+[\d,]+ of 100,000/);
@@ -339,7 +490,9 @@ test("context before and after compaction, and restore (append-only) brings the 
     assert.equal(noComp.code, 2);
     assert.match(oneLineError(noComp.stderr), /no compaction on the active path/);
 
-    const cmp = JSON.parse((await run(["compact", j, "--target", "5000", "--json", "--workspace", dir])).stdout) as { checkpoint_id: string };
+    const cmp = JSON.parse(
+      (await run(["compact", j, "--target", "5000", "--json", "--workspace", dir])).stdout,
+    ) as { checkpoint_id: string };
     const bytesAfterCompact = readFileSync(j);
     const v1 = JSON.parse((await run(["context", j, "--json", "--workspace", dir])).stdout) as View;
     assert.equal(v1.last_compaction?.id, cmp.checkpoint_id);
@@ -364,10 +517,16 @@ test("context before and after compaction, and restore (append-only) brings the 
     assert.equal(v2.messages, v0.messages);
     assert.equal(v2.estimated_tokens, v0.estimated_tokens);
     const { entries } = readJournalSync(j);
-    assert.equal(entries.filter((e) => e.kind === "compaction").length, 1, "the compaction is still in the journal");
+    assert.equal(
+      entries.filter((e) => e.kind === "compaction").length,
+      1,
+      "the compaction is still in the journal",
+    );
 
     // Compacting again after the restore branches from the restored leaf, and --before names a compaction explicitly.
-    const again = JSON.parse((await run(["compact", j, "--target", "5000", "--json", "--workspace", dir])).stdout) as { checkpoint_id: string };
+    const again = JSON.parse(
+      (await run(["compact", j, "--target", "5000", "--json", "--workspace", dir])).stdout,
+    ) as { checkpoint_id: string };
     const r2 = await run(["restore", j, "--before", again.checkpoint_id]);
     assert.equal(r2.code, 0, r2.stderr);
     assert.equal((JSON.parse((await run(["context", j, "--json"])).stdout) as View).messages, v0.messages);
@@ -392,7 +551,11 @@ test("a locked journal: compact and restore exit 4 at once, and write nothing", 
       await lock.release();
     }
     assert.deepEqual(readFileSync(j), before);
-    assert.equal((await run(["compact", j, "--target", "5000", "--workspace", dir])).code, 0, "works once the lock is released");
+    assert.equal(
+      (await run(["compact", j, "--target", "5000", "--workspace", dir])).code,
+      0,
+      "works once the lock is released",
+    );
   } finally {
     cleanup();
   }

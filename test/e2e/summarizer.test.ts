@@ -21,14 +21,32 @@ async function journal(dir: string): Promise<string> {
 }
 
 test("openai summarizer answering 500: retried 3 times with the configured backoff, then exit 3; nothing written", async () => {
-  const provider = await startFakeProvider(() => openaiReply.error(500, "The server had an error while processing your request."));
+  const provider = await startFakeProvider(() =>
+    openaiReply.error(500, "The server had an error while processing your request."),
+  );
   const { dir, cleanup } = tempDir();
   try {
     const j = await journal(dir);
     const before = readFileSync(j);
-    const r = await run(["compact", j, "--summarizer", "openai", "--model", "fake-model", "--base-url", provider.openaiBaseURL, "--target", "3000", "--workspace", dir], {
-      env: { OPENAI_API_KEY: "sk-test", COMPACT_SAFE_BACKOFF_MS: "5" },
-    });
+    const r = await run(
+      [
+        "compact",
+        j,
+        "--summarizer",
+        "openai",
+        "--model",
+        "fake-model",
+        "--base-url",
+        provider.openaiBaseURL,
+        "--target",
+        "3000",
+        "--workspace",
+        dir,
+      ],
+      {
+        env: { OPENAI_API_KEY: "sk-test", COMPACT_SAFE_BACKOFF_MS: "5" },
+      },
+    );
     assert.equal(r.code, 3, r.stderr);
     assert.match(oneLineError(r.stderr), /^compact-safe: summarizer failed: .*gave up after 3 retries/);
     assert.equal(provider.requestCount, 4, "one call and three retries");
@@ -44,9 +62,25 @@ test("openai summarizer answering 401: fails at once (deterministic), exit 3", a
   const { dir, cleanup } = tempDir();
   try {
     const j = await journal(dir);
-    const r = await run(["compact", j, "--summarizer", "openai", "--model", "m", "--base-url", provider.openaiBaseURL, "--target", "3000", "--workspace", dir], {
-      env: { OPENAI_API_KEY: "sk-test", COMPACT_SAFE_BACKOFF_MS: "5" },
-    });
+    const r = await run(
+      [
+        "compact",
+        j,
+        "--summarizer",
+        "openai",
+        "--model",
+        "m",
+        "--base-url",
+        provider.openaiBaseURL,
+        "--target",
+        "3000",
+        "--workspace",
+        dir,
+      ],
+      {
+        env: { OPENAI_API_KEY: "sk-test", COMPACT_SAFE_BACKOFF_MS: "5" },
+      },
+    );
     assert.equal(r.code, 3);
     oneLineError(r.stderr);
     assert.equal(provider.requestCount, 1);
@@ -57,7 +91,9 @@ test("openai summarizer answering 401: fails at once (deterministic), exit 3", a
 });
 
 test("openai and anthropic summarizers that answer: one compaction entry with the model's summary", async () => {
-  const provider = await startFakeProvider((req) => (req.path.endsWith("/messages") ? anthropicReply.text(SUMMARY) : openaiReply.text(SUMMARY)));
+  const provider = await startFakeProvider((req) =>
+    req.path.endsWith("/messages") ? anthropicReply.text(SUMMARY) : openaiReply.text(SUMMARY),
+  );
   const { dir, cleanup } = tempDir();
   try {
     for (const [name, base, envName] of [
@@ -66,14 +102,34 @@ test("openai and anthropic summarizers that answer: one compaction entry with th
     ] as const) {
       const j = join(dir, `${name}.jsonl`);
       assert.equal((await run(["import", small, "--out", j])).code, 0);
-      const r = await run(["compact", j, "--summarizer", name, "--model", "fake-model", "--base-url", base, "--target", "3000", "--workspace", dir, "--json"], {
-        env: { [envName]: "key", COMPACT_SAFE_BACKOFF_MS: "5" },
-      });
+      const r = await run(
+        [
+          "compact",
+          j,
+          "--summarizer",
+          name,
+          "--model",
+          "fake-model",
+          "--base-url",
+          base,
+          "--target",
+          "3000",
+          "--workspace",
+          dir,
+          "--json",
+        ],
+        {
+          env: { [envName]: "key", COMPACT_SAFE_BACKOFF_MS: "5" },
+        },
+      );
       assert.equal(r.code, 0, `${name}: ${r.stderr}`);
       assert.equal((JSON.parse(r.stdout) as { path: string }).path, "summary");
       const comp = readJournalSync(j).entries.filter((e) => e.kind === "compaction");
       assert.equal(comp.length, 1);
-      assert.ok(JSON.stringify(comp[0]!.payload).includes("found an interrupted gc"), `${name}: the model's summary is in the checkpoint`);
+      assert.ok(
+        JSON.stringify(comp[0]!.payload).includes("found an interrupted gc"),
+        `${name}: the model's summary is in the checkpoint`,
+      );
     }
     assert.equal(provider.requestCount, 2);
   } finally {
@@ -86,10 +142,14 @@ test("missing API key or model: exit 2 with one line naming the variable / optio
   const { dir, cleanup } = tempDir();
   try {
     const j = await journal(dir);
-    const k = await run(["compact", j, "--summarizer", "openai", "--model", "m"], { env: { OPENAI_API_KEY: undefined } });
+    const k = await run(["compact", j, "--summarizer", "openai", "--model", "m"], {
+      env: { OPENAI_API_KEY: undefined },
+    });
     assert.equal(k.code, 2);
     assert.match(oneLineError(k.stderr), /OPENAI_API_KEY is not set/);
-    const a = await run(["compact", j, "--summarizer", "anthropic", "--model", "m"], { env: { ANTHROPIC_API_KEY: "" } });
+    const a = await run(["compact", j, "--summarizer", "anthropic", "--model", "m"], {
+      env: { ANTHROPIC_API_KEY: "" },
+    });
     assert.equal(a.code, 2);
     assert.match(oneLineError(a.stderr), /ANTHROPIC_API_KEY is not set/);
     const m = await run(["compact", j, "--summarizer", "openai"], { env: { OPENAI_API_KEY: "x" } });

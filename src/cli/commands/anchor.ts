@@ -26,7 +26,8 @@ export function register(program: Command): void {
     .action(async (o: AnchorOptions) => {
       const a = await readAnchors(o.workspace ?? process.cwd());
       if (o.json) printJson({ file: a?.file ?? null, text: a?.text ?? null });
-      else if (a === null) process.stderr.write(`compact-safe: no anchors pinned in ${o.workspace ?? process.cwd()}\n`);
+      else if (a === null)
+        process.stderr.write(`compact-safe: no anchors pinned in ${o.workspace ?? process.cwd()}\n`);
       else process.stdout.write(a.text.endsWith("\n") ? a.text : `${a.text}\n`);
     });
   anchor

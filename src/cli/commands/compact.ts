@@ -7,7 +7,16 @@
 import type { Command } from "commander";
 import { Option } from "commander";
 import type { CompactionEntry, CoverageReceipt, JournalEntry } from "../../model/index.js";
-import { activePath, appendEntries, newEntryId, nowIso, projectPath, readJournal, withJournalLock, formatProblems } from "../../journal/index.js";
+import {
+  activePath,
+  appendEntries,
+  newEntryId,
+  nowIso,
+  projectPath,
+  readJournal,
+  withJournalLock,
+  formatProblems,
+} from "../../journal/index.js";
 import { readAnchors, readBackgroundFile, readLiveState } from "../../journal/workspace.js";
 import { compactMessagesSafe, type CompactSuccess } from "../../engine/compact.js";
 import { measurePressure } from "../../engine/pressure.js";
@@ -70,14 +79,16 @@ export function defaultTarget(window: number, liveTokens: number): number {
 export function positiveInt(name: string) {
   return (value: string): number => {
     const n = Number(value);
-    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n <= 0) throw usageError(`${name}: expected a positive whole number, got ${JSON.stringify(value)}`);
+    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n <= 0)
+      throw usageError(`${name}: expected a positive whole number, got ${JSON.stringify(value)}`);
     return n;
   };
 }
 
 function percent(value: string): number {
   const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || n <= 0 || n > 100) throw usageError(`--threshold: expected a percentage in (0, 100], got ${JSON.stringify(value)}`);
+  if (value.trim() === "" || !Number.isFinite(n) || n <= 0 || n > 100)
+    throw usageError(`--threshold: expected a percentage in (0, 100], got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -86,21 +97,28 @@ function backoffFromEnv(): number | undefined {
   const raw = process.env.COMPACT_SAFE_BACKOFF_MS;
   if (raw === undefined || raw === "") return undefined;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0) throw usageError(`COMPACT_SAFE_BACKOFF_MS: expected a number of milliseconds, got ${JSON.stringify(raw)}`);
+  if (!Number.isFinite(n) || n < 0)
+    throw usageError(
+      `COMPACT_SAFE_BACKOFF_MS: expected a number of milliseconds, got ${JSON.stringify(raw)}`,
+    );
   return n;
 }
 
 async function makeSummarizer(o: CompactCliOptions): Promise<Summarizer> {
   if (o.summarizer === "extractive") {
-    if (o.model !== undefined || o.baseUrl !== undefined) throw usageError("--model and --base-url apply to --summarizer openai or anthropic, not extractive");
+    if (o.model !== undefined || o.baseUrl !== undefined)
+      throw usageError("--model and --base-url apply to --summarizer openai or anthropic, not extractive");
     return extractiveSummarizer();
   }
   const envName = o.summarizer === "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
   const key = process.env[envName];
   if (key === undefined || key.trim() === "") {
-    throw usageError(`${envName} is not set (--summarizer ${o.summarizer} needs an API key; for a local server that needs none, set it to any placeholder)`);
+    throw usageError(
+      `${envName} is not set (--summarizer ${o.summarizer} needs an API key; for a local server that needs none, set it to any placeholder)`,
+    );
   }
-  if (o.model === undefined || o.model.trim() === "") throw usageError(`--summarizer ${o.summarizer} needs --model (the model that writes the summary)`);
+  if (o.model === undefined || o.model.trim() === "")
+    throw usageError(`--summarizer ${o.summarizer} needs --model (the model that writes the summary)`);
   // Loaded on demand: the SDKs are not needed by the default extractive summarizer.
   if (o.summarizer === "openai") {
     const { openaiCompatibleSummarizer } = await import("../../summarizers/openai.js");
@@ -117,11 +135,21 @@ interface Prepared {
 }
 
 type Outcome =
-  | { kind: "compacted"; result: CompactSuccess; entry: CompactionEntry; liveTokens: number; pressure: number }
+  | {
+      kind: "compacted";
+      result: CompactSuccess;
+      entry: CompactionEntry;
+      liveTokens: number;
+      pressure: number;
+    }
   | { kind: "not-needed"; liveTokens: number; pressure: number; thresholdTokens: number };
 
 /** Runs the compaction over the active path of `entries`; never writes. */
-async function compactEntries(entries: readonly JournalEntry[], o: CompactCliOptions, p: Prepared): Promise<Outcome> {
+async function compactEntries(
+  entries: readonly JournalEntry[],
+  o: CompactCliOptions,
+  p: Prepared,
+): Promise<Outcome> {
   const path = activePath(entries);
   const leaf = path[path.length - 1];
   if (leaf === undefined) throw usageError("the session holds no entries");
@@ -166,10 +194,22 @@ async function compactEntries(entries: readonly JournalEntry[], o: CompactCliOpt
   return { kind: "compacted", result, entry, liveTokens: pressure.estimate, pressure: pressure.tokens };
 }
 
-function report(outcome: Outcome, o: CompactCliOptions, source: string, journal: string | null, appended: boolean): void {
+function report(
+  outcome: Outcome,
+  o: CompactCliOptions,
+  source: string,
+  journal: string | null,
+  appended: boolean,
+): void {
   if (outcome.kind === "not-needed") {
     const msg = `no compaction needed: ${num(outcome.pressure)} tokens is under the threshold (${num(outcome.thresholdTokens)} = ${o.threshold}% of ${num(o.window)})`;
-    if (o.json) printJson({ compacted: false, reason: msg, tokens: outcome.pressure, threshold_tokens: outcome.thresholdTokens });
+    if (o.json)
+      printJson({
+        compacted: false,
+        reason: msg,
+        tokens: outcome.pressure,
+        threshold_tokens: outcome.thresholdTokens,
+      });
     else out(msg);
     return;
   }
@@ -189,12 +229,22 @@ function report(outcome: Outcome, o: CompactCliOptions, source: string, journal:
     return;
   }
   const pct = r.tokens_before > 0 ? Math.round((1 - r.tokens_after / r.tokens_before) * 100) : 0;
-  out(`${journal === null ? style.yellow("dry run: ") : ""}${style.bold(`compacted ${source}`)} (path ${r.path}, summarizer ${r.model})`);
-  out(`  tokens: ${num(r.tokens_before)} → ${num(r.tokens_after)} (−${pct}%), target ${num(r.target)} ${r.target_reached ? style.green("reached") : style.yellow("not reached")}`);
+  out(
+    `${journal === null ? style.yellow("dry run: ") : ""}${style.bold(`compacted ${source}`)} (path ${r.path}, summarizer ${r.model})`,
+  );
+  out(
+    `  tokens: ${num(r.tokens_before)} → ${num(r.tokens_after)} (−${pct}%), target ${num(r.target)} ${r.target_reached ? style.green("reached") : style.yellow("not reached")}`,
+  );
   out(`  coverage: ${formatReceipt(r.coverage)}`);
-  if (r.path === "prune-only") out(`  pruned: ${r.prune.stubbed} results stubbed, ${r.prune.deduplicated} repeated reads dropped, ${num(r.prune.bytesRemoved)} bytes removed`);
+  if (r.path === "prune-only")
+    out(
+      `  pruned: ${r.prune.stubbed} results stubbed, ${r.prune.deduplicated} repeated reads dropped, ${num(r.prune.bytesRemoved)} bytes removed`,
+    );
   if (journal === null) out(`  nothing written (--dry-run)`);
-  else out(`  checkpoint: compaction entry ${outcome.entry.id} ${appended ? "appended to" : "written in the new journal"} ${journal}`);
+  else
+    out(
+      `  checkpoint: compaction entry ${outcome.entry.id} ${appended ? "appended to" : "written in the new journal"} ${journal}`,
+    );
 }
 
 export function register(program: Command): void {
@@ -220,13 +270,32 @@ export function register(program: Command): void {
     .option("--out <journal>", "write a new journal (required for a non-journal FILE)")
     .option("--in-place", "append to the journal FILE itself (the default for a journal)")
     .option("--force", "with --out: replace an existing journal (backed up first)")
-    .addOption(new Option("--summarizer <name>", "who writes the summary").choices(["extractive", "openai", "anthropic"]).default("extractive"))
+    .addOption(
+      new Option("--summarizer <name>", "who writes the summary")
+        .choices(["extractive", "openai", "anthropic"])
+        .default("extractive"),
+    )
     .option("--model <model>", "model of the openai/anthropic summarizer (required for them)")
-    .option("--base-url <url>", "API root of the openai/anthropic summarizer (e.g. http://localhost:11434/v1)")
+    .option(
+      "--base-url <url>",
+      "API root of the openai/anthropic summarizer (e.g. http://localhost:11434/v1)",
+    )
     .option("--window <tokens>", "the model's context window", positiveInt("--window"), DEFAULT_WINDOW)
-    .option("--threshold <pct>", "pressure threshold in percent of the window, for --if-needed", percent, DEFAULT_THRESHOLD)
-    .option("--target <tokens>", "size to reach, in estimated tokens (default: see above)", positiveInt("--target"))
-    .option("--if-needed", "compact only when the pressure reaches --threshold of --window (exit 0 otherwise)")
+    .option(
+      "--threshold <pct>",
+      "pressure threshold in percent of the window, for --if-needed",
+      percent,
+      DEFAULT_THRESHOLD,
+    )
+    .option(
+      "--target <tokens>",
+      "size to reach, in estimated tokens (default: see above)",
+      positiveInt("--target"),
+    )
+    .option(
+      "--if-needed",
+      "compact only when the pressure reaches --threshold of --window (exit 0 otherwise)",
+    )
     .option("--workspace <dir>", "workspace for anchors and live state (default: the current folder)")
     .option("--background <file>", "JSON list of background-work handles { id, kind, command?, status? }")
     .option("--focus <text>", "what the summary should keep in focus")
@@ -239,9 +308,14 @@ export function register(program: Command): void {
       const size = await requireFile(file);
       const isJournal = format === "journal" || (format === undefined && (await looksLikeJournal(file)));
       if (!isJournal && o.inPlace) {
-        throw usageError(`${file}: --in-place appends to compact-safe journals only and this is a session file; use --out JOURNAL to write a new journal (the source is never modified)`);
+        throw usageError(
+          `${file}: --in-place appends to compact-safe journals only and this is a session file; use --out JOURNAL to write a new journal (the source is never modified)`,
+        );
       }
-      if (!isJournal && o.out === undefined && !o.dryRun) throw usageError(`${file}: not a journal; use --out JOURNAL to write the compacted session as a new journal`);
+      if (!isJournal && o.out === undefined && !o.dryRun)
+        throw usageError(
+          `${file}: not a journal; use --out JOURNAL to write the compacted session as a new journal`,
+        );
       if (o.force && o.out === undefined) throw usageError("--force applies to --out only");
 
       const summarizer = await makeSummarizer(o);
@@ -258,7 +332,8 @@ export function register(program: Command): void {
           const run = async (): Promise<Outcome> => {
             bar.step("reading");
             const { entries, report: rr } = await readJournal(file);
-            for (const p of formatProblems(rr).slice(0, 5)) err(style.yellow(`compact-safe: warning: ${p} (skipped)`, process.stderr));
+            for (const p of formatProblems(rr).slice(0, 5))
+              err(style.yellow(`compact-safe: warning: ${p} (skipped)`, process.stderr));
             bar.step("compacting");
             const outcome = await compactEntries(entries, o, prepared);
             if (outcome.kind === "compacted" && !o.dryRun) {
@@ -274,7 +349,8 @@ export function register(program: Command): void {
         }
         bar.step("reading");
         const session = await loadSession(file, format);
-        for (const p of session.problems.slice(0, 5)) err(style.yellow(`compact-safe: warning: ${p} (skipped)`, process.stderr));
+        for (const p of session.problems.slice(0, 5))
+          err(style.yellow(`compact-safe: warning: ${p} (skipped)`, process.stderr));
         bar.step("compacting");
         const outcome = await compactEntries(session.entries, o, prepared);
         if (outcome.kind === "compacted" && !o.dryRun && o.out !== undefined) {

@@ -107,7 +107,11 @@ export function inFlightCalls(live: readonly Message[]): { id: string; name: str
 
 const pct = (n: number, d: number) => Math.round((n / d) * 1000) / 10;
 
-export async function buildContextView(session: Session, window: number, workspace: string): Promise<ContextView> {
+export async function buildContextView(
+  session: Session,
+  window: number,
+  workspace: string,
+): Promise<ContextView> {
   const entries: readonly JournalEntry[] = session.entries;
   const path = activePath(entries);
   const live = projectPath(path);
@@ -122,7 +126,10 @@ export async function buildContextView(session: Session, window: number, workspa
       pinned: text.length > 0,
       file: a?.file ?? null,
       chars: text.length,
-      restated: text.length === 0 || checkpoints.length === 0 ? null : checkpoints.some((c) => allText(c).includes(text)),
+      restated:
+        text.length === 0 || checkpoints.length === 0
+          ? null
+          : checkpoints.some((c) => allText(c).includes(text)),
       error: null,
     };
   } catch (e) {
@@ -176,18 +183,31 @@ export function contextLines(v: ContextView): string[] {
   };
   const rows: [string, string][] = [
     ["live messages", num(v.messages)],
-    ["estimated tokens", `${num(v.estimated_tokens)} of ${num(v.window)} ${bar(v.percent_of_window)} ${v.percent_of_window}%`],
-    ["billed parent prompt", v.billed_parent_prompt_tokens === null ? "not recorded" : `${num(v.billed_parent_prompt_tokens)} tokens`],
+    [
+      "estimated tokens",
+      `${num(v.estimated_tokens)} of ${num(v.window)} ${bar(v.percent_of_window)} ${v.percent_of_window}%`,
+    ],
+    [
+      "billed parent prompt",
+      v.billed_parent_prompt_tokens === null
+        ? "not recorded"
+        : `${num(v.billed_parent_prompt_tokens)} tokens`,
+    ],
     ["pressure", `${num(v.pressure_tokens)} tokens (${v.pressure_percent_of_window}% of the window)`],
   ];
   const c = v.last_compaction;
-  if (c === null) rows.push(["last compaction", "none on the active path (the live context is the full history)"]);
+  if (c === null)
+    rows.push(["last compaction", "none on the active path (the live context is the full history)"]);
   else {
-    rows.push(["last compaction", `${c.path}, ${c.trigger}, ${c.created_at}${c.source_agent ? ` (imported from ${c.source_agent})` : ""}`]);
+    rows.push([
+      "last compaction",
+      `${c.path}, ${c.trigger}, ${c.created_at}${c.source_agent ? ` (imported from ${c.source_agent})` : ""}`,
+    ]);
     rows.push(["  tokens", `${num(c.tokens_before)} → ${num(c.tokens_after)}`]);
     rows.push(["  summarizer", c.model]);
     rows.push(["  coverage", c.receipt ?? "no receipt recorded"]);
-    if (v.compactions_on_path > 1) rows.push(["  earlier", `${v.compactions_on_path - 1} earlier compaction(s) on the path`]);
+    if (v.compactions_on_path > 1)
+      rows.push(["  earlier", `${v.compactions_on_path - 1} earlier compaction(s) on the path`]);
   }
   const cp =
     v.checkpoints === 0
@@ -201,14 +221,23 @@ export function contextLines(v: ContextView): string[] {
   if (a.error !== null) anchorText = style.red(a.error);
   else if (!a.pinned) anchorText = "none pinned in the workspace";
   else {
-    const restated = a.restated === null ? "no checkpoint to restate them" : a.restated ? style.green("restated verbatim in the checkpoint") : style.yellow("NOT restated in the checkpoint");
+    const restated =
+      a.restated === null
+        ? "no checkpoint to restate them"
+        : a.restated
+          ? style.green("restated verbatim in the checkpoint")
+          : style.yellow("NOT restated in the checkpoint");
     anchorText = `${num(a.chars)} chars pinned (${a.file}); ${restated}`;
   }
   rows.push(["anchors", anchorText]);
-  rows.push(["in-flight calls", v.in_flight_calls.length === 0 ? "none" : v.in_flight_calls.map((x) => `${x.name} (${x.id})`).join(", ")]);
+  rows.push([
+    "in-flight calls",
+    v.in_flight_calls.length === 0 ? "none" : v.in_flight_calls.map((x) => `${x.name} (${x.id})`).join(", "),
+  ]);
   lines.push(...table(rows));
   for (const p of v.problems.slice(0, 10)) lines.push(style.yellow(`  skipped: ${p}`));
-  if (v.problems.length > 10) lines.push(style.yellow(`  … and ${v.problems.length - 10} more skipped lines`));
+  if (v.problems.length > 10)
+    lines.push(style.yellow(`  … and ${v.problems.length - 10} more skipped lines`));
   return lines;
 }
 
@@ -228,10 +257,12 @@ export function register(program: Command): void {
     .option("--workspace <dir>", "workspace whose anchors are checked (default: the current folder)")
     .option("--format <format>", `force the input format (${FORMAT_NAMES.join(", ")}); default: detected`)
     .option("--json", "print the ContextView object (see README)")
-    .action(async (file: string, o: { window: number; workspace?: string; format?: string; json?: boolean }) => {
-      const session = await loadSession(file, parseFormat(o.format));
-      const view = await buildContextView(session, o.window, o.workspace ?? process.cwd());
-      if (o.json) printJson(view);
-      else for (const l of contextLines(view)) out(l);
-    });
+    .action(
+      async (file: string, o: { window: number; workspace?: string; format?: string; json?: boolean }) => {
+        const session = await loadSession(file, parseFormat(o.format));
+        const view = await buildContextView(session, o.window, o.workspace ?? process.cwd());
+        if (o.json) printJson(view);
+        else for (const l of contextLines(view)) out(l);
+      },
+    );
 }

@@ -24,12 +24,29 @@ export function liveJournal(session: Session, live: readonly Message[]): Journal
   const created = nowIso();
   const header: HeaderEntry =
     old?.kind === "header"
-      ? { ...old, id: newEntryId(), created_at: created, payload: { ...old.payload, exported_from: session.file, created_at: created } }
-      : headerEntry({ session_id: newEntryId(), created_at: created, schema_version: 2, source_format: session.format, exported_from: session.file });
+      ? {
+          ...old,
+          id: newEntryId(),
+          created_at: created,
+          payload: { ...old.payload, exported_from: session.file, created_at: created },
+        }
+      : headerEntry({
+          session_id: newEntryId(),
+          created_at: created,
+          schema_version: 2,
+          source_format: session.format,
+          exported_from: session.file,
+        });
   const entries: JournalEntry[] = [header];
   let parent = header.id;
   for (const m of live) {
-    const e: MessageEntry = { id: newEntryId(), parent_id: parent, kind: kindForMessage(m), created_at: created, payload: m };
+    const e: MessageEntry = {
+      id: newEntryId(),
+      parent_id: parent,
+      kind: kindForMessage(m),
+      created_at: created,
+      payload: m,
+    };
     entries.push(e);
     parent = e.id;
   }
@@ -49,12 +66,17 @@ export function register(program: Command): void {
         "Exit codes: 0 ok; 2 usage or input error.",
     )
     .argument("<file>", "a journal or a session file")
-    .addOption(new Option("--to <target>", "what to write").choices(["anthropic", "openai", "journal"]).makeOptionMandatory())
+    .addOption(
+      new Option("--to <target>", "what to write")
+        .choices(["anthropic", "openai", "journal"])
+        .makeOptionMandatory(),
+    )
     .option("--out <file>", "write to this file instead of standard output")
     .option("--format <format>", `force the input format (${FORMAT_NAMES.join(", ")}); default: detected`)
     .action(async (file: string, o: ExportOptions) => {
       const session = await loadSession(file, parseFormat(o.format));
-      for (const p of session.problems.slice(0, 5)) err(style.yellow(`compact-safe: warning: ${p} (skipped)`, process.stderr));
+      for (const p of session.problems.slice(0, 5))
+        err(style.yellow(`compact-safe: warning: ${p} (skipped)`, process.stderr));
       const live = sessionLive(session);
       let text: string;
       if (o.to === "anthropic") text = `${JSON.stringify(toAnthropicRequest(live), null, 2)}\n`;

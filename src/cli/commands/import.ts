@@ -17,18 +17,31 @@ interface ImportOptions {
 }
 
 /** Splits imported entries into the header and the rest (a header is made when the source had none). */
-export function splitHeader(entries: readonly JournalEntry[], format: string, file: string): { header: HeaderEntry; rest: JournalEntry[] } {
+export function splitHeader(
+  entries: readonly JournalEntry[],
+  format: string,
+  file: string,
+): { header: HeaderEntry; rest: JournalEntry[] } {
   const first = entries[0];
   if (first !== undefined && first.kind === "header") return { header: first, rest: entries.slice(1) };
   throw new CliError(`${file}: the ${format} importer returned no header entry`, EXIT.USAGE);
 }
 
 /** Writes a new journal; an existing one is replaced only with --force (backed up first). */
-export async function writeNewJournal(file: string, header: HeaderEntry, rest: readonly JournalEntry[], force: boolean): Promise<void> {
+export async function writeNewJournal(
+  file: string,
+  header: HeaderEntry,
+  rest: readonly JournalEntry[],
+  force: boolean,
+): Promise<void> {
   try {
     await createJournal(file, header, rest, { overwrite: force });
   } catch (e) {
-    if (e instanceof JournalExistsError) throw new CliError(`${file}: journal already exists (use --force to replace it; a backup is kept)`, EXIT.USAGE);
+    if (e instanceof JournalExistsError)
+      throw new CliError(
+        `${file}: journal already exists (use --force to replace it; a backup is kept)`,
+        EXIT.USAGE,
+      );
     throw e;
   }
 }
@@ -47,7 +60,8 @@ export function reportLines(report: ImportReport, journal: string | null): strin
   lines.push(...table(Object.entries(report.by_entry_kind).map(([k, v]) => [k, num(v)] as const)));
   lines.push("source lines by kind:");
   lines.push(...table(Object.entries(report.by_source_kind).map(([k, v]) => [k, num(v)] as const)));
-  if (report.synthetic_results > 0) lines.push(`abandoned calls closed with a synthetic result: ${report.synthetic_results}`);
+  if (report.synthetic_results > 0)
+    lines.push(`abandoned calls closed with a synthetic result: ${report.synthetic_results}`);
   if (report.in_flight_calls > 0) lines.push(`calls in flight (no result yet): ${report.in_flight_calls}`);
   if (report.skipped.length > 0) {
     lines.push("skipped lines:");
@@ -62,7 +76,8 @@ export function reportLines(report: ImportReport, journal: string | null): strin
       const shown = nums.slice(0, 8).join(", ") + (nums.length > 8 ? `, … (${nums.length} lines)` : "");
       lines.push(`  by design: ${reason}: line${nums.length > 1 ? "s" : ""} ${shown}`);
     }
-    for (const s of report.skipped.filter((x) => !x.by_design)) lines.push(style.yellow(`  line ${s.line}: ${s.reason}`));
+    for (const s of report.skipped.filter((x) => !x.by_design))
+      lines.push(style.yellow(`  line ${s.line}: ${s.reason}`));
   }
   for (const n of report.notes) lines.push(`note: ${n}`);
   return lines;

@@ -5,7 +5,17 @@
  */
 import type { Command } from "commander";
 import type { CompactionEntry } from "../../model/index.js";
-import { activePath, appendEntries, indexEntries, latestCompaction, leafMoveEntry, newEntryId, projectPath, readJournal, withJournalLock } from "../../journal/index.js";
+import {
+  activePath,
+  appendEntries,
+  indexEntries,
+  latestCompaction,
+  leafMoveEntry,
+  newEntryId,
+  projectPath,
+  readJournal,
+  withJournalLock,
+} from "../../journal/index.js";
 import { estimateTokens } from "../../engine/tokens.js";
 import { CliError, EXIT, usageError } from "../errors.js";
 import { looksLikeJournal, requireFile } from "../io.js";
@@ -40,7 +50,10 @@ export function register(program: Command): void {
     .option("--json", "print the result as JSON")
     .action(async (file: string, o: { before?: string; json?: boolean }) => {
       await requireFile(file);
-      if (!(await looksLikeJournal(file))) throw usageError(`${file}: not a compact-safe journal (import it first: compact-safe import FILE --out JOURNAL)`);
+      if (!(await looksLikeJournal(file)))
+        throw usageError(
+          `${file}: not a compact-safe journal (import it first: compact-safe import FILE --out JOURNAL)`,
+        );
       const result = await withJournalLock(file, async (): Promise<RestoreResult> => {
         const { entries } = await readJournal(file);
         const path = activePath(entries);
@@ -48,15 +61,25 @@ export function register(program: Command): void {
         if (o.before !== undefined) {
           const e = indexEntries(entries).get(o.before);
           if (e === undefined) throw usageError(`${file}: no entry with id ${JSON.stringify(o.before)}`);
-          if (e.kind !== "compaction") throw usageError(`${file}: entry ${JSON.stringify(o.before)} is a ${e.kind}, not a compaction`);
+          if (e.kind !== "compaction")
+            throw usageError(`${file}: entry ${JSON.stringify(o.before)} is a ${e.kind}, not a compaction`);
           target = e;
         } else {
           target = latestCompaction(path);
-          if (target === undefined) throw usageError(`${file}: no compaction on the active path; nothing to restore`);
+          if (target === undefined)
+            throw usageError(`${file}: no compaction on the active path; nothing to restore`);
         }
         const parent = target.parent_id;
-        if (parent === null || parent === undefined) throw new CliError(`${file}: compaction ${target.id} has no parent entry to restore to`, EXIT.USAGE);
-        const move = leafMoveEntry(parent, `restore: leaf moved back to before compaction ${target.id}`, newEntryId());
+        if (parent === null || parent === undefined)
+          throw new CliError(
+            `${file}: compaction ${target.id} has no parent entry to restore to`,
+            EXIT.USAGE,
+          );
+        const move = leafMoveEntry(
+          parent,
+          `restore: leaf moved back to before compaction ${target.id}`,
+          newEntryId(),
+        );
         await appendEntries(file, [move], { lock: false });
         const live = projectPath(activePath([...entries, move]));
         return {
@@ -70,8 +93,12 @@ export function register(program: Command): void {
       });
       if (o.json) printJson(result);
       else {
-        out(`restored ${file} to before compaction ${result.compaction_id} (leaf-move entry ${result.entry_id} appended)`);
-        out(`  live context: ${num(result.messages)} messages, ${num(result.estimated_tokens)} estimated tokens`);
+        out(
+          `restored ${file} to before compaction ${result.compaction_id} (leaf-move entry ${result.entry_id} appended)`,
+        );
+        out(
+          `  live context: ${num(result.messages)} messages, ${num(result.estimated_tokens)} estimated tokens`,
+        );
       }
     });
 }

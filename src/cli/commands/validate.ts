@@ -48,7 +48,9 @@ async function loadMatrixFile(file: string): Promise<Matrix> {
   try {
     text = await readFile(file, "utf8");
   } catch (e) {
-    throw new MatrixError(`${file}: cannot read file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new MatrixError(
+      `${file}: cannot read file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    );
   }
   const m = parseMatrix(text, file);
   const ids = new Set<string>();
@@ -87,13 +89,16 @@ async function runMatrices(files: string[]): Promise<number> {
 }
 
 async function runPair(original: string, replacement: string, o: ValidateOptions): Promise<number> {
-  if (o.anchors !== undefined && o.anchorsFile !== undefined) throw usageError("give --anchors or --anchors-file, not both");
+  if (o.anchors !== undefined && o.anchorsFile !== undefined)
+    throw usageError("give --anchors or --anchors-file, not both");
   let anchors = o.anchors;
   if (o.anchorsFile !== undefined) {
     try {
       anchors = await readFile(o.anchorsFile, "utf8");
     } catch (e) {
-      throw usageError(`${o.anchorsFile}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
+      throw usageError(
+        `${o.anchorsFile}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`,
+      );
     }
   }
   let a = await loadMessageFile(original);
@@ -104,7 +109,8 @@ async function runPair(original: string, replacement: string, o: ValidateOptions
   if (b.via === "anthropic" && a.via === "canonical") a = await loadMessageFile(original, "anthropic");
   const verdict = validateSurvivalContract(a.messages, b.messages, { anchors, path: o.path });
   if (o.json) printJson({ valid: verdict.valid, reason: verdict.reason });
-  else if (verdict.valid) out(`${style.green("valid")}: ${replacement} keeps what must survive of ${original} (path ${o.path})`);
+  else if (verdict.valid)
+    out(`${style.green("valid")}: ${replacement} keeps what must survive of ${original} (path ${o.path})`);
   else process.stderr.write(`compact-safe: contract violation: ${verdict.reason}\n`);
   return verdict.valid ? EXIT.OK : EXIT.VIOLATION;
 }
@@ -126,16 +132,21 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .option("--matrix <files...>", "fixture matrices (schema version 2) to run")
     .option("--anchors <text>", "pinned anchors that the checkpoint must restate verbatim")
     .option("--anchors-file <file>", "read the anchors from a file")
-    .addOption(new Option("--path <path>", "compaction path").choices(["summary", "prune-only"]).default("summary"))
+    .addOption(
+      new Option("--path <path>", "compaction path").choices(["summary", "prune-only"]).default("summary"),
+    )
     .option("--json", 'print { "valid": bool, "reason": string|null }')
     .action(async (original: string | undefined, replacement: string | undefined, o: ValidateOptions) => {
       if (o.matrix !== undefined) {
-        if (original !== undefined) throw usageError("give either --matrix FILE... or ORIGINAL REPLACEMENT, not both");
+        if (original !== undefined)
+          throw usageError("give either --matrix FILE... or ORIGINAL REPLACEMENT, not both");
         setExit(await runMatrices(o.matrix));
         return;
       }
       if (original === undefined || replacement === undefined) {
-        throw usageError("validate needs ORIGINAL and REPLACEMENT (or --matrix FILE...); see `compact-safe validate --help`");
+        throw usageError(
+          "validate needs ORIGINAL and REPLACEMENT (or --matrix FILE...); see `compact-safe validate --help`",
+        );
       }
       setExit(await runPair(original, replacement, o));
     });
