@@ -575,3 +575,47 @@ test("NO_COLOR and pipes: no escape codes in the output", async () => {
     cleanup();
   }
 });
+
+test("compact --if-needed: under --threshold of --window nothing is written; over it, it compacts", async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const j = await imported(dir);
+    const before = readFileSync(j);
+    const under = await run([
+      "compact",
+      j,
+      "--if-needed",
+      "--window",
+      "1000000",
+      "--threshold",
+      "80",
+      "--workspace",
+      dir,
+      "--json",
+    ]);
+    assert.equal(under.code, 0, under.stderr);
+    assert.equal((JSON.parse(under.stdout) as { compacted: boolean }).compacted, false);
+    assert.deepEqual(readFileSync(j), before);
+    const over = await run([
+      "compact",
+      j,
+      "--if-needed",
+      "--window",
+      "20000",
+      "--threshold",
+      "50",
+      "--workspace",
+      dir,
+      "--json",
+    ]);
+    assert.equal(over.code, 0, over.stderr);
+    const receipt = JSON.parse(over.stdout) as { target: number; checkpoint_id: string };
+    assert.equal(receipt.target, 10000, "default target: half the window");
+    assert.equal(readJournalSync(j).entries.at(-1)!.id, receipt.checkpoint_id);
+    const bad = await run(["compact", j, "--threshold", "120"]);
+    assert.equal(bad.code, 2);
+    assert.match(oneLineError(bad.stderr), /--threshold: expected a percentage/);
+  } finally {
+    cleanup();
+  }
+});
