@@ -5,18 +5,8 @@
 
 export const RESULT_BOUND_BYTES = 8192;
 
-const encoder = new TextEncoder();
-
 export function utf8Length(s: string): number {
-  // Fast path for ASCII-only strings avoids allocating.
-  let ascii = true;
-  for (let i = 0; i < s.length; i++) {
-    if (s.charCodeAt(i) > 0x7f) {
-      ascii = false;
-      break;
-    }
-  }
-  return ascii ? s.length : encoder.encode(s).length;
+  return Buffer.byteLength(s, "utf8");
 }
 
 export function truncationMarker(originalBytes: number): string {

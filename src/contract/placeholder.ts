@@ -29,11 +29,20 @@ const REFUSAL_OPENINGS: readonly string[] = [
 /** Refusals longer than this are assumed to carry substance. */
 export const REFUSAL_MAX_CHARS = 200;
 
-const EDGE_PUNCT = /^[\s:.\-—()[\]"'`“”‘’]+|[\s:.\-—()[\]"'`“”‘’]+$/g;
+/** Characters stripped from both ends before comparing (whitespace, `:` `.` `-` `—` brackets, quotes). */
+const EDGE_CHARS = new Set([..." \t\n\r\f\v:.-—()[]\"'`“”‘’"]);
 
-/** Lower-cased, trimmed, with surrounding punctuation stripped. */
+function isEdge(ch: string): boolean {
+  return EDGE_CHARS.has(ch) || /\s/.test(ch);
+}
+
+/** Lower-cased, with surrounding whitespace and punctuation stripped (a linear scan from both ends). */
 export function normalizeSummary(text: string): string {
-  return text.toLowerCase().replace(/’/g, "'").replace(EDGE_PUNCT, "");
+  let start = 0;
+  let end = text.length;
+  while (start < end && isEdge(text[start]!)) start++;
+  while (end > start && isEdge(text[end - 1]!)) end--;
+  return text.slice(start, end).toLowerCase().replace(/’/g, "'");
 }
 
 export type PlaceholderKind = "empty" | "punctuation" | "placeholder" | "refusal";

@@ -92,7 +92,10 @@ function indexReplacement(replacement: readonly Message[]): ReplacementIndex {
 
 function sameCall(a: ToolUseBlock, b: ToolUseBlock): boolean {
   if (a.name !== b.name) return false;
-  if (canonicalJson(a.input) !== canonicalJson(b.input)) return false;
+  if (a.input !== b.input && JSON.stringify(a.input) !== JSON.stringify(b.input)) {
+    // Same content with another key order is the same input.
+    if (canonicalJson(a.input) !== canonicalJson(b.input)) return false;
+  }
   return a.thought_signature === undefined || a.thought_signature === b.thought_signature;
 }
 

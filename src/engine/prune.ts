@@ -5,7 +5,7 @@
  * reads; drop nested images. Pure: returns new messages, never mutates.
  */
 import type { Block, Message, ToolResultBlock, ToolUseBlock } from "../model/types.js";
-import { canonicalJson, isToolResult, isToolUse } from "../model/blocks.js";
+import { isToolResult, isToolUse } from "../model/blocks.js";
 import { utf8Length } from "../contract/bounds.js";
 import { redactSecrets } from "./redact.js";
 
@@ -28,7 +28,7 @@ export interface PruneStats {
 export const STUB_PREFIX = "[compact-safe: pruned tool result;";
 
 function boundedArgs(input: unknown): string {
-  const json = canonicalJson(input);
+  const json = JSON.stringify(input) ?? "null";
   return json.length > STUB_ARGS_CHARS ? `${json.slice(0, STUB_ARGS_CHARS).replace(/[\uD800-\uDBFF]$/, "")}…` : json;
 }
 
@@ -42,6 +42,28 @@ function isStub(content: string): boolean {
   return content.startsWith(STUB_PREFIX);
 }
 
+/** Longest argument value a "read" may have; calls with bigger or nested arguments (writes, patches) are never deduplicated. */
+const READ_ARG_MAX = 512;
+
+/**
+ * The identity of a read-like call: its name and its small scalar arguments,
+ * in key order. Undefined for calls with nested or large arguments, which are
+ * not reads (and would cost a full serialisation to compare).
+ */
+function readCallKey(call: ToolUseBlock): string | undefined {
+  const input = call.input;
+  if (input === null || typeof input !== "object" || Array.isArray(input)) return undefined;
+  let key = call.name;
+  for (const k of Object.keys(input).sort()) {
+    const v = (input as Record<string, unknown>)[k];
+    if (v !== null && typeof v === "object") return undefined;
+    const text = String(v);
+    if (text.length > READ_ARG_MAX) return undefined;
+    key += `\u0000${k}=${typeof v}:${text}`;
+  }
+  return key;
+}
+
 /** Prunes everything before `regionStart`. */
 export function pruneOldResults(messages: readonly Message[], regionStart: number): { messages: Message[]; stats: PruneStats } {
   const calls = new Map<string, ToolUseBlock>();
@@ -49,18 +71,28 @@ export function pruneOldResults(messages: readonly Message[], regionStart: numbe
 
   const stats: PruneStats = { stubbed: 0, deduplicated: 0, imagesDropped: 0, bytesRemoved: 0 };
   // Identical reads: same tool, same input, same output. The copy in the protected round (if any) counts as the latest.
-  const seen = new Set<string>();
-  const readKey = (r: ToolResultBlock): string | undefined => {
+  // Keyed by call (tool name and input); the contents seen for that call are compared with ===,
+  // which is cheap for strings of different lengths.
+  const seen = new Map<string, string[]>();
+  const callKey = (r: ToolResultBlock): string | undefined => {
     const call = calls.get(r.tool_use_id);
-    return call ? `${call.name}\u0000${canonicalJson(call.input)}\u0000${r.content}` : undefined;
+    return call ? readCallKey(call) : undefined;
+  };
+  /** Records this read; true when an identical one (same call, same output) was already seen later on. */
+  const repeatedRead = (r: ToolResultBlock): boolean => {
+    const key = callKey(r);
+    if (key === undefined) return false;
+    const contents = seen.get(key);
+    if (!contents) {
+      seen.set(key, [r.content]);
+      return false;
+    }
+    if (contents.includes(r.content)) return true;
+    contents.push(r.content);
+    return false;
   };
   for (let i = regionStart; i < messages.length; i++) {
-    for (const b of messages[i]!.content) {
-      if (isToolResult(b)) {
-        const k = readKey(b);
-        if (k) seen.add(k);
-      }
-    }
+    for (const b of messages[i]!.content) if (isToolResult(b)) repeatedRead(b);
   }
 
   const out: Message[] = messages.slice();
@@ -70,9 +102,7 @@ export function pruneOldResults(messages: readonly Message[], regionStart: numbe
     let changed = false;
     const content = m.content.map((b): Block => {
       if (!isToolResult(b) || isStub(b.content)) return b;
-      const key = readKey(b);
-      const repeated = key !== undefined && seen.has(key);
-      if (key) seen.add(key);
+      const repeated = repeatedRead(b);
       const bytes = utf8Length(b.content);
       const images = b.content_blocks?.length ?? 0;
       const stub = repeated || bytes > PRUNE_MIN_BYTES ? stubText(calls.get(b.tool_use_id), bytes, repeated ? "repeated" : "large") : undefined;

@@ -242,6 +242,10 @@ export function errorLine(content: string): string {
  */
 export function commandOutcome(content: string): string {
   if (content.startsWith('{"output"')) {
+    // Codex wraps outputs as {"output": ..., "metadata": {"exit_code": N, ...}}: read the code from
+    // the tail without parsing the whole output, and parse only when the command failed.
+    const at = content.lastIndexOf('"exit_code":');
+    if (at !== -1 && /^"exit_code":\s*0\b/.test(content.slice(at, at + 20))) return "ok";
     try {
       const o = JSON.parse(content) as { output?: unknown; metadata?: { exit_code?: unknown } };
       const code = o.metadata?.exit_code;

@@ -67,9 +67,12 @@ export function safeTail(s: string, max: number): string {
   return s.slice(start);
 }
 
-/** Collapse all whitespace runs (including newlines) to one space. */
+/** Longest input `oneLine` looks at: every caller clips its result far below this. */
+const ONE_LINE_SCAN = 1024;
+
+/** Collapse all whitespace runs (including newlines) to one space, over at most the first 1,024 characters. */
 export function oneLine(s: string): string {
-  return s.replace(/\s+/g, " ").trim();
+  return safeHead(s, ONE_LINE_SCAN).replace(/\s+/g, " ").trim();
 }
 
 function asRecord(v: unknown): Record<string, unknown> | undefined {
@@ -162,7 +165,19 @@ const MODIFYING_WORDS = new Set([
 const READ_ONLY_SUBCOMMANDS = new Set(["view", "read", "show", "undo_edit"]);
 
 /** Split a tool name into lowercase words: `str_replace_based_edit_tool` → str, replace, based, edit, tool; `MultiEdit` → multi, edit. */
+/** Tool names repeat across a session: their word splits are computed once each. */
+const nameWordsCache = new Map<string, string[]>();
+
 function nameWords(name: string): string[] {
+  let words = nameWordsCache.get(name);
+  if (!words) {
+    words = splitNameWords(name);
+    if (nameWordsCache.size < 10_000) nameWordsCache.set(name, words);
+  }
+  return words;
+}
+
+function splitNameWords(name: string): string[] {
   const base = name.replace(/^.*(?:__|\.|:)/, "");
   const words = base
     .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
@@ -197,26 +212,42 @@ export function isModifyingTool(tool: ToolUseBlock): boolean {
  * (apply_patch), `+++ b/x` (git diff), and `+++ x` right after a `--- ` line
  * (plain unified diff).
  */
-const PATCH_HEADER =
-  /^(?:\*\*\* (?:Update|Add|Delete) File: |\*\*\* Move to: |\+\+\+ b\/|(?<=^--- [^\n]*\n)\+\+\+ (?!\/dev\/null))(.+?)\s*$/gm;
+const PATCH_PREFIXES = ["*** Update File: ", "*** Add File: ", "*** Delete File: ", "*** Move to: ", "+++ b/"];
 
-/** File paths named by apply_patch (`*** Update File: x`) and unified-diff (`+++ b/x`) headers in a string. */
+/**
+ * File paths named by apply_patch headers (`*** Update File: x`, `*** Add File:`,
+ * `*** Delete File:`, `*** Move to:`) and unified-diff headers (`+++ b/x`, or
+ * `+++ x` right after a `--- ` line). A line scan, linear in the input.
+ */
 export function patchPaths(s: string): string[] {
   if (s.indexOf("*** ") === -1 && s.indexOf("+++ ") === -1) return [];
   const out: string[] = [];
-  PATCH_HEADER.lastIndex = 0;
-  for (let m = PATCH_HEADER.exec(s); m !== null; m = PATCH_HEADER.exec(s)) {
-    let p = m[1];
-    // `+++ b/x\t2024-01-01 ...` (diff -u timestamps)
-    const tab = p.indexOf("\t");
-    if (tab !== -1) p = p.slice(0, tab);
-    p = p.trim();
-    if (p !== "" && p !== "/dev/null") out.push(p);
+  let afterDashes = false;
+  for (let start = 0; start < s.length; ) {
+    let end = s.indexOf("\n", start);
+    if (end === -1) end = s.length;
+    const c = s.charCodeAt(start);
+    let p: string | undefined;
+    if (c === 0x2a /* * */ || c === 0x2b /* + */) {
+      const line = s.slice(start, end);
+      const prefix = PATCH_PREFIXES.find((x) => line.startsWith(x));
+      if (prefix) p = line.slice(prefix.length);
+      else if (afterDashes && line.startsWith("+++ ")) p = line.slice(4);
+    }
+    if (p !== undefined) {
+      // `+++ b/x\t2024-01-01 ...` (diff -u timestamps)
+      const tab = p.indexOf("\t");
+      if (tab !== -1) p = p.slice(0, tab);
+      p = p.trim();
+      if (p !== "" && p !== "/dev/null") out.push(p);
+    }
+    afterDashes = c === 0x2d /* - */ && s.startsWith("--- ", start);
+    start = end + 1;
   }
   return out;
 }
 
-/** Strings in a tool input that may hold a patch: the input itself, or its string / argv fields. */
+/** The strings of a tool input that may carry a patch (the input itself, its string fields and string arrays). */
 function patchCarriers(input: unknown): string[] {
   if (typeof input === "string") return [input];
   const rec = asRecord(input);
