@@ -89,10 +89,11 @@ function retainOlderUsers(
     const m = messages[i]!;
     if (!isPlainUser(m)) continue;
     const texts = m.content.filter(isText);
-    const onlyText: Message = { role: "user", content: texts };
-    const cost = estimator.message(onlyText);
+    // Text-only messages are kept as they are (and their estimate is cached); others keep only their text.
+    const candidate: Message = texts.length === m.content.length ? m : { role: "user", content: texts };
+    const cost = estimator.message(candidate);
     if (used + cost <= budget) {
-      picked.push({ index: i, message: texts.length === m.content.length ? m : onlyText });
+      picked.push({ index: i, message: candidate });
       used += cost;
       continue;
     }

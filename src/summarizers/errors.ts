@@ -123,7 +123,7 @@ export function classifyHttpFailure(
 ): SummarizerError {
   const body = f.bodyText !== undefined ? parseBody(f.bodyText) : f.sdkError;
   const facts = errorFacts(body);
-  const message = clip(oneLine(facts.message ?? f.sdkMessage ?? "(no error message)"), 300);
+  const message = clip(oneLine(facts.message ?? f.sdkMessage ?? "(no error message)", 301), 300);
   const codeText = facts.code ?? facts.type;
   const text = `${label}: HTTP ${f.status}${codeText ? ` ${codeText}` : ""}: ${message}`;
   const status = f.status;
@@ -160,5 +160,5 @@ export function rootCauseMessage(err: unknown): string {
       msg = typeof code === "string" && !cur.message.includes(code) ? `${code}: ${cur.message}` : cur.message;
     cur = (cur as { cause?: unknown }).cause;
   }
-  return clip(oneLine(msg), 300);
+  return clip(oneLine(msg, 301), 300);
 }

@@ -170,7 +170,7 @@ function collect(messages: readonly Message[]): Collected {
         const info: CallInfo = { tool, order, paths, done: false };
         const cmdRaw = shellCommandOf(tool);
         if (cmdRaw !== undefined) {
-          const cmd = clip(oneLine(cmdRaw), COMMAND_CHARS);
+          const cmd = clip(oneLine(cmdRaw, COMMAND_CHARS + 1), COMMAND_CHARS);
           let e = c.commands.get(cmd);
           if (e) {
             e.count++;
@@ -213,7 +213,7 @@ function collect(messages: readonly Message[]): Collected {
   // Work notes: the first line of each assistant text except the last one (that is the next step).
   for (let i = 0; i < assistantTexts.length; i++) {
     if (i === lastAssistantIdx) continue;
-    const note = clip(oneLine(safeHead(assistantTexts[i], NOTE_CHARS * 2)), NOTE_CHARS);
+    const note = clip(oneLine(assistantTexts[i], NOTE_CHARS + 1), NOTE_CHARS);
     if (note !== "") c.work.push(note);
   }
   if (lastAssistantIdx >= 0) c.lastAssistantText = assistantTexts[lastAssistantIdx];
@@ -566,7 +566,7 @@ function describeCall(info: CallInfo): string {
   const name = typeof t.name === "string" ? t.name : "tool";
   const detail =
     info.command?.cmd ??
-    (info.paths[0] !== undefined ? info.paths[0] : clip(oneLine(safeJson(t.input)), 120));
+    (info.paths[0] !== undefined ? info.paths[0] : clip(oneLine(safeJson(t.input), 121), 120));
   return `${name} (${typeof t.id === "string" ? t.id : "?"}): ${detail} — no result yet`;
 }
 
@@ -580,7 +580,7 @@ function safeJson(v: unknown): string {
 
 function describeHandle(h: BackgroundHandle): string {
   const parts = [`${h.kind} ${h.id}`];
-  if (h.command) parts.push(clip(oneLine(h.command), COMMAND_CHARS));
+  if (h.command) parts.push(clip(oneLine(h.command, COMMAND_CHARS + 1), COMMAND_CHARS));
   if (h.status) parts.push(`(${h.status})`);
   return parts.join(": ").replace(/: \(/, " (");
 }

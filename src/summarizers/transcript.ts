@@ -67,12 +67,39 @@ export function safeTail(s: string, max: number): string {
   return s.slice(start);
 }
 
-/** Longest input `oneLine` looks at: every caller clips its result far below this. */
-const ONE_LINE_SCAN = 1024;
+/** Longest output `oneLine` builds: every caller clips its result far below this. */
+const ONE_LINE_MAX = 1024;
 
-/** Collapse all whitespace runs (including newlines) to one space, over at most the first 1,024 characters. */
-export function oneLine(s: string): string {
-  return safeHead(s, ONE_LINE_SCAN).replace(/\s+/g, " ").trim();
+function isSpaceCode(c: number): boolean {
+  return c === 0x20 || (c >= 0x09 && c <= 0x0d) || c === 0xa0 || c === 0x2028 || c === 0x2029 || c === 0xfeff || (c >= 0x2000 && c <= 0x200a) || c === 0x1680 || c === 0x202f || c === 0x205f || c === 0x3000;
+}
+
+/**
+ * Collapse whitespace runs (including newlines) to one space and trim, building
+ * at most `max` characters (a single pass that stops early on long inputs).
+ */
+export function oneLine(s: string, max = ONE_LINE_MAX): string {
+  let out = "";
+  let pendingSpace = false;
+  let runStart = -1;
+  for (let i = 0; i < s.length && out.length + (runStart === -1 ? 0 : i - runStart) <= max; i++) {
+    const c = s.charCodeAt(i);
+    if (isSpaceCode(c)) {
+      if (runStart !== -1) {
+        out += s.slice(runStart, i);
+        runStart = -1;
+      }
+      pendingSpace = out.length > 0;
+      continue;
+    }
+    if (runStart === -1) {
+      if (pendingSpace) out += " ";
+      pendingSpace = false;
+      runStart = i;
+    }
+  }
+  if (runStart !== -1) out += s.slice(runStart, Math.min(s.length, runStart + max));
+  return out.length > max ? safeHead(out, max) : out;
 }
 
 function asRecord(v: unknown): Record<string, unknown> | undefined {
