@@ -5,7 +5,7 @@
 import type { Block, Message, ToolResultBlock, ToolUseBlock } from "../model/types.js";
 import { canonicalJson, isAssistantRole, isText, isToolResult, isToolUse } from "../model/blocks.js";
 import { allText, checkpointMarkerOf, isBranchSummary, isCheckpoint } from "./classify.js";
-import { protectedRound } from "./rounds.js";
+import { protectedRound, type ProtectedRound } from "./rounds.js";
 import { isValidBoundedResult } from "./bounds.js";
 import { placeholderKind } from "./placeholder.js";
 import type { CompactionPath } from "../model/types.js";
@@ -21,6 +21,8 @@ export interface SurvivalOptions {
   anchors?: string;
   /** `summary` (default) or `prune-only`. */
   path?: CompactionPath;
+  /** `protectedRound(original)`, when the caller already computed it (saves recomputing it). */
+  round?: ProtectedRound;
 }
 
 const OK: ValidationResult = { valid: true, reason: null };
@@ -104,8 +106,11 @@ function sameCall(a: ToolUseBlock, b: ToolUseBlock): boolean {
  * instruction, protected call and result, assistant text, signed thinking,
  * image and opaque id must be present.
  */
-export function validateLastRoundCoverage(original: readonly Message[], replacement: readonly Message[]): ValidationResult {
-  const round = protectedRound(original);
+export function validateLastRoundCoverage(
+  original: readonly Message[],
+  replacement: readonly Message[],
+  round: ProtectedRound = protectedRound(original),
+): ValidationResult {
   const idx = indexReplacement(replacement);
 
   for (const i of round.instructionIndices) {
@@ -161,11 +166,6 @@ export function validateLastRoundCoverage(original: readonly Message[], replacem
 
 /** Every call in the replacement has its result after it (unless in flight in the original), and vice versa. */
 export function validatePairing(original: readonly Message[], replacement: readonly Message[]): ValidationResult {
-  // Calls that are in flight in the original (no result anywhere) may stay in flight.
-  const inFlight = new Set<string>();
-  for (const m of original) for (const b of m.content) if (isToolUse(b)) inFlight.add(b.id);
-  for (const m of original) for (const b of m.content) if (isToolResult(b)) inFlight.delete(b.tool_use_id);
-
   const callsBefore = new Set<string>();
   for (let i = 0; i < replacement.length; i++) {
     const m = replacement[i]!;
@@ -177,15 +177,26 @@ export function validatePairing(original: readonly Message[], replacement: reado
     for (const b of m.content) if (isToolUse(b)) callsBefore.add(b.id);
   }
 
+  // Calls of the replacement with no result after them (usually none).
+  const unanswered = new Map<string, number>();
   const resultsAfter = new Set<string>();
   for (let i = replacement.length - 1; i >= 0; i--) {
     const m = replacement[i]!;
-    for (const b of m.content) {
-      if (isToolUse(b) && !resultsAfter.has(b.id) && !inFlight.has(b.id)) {
-        return fail(`tool_use ${JSON.stringify(b.id)} has no tool_result after it (message ${i})`);
-      }
-    }
+    for (const b of m.content) if (isToolUse(b) && !resultsAfter.has(b.id) && !unanswered.has(b.id)) unanswered.set(b.id, i);
     for (const b of m.content) if (isToolResult(b)) resultsAfter.add(b.tool_use_id);
+  }
+  if (unanswered.size === 0) return OK;
+  // Such a call may stay only when it is in flight in the original too: called there, with no result anywhere.
+  const called = new Set<string>();
+  const answered = new Set<string>();
+  for (const m of original) {
+    for (const b of m.content) {
+      if (isToolUse(b) && unanswered.has(b.id)) called.add(b.id);
+      else if (isToolResult(b) && unanswered.has(b.tool_use_id)) answered.add(b.tool_use_id);
+    }
+  }
+  for (const [id, i] of unanswered) {
+    if (!called.has(id) || answered.has(id)) return fail(`tool_use ${JSON.stringify(id)} has no tool_result after it (message ${i})`);
   }
   return OK;
 }
@@ -215,7 +226,7 @@ export function validateSurvivalContract(
   options: SurvivalOptions = {},
 ): ValidationResult {
   const path = options.path ?? "summary";
-  const coverage = validateLastRoundCoverage(original, replacement);
+  const coverage = validateLastRoundCoverage(original, replacement, options.round);
   if (!coverage.valid) return coverage;
 
   const pairing = validatePairing(original, replacement);

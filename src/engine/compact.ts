@@ -8,7 +8,7 @@
 import type { CompactionPath, CompactionTrigger, CoverageReceipt, Message } from "../model/types.js";
 import { isAssistantRole, isToolResult, isToolUse } from "../model/blocks.js";
 import { isCheckpoint } from "../contract/classify.js";
-import { protectedRound } from "../contract/rounds.js";
+import { protectedRound, type ProtectedRound } from "../contract/rounds.js";
 import { validateSurvivalContract } from "../contract/validate.js";
 import { placeholderKind, isPunctuationOnly } from "../contract/placeholder.js";
 import type { BackgroundHandle, Summarizer, SummaryResult } from "../summarizers/types.js";
@@ -127,6 +127,76 @@ function errorResult(kind: CompactErrorKind, message: string, attempts: number):
   return { ok: false, error: { kind, message, attempts } };
 }
 
+/** Tokens a stub costs at most (its text is about 200 characters). */
+const STUB_TOKENS = 80;
+
+/**
+ * An upper bound on what pruning can save: every message before the region
+ * that carries tool results shrinks at most to its framing plus one stub per
+ * result. When even that cannot reach the target, the prune-only path is not
+ * built at all (it would be thrown away for the summary path).
+ */
+export function pruneMayReach(
+  messages: readonly Message[],
+  regionStart: number,
+  tokensBefore: number,
+  target: number,
+  estimator: TokenEstimator,
+): boolean {
+  let savings = 0;
+  for (let i = 0; i < regionStart; i++) {
+    const m = messages[i]!;
+    let results = 0;
+    for (const b of m.content) if (isToolResult(b)) results++;
+    if (results > 0) savings += Math.max(0, estimator.message(m) - results * STUB_TOKENS);
+  }
+  return tokensBefore - savings <= target;
+}
+
+interface PruneContext {
+  tokensBefore: number;
+  target: number;
+  anchors: string;
+  trigger: CompactionTrigger;
+  estimator: TokenEstimator;
+  round: ProtectedRound;
+}
+
+/** The prune-only path: ok when it shrinks the history and passes the contract (path `prune-only`). */
+function tryPruneOnly(messages: readonly Message[], regionStart: number, c: PruneContext): CompactResult {
+  const pruned = pruneOldResults(messages, regionStart);
+  const prunedMessages = clearBilledUsage(pruned.messages);
+  const prunedTokens = estimateTokens(prunedMessages, c.estimator);
+  if (prunedTokens >= c.tokensBefore) {
+    return errorResult("no_shrink", "prune-only found nothing to prune outside the protected round", 0);
+  }
+  const verdict = validateSurvivalContract(messages, prunedMessages, { anchors: c.anchors, path: "prune-only", round: c.round });
+  if (!verdict.valid) return errorResult("contract_violation", `prune-only refused: ${verdict.reason}`, 0);
+  const region = prunedMessages.slice(regionStart);
+  return {
+    ok: true,
+    path: "prune-only",
+    replacement: prunedMessages,
+    checkpoint: prunedMessages.find(isCheckpoint) ?? null,
+    coverage: {
+      path: "prune-only",
+      last_round_messages: region.length,
+      last_round_tool_results: region.reduce((n, m) => n + m.content.filter(isToolResult).length, 0),
+      last_round_assistant: region.filter(isAssistantRole).length,
+      anchors_chars: c.anchors.length,
+    },
+    tokens_before: c.tokensBefore,
+    tokens_after: prunedTokens,
+    target: c.target,
+    target_reached: prunedTokens <= c.target,
+    summary: "",
+    model: "prune-only",
+    trigger: c.trigger,
+    attempts: 0,
+    prune: pruned.stats,
+  };
+}
+
 export async function compactMessagesSafe(messages: readonly Message[], options: CompactOptions = {}): Promise<CompactResult> {
   const estimator = options.estimator ?? fastEstimator;
   const trigger = options.trigger ?? "auto";
@@ -139,44 +209,10 @@ export async function compactMessagesSafe(messages: readonly Message[], options:
     return errorResult("nothing_to_compact", "nothing to compact: the whole history is the protected last round", 0);
   }
 
-  // 1. Prune-only.
-  const pruned = pruneOldResults(messages, round.regionStart);
-  const prunedMessages = clearBilledUsage(pruned.messages);
-  const prunedTokens = estimateTokens(prunedMessages, estimator);
-  if (options.pruneOnly || prunedTokens <= target) {
-    if (prunedTokens >= tokensBefore) {
-      if (options.pruneOnly) return errorResult("no_shrink", "prune-only found nothing to prune outside the protected round", 0);
-    } else {
-      const verdict = validateSurvivalContract(messages, prunedMessages, { anchors, path: "prune-only" });
-      if (!verdict.valid) {
-        if (options.pruneOnly) return errorResult("contract_violation", `prune-only refused: ${verdict.reason}`, 0);
-      } else {
-        const checkpoint = prunedMessages.find(isCheckpoint) ?? null;
-        const region = prunedMessages.slice(round.regionStart);
-        return {
-          ok: true,
-          path: "prune-only",
-          replacement: prunedMessages,
-          checkpoint,
-          coverage: {
-            path: "prune-only",
-            last_round_messages: region.length,
-            last_round_tool_results: region.reduce((n, m) => n + m.content.filter(isToolResult).length, 0),
-            last_round_assistant: region.filter(isAssistantRole).length,
-            anchors_chars: anchors.length,
-          },
-          tokens_before: tokensBefore,
-          tokens_after: prunedTokens,
-          target,
-          target_reached: prunedTokens <= target,
-          summary: "",
-          model: "prune-only",
-          trigger,
-          attempts: 0,
-          prune: pruned.stats,
-        };
-      }
-    }
+  // 1. Prune-only, unless even stubbing every old result could not reach the target.
+  if (options.pruneOnly || pruneMayReach(messages, round.regionStart, tokensBefore, target, estimator)) {
+    const pruned = tryPruneOnly(messages, round.regionStart, { tokensBefore, target, anchors, trigger, estimator, round });
+    if (options.pruneOnly || (pruned.ok && pruned.target_reached)) return pruned;
   }
 
   // 2. Summary: everything outside the protected round, plus any checkpoint inside it (folded in, never stacked).
@@ -235,7 +271,8 @@ async function summarizeWithLadder(span: readonly Message[], options: CompactOpt
   const maxRetries = options.maxRetries ?? 3;
   const backoff = options.backoffMs ?? 1000;
   const background: readonly BackgroundHandle[] | undefined = options.liveState?.background;
-  let units = completeUnits(span);
+  // Units are only cut when a prompt-too-long error asks to drop one.
+  let input: readonly Message[] = span;
   let transientRetries = 0;
   let correction: string | undefined;
   let attempts = 0;
@@ -247,7 +284,7 @@ async function summarizeWithLadder(span: readonly Message[], options: CompactOpt
     let result: SummaryResult;
     try {
       result = await summarizer.summarize({
-        messages: units.flat(),
+        messages: input,
         focus: options.focus,
         maxTokens: options.summaryMaxTokens,
         correction,
@@ -266,9 +303,9 @@ async function summarizeWithLadder(span: readonly Message[], options: CompactOpt
         continue;
       }
       if (err?.kind === "prompt_too_long") {
-        const fewer = dropOldestUnit(units);
+        const fewer = dropOldestUnit(completeUnits(input));
         if (!fewer) return fail("summarizer_failed", `${message} (nothing left to drop from the summarizer's input)`);
-        units = fewer;
+        input = fewer.flat();
         continue;
       }
       return fail("summarizer_failed", message);

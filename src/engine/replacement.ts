@@ -147,7 +147,7 @@ export function buildReplacementHistory(messages: readonly Message[], options: R
   const checkpoint = buildCheckpoint(options.summary, coverage, anchors, options.liveState);
 
   const replacement = [...system, ...users, ...branches, checkpoint, ...kept];
-  const verdict = validateSurvivalContract(messages, replacement, { anchors, path: "summary" });
+  const verdict = validateSurvivalContract(messages, replacement, { anchors, path: "summary", round });
   if (!verdict.valid) return { ok: false, error: `replacement refused: ${verdict.reason}` };
   return { ok: true, replacement, checkpoint, coverage };
 }

@@ -534,9 +534,11 @@ function fitted(text: string, budget: number): string {
 interface SectionPlan {
   name: string;
   weight: number;
-  /** Characters the section needs to be rendered in full (measured by rendering it unbounded). */
+  /** Characters the section needs to be rendered in full (measured by rendering it unbounded, or by `measure`). */
   need: number;
   render: (budget: number) => string;
+  /** The full size without rendering (lists: their lines add up; no sorting or joining). */
+  measure?: () => number;
 }
 
 /** Split `total` characters between sections by weight; a section never gets more than it needs. */
@@ -714,6 +716,15 @@ export function extractiveSummary(request: SummaryRequest, opts: ExtractiveOptio
   const list =
     (items: () => { text: string; rank: number }[], what: string, empty: string) => (budget: number) =>
       items().length === 0 ? fitted(`${empty}\n`, budget) : renderList(items(), budget, what);
+  /** The unbounded size of a list section: `- text\n` per item (what renderList writes when all fit). */
+  const listSize =
+    (items: () => { text: string; rank: number }[], empty: string) => (): number => {
+      const all = items();
+      if (all.length === 0) return empty.length + 1;
+      let n = 0;
+      for (const it of all) n += it.text.length + 3;
+      return n;
+    };
 
   const plans: SectionPlan[] = [
     { name: "Objective", weight: 1, need: 0, render: objectiveText },
@@ -728,16 +739,36 @@ export function extractiveSummary(request: SummaryRequest, opts: ExtractiveOptio
       weight: 1,
       need: 0,
       render: list(work, "notes", "(no assistant text in the summarized span)"),
+      measure: listSize(work, "(no assistant text in the summarized span)"),
     },
     {
       name: "Files changed",
       weight: 4,
       need: 0,
       render: list(files, "paths", "(no file modified by a tool call)"),
+      measure: listSize(files, "(no file modified by a tool call)"),
     },
-    { name: "Commands run", weight: 1, need: 0, render: list(commands, "commands", "(no shell command)") },
-    { name: "Errors", weight: 3.5, need: 0, render: list(errors, "errors", "(no error result)") },
-    { name: "Still running", weight: 0.5, need: 0, render: list(running, "entries", "(nothing in flight)") },
+    {
+      name: "Commands run",
+      weight: 1,
+      need: 0,
+      render: list(commands, "commands", "(no shell command)"),
+      measure: listSize(commands, "(no shell command)"),
+    },
+    {
+      name: "Errors",
+      weight: 3.5,
+      need: 0,
+      render: list(errors, "errors", "(no error result)"),
+      measure: listSize(errors, "(no error result)"),
+    },
+    {
+      name: "Still running",
+      weight: 0.5,
+      need: 0,
+      render: list(running, "entries", "(nothing in flight)"),
+      measure: listSize(running, "(nothing in flight)"),
+    },
     {
       name: "Next step",
       weight: 1,
@@ -758,7 +789,7 @@ export function extractiveSummary(request: SummaryRequest, opts: ExtractiveOptio
     });
   }
 
-  for (const p of plans) p.need = p.render(Number.MAX_SAFE_INTEGER).length;
+  for (const p of plans) p.need = p.measure ? p.measure() : p.render(Number.MAX_SAFE_INTEGER).length;
   const headers = plans.reduce((s, p) => s + `## ${p.name}\n`.length + 1, 0);
   const budgets = allocate(plans, Math.max(0, totalChars - headers));
   let out = "";
