@@ -21,5 +21,7 @@ if (files.length === 0) {
   console.error("run-tests: no compiled test files found under dist/ (run `npm run build` first)");
   process.exit(2);
 }
-const r = spawnSync(process.execPath, ["--test", "--test-reporter=spec", "--test-concurrency=2", ...files], { stdio: "inherit" });
+const r = spawnSync(process.execPath, ["--test", "--test-reporter=spec", "--test-concurrency=2", ...files], {
+  stdio: "inherit",
+});
 process.exit(r.status ?? 1);

@@ -11,12 +11,32 @@ import { BRANCH_SUMMARY_MARKER, CHECKPOINT_MARKER } from "../src/contract/marker
 type Step =
   | { kind: "user"; text: string }
   | { kind: "assistant"; text: string; thinking?: { thinking: string; signature: string } }
-  | { kind: "exchange"; calls: number; split: boolean; big: boolean; image: boolean; thinking: boolean; text: string }
+  | {
+      kind: "exchange";
+      calls: number;
+      split: boolean;
+      big: boolean;
+      image: boolean;
+      thinking: boolean;
+      text: string;
+    }
   | { kind: "checkpoint"; text: string; foreign: boolean }
   | { kind: "branch"; text: string }
   | { kind: "system"; text: string };
 
-const word = fc.constantFrom("fix", "the", "login", "bug", "run", "tests", "ünïcode", "😀", "path/a.ts", "ok", "next");
+const word = fc.constantFrom(
+  "fix",
+  "the",
+  "login",
+  "bug",
+  "run",
+  "tests",
+  "ünïcode",
+  "😀",
+  "path/a.ts",
+  "ok",
+  "next",
+);
 const sentence = fc.array(word, { minLength: 1, maxLength: 8 }).map((w) => w.join(" "));
 
 const step: fc.Arbitrary<Step> = fc.oneof(
@@ -26,7 +46,10 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant("assistant" as const),
       text: sentence,
-      thinking: fc.option(fc.record({ thinking: sentence, signature: fc.base64String({ minLength: 8, maxLength: 24 }) }), { nil: undefined }),
+      thinking: fc.option(
+        fc.record({ thinking: sentence, signature: fc.base64String({ minLength: 8, maxLength: 24 }) }),
+        { nil: undefined },
+      ),
     }),
   },
   {
@@ -41,9 +64,17 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       text: sentence,
     }),
   },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("checkpoint" as const), text: sentence, foreign: fc.boolean() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("checkpoint" as const), text: sentence, foreign: fc.boolean() }),
+  },
   { weight: 1, arbitrary: sentence.map((text) => ({ kind: "branch" as const, text })) },
-  { weight: 1, arbitrary: fc.constantFrom("You are a coding agent.", "Follow the repo rules.").map((text) => ({ kind: "system" as const, text })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom("You are a coding agent.", "Follow the repo rules.")
+      .map((text) => ({ kind: "system" as const, text })),
+  },
 );
 
 function render(steps: Step[], inFlight: boolean): Message[] {
@@ -64,15 +95,19 @@ function render(steps: Step[], inFlight: boolean): Message[] {
       case "exchange": {
         const ids = Array.from({ length: s.calls }, () => `call_${n++}`);
         const content: Block[] = [];
-        if (s.thinking) content.push({ type: "thinking", thinking: `think ${ids[0]}`, signature: `sig-${ids[0]}==` });
+        if (s.thinking)
+          content.push({ type: "thinking", thinking: `think ${ids[0]}`, signature: `sig-${ids[0]}==` });
         content.push({ type: "text", text: s.text });
-        for (const id of ids) content.push({ type: "tool_use", id, name: "Read", input: { file_path: `src/${id}.ts` } });
+        for (const id of ids)
+          content.push({ type: "tool_use", id, name: "Read", input: { file_path: `src/${id}.ts` } });
         out.push({ role: "assistant", content });
         const results: Block[] = ids.map((id, i) => ({
           type: "tool_result",
           tool_use_id: id,
           content: s.big && i === 0 ? `${"lïne of output 😀\n".repeat(700)}end ${id}` : `result of ${id}`,
-          ...(s.image && i === 0 ? { content_blocks: [{ type: "image_url", image_url: { url: `data:image/png;base64,${id}` } }] } : {}),
+          ...(s.image && i === 0
+            ? { content_blocks: [{ type: "image_url", image_url: { url: `data:image/png;base64,${id}` } }] }
+            : {}),
         }));
         if (s.split) for (const r of results) out.push({ role: "user", content: [r] });
         else out.push({ role: "user", content: results });
@@ -84,7 +119,9 @@ function render(steps: Step[], inFlight: boolean): Message[] {
           content: [
             {
               type: "text",
-              text: s.foreign ? `Another language model started to solve this problem: ${s.text}` : `${CHECKPOINT_MARKER}\n${s.text}\n\n## Coverage\nx`,
+              text: s.foreign
+                ? `Another language model started to solve this problem: ${s.text}`
+                : `${CHECKPOINT_MARKER}\n${s.text}\n\n## Coverage\nx`,
             },
           ],
         });
@@ -97,7 +134,11 @@ function render(steps: Step[], inFlight: boolean): Message[] {
         break;
     }
   }
-  if (inFlight) out.push({ role: "assistant", content: [{ type: "tool_use", id: `call_${n++}`, name: "Bash", input: { command: "sleep 100" } }] });
+  if (inFlight)
+    out.push({
+      role: "assistant",
+      content: [{ type: "tool_use", id: `call_${n++}`, name: "Bash", input: { command: "sleep 100" } }],
+    });
   return out;
 }
 

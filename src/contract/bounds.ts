@@ -13,7 +13,8 @@ export function truncationMarker(originalBytes: number): string {
   return `\n[compact-safe: tool result truncated; original ${originalBytes} bytes of UTF-8, kept head and tail]\n`;
 }
 
-const MARKER_RE = /\n\[compact-safe: tool result truncated; original (\d+) bytes of UTF-8, kept head and tail\]\n/;
+const MARKER_RE =
+  /\n\[compact-safe: tool result truncated; original (\d+) bytes of UTF-8, kept head and tail\]\n/;
 
 function isHigh(c: number): boolean {
   return c >= 0xd800 && c <= 0xdbff;
@@ -56,7 +57,10 @@ export function utf8Tail(s: string, budget: number): string {
 }
 
 /** Bounds a tool result's content to 8 KiB of UTF-8 (head and tail). Returns it unchanged when it fits. */
-export function boundResultContent(content: string, limit = RESULT_BOUND_BYTES): { content: string; truncated: boolean } {
+export function boundResultContent(
+  content: string,
+  limit = RESULT_BOUND_BYTES,
+): { content: string; truncated: boolean } {
   const size = utf8Length(content);
   if (size <= limit || isAlreadyBounded(content, limit)) return { content, truncated: false };
   const headBudget = Math.floor(limit * 0.75);
@@ -77,7 +81,11 @@ export function isAlreadyBounded(content: string, limit = RESULT_BOUND_BYTES): b
  * head (a prefix) + marker(original size) + tail (a suffix), at most 8 KiB
  * kept, no character split at either cut.
  */
-export function isValidBoundedResult(original: string, candidate: string, limit = RESULT_BOUND_BYTES): boolean {
+export function isValidBoundedResult(
+  original: string,
+  candidate: string,
+  limit = RESULT_BOUND_BYTES,
+): boolean {
   if (candidate === original) return true;
   const size = utf8Length(original);
   if (size <= limit) return false;

@@ -44,17 +44,27 @@ for (const [name, file] of [
 ] as const) {
   test(`TypeScript validators agree with every case of the ${name}`, () => {
     const outcomes = runMatrix(loadMatrix(file));
-    const bad = outcomes.filter((o) => !o.agrees).map((o) => `${o.id}: expected ${o.expect}, got ${o.got} (${o.reason}) ${JSON.stringify(o.roundStartMismatch ?? "")}`);
+    const bad = outcomes
+      .filter((o) => !o.agrees)
+      .map(
+        (o) =>
+          `${o.id}: expected ${o.expect}, got ${o.got} (${o.reason}) ${JSON.stringify(o.roundStartMismatch ?? "")}`,
+      );
     assert.deepEqual(bad, []);
     assert.ok(outcomes.length >= (file === peerMatrix ? 12 : 40), `only ${outcomes.length} cases`);
   });
 
   test(`the independent .mjs validator agrees case by case with the TypeScript one on the ${name}`, async () => {
-    const mjs = await import(pathToFileURL(join(repoRoot, "contract", "validate_survival_contract.mjs")).href);
+    const mjs = await import(
+      pathToFileURL(join(repoRoot, "contract", "validate_survival_contract.mjs")).href
+    );
     const m = loadMatrix(file);
     for (const c of m.cases) {
       const ts = validateSurvivalContract(c.original, c.replacement, { anchors: c.anchors, path: c.path });
-      const js = mjs.validateSurvivalContract(c.original, c.replacement, { anchors: c.anchors, path: c.path });
+      const js = mjs.validateSurvivalContract(c.original, c.replacement, {
+        anchors: c.anchors,
+        path: c.path,
+      });
       assert.equal(ts.valid, js.valid, `${c.id}: ts=${ts.reason} mjs=${js.reason}`);
       const tsCov = validateLastRoundCoverage(c.original, c.replacement);
       const jsCov = mjs.validateLastRoundCoverage(c.original, c.replacement);
@@ -64,14 +74,26 @@ for (const [name, file] of [
 }
 
 test("matrix errors name the file and the JSON path", () => {
-  assert.throws(() => parseMatrix("{", "m.json"), (e: unknown) => e instanceof MatrixError && /^m\.json: not JSON/.test(e.message));
+  assert.throws(
+    () => parseMatrix("{", "m.json"),
+    (e: unknown) => e instanceof MatrixError && /^m\.json: not JSON/.test(e.message),
+  );
   const bad = JSON.stringify({
     schema_version: 2,
-    cases: [{ id: "x", expect: "pass", original: [{ role: "assistant", content: [{ type: "tool_use", name: "a", input: {} }] }], replacement: [] }],
+    cases: [
+      {
+        id: "x",
+        expect: "pass",
+        original: [{ role: "assistant", content: [{ type: "tool_use", name: "a", input: {} }] }],
+        replacement: [],
+      },
+    ],
   });
   assert.throws(
     () => parseMatrix(bad, "m.json"),
-    (e: unknown) => e instanceof MatrixError && e.message === 'm.json: cases[0].original[0].content[0] (tool_use): missing "id"',
+    (e: unknown) =>
+      e instanceof MatrixError &&
+      e.message === 'm.json: cases[0].original[0].content[0] (tool_use): missing "id"',
   );
   assert.throws(() => loadMatrix("/nonexistent/matrix.json"), /no such file/);
 });
@@ -90,11 +112,22 @@ test("the rules table and docs/SURVIVAL_CONTRACT.md name the same kinds, blocks,
       .split("\n")
       .filter((l) => l.startsWith("| `"))
       .map((l) => l.split("|")[1]!.trim().replace(/`/g, ""));
-  assert.deepEqual(firstColumn(section("Journal kinds")), KIND_RULES.map((k) => k.kind));
-  assert.deepEqual(firstColumn(section("Content blocks")), BLOCK_RULES.map((b) => b.type));
-  assert.deepEqual(firstColumn(section("Live state")), LIVE_STATE_FIELDS.map((f) => f.field));
+  assert.deepEqual(
+    firstColumn(section("Journal kinds")),
+    KIND_RULES.map((k) => k.kind),
+  );
+  assert.deepEqual(
+    firstColumn(section("Content blocks")),
+    BLOCK_RULES.map((b) => b.type),
+  );
+  assert.deepEqual(
+    firstColumn(section("Live state")),
+    LIVE_STATE_FIELDS.map((f) => f.field),
+  );
   for (const b of BLOCK_RULES) {
-    const row = section("Content blocks").split("\n").find((l) => l.startsWith(`| \`${b.type}\``))!;
+    const row = section("Content blocks")
+      .split("\n")
+      .find((l) => l.startsWith(`| \`${b.type}\``))!;
     for (const f of b.fields) assert.ok(row.includes(`\`${f}\``), `${b.type} row names field ${f}`);
   }
 });
@@ -102,12 +135,20 @@ test("the rules table and docs/SURVIVAL_CONTRACT.md name the same kinds, blocks,
 test("a checkpoint is recognised by the marker opening its first text block, not by a quote", () => {
   assert.ok(isCheckpoint(u(`${CHECKPOINT_MARKER}\nsummary`)));
   assert.ok(isCheckpoint(u("  Another language model started to solve this problem: x")));
-  assert.ok(isCheckpoint(u("This session is being continued from a previous conversation that ran out of context.")));
+  assert.ok(
+    isCheckpoint(u("This session is being continued from a previous conversation that ran out of context.")),
+  );
   const quoted = u(`Please explain what "${CHECKPOINT_MARKER}" means`);
   assert.ok(!isCheckpoint(quoted));
   assert.ok(isPlainUser(quoted));
   assert.ok(!isCheckpoint(a(`${CHECKPOINT_MARKER} in an assistant message`)));
-  const second: Message = { role: "user", content: [{ type: "text", text: "hi" }, { type: "text", text: CHECKPOINT_MARKER }] };
+  const second: Message = {
+    role: "user",
+    content: [
+      { type: "text", text: "hi" },
+      { type: "text", text: CHECKPOINT_MARKER },
+    ],
+  };
   assert.ok(!isCheckpoint(second));
 });
 
@@ -134,7 +175,13 @@ test("no split between a call and its result, nor after an in-flight call", () =
   // A result that arrives late (after a newer exchange) pulls the region back to its call.
   const late: Message[] = [
     u("go"),
-    { role: "assistant", content: [{ type: "tool_use", id: "p1", name: "A", input: {} }, { type: "tool_use", id: "p2", name: "B", input: {} }] },
+    {
+      role: "assistant",
+      content: [
+        { type: "tool_use", id: "p1", name: "A", input: {} },
+        { type: "tool_use", id: "p2", name: "B", input: {} },
+      ],
+    },
     result("p1"),
     call("c2"),
     result("c2"),
@@ -147,7 +194,16 @@ test("no split between a call and its result, nor after an in-flight call", () =
   const r = protectedRound(late);
   assert.equal(r.regionStart, 1);
   // An unresolved call in the middle keeps everything after it.
-  const inflight = [u("go"), call("x"), call("c2"), result("c2"), call("c3"), result("c3"), call("c4"), result("c4")];
+  const inflight = [
+    u("go"),
+    call("x"),
+    call("c2"),
+    result("c2"),
+    call("c3"),
+    result("c3"),
+    call("c4"),
+    result("c4"),
+  ];
   assert.equal(protectedRound(inflight).regionStart, 1);
 });
 

@@ -13,7 +13,10 @@ export const FOREIGN_CHECKPOINT_MARKERS: readonly { marker: string; agent: strin
   { marker: "Conversation Summary (Auto-Generated)", agent: "codewhale-legacy" },
   { marker: "This session is being continued from a previous conversation", agent: "claude-code" },
   // pi (coding-agent messages.ts COMPACTION_SUMMARY_PREFIX), also used by pi-derived agents.
-  { marker: "The conversation history before this point was compacted into the following summary", agent: "pi" },
+  {
+    marker: "The conversation history before this point was compacted into the following summary",
+    agent: "pi",
+  },
 ];
 
 export const ALL_CHECKPOINT_MARKERS: readonly string[] = [
@@ -29,4 +32,7 @@ export const FOREIGN_BRANCH_SUMMARY_MARKERS: readonly string[] = [
   "The following is a summary of a branch that this conversation came back from",
 ];
 
-export const ALL_BRANCH_SUMMARY_MARKERS: readonly string[] = [BRANCH_SUMMARY_MARKER, ...FOREIGN_BRANCH_SUMMARY_MARKERS];
+export const ALL_BRANCH_SUMMARY_MARKERS: readonly string[] = [
+  BRANCH_SUMMARY_MARKER,
+  ...FOREIGN_BRANCH_SUMMARY_MARKERS,
+];

@@ -36,15 +36,19 @@ export function parseMatrix(text: string, file: string): Matrix {
     throw new MatrixError(`${file}: not JSON (${(e as Error).message})`);
   }
   const d = data as Partial<Matrix>;
-  if (d === null || typeof d !== "object" || Array.isArray(d)) throw new MatrixError(`${file}: expected an object { schema_version, cases }`);
-  if (d.schema_version !== 2) throw new MatrixError(`${file}: schema_version: expected 2, got ${JSON.stringify(d.schema_version)}`);
+  if (d === null || typeof d !== "object" || Array.isArray(d))
+    throw new MatrixError(`${file}: expected an object { schema_version, cases }`);
+  if (d.schema_version !== 2)
+    throw new MatrixError(`${file}: schema_version: expected 2, got ${JSON.stringify(d.schema_version)}`);
   if (!Array.isArray(d.cases)) throw new MatrixError(`${file}: cases: expected an array`);
   d.cases.forEach((c, i) => {
     const at = `cases[${i}]`;
     if (c === null || typeof c !== "object") throw new MatrixError(`${file}: ${at}: expected an object`);
     if (typeof c.id !== "string") throw new MatrixError(`${file}: ${at}: missing "id"`);
-    if (c.expect !== "pass" && c.expect !== "fail") throw new MatrixError(`${file}: ${at}.expect: expected "pass" or "fail"`);
-    if (c.anchors !== undefined && typeof c.anchors !== "string") throw new MatrixError(`${file}: ${at}.anchors: expected a string`);
+    if (c.expect !== "pass" && c.expect !== "fail")
+      throw new MatrixError(`${file}: ${at}.expect: expected "pass" or "fail"`);
+    if (c.anchors !== undefined && typeof c.anchors !== "string")
+      throw new MatrixError(`${file}: ${at}.anchors: expected a string`);
     if (c.path !== undefined && c.path !== "summary" && c.path !== "prune-only") {
       throw new MatrixError(`${file}: ${at}.path: expected "summary" or "prune-only"`);
     }
@@ -68,7 +72,9 @@ export function loadMatrix(file: string): Matrix {
     text = readFileSync(file, "utf8");
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new MatrixError(`${file}: cannot read matrix (${code === "ENOENT" ? "no such file" : (e as Error).message})`);
+    throw new MatrixError(
+      `${file}: cannot read matrix (${code === "ENOENT" ? "no such file" : (e as Error).message})`,
+    );
   }
   return parseMatrix(text, file);
 }
@@ -86,7 +92,13 @@ export interface CaseOutcome {
 export function runMatrixCase(c: MatrixCase): CaseOutcome {
   const r = validateSurvivalContract(c.original, c.replacement, { anchors: c.anchors, path: c.path });
   const got = r.valid ? "pass" : "fail";
-  const outcome: CaseOutcome = { id: c.id, expect: c.expect, got, reason: r.reason, agrees: got === c.expect };
+  const outcome: CaseOutcome = {
+    id: c.id,
+    expect: c.expect,
+    got,
+    reason: r.reason,
+    agrees: got === c.expect,
+  };
   if (c.last_round_start !== undefined) {
     const computed = currentRoundStart(c.original);
     if (computed !== c.last_round_start) {

@@ -82,9 +82,11 @@ export function protectedRound(messages: readonly Message[]): ProtectedRound {
 
   let start = inRound <= 2 ? Math.min(roundStart, olderIndex ?? roundStart) : (olderIndex ?? roundStart);
 
-  const unresolved = exchanges.flatMap((e) => e.callIds.filter((id) => !e.resultIndex.has(id)).map((id) => ({ id, e })));
+  const unresolved = exchanges.flatMap((e) =>
+    e.callIds.filter((id) => !e.resultIndex.has(id)).map((id) => ({ id, e })),
+  );
   // Widen until no split falls between a call and its result, or after an unresolved call.
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const e of exchanges) {
       if (e.callIndex >= start) continue;

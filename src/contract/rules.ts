@@ -90,16 +90,32 @@ export interface BlockRule {
 }
 
 export const BLOCK_RULES: readonly BlockRule[] = [
-  { type: "text", fields: ["text"], bound: "last round verbatim; older user text truncated to the retained-user budget" },
-  { type: "thinking", fields: ["thinking", "signature"], bound: "byte for byte; older exchanges summarized as whole units" },
+  {
+    type: "text",
+    fields: ["text"],
+    bound: "last round verbatim; older user text truncated to the retained-user budget",
+  },
+  {
+    type: "thinking",
+    fields: ["thinking", "signature"],
+    bound: "byte for byte; older exchanges summarized as whole units",
+  },
   { type: "redacted_thinking", fields: ["data"], bound: "byte for byte" },
-  { type: "tool_use", fields: ["id", "name", "input", "thought_signature"], bound: "last round; id is the join key" },
+  {
+    type: "tool_use",
+    fields: ["id", "name", "input", "thought_signature"],
+    bound: "last round; id is the join key",
+  },
   {
     type: "tool_result",
     fields: ["tool_use_id", "content", "is_error"],
     bound: "last round; content bounded to 8 KiB (head and tail), content_blocks dropped when truncated",
   },
-  { type: "image_url", fields: ["image_url"], bound: "last-round images kept; older images pruned with their results" },
+  {
+    type: "image_url",
+    fields: ["image_url"],
+    bound: "last-round images kept; older images pruned with their results",
+  },
   { type: "server_tool_use", fields: ["id"], bound: "last-round ids kept; older blocks summarized" },
   { type: "*_tool_result", fields: ["tool_use_id"], bound: "last-round ids kept; older blocks summarized" },
 ];
@@ -111,13 +127,37 @@ export interface LiveStateField {
 }
 
 export const LIVE_STATE_FIELDS: readonly LiveStateField[] = [
-  { field: "anchors", source: ".codewhale/anchors.md (legacy .deepseek/anchors.md)", after_compact: "restated verbatim in the checkpoint" },
-  { field: "coverage", source: "the compaction result and the context inspector", after_compact: "path and last-round counts in the checkpoint" },
-  { field: "receipt", source: "the checkpoint user message", after_compact: "latest kept; a failed compaction writes nothing" },
-  { field: "billed_parent_prompt_tokens", source: "the latest parent request's usage", after_compact: "cleared on history rewrite" },
+  {
+    field: "anchors",
+    source: ".codewhale/anchors.md (legacy .deepseek/anchors.md)",
+    after_compact: "restated verbatim in the checkpoint",
+  },
+  {
+    field: "coverage",
+    source: "the compaction result and the context inspector",
+    after_compact: "path and last-round counts in the checkpoint",
+  },
+  {
+    field: "receipt",
+    source: "the checkpoint user message",
+    after_compact: "latest kept; a failed compaction writes nothing",
+  },
+  {
+    field: "billed_parent_prompt_tokens",
+    source: "the latest parent request's usage",
+    after_compact: "cleared on history rewrite",
+  },
   { field: "git_branch", source: "live git", after_compact: "re-read at compaction time" },
   { field: "worktree", source: "live git (worktree root)", after_compact: "re-read at compaction time" },
   { field: "head", source: "live git (HEAD commit)", after_compact: "re-read at compaction time" },
-  { field: "background_handles", source: "the host's background-work registry", after_compact: "restated from the host's list" },
-  { field: "child_usage", source: "usage billed to child agents and tool sub-calls", after_compact: "never counts toward pressure" },
+  {
+    field: "background_handles",
+    source: "the host's background-work registry",
+    after_compact: "restated from the host's list",
+  },
+  {
+    field: "child_usage",
+    source: "usage billed to child agents and tool sub-calls",
+    after_compact: "never counts toward pressure",
+  },
 ];

@@ -47,7 +47,8 @@ interface ReplacementIndex {
 
 function opaqueId(b: Block): string | undefined {
   const rec = b as Record<string, unknown>;
-  const id = typeof rec.id === "string" ? rec.id : typeof rec.tool_use_id === "string" ? rec.tool_use_id : undefined;
+  const id =
+    typeof rec.id === "string" ? rec.id : typeof rec.tool_use_id === "string" ? rec.tool_use_id : undefined;
   return id === undefined ? undefined : `${b.type}\u0000${id}`;
 }
 
@@ -127,15 +128,21 @@ export function validateLastRoundCoverage(
     for (const b of m.content) {
       if (isToolUse(b)) {
         const found = idx.toolUses.get(b.id);
-        if (!found) return fail(`last round: tool call ${JSON.stringify(b.id)} (${b.name}) missing (message ${i})`);
+        if (!found)
+          return fail(`last round: tool call ${JSON.stringify(b.id)} (${b.name}) missing (message ${i})`);
         if (!found.some((c) => sameCall(b, c))) {
-          return fail(`last round: tool call ${JSON.stringify(b.id)} altered (name, input or thought_signature differs)`);
+          return fail(
+            `last round: tool call ${JSON.stringify(b.id)} altered (name, input or thought_signature differs)`,
+          );
         }
       } else if (isToolResult(b)) {
         const found = idx.toolResults.get(b.tool_use_id);
-        if (!found) return fail(`last round: tool result ${JSON.stringify(b.tool_use_id)} missing (message ${i})`);
+        if (!found)
+          return fail(`last round: tool result ${JSON.stringify(b.tool_use_id)} missing (message ${i})`);
         if (!found.some((r) => isValidBoundedResult(b.content, r.content))) {
-          return fail(`last round: tool result ${JSON.stringify(b.tool_use_id)} content altered or not bounded correctly`);
+          return fail(
+            `last round: tool result ${JSON.stringify(b.tool_use_id)} content altered or not bounded correctly`,
+          );
         }
       } else if (isText(b)) {
         if (assistant && b.text.trim().length > 0 && !idx.assistantTexts.has(b.text)) {
@@ -144,7 +151,9 @@ export function validateLastRoundCoverage(
       } else if (b.type === "thinking") {
         const t = b as { thinking: string; signature?: string };
         if (assistant && !idx.thinking.has(`${t.thinking}\u0000${t.signature ?? ""}`)) {
-          return fail(`last round: thinking block ${quote(t.thinking, 40)} missing or altered (message ${i})`);
+          return fail(
+            `last round: thinking block ${quote(t.thinking, 40)} missing or altered (message ${i})`,
+          );
         }
       } else if (b.type === "redacted_thinking") {
         if (assistant && !idx.redacted.has((b as { data: string }).data)) {
@@ -152,11 +161,14 @@ export function validateLastRoundCoverage(
         }
       } else if (b.type === "image_url") {
         const url = (b as { image_url: { url: string } }).image_url.url;
-        if (!idx.imageUrls.has(url)) return fail(`last round: image ${quote(url, 40)} missing (message ${i})`);
+        if (!idx.imageUrls.has(url))
+          return fail(`last round: image ${quote(url, 40)} missing (message ${i})`);
       } else if (!KNOWN.has(b.type)) {
         const id = opaqueId(b);
         if (id && !idx.opaqueIds.has(id)) {
-          return fail(`last round: ${b.type} block ${JSON.stringify(id.split("\u0000")[1])} missing (message ${i})`);
+          return fail(
+            `last round: ${b.type} block ${JSON.stringify(id.split("\u0000")[1])} missing (message ${i})`,
+          );
         }
       }
     }
@@ -165,13 +177,18 @@ export function validateLastRoundCoverage(
 }
 
 /** Every call in the replacement has its result after it (unless in flight in the original), and vice versa. */
-export function validatePairing(original: readonly Message[], replacement: readonly Message[]): ValidationResult {
+export function validatePairing(
+  original: readonly Message[],
+  replacement: readonly Message[],
+): ValidationResult {
   const callsBefore = new Set<string>();
   for (let i = 0; i < replacement.length; i++) {
     const m = replacement[i]!;
     for (const b of m.content) {
       if (isToolResult(b) && !callsBefore.has(b.tool_use_id)) {
-        return fail(`tool_result ${JSON.stringify(b.tool_use_id)} has no matching tool_use before it (message ${i})`);
+        return fail(
+          `tool_result ${JSON.stringify(b.tool_use_id)} has no matching tool_use before it (message ${i})`,
+        );
       }
     }
     for (const b of m.content) if (isToolUse(b)) callsBefore.add(b.id);
@@ -182,7 +199,8 @@ export function validatePairing(original: readonly Message[], replacement: reado
   const resultsAfter = new Set<string>();
   for (let i = replacement.length - 1; i >= 0; i--) {
     const m = replacement[i]!;
-    for (const b of m.content) if (isToolUse(b) && !resultsAfter.has(b.id) && !unanswered.has(b.id)) unanswered.set(b.id, i);
+    for (const b of m.content)
+      if (isToolUse(b) && !resultsAfter.has(b.id) && !unanswered.has(b.id)) unanswered.set(b.id, i);
     for (const b of m.content) if (isToolResult(b)) resultsAfter.add(b.tool_use_id);
   }
   if (unanswered.size === 0) return OK;
@@ -196,7 +214,8 @@ export function validatePairing(original: readonly Message[], replacement: reado
     }
   }
   for (const [id, i] of unanswered) {
-    if (!called.has(id) || answered.has(id)) return fail(`tool_use ${JSON.stringify(id)} has no tool_result after it (message ${i})`);
+    if (!called.has(id) || answered.has(id))
+      return fail(`tool_use ${JSON.stringify(id)} has no tool_result after it (message ${i})`);
   }
   return OK;
 }
@@ -235,7 +254,10 @@ export function validateSurvivalContract(
   const checkpoints = replacement.filter(isCheckpoint);
   if (path === "summary") {
     if (checkpoints.length === 0) return fail("missing checkpoint (the summary path writes exactly one)");
-    if (checkpoints.length > 1) return fail(`more than one checkpoint (${checkpoints.length}); a later compaction must replace the earlier one`);
+    if (checkpoints.length > 1)
+      return fail(
+        `more than one checkpoint (${checkpoints.length}); a later compaction must replace the earlier one`,
+      );
   } else {
     const before = original.filter(isCheckpoint).length;
     if (before > 0 && checkpoints.length !== 1) {
@@ -256,7 +278,8 @@ export function validateSurvivalContract(
   const anchors = options.anchors?.trim() ?? "";
   if (anchors.length > 0) {
     if (path === "summary") {
-      if (!checkpoints.some((c) => allText(c).includes(anchors))) return fail("anchors not restated in the checkpoint");
+      if (!checkpoints.some((c) => allText(c).includes(anchors)))
+        return fail("anchors not restated in the checkpoint");
     } else if (textsContaining(original, anchors) && !textsContaining(replacement, anchors)) {
       return fail("anchors dropped by prune-only");
     }
@@ -264,7 +287,8 @@ export function validateSurvivalContract(
 
   const kept = new Set(replacement.filter(isBranchSummary).map(allText));
   for (const m of original) {
-    if (isBranchSummary(m) && !kept.has(allText(m))) return fail(`branch summary ${quote(allText(m))} dropped`);
+    if (isBranchSummary(m) && !kept.has(allText(m)))
+      return fail(`branch summary ${quote(allText(m))} dropped`);
   }
   return OK;
 }

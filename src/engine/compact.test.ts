@@ -15,8 +15,17 @@ const text = (role: Message["role"], t: string): Message => ({ role, content: [{
 function task(n: number, size = 2000): Message[] {
   const out: Message[] = [text("user", "Fix the flaky test in session_store.")];
   for (let i = 0; i < n; i++) {
-    out.push({ role: "assistant", content: [{ type: "text", text: `Step ${i}.` }, { type: "tool_use", id: `c${i}`, name: "Read", input: { file_path: `src/f${i}.ts` } }] });
-    out.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `c${i}`, content: `line ${i}\n`.repeat(size / 8) }] });
+    out.push({
+      role: "assistant",
+      content: [
+        { type: "text", text: `Step ${i}.` },
+        { type: "tool_use", id: `c${i}`, name: "Read", input: { file_path: `src/f${i}.ts` } },
+      ],
+    });
+    out.push({
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: `c${i}`, content: `line ${i}\n`.repeat(size / 8) }],
+    });
   }
   return out;
 }
@@ -36,13 +45,20 @@ function scripted(steps: (SummaryResult | Error)[]): Summarizer & { calls: Summa
     },
   };
 }
-const good: SummaryResult = { text: "## Objective\nFix the flaky test.\n## Work done\nRead files.", model: "scripted-1" };
+const good: SummaryResult = {
+  text: "## Objective\nFix the flaky test.\n## Work done\nRead files.",
+  model: "scripted-1",
+};
 const noSleep = { sleep: async () => {} };
 
 test("summary path: ok only after validation, smaller than the original, input untouched", async () => {
   const history = deepFreeze(task(8));
   const before = JSON.stringify(history);
-  const r = await compactMessagesSafe(history, { summarizer: scripted([good]), target: 100, anchors: "ship 0.9.12" });
+  const r = await compactMessagesSafe(history, {
+    summarizer: scripted([good]),
+    target: 100,
+    anchors: "ship 0.9.12",
+  });
   assert.ok(r.ok, r.ok ? "" : r.error.message);
   assert.equal(JSON.stringify(history), before);
   assert.equal(r.path, "summary");
@@ -59,17 +75,36 @@ test("prune-only is tried first and committed when it reaches the target", async
   assert.ok(r.ok, r.ok ? "" : r.error.message);
   assert.equal(r.path, "prune-only");
   assert.equal(s.calls.length, 0, "no summarizer call");
-  const stubs = r.replacement.flatMap((m) => m.content).filter((b) => b.type === "tool_result" && (b as { content: string }).content.startsWith(STUB_PREFIX));
+  const stubs = r.replacement
+    .flatMap((m) => m.content)
+    .filter((b) => b.type === "tool_result" && (b as { content: string }).content.startsWith(STUB_PREFIX));
   assert.equal(stubs.length, 6, "the six results outside the protected round are stubs");
-  assert.match((stubs[0] as { content: string }).content, /Read \{"file_path":"src\/f0\.ts"\}; 1750 bytes removed/);
+  assert.match(
+    (stubs[0] as { content: string }).content,
+    /Read \{"file_path":"src\/f0\.ts"\}; 1750 bytes removed/,
+  );
   assert.ok(validateSurvivalContract(history, r.replacement, { path: "prune-only" }).valid);
 });
 
 test("repeated identical reads keep only the latest copy; nested images go", async () => {
   const history: Message[] = [text("user", "look")];
   for (let i = 0; i < 3; i++) {
-    history.push({ role: "assistant", content: [{ type: "tool_use", id: `r${i}`, name: "Read", input: { file_path: "same.ts" } }] });
-    history.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `r${i}`, content: "x".repeat(200), content_blocks: i === 0 ? [{ type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }] : undefined }] });
+    history.push({
+      role: "assistant",
+      content: [{ type: "tool_use", id: `r${i}`, name: "Read", input: { file_path: "same.ts" } }],
+    });
+    history.push({
+      role: "user",
+      content: [
+        {
+          type: "tool_result",
+          tool_use_id: `r${i}`,
+          content: "x".repeat(200),
+          content_blocks:
+            i === 0 ? [{ type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }] : undefined,
+        },
+      ],
+    });
   }
   history.push(...task(3).slice(1));
   const r = await compactMessagesSafe(deepFreeze(history), { pruneOnly: true });
@@ -79,7 +114,10 @@ test("repeated identical reads keep only the latest copy; nested images go", asy
 });
 
 test("a second compaction replaces a foreign checkpoint instead of stacking it", async () => {
-  const history = [text("user", "Another language model started to solve this problem: earlier work"), ...task(6)];
+  const history = [
+    text("user", "Another language model started to solve this problem: earlier work"),
+    ...task(6),
+  ];
   const s = scripted([good]);
   const r = await compactMessagesSafe(deepFreeze(history), { summarizer: s, target: 10 });
   assert.ok(r.ok, r.ok ? "" : r.error.message);
@@ -91,7 +129,12 @@ test("a second compaction replaces a foreign checkpoint instead of stacking it",
 test("failure ladder: transient errors retried 3 times with exponential backoff, then the pass fails", async () => {
   const waits: number[] = [];
   const s = scripted([new SummarizerError("transient", "HTTP 503", { status: 503 })]);
-  const r = await compactMessagesSafe(deepFreeze(task(6)), { summarizer: s, target: 10, sleep: async (ms) => void waits.push(ms), backoffMs: 100 });
+  const r = await compactMessagesSafe(deepFreeze(task(6)), {
+    summarizer: s,
+    target: 10,
+    sleep: async (ms) => void waits.push(ms),
+    backoffMs: 100,
+  });
   assert.equal(r.ok, false);
   assert.equal(r.ok ? "" : r.error.kind, "summarizer_failed");
   assert.equal(s.calls.length, 4);
@@ -100,8 +143,15 @@ test("failure ladder: transient errors retried 3 times with exponential backoff,
 
 test("failure ladder: retry-after is honoured; success after a transient error", async () => {
   const waits: number[] = [];
-  const s = scripted([new SummarizerError("transient", "HTTP 429", { status: 429, retryAfterMs: 7000 }), good]);
-  const r = await compactMessagesSafe(deepFreeze(task(6)), { summarizer: s, target: 10, sleep: async (ms) => void waits.push(ms) });
+  const s = scripted([
+    new SummarizerError("transient", "HTTP 429", { status: 429, retryAfterMs: 7000 }),
+    good,
+  ]);
+  const r = await compactMessagesSafe(deepFreeze(task(6)), {
+    summarizer: s,
+    target: 10,
+    sleep: async (ms) => void waits.push(ms),
+  });
   assert.ok(r.ok);
   assert.deepEqual(waits, [7000]);
   assert.equal(r.attempts, 2);
@@ -117,7 +167,11 @@ test("failure ladder: deterministic errors fail at once", async () => {
 
 test("failure ladder: prompt too long drops the oldest complete unit, never a pair half, never the checkpoint", async () => {
   const history = [text("user", "Another language model started to solve this problem: keep me"), ...task(8)];
-  const s = scripted([new SummarizerError("prompt_too_long", "prompt is too long"), new SummarizerError("prompt_too_long", "prompt is too long"), good]);
+  const s = scripted([
+    new SummarizerError("prompt_too_long", "prompt is too long"),
+    new SummarizerError("prompt_too_long", "prompt is too long"),
+    good,
+  ]);
   const r = await compactMessagesSafe(deepFreeze(history), { summarizer: s, target: 10, ...noSleep });
   assert.ok(r.ok, r.ok ? "" : r.error.message);
   assert.equal(s.calls.length, 3);
@@ -125,9 +179,20 @@ test("failure ladder: prompt too long drops the oldest complete unit, never a pa
   assert.ok(sizes[0]! > sizes[1]! && sizes[1]! > sizes[2]!);
   for (const c of s.calls) {
     assert.ok(c.messages.some(isCheckpoint), "checkpoint never dropped");
-    const calls = new Set(c.messages.flatMap((m) => m.content.filter((b) => b.type === "tool_use").map((b) => (b as { id: string }).id)));
-    const results = c.messages.flatMap((m) => m.content.filter((b) => b.type === "tool_result").map((b) => (b as { tool_use_id: string }).tool_use_id));
-    assert.ok(results.every((id) => calls.has(id)), "no orphaned result");
+    const calls = new Set(
+      c.messages.flatMap((m) =>
+        m.content.filter((b) => b.type === "tool_use").map((b) => (b as { id: string }).id),
+      ),
+    );
+    const results = c.messages.flatMap((m) =>
+      m.content
+        .filter((b) => b.type === "tool_result")
+        .map((b) => (b as { tool_use_id: string }).tool_use_id),
+    );
+    assert.ok(
+      results.every((id) => calls.has(id)),
+      "no orphaned result",
+    );
   }
 });
 
@@ -173,25 +238,47 @@ test("secrets are redacted from the summary the pass writes, while the protected
   const history = task(6);
   history.push(text("user", "my key is sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789"));
   history.push(text("assistant", "noted"));
-  const leaky: SummaryResult = { text: "## Objective\nUse key sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789 and ghp_abcdefghijklmnopqrstuvwxyz0123456789", model: "m" };
+  const leaky: SummaryResult = {
+    text: "## Objective\nUse key sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789 and ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    model: "m",
+  };
   const r = await compactMessagesSafe(deepFreeze(history), { summarizer: scripted([leaky]), target: 10 });
   assert.ok(r.ok, r.ok ? "" : r.error.message);
   const cp = (r.checkpoint!.content[0] as { text: string }).text;
   assert.ok(!cp.includes("sk-ant-api03-abcdef"), cp);
   assert.ok(!cp.includes("ghp_abcdef"));
-  assert.ok(r.replacement.some((m) => m.content.some((b) => b.type === "text" && (b as { text: string }).text.includes("sk-ant-api03-abcdef"))), "protected user text verbatim");
+  assert.ok(
+    r.replacement.some((m) =>
+      m.content.some(
+        (b) => b.type === "text" && (b as { text: string }).text.includes("sk-ant-api03-abcdef"),
+      ),
+    ),
+    "protected user text verbatim",
+  );
 });
 
 test("pressure: child usage never counts; a large billed parent prompt triggers even when the estimate is small", () => {
   const small: Message[] = [text("user", "hi")];
   for (let i = 0; i < 200; i++) {
-    small.push({ role: "assistant", content: [{ type: "text", text: "sub" }], usage: { input_tokens: 150_000, scope: "child" } });
+    small.push({
+      role: "assistant",
+      content: [{ type: "text", text: "sub" }],
+      usage: { input_tokens: 150_000, scope: "child" },
+    });
   }
   const cheap = shouldCompact({ messages: small }, { window: 200_000, threshold: 0.8 });
   assert.equal(cheap.compact, false);
   assert.equal(cheap.billedParentPromptTokens, null);
 
-  const billed: Message[] = [text("user", "hi"), { role: "assistant", content: [{ type: "text", text: "ok" }], usage: { input_tokens: 10, cache_read_input_tokens: 170_000, cache_creation_input_tokens: 5000 } }, text("user", "more")];
+  const billed: Message[] = [
+    text("user", "hi"),
+    {
+      role: "assistant",
+      content: [{ type: "text", text: "ok" }],
+      usage: { input_tokens: 10, cache_read_input_tokens: 170_000, cache_creation_input_tokens: 5000 },
+    },
+    text("user", "more"),
+  ];
   const d = shouldCompact({ messages: billed }, { window: 200_000, threshold: 0.8 });
   assert.equal(d.billedParentPromptTokens, 175_010);
   assert.ok(d.estimate < 100);

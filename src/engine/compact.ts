@@ -49,7 +49,8 @@ export interface CompactOptions {
   estimator?: TokenEstimator;
 }
 
-export type CompactErrorKind = "summarizer_failed" | "unusable_summary" | "contract_violation" | "no_shrink" | "nothing_to_compact";
+export type CompactErrorKind =
+  "summarizer_failed" | "unusable_summary" | "contract_violation" | "no_shrink" | "nothing_to_compact";
 
 export interface CompactError {
   kind: CompactErrorKind;
@@ -91,7 +92,8 @@ export function unusableSummaryReason(r: SummaryResult): string | undefined {
   const kind = placeholderKind(r.text);
   if (kind === "empty") return "the summary was empty";
   if (kind === "punctuation" || isPunctuationOnly(r.text)) return "the summary was punctuation only";
-  if (kind === "placeholder") return `the summary was a placeholder (${JSON.stringify(r.text.trim().slice(0, 40))})`;
+  if (kind === "placeholder")
+    return `the summary was a placeholder (${JSON.stringify(r.text.trim().slice(0, 40))})`;
   if (kind === "refusal") return "the summary was a refusal with no substance";
   return undefined;
 }
@@ -170,7 +172,11 @@ function tryPruneOnly(messages: readonly Message[], regionStart: number, c: Prun
   if (prunedTokens >= c.tokensBefore) {
     return errorResult("no_shrink", "prune-only found nothing to prune outside the protected round", 0);
   }
-  const verdict = validateSurvivalContract(messages, prunedMessages, { anchors: c.anchors, path: "prune-only", round: c.round });
+  const verdict = validateSurvivalContract(messages, prunedMessages, {
+    anchors: c.anchors,
+    path: "prune-only",
+    round: c.round,
+  });
   if (!verdict.valid) return errorResult("contract_violation", `prune-only refused: ${verdict.reason}`, 0);
   const region = prunedMessages.slice(regionStart);
   return {
@@ -197,7 +203,10 @@ function tryPruneOnly(messages: readonly Message[], regionStart: number, c: Prun
   };
 }
 
-export async function compactMessagesSafe(messages: readonly Message[], options: CompactOptions = {}): Promise<CompactResult> {
+export async function compactMessagesSafe(
+  messages: readonly Message[],
+  options: CompactOptions = {},
+): Promise<CompactResult> {
   const estimator = options.estimator ?? fastEstimator;
   const trigger = options.trigger ?? "auto";
   const tokensBefore = estimateTokens(messages, estimator);
@@ -206,17 +215,31 @@ export async function compactMessagesSafe(messages: readonly Message[], options:
   const round = protectedRound(messages);
 
   if (round.regionStart === 0) {
-    return errorResult("nothing_to_compact", "nothing to compact: the whole history is the protected last round", 0);
+    return errorResult(
+      "nothing_to_compact",
+      "nothing to compact: the whole history is the protected last round",
+      0,
+    );
   }
 
   // 1. Prune-only, unless even stubbing every old result could not reach the target.
   if (options.pruneOnly || pruneMayReach(messages, round.regionStart, tokensBefore, target, estimator)) {
-    const pruned = tryPruneOnly(messages, round.regionStart, { tokensBefore, target, anchors, trigger, estimator, round });
+    const pruned = tryPruneOnly(messages, round.regionStart, {
+      tokensBefore,
+      target,
+      anchors,
+      trigger,
+      estimator,
+      round,
+    });
     if (options.pruneOnly || (pruned.ok && pruned.target_reached)) return pruned;
   }
 
   // 2. Summary: everything outside the protected round, plus any checkpoint inside it (folded in, never stacked).
-  const span = [...messages.slice(0, round.regionStart), ...messages.slice(round.regionStart).filter(isCheckpoint)];
+  const span = [
+    ...messages.slice(0, round.regionStart),
+    ...messages.slice(round.regionStart).filter(isCheckpoint),
+  ];
   const outcome = await summarizeWithLadder(span, options);
   if (!outcome.ok) return outcome.result;
 
@@ -257,7 +280,8 @@ export async function compactMessagesSafe(messages: readonly Message[], options:
   };
 }
 
-type LadderOutcome = { ok: true; summary: SummaryResult; attempts: number } | { ok: false; result: CompactResult };
+type LadderOutcome =
+  { ok: true; summary: SummaryResult; attempts: number } | { ok: false; result: CompactResult };
 
 /**
  * The failure ladder: transient errors retried up to 3 times with exponential
@@ -265,7 +289,10 @@ type LadderOutcome = { ok: true; summary: SummaryResult; attempts: number } | { 
  * oldest complete unit (never a checkpoint) and retries; an unusable summary
  * gets one corrective retry.
  */
-async function summarizeWithLadder(span: readonly Message[], options: CompactOptions): Promise<LadderOutcome> {
+async function summarizeWithLadder(
+  span: readonly Message[],
+  options: CompactOptions,
+): Promise<LadderOutcome> {
   const summarizer = options.summarizer ?? extractiveSummarizer();
   const sleep = options.sleep ?? defaultSleep;
   const maxRetries = options.maxRetries ?? 3;
@@ -276,7 +303,10 @@ async function summarizeWithLadder(span: readonly Message[], options: CompactOpt
   let transientRetries = 0;
   let correction: string | undefined;
   let attempts = 0;
-  const fail = (kind: CompactErrorKind, message: string): LadderOutcome => ({ ok: false, result: errorResult(kind, message, attempts) });
+  const fail = (kind: CompactErrorKind, message: string): LadderOutcome => ({
+    ok: false,
+    result: errorResult(kind, message, attempts),
+  });
 
   for (;;) {
     if (options.signal?.aborted) return fail("summarizer_failed", "compaction aborted");
@@ -293,10 +323,14 @@ async function summarizeWithLadder(span: readonly Message[], options: CompactOpt
       });
     } catch (e) {
       const err = e instanceof SummarizerError ? e : undefined;
-      const message = `${summarizer.name} summarizer: ${(e as Error)?.message ?? String(e)}`.replace(/\s*\n\s*/g, " ");
+      const message = `${summarizer.name} summarizer: ${(e as Error)?.message ?? String(e)}`.replace(
+        /\s*\n\s*/g,
+        " ",
+      );
       if (options.signal?.aborted) return fail("summarizer_failed", `compaction aborted (${message})`);
       if (err?.kind === "transient") {
-        if (transientRetries >= maxRetries) return fail("summarizer_failed", `${message} (gave up after ${maxRetries} retries)`);
+        if (transientRetries >= maxRetries)
+          return fail("summarizer_failed", `${message} (gave up after ${maxRetries} retries)`);
         const wait = err.retryAfterMs ?? backoff * 2 ** transientRetries;
         transientRetries++;
         await sleep(wait);
@@ -304,7 +338,8 @@ async function summarizeWithLadder(span: readonly Message[], options: CompactOpt
       }
       if (err?.kind === "prompt_too_long") {
         const fewer = dropOldestUnit(completeUnits(input));
-        if (!fewer) return fail("summarizer_failed", `${message} (nothing left to drop from the summarizer's input)`);
+        if (!fewer)
+          return fail("summarizer_failed", `${message} (nothing left to drop from the summarizer's input)`);
         input = fewer.flat();
         continue;
       }

@@ -9,21 +9,37 @@ import assert from "node:assert/strict";
 import type { Message } from "../model/types.js";
 import type { Summarizer } from "../summarizers/types.js";
 import { openaiCompatibleSummarizer, anthropicSummarizer } from "../summarizers/index.js";
-import { startFakeProvider, closedPortURL, openaiReply, anthropicReply, type FakeStep, type FakeProvider } from "../summarizers/testing/index.js";
+import {
+  startFakeProvider,
+  closedPortURL,
+  openaiReply,
+  anthropicReply,
+  type FakeStep,
+  type FakeProvider,
+} from "../summarizers/testing/index.js";
 import { compactMessagesSafe, type CompactResult } from "./compact.js";
 import { isCheckpoint } from "../contract/index.js";
 import { deepFreeze } from "../../test/support.js";
 
 function history(): Message[] {
-  const out: Message[] = [{ role: "user", content: [{ type: "text", text: "Fix the flaky session_store test." }] }];
+  const out: Message[] = [
+    { role: "user", content: [{ type: "text", text: "Fix the flaky session_store test." }] },
+  ];
   for (let i = 0; i < 8; i++) {
-    out.push({ role: "assistant", content: [{ type: "tool_use", id: `c${i}`, name: "Bash", input: { command: `cargo test part${i}` } }] });
-    out.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `c${i}`, content: `running part ${i}\n`.repeat(120) }] });
+    out.push({
+      role: "assistant",
+      content: [{ type: "tool_use", id: `c${i}`, name: "Bash", input: { command: `cargo test part${i}` } }],
+    });
+    out.push({
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: `c${i}`, content: `running part ${i}\n`.repeat(120) }],
+    });
   }
   return out;
 }
 
-const GOOD = "## Objective\nFix the flaky session_store test.\n## Work done\nRan the suite in parts.\n## Next step\nRerun part 7.";
+const GOOD =
+  "## Objective\nFix the flaky session_store test.\n## Work done\nRan the suite in parts.\n## Next step\nRerun part 7.";
 
 interface Provider {
   name: string;
@@ -42,7 +58,8 @@ interface Provider {
 const providers: Provider[] = [
   {
     name: "openai",
-    make: (baseURL, timeoutMs) => openaiCompatibleSummarizer({ baseURL, model: "gpt-test", apiKey: "test-key", timeoutMs }),
+    make: (baseURL, timeoutMs) =>
+      openaiCompatibleSummarizer({ baseURL, model: "gpt-test", apiKey: "test-key", timeoutMs }),
     base: (p) => p.openaiBaseURL,
     ok: (t) => openaiReply.text(t),
     status: (code) => openaiReply.error(code, `upstream error ${code}`),
@@ -55,10 +72,16 @@ const providers: Provider[] = [
   },
   {
     name: "anthropic",
-    make: (baseURL, timeoutMs) => anthropicSummarizer({ baseURL, model: "claude-test", apiKey: "test-key", timeoutMs }),
+    make: (baseURL, timeoutMs) =>
+      anthropicSummarizer({ baseURL, model: "claude-test", apiKey: "test-key", timeoutMs }),
     base: (p) => p.anthropicBaseURL,
     ok: (t) => anthropicReply.text(t),
-    status: (code) => anthropicReply.error(code, code >= 500 ? "api_error" : "invalid_request_error", `upstream error ${code}`),
+    status: (code) =>
+      anthropicReply.error(
+        code,
+        code >= 500 ? "api_error" : "invalid_request_error",
+        `upstream error ${code}`,
+      ),
     rateLimited: (s) => anthropicReply.rateLimited(s),
     unauthorized: () => anthropicReply.unauthorized(),
     empty: () => anthropicReply.text(""),

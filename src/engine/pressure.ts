@@ -34,7 +34,9 @@ export function billedPromptTokens(u: Usage): number {
 }
 
 /** The latest parent (non-child) billed prompt recorded on an assistant message. */
-export function latestBilledParent(messages: readonly Message[]): { tokens: number; index: number } | undefined {
+export function latestBilledParent(
+  messages: readonly Message[],
+): { tokens: number; index: number } | undefined {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
     if (!isAssistantRole(m) || !m.usage || m.usage.scope === "child") continue;
@@ -73,8 +75,10 @@ export interface CompactDecision extends Pressure {
 
 export function shouldCompact(state: PressureState, options: PressureOptions): CompactDecision {
   const threshold = options.threshold ?? 0.8;
-  if (!(options.window > 0)) throw new RangeError(`window must be a positive number of tokens, got ${options.window}`);
-  if (!(threshold > 0 && threshold <= 1)) throw new RangeError(`threshold must be a fraction in (0, 1], got ${threshold}`);
+  if (!(options.window > 0))
+    throw new RangeError(`window must be a positive number of tokens, got ${options.window}`);
+  if (!(threshold > 0 && threshold <= 1))
+    throw new RangeError(`threshold must be a fraction in (0, 1], got ${threshold}`);
   const p = measurePressure(state);
   const thresholdTokens = Math.floor(options.window * threshold);
   return { ...p, compact: p.tokens >= thresholdTokens, thresholdTokens };

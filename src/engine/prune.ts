@@ -29,7 +29,9 @@ export const STUB_PREFIX = "[compact-safe: pruned tool result;";
 
 function boundedArgs(input: unknown): string {
   const json = JSON.stringify(input) ?? "null";
-  return json.length > STUB_ARGS_CHARS ? `${json.slice(0, STUB_ARGS_CHARS).replace(/[\uD800-\uDBFF]$/, "")}…` : json;
+  return json.length > STUB_ARGS_CHARS
+    ? `${json.slice(0, STUB_ARGS_CHARS).replace(/[\uD800-\uDBFF]$/, "")}…`
+    : json;
 }
 
 function stubText(call: ToolUseBlock | undefined, bytes: number, why: "large" | "repeated"): string {
@@ -65,9 +67,13 @@ function readCallKey(call: ToolUseBlock): string | undefined {
 }
 
 /** Prunes everything before `regionStart`. */
-export function pruneOldResults(messages: readonly Message[], regionStart: number): { messages: Message[]; stats: PruneStats } {
+export function pruneOldResults(
+  messages: readonly Message[],
+  regionStart: number,
+): { messages: Message[]; stats: PruneStats } {
   const calls = new Map<string, ToolUseBlock>();
-  for (let i = 0; i < messages.length; i++) for (const b of messages[i]!.content) if (isToolUse(b)) calls.set(b.id, b);
+  for (let i = 0; i < messages.length; i++)
+    for (const b of messages[i]!.content) if (isToolUse(b)) calls.set(b.id, b);
 
   const stats: PruneStats = { stubbed: 0, deduplicated: 0, imagesDropped: 0, bytesRemoved: 0 };
   // Identical reads: same tool, same input, same output. The copy in the protected round (if any) counts as the latest.
@@ -105,7 +111,10 @@ export function pruneOldResults(messages: readonly Message[], regionStart: numbe
       const repeated = repeatedRead(b);
       const bytes = utf8Length(b.content);
       const images = b.content_blocks?.length ?? 0;
-      const stub = repeated || bytes > PRUNE_MIN_BYTES ? stubText(calls.get(b.tool_use_id), bytes, repeated ? "repeated" : "large") : undefined;
+      const stub =
+        repeated || bytes > PRUNE_MIN_BYTES
+          ? stubText(calls.get(b.tool_use_id), bytes, repeated ? "repeated" : "large")
+          : undefined;
       const replace = stub !== undefined && utf8Length(stub) < bytes;
       if (!replace && images === 0) return b;
       changed = true;

@@ -107,7 +107,8 @@ export interface RedactionReport {
  * One cheap scan that every rule above needs to match somewhere: text without
  * any of these substrings has nothing to redact (most stubs and summaries).
  */
-const ANY_HINT = /PRIVATE KEY|sk-|gh[pousr]_|github_pat_|xox[abprs]-|AKIA|ASIA|secret|AIza|_live_|_test_|bearer|:\/\//i;
+const ANY_HINT =
+  /PRIVATE KEY|sk-|gh[pousr]_|github_pat_|xox[abprs]-|AKIA|ASIA|secret|AIza|_live_|_test_|bearer|:\/\//i;
 
 /** Replace secret-like strings with markers that name their kind, and count them. */
 export function redactSecretsWithReport(text: string): RedactionReport {

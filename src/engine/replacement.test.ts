@@ -14,7 +14,11 @@ import {
 import { history } from "../../test/arbitraries.js";
 import { deepFreeze } from "../../test/support.js";
 
-const opts = { summary: "Worked on the login bug; tests pass.", anchors: "ship 0.9.12", liveState: { gitBranch: "main", head: "abc123" } };
+const opts = {
+  summary: "Worked on the login bug; tests pass.",
+  anchors: "ship 0.9.12",
+  liveState: { gitBranch: "main", head: "abc123" },
+};
 
 test("property: buildReplacementHistory passes both validators, pairs every call, never mutates, is stable when reapplied", () => {
   fc.assert(
@@ -44,12 +48,17 @@ test("property: buildReplacementHistory passes both validators, pairs every call
 test("a long uninterrupted task keeps only its two newest exchanges verbatim", () => {
   const msgs: Message[] = [{ role: "user", content: [{ type: "text", text: "refactor everything" }] }];
   for (let i = 0; i < 6; i++) {
-    msgs.push({ role: "assistant", content: [{ type: "tool_use", id: `c${i}`, name: "Edit", input: { file_path: `f${i}` } }] });
+    msgs.push({
+      role: "assistant",
+      content: [{ type: "tool_use", id: `c${i}`, name: "Edit", input: { file_path: `f${i}` } }],
+    });
     msgs.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `c${i}`, content: "ok" }] });
   }
   const r = buildReplacementHistory(msgs, opts);
   assert.ok(r.ok);
-  const ids = r.replacement.flatMap((m) => m.content.flatMap((b) => (b.type === "tool_use" ? [(b as { id: string }).id] : [])));
+  const ids = r.replacement.flatMap((m) =>
+    m.content.flatMap((b) => (b.type === "tool_use" ? [(b as { id: string }).id] : [])),
+  );
   assert.deepEqual(ids, ["c4", "c5"]);
   assert.equal(r.coverage.last_round_messages, 4);
   // The instruction survives verbatim, ahead of the checkpoint.
@@ -62,13 +71,27 @@ test("the checkpoint restates the summary, the receipt, the anchors and the live
     { role: "user", content: [{ type: "text", text: "hi" }] },
     { role: "assistant", content: [{ type: "text", text: "hello" }] },
   ];
-  const r = buildReplacementHistory(msgs, { ...opts, liveState: { gitBranch: "feat/x", worktree: "/w", head: "deadbeef", background: [{ id: "job-1", kind: "shell", command: "npm run dev", status: "running" }] } });
+  const r = buildReplacementHistory(msgs, {
+    ...opts,
+    liveState: {
+      gitBranch: "feat/x",
+      worktree: "/w",
+      head: "deadbeef",
+      background: [{ id: "job-1", kind: "shell", command: "npm run dev", status: "running" }],
+    },
+  });
   assert.ok(r.ok);
   const text = (r.checkpoint.content[0] as { text: string }).text;
   assert.match(text, /^\[compact-safe checkpoint\]\nWorked on the login bug/);
-  assert.match(text, /## Coverage\nsummary; last round kept: 2 messages \(0 tool results, 1 assistant\); anchors 11 chars/);
+  assert.match(
+    text,
+    /## Coverage\nsummary; last round kept: 2 messages \(0 tool results, 1 assistant\); anchors 11 chars/,
+  );
   assert.match(text, /## Anchors\nship 0\.9\.12/);
-  assert.match(text, /- git branch: feat\/x\n- worktree: \/w\n- HEAD: deadbeef\n- background: job-1 \(shell, running\): npm run dev/);
+  assert.match(
+    text,
+    /- git branch: feat\/x\n- worktree: \/w\n- HEAD: deadbeef\n- background: job-1 \(shell, running\): npm run dev/,
+  );
 });
 
 test("it fails closed when its own output would break the contract (placeholder summary)", () => {
@@ -91,10 +114,18 @@ test("older plain user messages are kept newest first within the budget, truncat
   msgs.push({ role: "assistant", content: [{ type: "text", text: "ok" }] });
   const r = buildReplacementHistory(msgs, { ...opts, retainedUserTokens: 2500 });
   assert.ok(r.ok);
-  const users = r.replacement.filter((m) => m.role === "user" && !isCheckpoint(m)).map((m) => (m.content[0] as { text: string }).text);
+  const users = r.replacement
+    .filter((m) => m.role === "user" && !isCheckpoint(m))
+    .map((m) => (m.content[0] as { text: string }).text);
   assert.ok(users[users.length - 1] === "latest");
-  assert.ok(users.some((t) => t.startsWith("request 4 ")), "newest older request kept");
+  assert.ok(
+    users.some((t) => t.startsWith("request 4 ")),
+    "newest older request kept",
+  );
   assert.ok(!users.some((t) => t.startsWith("request 0 ")), "oldest dropped");
-  assert.ok(users.some((t) => t.includes("[compact-safe: older user message truncated")), "one truncated with a marker");
+  assert.ok(
+    users.some((t) => t.includes("[compact-safe: older user message truncated")),
+    "one truncated with a marker",
+  );
   assert.equal(protectedRound(msgs).regionStart, 10);
 });

@@ -45,7 +45,12 @@ export function formatReceipt(c: CoverageReceipt): string {
 }
 
 /** The checkpoint message: marker, summary, coverage receipt, anchors, live state. */
-export function buildCheckpoint(summary: string, coverage: CoverageReceipt, anchors: string, liveState?: LiveState): Message {
+export function buildCheckpoint(
+  summary: string,
+  coverage: CoverageReceipt,
+  anchors: string,
+  liveState?: LiveState,
+): Message {
   const text =
     `${CHECKPOINT_MARKER}\n${summary.trim()}\n\n` +
     `## Coverage\n${formatReceipt(coverage)}\n\n` +
@@ -109,7 +114,10 @@ function retainOlderUsers(
   return picked.sort((a, b) => a.index - b.index).map((p) => p.message);
 }
 
-export function buildReplacementHistory(messages: readonly Message[], options: ReplacementOptions): ReplacementResult {
+export function buildReplacementHistory(
+  messages: readonly Message[],
+  options: ReplacementOptions,
+): ReplacementResult {
   const estimator = options.estimator ?? fastEstimator;
   const round = options.round ?? protectedRound(messages);
   const anchors = options.anchors?.trim() ?? "";
@@ -128,7 +136,12 @@ export function buildReplacementHistory(messages: readonly Message[], options: R
   }
 
   // 2. Older plain user messages within the budget (the current instructions always).
-  const users = retainOlderUsers(messages, round, options.retainedUserTokens ?? DEFAULT_RETAINED_USER_TOKENS, estimator);
+  const users = retainOlderUsers(
+    messages,
+    round,
+    options.retainedUserTokens ?? DEFAULT_RETAINED_USER_TOKENS,
+    estimator,
+  );
 
   // 3. Branch summaries before the region, verbatim (those inside it stay in place).
   const branches = messages.slice(0, round.regionStart).filter(isBranchSummary);

@@ -12,7 +12,13 @@ export const ABANDONED_RESULT_TEXT = "[compact-safe: no result was recorded; the
 
 /** The synthetic result that closes an abandoned call. */
 export function syntheticResult(toolUseId: string): ToolResultBlock {
-  return { type: "tool_result", tool_use_id: toolUseId, content: ABANDONED_RESULT_TEXT, is_error: true, synthetic: true };
+  return {
+    type: "tool_result",
+    tool_use_id: toolUseId,
+    content: ABANDONED_RESULT_TEXT,
+    is_error: true,
+    synthetic: true,
+  };
 }
 
 function callIds(m: Message): string[] {
@@ -21,7 +27,8 @@ function callIds(m: Message): string[] {
 }
 
 function resultIds(blocks: readonly Block[], into: Set<string>): void {
-  for (const b of blocks) if (b.type === "tool_result") into.add(String((b as { tool_use_id: unknown }).tool_use_id));
+  for (const b of blocks)
+    if (b.type === "tool_result") into.add(String((b as { tool_use_id: unknown }).tool_use_id));
 }
 
 export interface CloseResult<T> {

@@ -41,7 +41,12 @@ export const HEADER_ID = "header";
 function usageFrom(u: unknown, sidechain: boolean): Usage | undefined {
   if (!isRecord(u)) return undefined;
   const out: Usage = { scope: sidechain ? "child" : "parent" };
-  for (const k of ["input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"] as const) {
+  for (const k of [
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+  ] as const) {
     if (typeof u[k] === "number") out[k] = u[k] as number;
   }
   return out;
@@ -77,11 +82,15 @@ export function importClaudeCode(text: string, file: string): ImportResult {
       continue;
     }
     const o = p.value;
-    const kind = String(o.type ?? "?") + (o.type === "system" && typeof o.subtype === "string" ? `:${o.subtype}` : "");
+    const kind =
+      String(o.type ?? "?") + (o.type === "system" && typeof o.subtype === "string" ? `:${o.subtype}` : "");
     rb.line(kind);
     parsed.push({ line: raw.line, o, kind });
     if (typeof o.uuid === "string") {
-      const parent = o.subtype === "compact_boundary" && typeof o.logicalParentUuid === "string" ? o.logicalParentUuid : o.parentUuid;
+      const parent =
+        o.subtype === "compact_boundary" && typeof o.logicalParentUuid === "string"
+          ? o.logicalParentUuid
+          : o.parentUuid;
       parentOf.set(o.uuid, typeof parent === "string" ? parent : null);
     }
   }
@@ -135,7 +144,8 @@ export function importClaudeCode(text: string, file: string): ImportResult {
     }
     if (o.type !== "user" && o.type !== "assistant") {
       const reason = BY_DESIGN[String(o.type)];
-      if (o.type === "system") rb.skip(line, `system event (${String(o.subtype ?? "no subtype")}), not sent to the model`, true);
+      if (o.type === "system")
+        rb.skip(line, `system event (${String(o.subtype ?? "no subtype")}), not sent to the model`, true);
       else if (reason) rb.skip(line, reason, true);
       else rb.skip(line, `unknown entry type ${JSON.stringify(o.type)}`, false);
       continue;
@@ -155,7 +165,9 @@ export function importClaudeCode(text: string, file: string): ImportResult {
       const prevEntry = (sidechain ? side : main).at(-1);
       if (prevEntry) {
         parentEntry = prevEntry.id;
-        rb.note(`line ${line}: parent ${o.parentUuid} is not in the file; attached to the previous entry ${prevEntry.id}`);
+        rb.note(
+          `line ${line}: parent ${o.parentUuid} is not in the file; attached to the previous entry ${prevEntry.id}`,
+        );
       }
     }
 
@@ -164,7 +176,7 @@ export function importClaudeCode(text: string, file: string): ImportResult {
       const checkpoint: Message = { role: "user", content, meta: { ...meta, is_compact_summary: true } };
       const cm = boundary && isRecord(boundary.o.compactMetadata) ? boundary.o.compactMetadata : {};
       const id = boundary ? String(boundary.o.uuid) : uuid;
-      const parent = boundary ? resolve(boundary.o.logicalParentUuid) ?? HEADER_ID : parentEntry;
+      const parent = boundary ? (resolve(boundary.o.logicalParentUuid) ?? HEADER_ID) : parentEntry;
       const replacement = [checkpoint];
       const entry: CompactionEntry = {
         id,
@@ -192,7 +204,9 @@ export function importClaudeCode(text: string, file: string): ImportResult {
         pendingBoundaries.delete(String(boundary.o.uuid));
         rb.imported();
       } else {
-        rb.note(`line ${line}: compact summary without a preceding compact_boundary; imported as a compaction`);
+        rb.note(
+          `line ${line}: compact summary without a preceding compact_boundary; imported as a compaction`,
+        );
       }
       continue;
     }
@@ -210,7 +224,8 @@ export function importClaudeCode(text: string, file: string): ImportResult {
         group.entry.payload.content.push(...content);
         if (usage) group.entry.payload.usage = usage;
         (group.entry.payload.meta!.source_uuids as string[]).push(uuid);
-        for (const b of content) if (b.type === "tool_use") group.callIds.add(String((b as { id: unknown }).id));
+        for (const b of content)
+          if (b.type === "tool_use") group.callIds.add(String((b as { id: unknown }).id));
         entryFor.set(uuid, group.entry.id);
         rb.imported();
         continue;
@@ -219,7 +234,13 @@ export function importClaudeCode(text: string, file: string): ImportResult {
       if (typeof o.requestId === "string") meta.request_id = o.requestId;
       const payload: Message = { role: "assistant", content, meta };
       if (usage) payload.usage = usage;
-      const entry: MessageEntry = { id: uuid, parent_id: parentEntry, kind: "assistant", created_at: ts, payload };
+      const entry: MessageEntry = {
+        id: uuid,
+        parent_id: parentEntry,
+        kind: "assistant",
+        created_at: ts,
+        payload,
+      };
       add(entry, sidechain);
       entryFor.set(uuid, uuid);
       if (msgId) {
@@ -235,7 +256,11 @@ export function importClaudeCode(text: string, file: string): ImportResult {
     // user
     const allResults = content.length > 0 && content.every((b) => b.type === "tool_result");
     const group = groupOfEntry.get(parentEntry);
-    if (allResults && group && content.every((b) => group.callIds.has(String((b as { tool_use_id: unknown }).tool_use_id)))) {
+    if (
+      allResults &&
+      group &&
+      content.every((b) => group.callIds.has(String((b as { tool_use_id: unknown }).tool_use_id)))
+    ) {
       if (group.results && (parentEntry === group.entry.id || parentEntry === group.results.id)) {
         group.results.payload.content.push(...content);
         (group.results.payload.meta!.source_uuids as string[]).push(uuid);
@@ -246,7 +271,13 @@ export function importClaudeCode(text: string, file: string): ImportResult {
     }
     meta.source_uuids = [uuid];
     const payload: Message = { role: "user", content, meta };
-    const entry: MessageEntry = { id: uuid, parent_id: parentEntry, kind: kindForMessage(payload), created_at: ts, payload };
+    const entry: MessageEntry = {
+      id: uuid,
+      parent_id: parentEntry,
+      kind: kindForMessage(payload),
+      created_at: ts,
+      payload,
+    };
     add(entry, sidechain);
     entryFor.set(uuid, uuid);
     if (allResults && group && parentEntry === group.entry.id && !group.results) {
@@ -256,7 +287,11 @@ export function importClaudeCode(text: string, file: string): ImportResult {
     rb.imported();
   }
   for (const { o, line } of pendingBoundaries.values()) {
-    rb.skip(line, `compact_boundary ${String(o.uuid)} without the summary message that should follow it`, false);
+    rb.skip(
+      line,
+      `compact_boundary ${String(o.uuid)} without the summary message that should follow it`,
+      false,
+    );
   }
   const hp = header.payload as Record<string, unknown>;
   if (!hp.session_id) hp.session_id = file;

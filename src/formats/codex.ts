@@ -65,7 +65,10 @@ function contentBlocks(content: unknown): Block[] {
   const out: Block[] = [];
   for (const c of content) {
     if (!isRecord(c)) continue;
-    if ((c.type === "input_text" || c.type === "output_text" || c.type === "text") && typeof c.text === "string") {
+    if (
+      (c.type === "input_text" || c.type === "output_text" || c.type === "text") &&
+      typeof c.text === "string"
+    ) {
       out.push({ type: "text", text: c.text });
     } else if (c.type === "input_image" && typeof c.image_url === "string") {
       out.push({ type: "image_url", image_url: { url: c.image_url } });
@@ -94,19 +97,40 @@ function modelSideBlocks(p: Record<string, unknown>): Block[] | undefined {
   switch (p.type) {
     case "reasoning": {
       const blocks: Block[] = [];
-      const summary = Array.isArray(p.summary) ? p.summary.filter(isRecord).map((s) => String(s.text ?? "")) : [];
-      const content = Array.isArray(p.content) ? p.content.filter(isRecord).map((s) => String(s.text ?? "")) : [];
+      const summary = Array.isArray(p.summary)
+        ? p.summary.filter(isRecord).map((s) => String(s.text ?? ""))
+        : [];
+      const content = Array.isArray(p.content)
+        ? p.content.filter(isRecord).map((s) => String(s.text ?? ""))
+        : [];
       const text = (summary.length > 0 ? summary : content).join("\n\n");
       if (text.length > 0) blocks.push({ type: "thinking", thinking: text });
-      if (typeof p.encrypted_content === "string") blocks.push({ type: "redacted_thinking", data: p.encrypted_content, origin: "openai" });
+      if (typeof p.encrypted_content === "string")
+        blocks.push({ type: "redacted_thinking", data: p.encrypted_content, origin: "openai" });
       return blocks;
     }
     case "function_call":
-      return [{ type: "tool_use", id: String(p.call_id ?? p.id ?? ""), name: String(p.name ?? ""), input: parseArguments(p.arguments) }];
+      return [
+        {
+          type: "tool_use",
+          id: String(p.call_id ?? p.id ?? ""),
+          name: String(p.name ?? ""),
+          input: parseArguments(p.arguments),
+        },
+      ];
     case "custom_tool_call":
-      return [{ type: "tool_use", id: String(p.call_id ?? p.id ?? ""), name: String(p.name ?? ""), input: typeof p.input === "string" ? p.input : (p.input ?? "") }];
+      return [
+        {
+          type: "tool_use",
+          id: String(p.call_id ?? p.id ?? ""),
+          name: String(p.name ?? ""),
+          input: typeof p.input === "string" ? p.input : (p.input ?? ""),
+        },
+      ];
     case "local_shell_call":
-      return [{ type: "tool_use", id: String(p.call_id ?? p.id ?? ""), name: "local_shell", input: p.action ?? {} }];
+      return [
+        { type: "tool_use", id: String(p.call_id ?? p.id ?? ""), name: "local_shell", input: p.action ?? {} },
+      ];
     case "web_search_call":
       return [{ ...p } as Block];
     case "message":
@@ -117,7 +141,11 @@ function modelSideBlocks(p: Record<string, unknown>): Block[] | undefined {
 }
 
 function resultBlock(p: Record<string, unknown>): Block | undefined {
-  if (p.type === "function_call_output" || p.type === "custom_tool_call_output" || p.type === "local_shell_call_output") {
+  if (
+    p.type === "function_call_output" ||
+    p.type === "custom_tool_call_output" ||
+    p.type === "local_shell_call_output"
+  ) {
     return { type: "tool_result", tool_use_id: String(p.call_id ?? ""), ...outputContent(p.output) };
   }
   return undefined;
@@ -188,7 +216,10 @@ export function importCodex(text: string, file: string): ImportResult {
     const type = String(o.type ?? "?");
     const sub = typeof p.type === "string" ? p.type : "";
     rb.line(sub ? `${type}:${sub}` : type);
-    const ts = typeof o.timestamp === "string" ? o.timestamp : String((header.payload as { created_at: string }).created_at);
+    const ts =
+      typeof o.timestamp === "string"
+        ? o.timestamp
+        : String((header.payload as { created_at: string }).created_at);
     const id = `L${raw.line}`;
 
     if (type === "session_meta") {
@@ -198,7 +229,8 @@ export function importCodex(text: string, file: string): ImportResult {
         created_at: String(p.timestamp ?? o.timestamp ?? ""),
         cwd: typeof p.cwd === "string" ? p.cwd : undefined,
       });
-      for (const k of ["originator", "cli_version", "instructions", "git", "model_provider", "source"]) if (p[k] !== undefined && p[k] !== null) hp[k] = p[k];
+      for (const k of ["originator", "cli_version", "instructions", "git", "model_provider", "source"])
+        if (p[k] !== undefined && p[k] !== null) hp[k] = p[k];
       header.created_at = String(hp.created_at);
       rb.imported();
       continue;
@@ -220,13 +252,19 @@ export function importCodex(text: string, file: string): ImportResult {
           scope: "parent",
         };
       }
-      rb.skip(raw.line, `event_msg:${sub || "?"} (UI event; the conversation is in response_item lines)`, true);
+      rb.skip(
+        raw.line,
+        `event_msg:${sub || "?"} (UI event; the conversation is in response_item lines)`,
+        true,
+      );
       continue;
     }
     if (type === "compacted") {
       const message = typeof p.message === "string" ? p.message : "";
       let replacement: Message[];
-      const summaryText = message.startsWith(CODEX_SUMMARY_PREFIX) ? message : `${CODEX_SUMMARY_PREFIX}\n${message}`;
+      const summaryText = message.startsWith(CODEX_SUMMARY_PREFIX)
+        ? message
+        : `${CODEX_SUMMARY_PREFIX}\n${message}`;
       if (Array.isArray(p.replacement_history)) {
         replacement = responseItemsToMessages(p.replacement_history);
       } else {
@@ -244,7 +282,11 @@ export function importCodex(text: string, file: string): ImportResult {
         }
         replacement = [
           ...selected.map((t): Message => ({ role: "user", content: [{ type: "text", text: t }] })),
-          { role: "user", content: [{ type: "text", text: summaryText }], meta: { timestamp: ts, is_compact_summary: true } },
+          {
+            role: "user",
+            content: [{ type: "text", text: summaryText }],
+            meta: { timestamp: ts, is_compact_summary: true },
+          },
         ];
       }
       const entry: CompactionEntry = {
@@ -286,7 +328,11 @@ export function importCodex(text: string, file: string): ImportResult {
         cur.entry.payload.content.push(...ms);
         (cur.entry.payload.meta!.source_lines as number[]).push(raw.line);
       } else {
-        const payload: Message = { role: "assistant", content: ms, meta: { timestamp: ts, model, source_lines: [raw.line] } };
+        const payload: Message = {
+          role: "assistant",
+          content: ms,
+          meta: { timestamp: ts, model, source_lines: [raw.line] },
+        };
         if (pendingUsage) payload.usage = pendingUsage;
         pendingUsage = undefined;
         const entry: MessageEntry = { id, parent_id: last, kind: "assistant", created_at: ts, payload };
@@ -301,7 +347,11 @@ export function importCodex(text: string, file: string): ImportResult {
         cur.entry.payload.content.push(rs);
         (cur.entry.payload.meta!.source_lines as number[]).push(raw.line);
       } else {
-        const payload: Message = { role: "user", content: [rs], meta: { timestamp: ts, source_lines: [raw.line] } };
+        const payload: Message = {
+          role: "user",
+          content: [rs],
+          meta: { timestamp: ts, source_lines: [raw.line] },
+        };
         const entry: MessageEntry = { id, parent_id: last, kind: "tool_result", created_at: ts, payload };
         cur = { side: "results", entry };
         push(entry);
@@ -311,8 +361,18 @@ export function importCodex(text: string, file: string): ImportResult {
     }
     if (sub === "message") {
       const role = p.role === "developer" || p.role === "system" ? "system" : "user";
-      const payload: Message = { role, content: contentBlocks(p.content), meta: { timestamp: ts, source_role: p.role, source_lines: [raw.line] } };
-      const entry: MessageEntry = { id, parent_id: last, kind: kindForMessage(payload), created_at: ts, payload };
+      const payload: Message = {
+        role,
+        content: contentBlocks(p.content),
+        meta: { timestamp: ts, source_role: p.role, source_lines: [raw.line] },
+      };
+      const entry: MessageEntry = {
+        id,
+        parent_id: last,
+        kind: kindForMessage(payload),
+        created_at: ts,
+        payload,
+      };
       cur = undefined;
       push(entry);
       rb.imported();
@@ -322,7 +382,17 @@ export function importCodex(text: string, file: string): ImportResult {
     const block = { ...p, type: sub || "unknown_response_item" } as Block;
     if (cur?.side === "assistant") cur.entry.payload.content.push(block);
     else {
-      const entry: MessageEntry = { id, parent_id: last, kind: "assistant", created_at: ts, payload: { role: "assistant", content: [block], meta: { timestamp: ts, model, source_lines: [raw.line] } } };
+      const entry: MessageEntry = {
+        id,
+        parent_id: last,
+        kind: "assistant",
+        created_at: ts,
+        payload: {
+          role: "assistant",
+          content: [block],
+          meta: { timestamp: ts, model, source_lines: [raw.line] },
+        },
+      };
       cur = { side: "assistant", entry };
       push(entry);
     }

@@ -9,7 +9,11 @@ import { isRecord } from "./lines.js";
 export function imageFromAnthropic(block: Record<string, unknown>): Block {
   const source = block.source;
   if (isRecord(source)) {
-    if (source.type === "base64" && typeof source.data === "string" && typeof source.media_type === "string") {
+    if (
+      source.type === "base64" &&
+      typeof source.data === "string" &&
+      typeof source.media_type === "string"
+    ) {
       return { type: "image_url", image_url: { url: `data:${source.media_type};base64,${source.data}` } };
     }
     if (source.type === "url" && typeof source.url === "string") {
@@ -42,7 +46,9 @@ export function toolResultContent(content: unknown): { content: string; content_
     else if (isRecord(part) && typeof part.type === "string") others.push({ ...part } as Block);
     else texts.push(JSON.stringify(part));
   }
-  return others.length > 0 ? { content: texts.join("\n"), content_blocks: others } : { content: texts.join("\n") };
+  return others.length > 0
+    ? { content: texts.join("\n"), content_blocks: others }
+    : { content: texts.join("\n") };
 }
 
 /** Anthropic message content (a string or content blocks) as canonical blocks. */
@@ -81,7 +87,9 @@ export function blockToAnthropic(b: Block): Record<string, unknown> {
   switch (b.type) {
     case "text": {
       const t = b as { text: string; cache_control?: unknown };
-      return t.cache_control !== undefined ? { type: "text", text: t.text, cache_control: t.cache_control } : { type: "text", text: t.text };
+      return t.cache_control !== undefined
+        ? { type: "text", text: t.text, cache_control: t.cache_control }
+        : { type: "text", text: t.text };
     }
     case "thinking": {
       const t = b as { thinking: string; signature?: string };

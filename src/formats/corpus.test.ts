@@ -81,7 +81,10 @@ function table(name: string, r: ImportResult): string {
   return rows.join("\n");
 }
 
-function normalise(messages: readonly Message[], provider: Provider): { system: string; messages: Message[] } {
+function normalise(
+  messages: readonly Message[],
+  provider: Provider,
+): { system: string; messages: Message[] } {
   const p = prepareForProvider(messages, provider);
   const system = p.system
     .flatMap((m) => m.content)
@@ -122,7 +125,8 @@ for (const file of files) {
       assert.ok(!ids.has(e.id), `duplicate id ${e.id}`);
       ids.add(e.id);
     }
-    for (const e of r.entries) if (e.parent_id) assert.ok(ids.has(e.parent_id), `missing parent ${e.parent_id} of ${e.id}`);
+    for (const e of r.entries)
+      if (e.parent_id) assert.ok(ids.has(e.parent_id), `missing parent ${e.parent_id} of ${e.id}`);
     assert.equal(r.entries[0]!.kind, "header");
     // Live context: with a compaction on the path, it starts with a recognised checkpoint.
     const live = liveContext(r.entries);

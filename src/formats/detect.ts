@@ -8,16 +8,30 @@ import { importAnthropic, importOpenAI } from "./messages-json.js";
 import { importPi } from "./pi.js";
 import { FORMAT_NAMES, FormatError, type FormatName, type ImportResult } from "./types.js";
 
-const ANTHROPIC_BLOCKS = new Set(["tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document"]);
+const ANTHROPIC_BLOCKS = new Set([
+  "tool_use",
+  "tool_result",
+  "thinking",
+  "redacted_thinking",
+  "image",
+  "document",
+]);
 
 function looksAnthropic(messages: unknown[]): boolean {
   return messages.some(
-    (m) => isRecord(m) && Array.isArray(m.content) && m.content.some((b) => isRecord(b) && typeof b.type === "string" && ANTHROPIC_BLOCKS.has(b.type)),
+    (m) =>
+      isRecord(m) &&
+      Array.isArray(m.content) &&
+      m.content.some((b) => isRecord(b) && typeof b.type === "string" && ANTHROPIC_BLOCKS.has(b.type)),
   );
 }
 
 function looksOpenAI(messages: unknown[]): boolean {
-  return messages.some((m) => isRecord(m) && (m.role === "tool" || m.role === "system" || m.role === "developer" || Array.isArray(m.tool_calls)));
+  return messages.some(
+    (m) =>
+      isRecord(m) &&
+      (m.role === "tool" || m.role === "system" || m.role === "developer" || Array.isArray(m.tool_calls)),
+  );
 }
 
 function isMessageArray(v: unknown): v is unknown[] {
@@ -28,12 +42,32 @@ function isMessageArray(v: unknown): v is unknown[] {
 function jsonlKind(o: Record<string, unknown>): FormatName | undefined {
   if (typeof o.id === "string" && typeof o.kind === "string" && isRecord(o.payload)) return "journal";
   const t = o.type;
-  if (t === "session_meta" || t === "response_item" || t === "turn_context" || t === "compacted" || (t === "event_msg" && isRecord(o.payload))) return "codex";
-  if (t === "session" || t === "model_change" || t === "thinking_level_change" || t === "custom_message" || t === "branch_summary") return "pi";
+  if (
+    t === "session_meta" ||
+    t === "response_item" ||
+    t === "turn_context" ||
+    t === "compacted" ||
+    (t === "event_msg" && isRecord(o.payload))
+  )
+    return "codex";
+  if (
+    t === "session" ||
+    t === "model_change" ||
+    t === "thinking_level_change" ||
+    t === "custom_message" ||
+    t === "branch_summary"
+  )
+    return "pi";
   if (t === "compaction" && typeof o.summary === "string") return "pi";
-  if (t === "message" && isRecord(o.message) && ("parentId" in o || typeof o.timestamp === "string")) return "pi";
-  if ((t === "user" || t === "assistant" || t === "system" || t === "progress") && ("uuid" in o || "sessionId" in o || "parentUuid" in o)) return "claude-code";
-  if (t === "file-history-snapshot" || t === "queue-operation" || (t === "summary" && "leafUuid" in o)) return "claude-code";
+  if (t === "message" && isRecord(o.message) && ("parentId" in o || typeof o.timestamp === "string"))
+    return "pi";
+  if (
+    (t === "user" || t === "assistant" || t === "system" || t === "progress") &&
+    ("uuid" in o || "sessionId" in o || "parentUuid" in o)
+  )
+    return "claude-code";
+  if (t === "file-history-snapshot" || t === "queue-operation" || (t === "summary" && "leafUuid" in o))
+    return "claude-code";
   return undefined;
 }
 
@@ -55,7 +89,8 @@ export function detectFormat(text: string, fileName: string): FormatName {
       if (fileName.endsWith(".traj") || (isRecord(doc) && Array.isArray(doc.history))) return "openai";
       if (isMessageArray(doc)) return looksAnthropic(doc) && !looksOpenAI(doc) ? "anthropic" : "openai";
       if (isRecord(doc) && isMessageArray(doc.messages)) {
-        if (doc.system !== undefined || (looksAnthropic(doc.messages) && !looksOpenAI(doc.messages))) return "anthropic";
+        if (doc.system !== undefined || (looksAnthropic(doc.messages) && !looksOpenAI(doc.messages)))
+          return "anthropic";
         return "openai";
       }
       if (isRecord(doc)) {
@@ -90,7 +125,9 @@ export interface ImportOptions {
 export function importText(text: string, fileName: string, options: ImportOptions = {}): ImportResult {
   const format = options.format ?? detectFormat(text, fileName);
   if (!(FORMAT_NAMES as readonly string[]).includes(format)) {
-    throw new FormatError(`unknown format ${JSON.stringify(format)} (expected one of ${FORMAT_NAMES.join(", ")})`);
+    throw new FormatError(
+      `unknown format ${JSON.stringify(format)} (expected one of ${FORMAT_NAMES.join(", ")})`,
+    );
   }
   switch (format) {
     case "journal":
@@ -117,7 +154,9 @@ export async function importFile(path: string, options: ImportOptions = {}): Pro
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "ENOENT") throw new FormatError(`${path}: no such file`);
     if (code === "EISDIR") throw new FormatError(`${path}: is a directory, not a session file`);
-    throw new FormatError(`${path}: cannot be read (${code ?? (e instanceof Error ? e.message : String(e))})`);
+    throw new FormatError(
+      `${path}: cannot be read (${code ?? (e instanceof Error ? e.message : String(e))})`,
+    );
   }
   return importText(bytes.toString("utf8"), path, options);
 }

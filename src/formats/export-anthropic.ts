@@ -18,8 +18,12 @@ export function toAnthropicRequest(messages: readonly Message[]): AnthropicReque
   };
   const systemBlocks = prepared.system.flatMap((m) => m.content);
   if (systemBlocks.length > 0) {
-    const allPlain = systemBlocks.every((b) => b.type === "text" && (b as { cache_control?: unknown }).cache_control === undefined);
-    body.system = allPlain ? systemBlocks.map((b) => (b as { text: string }).text).join("\n\n") : systemBlocks.map(blockToAnthropic);
+    const allPlain = systemBlocks.every(
+      (b) => b.type === "text" && (b as { cache_control?: unknown }).cache_control === undefined,
+    );
+    body.system = allPlain
+      ? systemBlocks.map((b) => (b as { text: string }).text).join("\n\n")
+      : systemBlocks.map(blockToAnthropic);
   }
   return body;
 }

@@ -5,7 +5,11 @@ import { prepareForProvider } from "./prepare.js";
 export type OpenAIMessage =
   | { role: "system"; content: string | { type: "text"; text: string }[] }
   | { role: "user"; content: string | Record<string, unknown>[] }
-  | { role: "assistant"; content: string | { type: "text"; text: string }[] | null; tool_calls?: OpenAIToolCall[] }
+  | {
+      role: "assistant";
+      content: string | { type: "text"; text: string }[] | null;
+      tool_calls?: OpenAIToolCall[];
+    }
   | { role: "tool"; tool_call_id: string; content: string };
 
 export interface OpenAIToolCall {
@@ -19,12 +23,18 @@ export interface OpenAIRequestBody {
 }
 
 function textParts(blocks: readonly Block[]): { type: "text"; text: string }[] {
-  return blocks.filter((b) => b.type === "text").map((b) => ({ type: "text" as const, text: (b as { text: string }).text }));
+  return blocks
+    .filter((b) => b.type === "text")
+    .map((b) => ({ type: "text" as const, text: (b as { text: string }).text }));
 }
 
 function userContent(blocks: readonly Block[]): string | Record<string, unknown>[] {
   if (blocks.length === 1 && blocks[0]!.type === "text") return (blocks[0] as { text: string }).text;
-  return blocks.map((b) => (b.type === "text" ? { type: "text", text: (b as { text: string }).text } : { type: "image_url", image_url: { url: (b as { image_url: { url: string } }).image_url.url } }));
+  return blocks.map((b) =>
+    b.type === "text"
+      ? { type: "text", text: (b as { text: string }).text }
+      : { type: "image_url", image_url: { url: (b as { image_url: { url: string } }).image_url.url } },
+  );
 }
 
 export function toOpenAIRequest(messages: readonly Message[]): OpenAIRequestBody {
@@ -39,9 +49,18 @@ export function toOpenAIRequest(messages: readonly Message[]): OpenAIRequestBody
       const parts = textParts(m.content);
       const calls = m.content
         .filter((b): b is ToolUseBlock => b.type === "tool_use")
-        .map((b): OpenAIToolCall => ({ id: b.id, type: "function", function: { name: b.name, arguments: typeof b.input === "string" ? b.input : JSON.stringify(b.input) } }));
+        .map((b): OpenAIToolCall => ({
+          id: b.id,
+          type: "function",
+          function: {
+            name: b.name,
+            arguments: typeof b.input === "string" ? b.input : JSON.stringify(b.input),
+          },
+        }));
       const content = parts.length === 0 ? null : parts.length === 1 ? parts[0]!.text : parts;
-      out.push(calls.length > 0 ? { role: "assistant", content, tool_calls: calls } : { role: "assistant", content });
+      out.push(
+        calls.length > 0 ? { role: "assistant", content, tool_calls: calls } : { role: "assistant", content },
+      );
       continue;
     }
     const results = m.content.filter((b): b is ToolResultBlock => b.type === "tool_result");

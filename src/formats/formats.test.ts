@@ -12,7 +12,10 @@ import { toOpenAIRequest } from "./export-openai.js";
 import { FormatError } from "./types.js";
 
 const jsonl = (...objs: unknown[]) => objs.map((o) => JSON.stringify(o)).join("\n") + "\n";
-const call = (id: string): Message => ({ role: "assistant", content: [{ type: "tool_use", id, name: "bash", input: { command: "ls" } }] });
+const call = (id: string): Message => ({
+  role: "assistant",
+  content: [{ type: "tool_use", id, name: "bash", input: { command: "ls" } }],
+});
 const user = (text: string): Message => ({ role: "user", content: [{ type: "text", text }] });
 
 test("an abandoned call is closed synthetically right after its message; an in-flight call stays open", () => {
@@ -20,7 +23,13 @@ test("an abandoned call is closed synthetically right after its message; an in-f
   assert.equal(r.closed, 1);
   assert.equal(r.inFlight, 1);
   assert.deepEqual(r.value[2]!.content, [
-    { type: "tool_result", tool_use_id: "a", content: ABANDONED_RESULT_TEXT, is_error: true, synthetic: true },
+    {
+      type: "tool_result",
+      tool_use_id: "a",
+      content: ABANDONED_RESULT_TEXT,
+      is_error: true,
+      synthetic: true,
+    },
   ]);
   assert.equal(r.value[3]!.content[0]!.type, "text");
   assert.equal(r.value.length, 5);
@@ -30,17 +39,32 @@ test("an abandoned call is closed synthetically right after its message; an in-f
 test("importers close abandoned calls in the journal tree (OpenAI array)", () => {
   const text = JSON.stringify([
     { role: "user", content: "list files" },
-    { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "bash", arguments: "{\"command\":\"ls\"}" } }] },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "c1", type: "function", function: { name: "bash", arguments: '{"command":"ls"}' } }],
+    },
     { role: "user", content: "never mind" },
-    { role: "assistant", content: null, tool_calls: [{ id: "c2", type: "function", function: { name: "bash", arguments: "not json" } }] },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "c2", type: "function", function: { name: "bash", arguments: "not json" } }],
+    },
   ]);
   const r = importText(text, "x.json");
   assert.equal(r.report.format, "openai");
   assert.equal(r.report.synthetic_results, 1);
   assert.equal(r.report.in_flight_calls, 1);
   const live = liveContext(r.entries);
-  assert.deepEqual(live.map((m) => m.content[0]!.type), ["text", "tool_use", "tool_result", "text", "tool_use"]);
-  assert.equal((live[4]!.content[0] as { input: unknown }).input, "not json", "unparsable arguments are kept raw");
+  assert.deepEqual(
+    live.map((m) => m.content[0]!.type),
+    ["text", "tool_use", "tool_result", "text", "tool_use"],
+  );
+  assert.equal(
+    (live[4]!.content[0] as { input: unknown }).input,
+    "not json",
+    "unparsable arguments are kept raw",
+  );
   // The in-flight call is left out of the request; the abandoned one keeps its synthetic result.
   const a = toAnthropicRequest(live);
   assert.deepEqual(checkProviderShape(a, "anthropic"), { ok: true });
@@ -48,35 +72,106 @@ test("importers close abandoned calls in the journal tree (OpenAI array)", () =>
 });
 
 test("checkProviderShape rejects bad bodies and names the message", () => {
-  const noResult = { messages: [{ role: "user", content: "hi" }, { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "x", input: {} }] }, { role: "user", content: "next" }] };
+  const noResult = {
+    messages: [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "x", input: {} }] },
+      { role: "user", content: "next" },
+    ],
+  };
   const r1 = checkProviderShape(noResult, "anthropic");
   assert.equal(r1.ok, false);
   assert.match((r1 as { reason: string }).reason, /messages\[2\]/);
-  const twoUsers = { messages: [{ role: "user", content: "a" }, { role: "user", content: "b" }] };
-  assert.match((checkProviderShape(twoUsers, "anthropic") as { reason: string }).reason, /messages\[1\]: two user messages in a row/);
-  const firstAssistant = { messages: [{ role: "assistant", content: "hello" }, { role: "user", content: "b" }] };
-  assert.match((checkProviderShape(firstAssistant, "anthropic") as { reason: string }).reason, /messages\[0\]: the first message must be from the user/);
+  const twoUsers = {
+    messages: [
+      { role: "user", content: "a" },
+      { role: "user", content: "b" },
+    ],
+  };
+  assert.match(
+    (checkProviderShape(twoUsers, "anthropic") as { reason: string }).reason,
+    /messages\[1\]: two user messages in a row/,
+  );
+  const firstAssistant = {
+    messages: [
+      { role: "assistant", content: "hello" },
+      { role: "user", content: "b" },
+    ],
+  };
+  assert.match(
+    (checkProviderShape(firstAssistant, "anthropic") as { reason: string }).reason,
+    /messages\[0\]: the first message must be from the user/,
+  );
   assert.match((checkProviderShape(firstAssistant, "openai") as { reason: string }).reason, /messages\[0\]/);
-  const openaiNoResult = { messages: [{ role: "user", content: "a" }, { role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "{}" } }] }, { role: "user", content: "b" }] };
-  assert.match((checkProviderShape(openaiNoResult, "openai") as { reason: string }).reason, /messages\[2\]: tool call "c"/);
+  const openaiNoResult = {
+    messages: [
+      { role: "user", content: "a" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "{}" } }],
+      },
+      { role: "user", content: "b" },
+    ],
+  };
+  assert.match(
+    (checkProviderShape(openaiNoResult, "openai") as { reason: string }).reason,
+    /messages\[2\]: tool call "c"/,
+  );
   const withMeta = { messages: [{ role: "user", content: "a", meta: {} }] };
   assert.equal(checkProviderShape(withMeta, "openai").ok, false);
-  const unsigned = { messages: [{ role: "user", content: "a" }, { role: "assistant", content: [{ type: "thinking", thinking: "hm" }, { type: "text", text: "x" }] }] };
-  assert.match((checkProviderShape(unsigned, "anthropic") as { reason: string }).reason, /messages\[1\]\.content\[0\]: thinking block without a signature/);
+  const unsigned = {
+    messages: [
+      { role: "user", content: "a" },
+      {
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: "hm" },
+          { type: "text", text: "x" },
+        ],
+      },
+    ],
+  };
+  assert.match(
+    (checkProviderShape(unsigned, "anthropic") as { reason: string }).reason,
+    /messages\[1\]\.content\[0\]: thinking block without a signature/,
+  );
 });
 
 test("exporters: Anthropic merges same-role messages and keeps signed thinking byte for byte; OpenAI drops thinking", () => {
   const msgs: Message[] = [
     { role: "system", content: [{ type: "text", text: "be brief" }] },
     { role: "assistant", content: [{ type: "text", text: "resuming" }] },
-    { role: "assistant_interrupted", content: [{ type: "thinking", thinking: "t", signature: "SIG==\u00e9" }, { type: "redacted_thinking", data: "opaque" }, { type: "tool_use", id: "t1", name: "read", input: { path: "a" } }], meta: { x: 1 }, usage: { input_tokens: 5 } },
+    {
+      role: "assistant_interrupted",
+      content: [
+        { type: "thinking", thinking: "t", signature: "SIG==\u00e9" },
+        { type: "redacted_thinking", data: "opaque" },
+        { type: "tool_use", id: "t1", name: "read", input: { path: "a" } },
+      ],
+      meta: { x: 1 },
+      usage: { input_tokens: 5 },
+    },
     { role: "user", content: [{ type: "text", text: "also this" }] },
-    { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "file", content_blocks: [{ type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }] }] },
+    {
+      role: "user",
+      content: [
+        {
+          type: "tool_result",
+          tool_use_id: "t1",
+          content: "file",
+          content_blocks: [{ type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }],
+        },
+      ],
+    },
   ];
   const a = toAnthropicRequest(msgs);
   assert.deepEqual(checkProviderShape(a, "anthropic"), { ok: true });
   assert.equal(a.system, "be brief");
-  assert.deepEqual(a.messages.map((m) => m.role), ["user", "assistant", "user"]);
+  assert.deepEqual(
+    a.messages.map((m) => m.role),
+    ["user", "assistant", "user"],
+  );
   assert.deepEqual(a.messages[1]!.content[1], { type: "thinking", thinking: "t", signature: "SIG==\u00e9" });
   assert.deepEqual(a.messages[1]!.content[2], { type: "redacted_thinking", data: "opaque" });
   assert.equal(a.messages[2]!.content[0]!.type, "tool_result", "results first in the user message");
@@ -86,16 +181,34 @@ test("exporters: Anthropic merges same-role messages and keeps signed thinking b
   ]);
   const o = toOpenAIRequest(msgs);
   assert.deepEqual(checkProviderShape(o, "openai"), { ok: true });
-  assert.deepEqual(o.messages.map((m) => m.role), ["system", "user", "assistant", "assistant", "tool", "user"]);
+  assert.deepEqual(
+    o.messages.map((m) => m.role),
+    ["system", "user", "assistant", "assistant", "tool", "user"],
+  );
   assert.ok(!JSON.stringify(o).includes("thinking"));
 });
 
 test("a truncated last line is reported with its number; earlier lines are read", () => {
-  const good = { type: "response_item", timestamp: "2025-01-01T00:00:00Z", payload: { type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] } };
-  const text = JSON.stringify({ type: "session_meta", payload: { id: "s", timestamp: "2025-01-01T00:00:00Z", cwd: "/w" } }) + "\n" + JSON.stringify(good) + "\n" + JSON.stringify(good).slice(0, 40);
+  const good = {
+    type: "response_item",
+    timestamp: "2025-01-01T00:00:00Z",
+    payload: { type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] },
+  };
+  const text =
+    JSON.stringify({
+      type: "session_meta",
+      payload: { id: "s", timestamp: "2025-01-01T00:00:00Z", cwd: "/w" },
+    }) +
+    "\n" +
+    JSON.stringify(good) +
+    "\n" +
+    JSON.stringify(good).slice(0, 40);
   const r = importText(text, "rollout.jsonl");
   assert.equal(r.report.format, "codex");
-  assert.deepEqual(r.report.skipped.map((s) => [s.line, s.by_design]), [[3, false]]);
+  assert.deepEqual(
+    r.report.skipped.map((s) => [s.line, s.by_design]),
+    [[3, false]],
+  );
   assert.match(r.report.skipped[0]!.reason, /truncated last line/);
   assert.equal(liveContext(r.entries).length, 1);
 });
@@ -105,30 +218,135 @@ test("Claude Code: split assistant lines join into one entry, interleaved result
   const text = jsonl(
     { ...base, type: "progress", uuid: "p0", parentUuid: null },
     { ...base, type: "user", uuid: "u1", parentUuid: "p0", message: { role: "user", content: "check it" } },
-    { ...base, type: "assistant", uuid: "a1", parentUuid: "u1", message: { id: "msg1", role: "assistant", model: "m", content: [{ type: "thinking", thinking: "x", signature: "s1" }], usage: { input_tokens: 3, output_tokens: 1 } } },
-    { ...base, type: "assistant", uuid: "a2", parentUuid: "a1", message: { id: "msg1", role: "assistant", model: "m", content: [{ type: "tool_use", id: "t1", name: "Bash", input: {} }] } },
-    { ...base, type: "user", uuid: "r1", parentUuid: "a2", message: { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: [{ type: "text", text: "one" }, { type: "image", source: { type: "base64", media_type: "image/png", data: "QQ==" } }] }] } },
-    { ...base, type: "assistant", uuid: "a3", parentUuid: "r1", message: { id: "msg1", role: "assistant", model: "m", content: [{ type: "tool_use", id: "t2", name: "Bash", input: {} }], usage: { input_tokens: 3, output_tokens: 9 } } },
-    { ...base, type: "user", uuid: "r2", parentUuid: "a3", message: { role: "user", content: [{ type: "tool_result", tool_use_id: "t2", content: "two" }] } },
-    { ...base, type: "user", uuid: "s1", parentUuid: null, isSidechain: true, message: { role: "user", content: "sub-agent task" } },
-    { ...base, type: "assistant", uuid: "a4", parentUuid: "r2", message: { id: "msg2", role: "assistant", model: "m", content: [{ type: "text", text: "done" }] } },
-    { ...base, type: "system", subtype: "compact_boundary", uuid: "cb", parentUuid: null, logicalParentUuid: "a4", compactMetadata: { trigger: "manual", preTokens: 1000 } },
-    { ...base, type: "user", uuid: "cs", parentUuid: "cb", isCompactSummary: true, message: { role: "user", content: "This session is being continued from a previous conversation that ran out of context. Summary: ..." } },
+    {
+      ...base,
+      type: "assistant",
+      uuid: "a1",
+      parentUuid: "u1",
+      message: {
+        id: "msg1",
+        role: "assistant",
+        model: "m",
+        content: [{ type: "thinking", thinking: "x", signature: "s1" }],
+        usage: { input_tokens: 3, output_tokens: 1 },
+      },
+    },
+    {
+      ...base,
+      type: "assistant",
+      uuid: "a2",
+      parentUuid: "a1",
+      message: {
+        id: "msg1",
+        role: "assistant",
+        model: "m",
+        content: [{ type: "tool_use", id: "t1", name: "Bash", input: {} }],
+      },
+    },
+    {
+      ...base,
+      type: "user",
+      uuid: "r1",
+      parentUuid: "a2",
+      message: {
+        role: "user",
+        content: [
+          {
+            type: "tool_result",
+            tool_use_id: "t1",
+            content: [
+              { type: "text", text: "one" },
+              { type: "image", source: { type: "base64", media_type: "image/png", data: "QQ==" } },
+            ],
+          },
+        ],
+      },
+    },
+    {
+      ...base,
+      type: "assistant",
+      uuid: "a3",
+      parentUuid: "r1",
+      message: {
+        id: "msg1",
+        role: "assistant",
+        model: "m",
+        content: [{ type: "tool_use", id: "t2", name: "Bash", input: {} }],
+        usage: { input_tokens: 3, output_tokens: 9 },
+      },
+    },
+    {
+      ...base,
+      type: "user",
+      uuid: "r2",
+      parentUuid: "a3",
+      message: { role: "user", content: [{ type: "tool_result", tool_use_id: "t2", content: "two" }] },
+    },
+    {
+      ...base,
+      type: "user",
+      uuid: "s1",
+      parentUuid: null,
+      isSidechain: true,
+      message: { role: "user", content: "sub-agent task" },
+    },
+    {
+      ...base,
+      type: "assistant",
+      uuid: "a4",
+      parentUuid: "r2",
+      message: { id: "msg2", role: "assistant", model: "m", content: [{ type: "text", text: "done" }] },
+    },
+    {
+      ...base,
+      type: "system",
+      subtype: "compact_boundary",
+      uuid: "cb",
+      parentUuid: null,
+      logicalParentUuid: "a4",
+      compactMetadata: { trigger: "manual", preTokens: 1000 },
+    },
+    {
+      ...base,
+      type: "user",
+      uuid: "cs",
+      parentUuid: "cb",
+      isCompactSummary: true,
+      message: {
+        role: "user",
+        content:
+          "This session is being continued from a previous conversation that ran out of context. Summary: ...",
+      },
+    },
     { ...base, type: "user", uuid: "u2", parentUuid: "cs", message: { role: "user", content: "go on" } },
   );
   const r = importText(text, "s.jsonl");
   assert.equal(r.report.format, "claude-code");
   assert.equal(r.report.total, 12);
-  assert.deepEqual(r.report.skipped.map((s) => s.line), [1]);
+  assert.deepEqual(
+    r.report.skipped.map((s) => s.line),
+    [1],
+  );
   const path = activePath(r.entries);
-  assert.deepEqual(path.map((e) => e.id), ["header", "u1", "a1", "r1", "a4", "cb", "u2"]);
+  assert.deepEqual(
+    path.map((e) => e.id),
+    ["header", "u1", "a1", "r1", "a4", "cb", "u2"],
+  );
   const a1 = path[2]!.payload as Message;
-  assert.deepEqual(a1.content.map((b) => b.type), ["thinking", "tool_use", "tool_use"]);
+  assert.deepEqual(
+    a1.content.map((b) => b.type),
+    ["thinking", "tool_use", "tool_use"],
+  );
   assert.equal(a1.usage?.output_tokens, 9);
   assert.equal(a1.usage?.scope, "parent");
   const r1 = path[3]!.payload as Message;
-  assert.deepEqual(r1.content.map((b) => (b as { tool_use_id: string }).tool_use_id), ["t1", "t2"]);
-  assert.deepEqual((r1.content[0] as { content_blocks: unknown }).content_blocks, [{ type: "image_url", image_url: { url: "data:image/png;base64,QQ==" } }]);
+  assert.deepEqual(
+    r1.content.map((b) => (b as { tool_use_id: string }).tool_use_id),
+    ["t1", "t2"],
+  );
+  assert.deepEqual((r1.content[0] as { content_blocks: unknown }).content_blocks, [
+    { type: "image_url", image_url: { url: "data:image/png;base64,QQ==" } },
+  ]);
   const sidechain = r.entries.find((e) => e.id === "s1")!;
   assert.equal(sidechain.parent_id, "header");
   const compaction = path[5]!;
@@ -147,40 +365,112 @@ test("Codex: encrypted reasoning kept byte for byte; pi: compaction checkpoint c
   const blob = "gAAAAB+/=sk-notakey\u00e9";
   const codex = jsonl(
     { type: "session_meta", timestamp: "t", payload: { id: "s", timestamp: "t", cwd: "/w" } },
-    { type: "response_item", timestamp: "t", payload: { type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] } },
-    { type: "response_item", timestamp: "t", payload: { type: "reasoning", summary: [{ type: "summary_text", text: "**Plan**" }], encrypted_content: blob } },
-    { type: "response_item", timestamp: "t", payload: { type: "message", role: "assistant", content: [{ type: "output_text", text: "hello" }] } },
+    {
+      type: "response_item",
+      timestamp: "t",
+      payload: { type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] },
+    },
+    {
+      type: "response_item",
+      timestamp: "t",
+      payload: {
+        type: "reasoning",
+        summary: [{ type: "summary_text", text: "**Plan**" }],
+        encrypted_content: blob,
+      },
+    },
+    {
+      type: "response_item",
+      timestamp: "t",
+      payload: { type: "message", role: "assistant", content: [{ type: "output_text", text: "hello" }] },
+    },
     { type: "compacted", timestamp: "t", payload: { message: "summary text" } },
   );
   const c = importText(codex, "rollout.jsonl");
   const asst = c.entries.find((e) => e.kind === "assistant")!.payload as Message;
-  assert.deepEqual(asst.content.map((b) => b.type), ["thinking", "redacted_thinking", "text"]);
+  assert.deepEqual(
+    asst.content.map((b) => b.type),
+    ["thinking", "redacted_thinking", "text"],
+  );
   assert.equal((asst.content[1] as { data: string }).data, blob);
   const live = liveContext(c.entries);
-  assert.deepEqual(live.map((m) => (m.content[0] as { text: string }).text.slice(0, 20)), ["hi", "Another language mod"]);
+  assert.deepEqual(
+    live.map((m) => (m.content[0] as { text: string }).text.slice(0, 20)),
+    ["hi", "Another language mod"],
+  );
   assert.ok(isCheckpointMessage(live[1]!));
 
   const pi = jsonl(
     { type: "session", id: "p", timestamp: "t", cwd: "/w" },
     { type: "message", timestamp: "t", message: { role: "user", content: [{ type: "text", text: "a" }] } },
-    { type: "message", timestamp: "t", message: { role: "assistant", content: [{ type: "text", text: "b" }], usage: { input: 1, output: 2, cacheRead: 3, cacheWrite: 4 } } },
+    {
+      type: "message",
+      timestamp: "t",
+      message: {
+        role: "assistant",
+        content: [{ type: "text", text: "b" }],
+        usage: { input: 1, output: 2, cacheRead: 3, cacheWrite: 4 },
+      },
+    },
     { type: "thinking_level_change", timestamp: "t", thinkingLevel: "high" },
     { type: "message", timestamp: "t", message: { role: "user", content: [{ type: "text", text: "c" }] } },
     { type: "compaction", timestamp: "t", summary: "S", firstKeptEntryIndex: 4, tokensBefore: 10 },
-    { type: "message", timestamp: "t", message: { role: "bashExecution", command: "ls", output: "x", exitCode: 1, cancelled: false, truncated: false } },
+    {
+      type: "message",
+      timestamp: "t",
+      message: {
+        role: "bashExecution",
+        command: "ls",
+        output: "x",
+        exitCode: 1,
+        cancelled: false,
+        truncated: false,
+      },
+    },
   );
   const p = importText(pi, "session.jsonl");
   assert.equal(p.report.format, "pi");
   const pl = liveContext(p.entries);
   assert.ok(isCheckpointMessage(pl[0]!));
-  assert.equal((pl[0]!.content[0] as { text: string }).text, "The conversation history before this point was compacted into the following summary:\n\n<summary>\nS\n</summary>");
-  assert.deepEqual(pl.slice(1).map((m) => (m.content[0] as { text: string }).text), ["c", "Ran `ls`\n```\nx\n```\n\nCommand exited with code 1"]);
-  assert.deepEqual(p.report.skipped.map((s) => [s.line, s.by_design]), [[4, true]]);
+  assert.equal(
+    (pl[0]!.content[0] as { text: string }).text,
+    "The conversation history before this point was compacted into the following summary:\n\n<summary>\nS\n</summary>",
+  );
+  assert.deepEqual(
+    pl.slice(1).map((m) => (m.content[0] as { text: string }).text),
+    ["c", "Ran `ls`\n```\nx\n```\n\nCommand exited with code 1"],
+  );
+  assert.deepEqual(
+    p.report.skipped.map((s) => [s.line, s.by_design]),
+    [[4, true]],
+  );
 });
 
 test("detection errors list the formats tried; a missing file gets a one-line error naming it", async () => {
-  assert.throws(() => detectFormat("hello world\n", "notes.txt"), (e: unknown) => e instanceof FormatError && /notes\.txt: not a known session format \(tried: journal, claude-code, codex, pi, openai, anthropic\)/.test(e.message));
-  await assert.rejects(importFile("/nonexistent/dir/s.jsonl"), (e: unknown) => e instanceof FormatError && e.message === "/nonexistent/dir/s.jsonl: no such file");
-  assert.equal(detectFormat(JSON.stringify({ system: "s", messages: [{ role: "user", content: "x" }] }), "b.json"), "anthropic");
-  assert.equal(detectFormat(JSON.stringify([{ role: "user", content: "x" }, { role: "assistant", content: [{ type: "tool_use", id: "a", name: "n", input: {} }] }]), "b.json"), "anthropic");
+  assert.throws(
+    () => detectFormat("hello world\n", "notes.txt"),
+    (e: unknown) =>
+      e instanceof FormatError &&
+      /notes\.txt: not a known session format \(tried: journal, claude-code, codex, pi, openai, anthropic\)/.test(
+        e.message,
+      ),
+  );
+  await assert.rejects(
+    importFile("/nonexistent/dir/s.jsonl"),
+    (e: unknown) => e instanceof FormatError && e.message === "/nonexistent/dir/s.jsonl: no such file",
+  );
+  assert.equal(
+    detectFormat(JSON.stringify({ system: "s", messages: [{ role: "user", content: "x" }] }), "b.json"),
+    "anthropic",
+  );
+  assert.equal(
+    detectFormat(
+      JSON.stringify([
+        { role: "user", content: "x" },
+        { role: "assistant", content: [{ type: "tool_use", id: "a", name: "n", input: {} }] },
+      ]),
+      "b.json",
+    ),
+    "anthropic",
+  );
 });

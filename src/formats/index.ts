@@ -3,11 +3,22 @@ export * from "./types.js";
 export { ReportBuilder } from "./report.js";
 export { splitLines, parseLine } from "./lines.js";
 export type { RawLine, ParsedLine } from "./lines.js";
-export { ABANDONED_RESULT_TEXT, closeAbandonedCalls, closeAbandonedInEntries, syntheticResult } from "./abandoned.js";
+export {
+  ABANDONED_RESULT_TEXT,
+  closeAbandonedCalls,
+  closeAbandonedInEntries,
+  syntheticResult,
+} from "./abandoned.js";
 export type { CloseResult } from "./abandoned.js";
 export { importClaudeCode } from "./claude-code.js";
 export { importCodex, CODEX_SUMMARY_PREFIX } from "./codex.js";
-export { importPi, PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX, PI_BRANCH_SUMMARY_PREFIX, PI_BRANCH_SUMMARY_SUFFIX } from "./pi.js";
+export {
+  importPi,
+  PI_COMPACTION_PREFIX,
+  PI_COMPACTION_SUFFIX,
+  PI_BRANCH_SUMMARY_PREFIX,
+  PI_BRANCH_SUMMARY_SUFFIX,
+} from "./pi.js";
 export { importOpenAI, importAnthropic } from "./messages-json.js";
 export { importJournal } from "./journal-format.js";
 export { detectFormat, importText, importFile } from "./detect.js";

@@ -21,19 +21,38 @@ function parseJsonDocument(text: string, file: string): unknown {
   }
 }
 
-function finish(rb: ReportBuilder, messages: { line: number; message: Message }[], file: string, format: FormatName, headerExtra: Record<string, unknown>): ImportResult {
+function finish(
+  rb: ReportBuilder,
+  messages: { line: number; message: Message }[],
+  file: string,
+  format: FormatName,
+  headerExtra: Record<string, unknown>,
+): ImportResult {
   const created = new Date().toISOString();
   const header: JournalEntry = {
     id: "header",
     parent_id: null,
     kind: "header",
     created_at: created,
-    payload: { session_id: file, created_at: created, schema_version: 2, source_format: format, created_at_is_import_time: true, ...headerExtra },
+    payload: {
+      session_id: file,
+      created_at: created,
+      schema_version: 2,
+      source_format: format,
+      created_at_is_import_time: true,
+      ...headerExtra,
+    },
   };
   const entries: JournalEntry[] = [header];
   let last = header.id;
   for (const { line, message } of messages) {
-    const e: MessageEntry = { id: `m${line}`, parent_id: last, kind: kindForMessage(message), created_at: created, payload: message };
+    const e: MessageEntry = {
+      id: `m${line}`,
+      parent_id: last,
+      kind: kindForMessage(message),
+      created_at: created,
+      payload: message,
+    };
     entries.push(e);
     last = e.id;
   }
@@ -50,7 +69,11 @@ function openAiContent(content: unknown): Block[] {
   for (const p of content) {
     if (!isRecord(p)) continue;
     if (p.type === "text" && typeof p.text === "string") {
-      out.push(p.cache_control !== undefined ? { type: "text", text: p.text, cache_control: p.cache_control } : { type: "text", text: p.text });
+      out.push(
+        p.cache_control !== undefined
+          ? { type: "text", text: p.text, cache_control: p.cache_control }
+          : { type: "text", text: p.text },
+      );
     } else if (p.type === "image_url" && isRecord(p.image_url) && typeof p.image_url.url === "string") {
       out.push({ type: "image_url", image_url: { ...p.image_url, url: p.image_url.url } });
     } else if (p.type === "refusal" && typeof p.refusal === "string") {
@@ -65,8 +88,17 @@ const OPENAI_EXTRA_META = ["name", "agent", "message_type", "thought", "action",
 /** OpenAI Chat Completions messages: an array, `{ messages }`, or a SWE-agent `.traj` (`history`). */
 export function importOpenAI(text: string, file: string): ImportResult {
   const doc = parseJsonDocument(text, file);
-  const arr = Array.isArray(doc) ? doc : isRecord(doc) && Array.isArray(doc.messages) ? doc.messages : isRecord(doc) && Array.isArray(doc.history) ? doc.history : undefined;
-  if (!arr) throw new FormatError(`${file}: expected an array of messages, { messages: [...] } or a SWE-agent trajectory with "history"`);
+  const arr = Array.isArray(doc)
+    ? doc
+    : isRecord(doc) && Array.isArray(doc.messages)
+      ? doc.messages
+      : isRecord(doc) && Array.isArray(doc.history)
+        ? doc.history
+        : undefined;
+  if (!arr)
+    throw new FormatError(
+      `${file}: expected an array of messages, { messages: [...] } or a SWE-agent trajectory with "history"`,
+    );
   const rb = new ReportBuilder("openai", file);
   const out: { line: number; message: Message }[] = [];
   let lastFunctionCallId: string | undefined;
@@ -84,26 +116,45 @@ export function importOpenAI(text: string, file: string): ImportResult {
     switch (raw.role) {
       case "system":
       case "developer":
-        out.push({ line, message: { role: "system", content: openAiContent(raw.content), meta: { ...meta, source_role: raw.role } } });
+        out.push({
+          line,
+          message: {
+            role: "system",
+            content: openAiContent(raw.content),
+            meta: { ...meta, source_role: raw.role },
+          },
+        });
         break;
       case "user":
         out.push({ line, message: { role: "user", content: openAiContent(raw.content), meta } });
         break;
       case "assistant": {
         const content: Block[] = [];
-        if (typeof raw.reasoning_content === "string" && raw.reasoning_content.length > 0) content.push({ type: "thinking", thinking: raw.reasoning_content });
+        if (typeof raw.reasoning_content === "string" && raw.reasoning_content.length > 0)
+          content.push({ type: "thinking", thinking: raw.reasoning_content });
         content.push(...openAiContent(raw.content));
-        if (typeof raw.refusal === "string" && raw.refusal.length > 0) content.push({ type: "text", text: raw.refusal });
+        if (typeof raw.refusal === "string" && raw.refusal.length > 0)
+          content.push({ type: "text", text: raw.refusal });
         if (Array.isArray(raw.tool_calls)) {
           for (const tc of raw.tool_calls) {
             if (!isRecord(tc)) continue;
             const fn = isRecord(tc.function) ? tc.function : {};
-            content.push({ type: "tool_use", id: String(tc.id ?? ""), name: String(fn.name ?? ""), input: parseArguments(fn.arguments) });
+            content.push({
+              type: "tool_use",
+              id: String(tc.id ?? ""),
+              name: String(fn.name ?? ""),
+              input: parseArguments(fn.arguments),
+            });
           }
         }
         if (isRecord(raw.function_call)) {
           lastFunctionCallId = `fc_${line}`;
-          content.push({ type: "tool_use", id: lastFunctionCallId, name: String(raw.function_call.name ?? ""), input: parseArguments(raw.function_call.arguments) });
+          content.push({
+            type: "tool_use",
+            id: lastFunctionCallId,
+            name: String(raw.function_call.name ?? ""),
+            input: parseArguments(raw.function_call.arguments),
+          });
         }
         out.push({ line, message: { role: "assistant", content, meta } });
         break;
@@ -111,11 +162,28 @@ export function importOpenAI(text: string, file: string): ImportResult {
       case "tool":
       case "function": {
         const ids = Array.isArray(raw.tool_call_ids) ? raw.tool_call_ids : [];
-        const id = raw.role === "function" ? (lastFunctionCallId ?? `fc_${line}`) : String(raw.tool_call_id ?? ids[0] ?? "");
+        const id =
+          raw.role === "function"
+            ? (lastFunctionCallId ?? `fc_${line}`)
+            : String(raw.tool_call_id ?? ids[0] ?? "");
         const blocks = openAiContent(raw.content);
-        const b: Block = { type: "tool_result", tool_use_id: id, content: typeof raw.content === "string" ? raw.content : blocks.filter((x) => x.type === "text").map((x) => (x as { text: string }).text).join("\n") };
+        const b: Block = {
+          type: "tool_result",
+          tool_use_id: id,
+          content:
+            typeof raw.content === "string"
+              ? raw.content
+              : blocks
+                  .filter((x) => x.type === "text")
+                  .map((x) => (x as { text: string }).text)
+                  .join("\n"),
+        };
         // Consecutive tool messages answer one assistant message: one tool-result message.
-        if (prev && prev.message.content.length > 0 && prev.message.content.every((x) => x.type === "tool_result")) {
+        if (
+          prev &&
+          prev.message.content.length > 0 &&
+          prev.message.content.every((x) => x.type === "tool_result")
+        ) {
           prev.message.content.push(b);
           (prev.message.meta!.merged_indexes as number[]).push(i);
           rb.imported();
@@ -136,7 +204,11 @@ export function importOpenAI(text: string, file: string): ImportResult {
 /** Anthropic Messages: an array of messages, or `{ system, messages }`. */
 export function importAnthropic(text: string, file: string): ImportResult {
   const doc = parseJsonDocument(text, file);
-  const arr = Array.isArray(doc) ? doc : isRecord(doc) && Array.isArray(doc.messages) ? doc.messages : undefined;
+  const arr = Array.isArray(doc)
+    ? doc
+    : isRecord(doc) && Array.isArray(doc.messages)
+      ? doc.messages
+      : undefined;
   if (!arr) throw new FormatError(`${file}: expected an array of messages or { system, messages: [...] }`);
   const rb = new ReportBuilder("anthropic", file);
   const out: { line: number; message: Message }[] = [];
@@ -144,7 +216,9 @@ export function importAnthropic(text: string, file: string): ImportResult {
     const content = fromAnthropicContent(doc.system);
     if (content.length > 0) {
       out.push({ line: 0, message: { role: "system", content } });
-      rb.note("the top-level system prompt is imported as a system message (entry m0); it is not a line of the messages array");
+      rb.note(
+        "the top-level system prompt is imported as a system message (entry m0); it is not a line of the messages array",
+      );
     }
   }
   arr.forEach((raw, i) => {
@@ -155,7 +229,10 @@ export function importAnthropic(text: string, file: string): ImportResult {
       return;
     }
     rb.line(raw.role);
-    out.push({ line, message: { role: raw.role, content: fromAnthropicContent(raw.content), meta: { source_index: i } } });
+    out.push({
+      line,
+      message: { role: raw.role, content: fromAnthropicContent(raw.content), meta: { source_index: i } },
+    });
     rb.imported();
   });
   return finish(rb, out, file, "anthropic", {});

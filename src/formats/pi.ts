@@ -30,9 +30,11 @@ import { ReportBuilder } from "./report.js";
 import type { ImportResult } from "./types.js";
 
 /** pi's framing of a compaction summary (coding-agent `messages.ts`). */
-export const PI_COMPACTION_PREFIX = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+export const PI_COMPACTION_PREFIX =
+  "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
 export const PI_COMPACTION_SUFFIX = "\n</summary>";
-export const PI_BRANCH_SUMMARY_PREFIX = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
+export const PI_BRANCH_SUMMARY_PREFIX =
+  "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
 export const PI_BRANCH_SUMMARY_SUFFIX = "</summary>";
 
 const BY_DESIGN: Record<string, string> = {
@@ -54,16 +56,25 @@ function piBlocks(content: unknown): Block[] {
         out.push({ type: "text", text: String(c.text ?? "") });
         break;
       case "image":
-        out.push({ type: "image_url", image_url: { url: `data:${String(c.mimeType ?? "image/png")};base64,${String(c.data ?? "")}` } });
+        out.push({
+          type: "image_url",
+          image_url: { url: `data:${String(c.mimeType ?? "image/png")};base64,${String(c.data ?? "")}` },
+        });
         break;
       case "thinking": {
         const b: Block = { type: "thinking", thinking: String(c.thinking ?? "") };
-        if (typeof c.thinkingSignature === "string" && c.thinkingSignature.length > 0) (b as { signature?: string }).signature = c.thinkingSignature;
+        if (typeof c.thinkingSignature === "string" && c.thinkingSignature.length > 0)
+          (b as { signature?: string }).signature = c.thinkingSignature;
         out.push(b);
         break;
       }
       case "toolCall":
-        out.push({ type: "tool_use", id: String(c.id ?? ""), name: String(c.name ?? ""), input: c.arguments ?? {} });
+        out.push({
+          type: "tool_use",
+          id: String(c.id ?? ""),
+          name: String(c.name ?? ""),
+          input: c.arguments ?? {},
+        });
         break;
       default:
         out.push({ ...c } as Block);
@@ -78,8 +89,10 @@ export function bashExecutionText(m: Record<string, unknown>): string {
   const output = typeof m.output === "string" ? m.output : "";
   text += output ? `\`\`\`\n${output}\n\`\`\`` : "(no output)";
   if (m.cancelled === true) text += "\n\n(command cancelled)";
-  else if (typeof m.exitCode === "number" && m.exitCode !== 0) text += `\n\nCommand exited with code ${m.exitCode}`;
-  if (m.truncated === true && typeof m.fullOutputPath === "string") text += `\n\n[Output truncated. Full output: ${m.fullOutputPath}]`;
+  else if (typeof m.exitCode === "number" && m.exitCode !== 0)
+    text += `\n\nCommand exited with code ${m.exitCode}`;
+  if (m.truncated === true && typeof m.fullOutputPath === "string")
+    text += `\n\n[Output truncated. Full output: ${m.fullOutputPath}]`;
   return text;
 }
 
@@ -96,13 +109,22 @@ function piUsage(u: unknown): Usage | undefined {
 }
 
 /** One pi message as a canonical message, or a skip reason. */
-function convertMessage(m: Record<string, unknown>, meta: Record<string, unknown>): Message | { skip: string; byDesign: boolean } {
+function convertMessage(
+  m: Record<string, unknown>,
+  meta: Record<string, unknown>,
+): Message | { skip: string; byDesign: boolean } {
   switch (m.role) {
     case "user":
       return { role: "user", content: piBlocks(m.content), meta };
     case "assistant": {
-      const msg: Message = { role: m.stopReason === "aborted" ? "assistant_interrupted" : "assistant", content: piBlocks(m.content), meta };
-      for (const k of ["model", "provider", "api", "stopReason", "errorMessage", "responseId"]) if (m[k] !== undefined) meta[k === "stopReason" ? "stop_reason" : k === "errorMessage" ? "error_message" : k] = m[k];
+      const msg: Message = {
+        role: m.stopReason === "aborted" ? "assistant_interrupted" : "assistant",
+        content: piBlocks(m.content),
+        meta,
+      };
+      for (const k of ["model", "provider", "api", "stopReason", "errorMessage", "responseId"])
+        if (m[k] !== undefined)
+          meta[k === "stopReason" ? "stop_reason" : k === "errorMessage" ? "error_message" : k] = m[k];
       const usage = piUsage(m.usage);
       if (usage) msg.usage = usage;
       return msg;
@@ -111,21 +133,45 @@ function convertMessage(m: Record<string, unknown>, meta: Record<string, unknown
       const blocks = piBlocks(m.content);
       const texts = blocks.filter((b) => b.type === "text").map((b) => (b as { text: string }).text);
       const others = blocks.filter((b) => b.type !== "text");
-      const r: Block = { type: "tool_result", tool_use_id: String(m.toolCallId ?? ""), content: texts.join("\n") };
+      const r: Block = {
+        type: "tool_result",
+        tool_use_id: String(m.toolCallId ?? ""),
+        content: texts.join("\n"),
+      };
       if (typeof m.isError === "boolean") (r as { is_error?: boolean }).is_error = m.isError;
       if (others.length > 0) (r as { content_blocks?: Block[] }).content_blocks = others;
       if (typeof m.toolName === "string") meta.tool_name = m.toolName;
       return { role: "user", content: [r], meta };
     }
     case "bashExecution":
-      if (m.excludeFromContext === true) return { skip: "bashExecution excluded from the model's context (!! command)", byDesign: true };
-      return { role: "user", content: [{ type: "text", text: bashExecutionText(m) }], meta: { ...meta, bash_execution: { command: m.command, exit_code: m.exitCode } } };
+      if (m.excludeFromContext === true)
+        return { skip: "bashExecution excluded from the model's context (!! command)", byDesign: true };
+      return {
+        role: "user",
+        content: [{ type: "text", text: bashExecutionText(m) }],
+        meta: { ...meta, bash_execution: { command: m.command, exit_code: m.exitCode } },
+      };
     case "custom":
       return { role: "user", content: piBlocks(m.content), meta: { ...meta, custom_type: m.customType } };
     case "branchSummary":
-      return { role: "user", content: [{ type: "text", text: PI_BRANCH_SUMMARY_PREFIX + String(m.summary ?? "") + PI_BRANCH_SUMMARY_SUFFIX }], meta };
+      return {
+        role: "user",
+        content: [
+          {
+            type: "text",
+            text: PI_BRANCH_SUMMARY_PREFIX + String(m.summary ?? "") + PI_BRANCH_SUMMARY_SUFFIX,
+          },
+        ],
+        meta,
+      };
     case "compactionSummary":
-      return { role: "user", content: [{ type: "text", text: PI_COMPACTION_PREFIX + String(m.summary ?? "") + PI_COMPACTION_SUFFIX }], meta };
+      return {
+        role: "user",
+        content: [
+          { type: "text", text: PI_COMPACTION_PREFIX + String(m.summary ?? "") + PI_COMPACTION_SUFFIX },
+        ],
+        meta,
+      };
     default:
       return { skip: `message with unknown role ${JSON.stringify(m.role)}`, byDesign: false };
   }
@@ -169,7 +215,12 @@ export function importPi(text: string, file: string): ImportResult {
   /** The message an entry contributes to pi's context. */
   const contribution = (e: JournalEntry): Message | undefined => {
     if (e.kind === "branch_summary") {
-      return { role: "user", content: [{ type: "text", text: PI_BRANCH_SUMMARY_PREFIX + e.payload.summary + PI_BRANCH_SUMMARY_SUFFIX }] };
+      return {
+        role: "user",
+        content: [
+          { type: "text", text: PI_BRANCH_SUMMARY_PREFIX + e.payload.summary + PI_BRANCH_SUMMARY_SUFFIX },
+        ],
+      };
     }
     if (e.kind === "header" || e.kind === "compaction") return undefined;
     return e.payload as Message;
@@ -195,7 +246,10 @@ export function importPi(text: string, file: string): ImportResult {
     if (treeId) parentOf.set(treeId, typeof o.parentId === "string" ? o.parentId : null);
     const recordIndex = recordIds.length;
     recordIds.push(treeId);
-    const ts = typeof o.timestamp === "string" ? o.timestamp : String((header.payload as { created_at: string }).created_at);
+    const ts =
+      typeof o.timestamp === "string"
+        ? o.timestamp
+        : String((header.payload as { created_at: string }).created_at);
     const id = treeId ?? `L${raw.line}`;
     if (!treeId) parentOf.set(id, lastEntry);
     recordIds[recordIndex] = id;
@@ -203,7 +257,9 @@ export function importPi(text: string, file: string): ImportResult {
     if (treeId && typeof o.parentId === "string" && parent === header.id && lastEntry !== header.id) {
       // The parent entry is missing (e.g. its line was broken): hang this one off the previous entry.
       parent = lastEntry;
-      rb.note(`line ${raw.line}: parent ${o.parentId} is not in the file; attached to the previous entry ${lastEntry}`);
+      rb.note(
+        `line ${raw.line}: parent ${o.parentId} is not in the file; attached to the previous entry ${lastEntry}`,
+      );
     }
 
     if (type === "session") {
@@ -211,14 +267,16 @@ export function importPi(text: string, file: string): ImportResult {
       hp.session_id = String(o.id ?? "");
       hp.created_at = String(o.timestamp ?? "");
       if (typeof o.cwd === "string") hp.cwd = o.cwd;
-      for (const k of ["version", "provider", "modelId", "thinkingLevel", "branchedFrom", "parentSession"]) if (o[k] !== undefined) hp[k] = o[k];
+      for (const k of ["version", "provider", "modelId", "thinkingLevel", "branchedFrom", "parentSession"])
+        if (o[k] !== undefined) hp[k] = o[k];
       if (typeof o.modelId === "string") model = o.modelId;
       header.created_at = String(hp.created_at);
       entryFor.set(id, header.id);
       rb.imported();
       continue;
     }
-    if (type === "model_change" && (typeof o.modelId === "string" || typeof o.model === "string")) model = String(o.modelId ?? o.model);
+    if (type === "model_change" && (typeof o.modelId === "string" || typeof o.model === "string"))
+      model = String(o.modelId ?? o.model);
     if (BY_DESIGN[type]) {
       rb.skip(raw.line, BY_DESIGN[type]!, true);
       continue;
@@ -232,12 +290,19 @@ export function importPi(text: string, file: string): ImportResult {
         rb.skip(raw.line, m.skip, m.byDesign);
         continue;
       }
-      add({ id, parent_id: parent, kind: kindForMessage(m), created_at: ts, payload: m } as MessageEntry, treeId ?? id);
+      add(
+        { id, parent_id: parent, kind: kindForMessage(m), created_at: ts, payload: m } as MessageEntry,
+        treeId ?? id,
+      );
       rb.imported();
       continue;
     }
     if (type === "custom_message") {
-      const m: Message = { role: "user", content: piBlocks(o.content), meta: { ...meta, custom_type: o.customType, display: o.display } };
+      const m: Message = {
+        role: "user",
+        content: piBlocks(o.content),
+        meta: { ...meta, custom_type: o.customType, display: o.display },
+      };
       add({ id, parent_id: parent, kind: "user", created_at: ts, payload: m }, treeId ?? id);
       rb.imported();
       continue;
@@ -249,7 +314,12 @@ export function importPi(text: string, file: string): ImportResult {
           parent_id: parent,
           kind: "branch_summary",
           created_at: ts,
-          payload: { branch_id: String(o.fromId ?? id), summary: String(o.summary ?? ""), parent_branch_id: null, from_id: o.fromId ?? null },
+          payload: {
+            branch_id: String(o.fromId ?? id),
+            summary: String(o.summary ?? ""),
+            parent_branch_id: null,
+            from_id: o.fromId ?? null,
+          },
         },
         treeId ?? id,
       );
@@ -270,7 +340,11 @@ export function importPi(text: string, file: string): ImportResult {
       const path: JournalEntry[] = [];
       let found = false;
       const seen = new Set<string>();
-      for (let cur: JournalEntry | undefined = byId.get(parent); cur && !seen.has(cur.id); cur = cur.parent_id ? byId.get(cur.parent_id) : undefined) {
+      for (
+        let cur: JournalEntry | undefined = byId.get(parent);
+        cur && !seen.has(cur.id);
+        cur = cur.parent_id ? byId.get(cur.parent_id) : undefined
+      ) {
         seen.add(cur.id);
         if (cur.kind === "compaction") break;
         path.push(cur);
@@ -279,9 +353,16 @@ export function importPi(text: string, file: string): ImportResult {
           break;
         }
       }
-      const kept = found ? path.reverse().map(contribution).filter((m): m is Message => m !== undefined) : [];
+      const kept = found
+        ? path
+            .reverse()
+            .map(contribution)
+            .filter((m): m is Message => m !== undefined)
+        : [];
       if (!found && (o.firstKeptEntryId !== undefined || o.firstKeptEntryIndex !== undefined)) {
-        rb.note(`line ${raw.line}: first kept entry ${JSON.stringify(o.firstKeptEntryId ?? o.firstKeptEntryIndex)} not found on the compaction's path; replacement holds only the summary`);
+        rb.note(
+          `line ${raw.line}: first kept entry ${JSON.stringify(o.firstKeptEntryId ?? o.firstKeptEntryIndex)} not found on the compaction's path; replacement holds only the summary`,
+        );
       }
       const summary = String(o.summary ?? "");
       const checkpoint: Message = {

@@ -66,8 +66,20 @@ function keepBlock(b: Block, role: Message["role"], provider: Provider): boolean
 /** Block types the Anthropic Messages API takes besides the canonical ones (server tools, documents). */
 export function isAnthropicBlockType(type: string): boolean {
   return (
-    ["text", "image", "document", "search_result", "thinking", "redacted_thinking", "tool_use", "tool_result", "server_tool_use", "mcp_tool_use", "mcp_tool_result", "container_upload"].includes(type) ||
-    /^[a-z_]+_tool_result$/.test(type)
+    [
+      "text",
+      "image",
+      "document",
+      "search_result",
+      "thinking",
+      "redacted_thinking",
+      "tool_use",
+      "tool_result",
+      "server_tool_use",
+      "mcp_tool_use",
+      "mcp_tool_result",
+      "container_upload",
+    ].includes(type) || /^[a-z_]+_tool_result$/.test(type)
   );
 }
 
@@ -76,24 +88,32 @@ function cleanBlock(b: Block, provider: Provider): Block {
     const r = b as ToolResultBlock;
     const out: ToolResultBlock = { type: "tool_result", tool_use_id: r.tool_use_id, content: r.content };
     if (r.is_error !== undefined && provider === "anthropic") out.is_error = r.is_error;
-    if (provider === "anthropic" && r.content_blocks && r.content_blocks.length > 0) out.content_blocks = r.content_blocks;
+    if (provider === "anthropic" && r.content_blocks && r.content_blocks.length > 0)
+      out.content_blocks = r.content_blocks;
     return out;
   }
   if (b.type === "tool_use") {
     const u = b as ToolUseBlock;
-    const input = provider === "anthropic" && (u.input === null || typeof u.input !== "object" || Array.isArray(u.input)) ? { input: u.input } : u.input;
+    const input =
+      provider === "anthropic" && (u.input === null || typeof u.input !== "object" || Array.isArray(u.input))
+        ? { input: u.input }
+        : u.input;
     return { type: "tool_use", id: u.id, name: u.name, input };
   }
   if (b.type === "text") {
     const t = b as { text: string; cache_control?: unknown };
-    return provider === "anthropic" && t.cache_control !== undefined ? { type: "text", text: t.text, cache_control: t.cache_control } : { type: "text", text: t.text };
+    return provider === "anthropic" && t.cache_control !== undefined
+      ? { type: "text", text: t.text, cache_control: t.cache_control }
+      : { type: "text", text: t.text };
   }
   if (b.type === "thinking") {
     const t = b as { thinking: string; signature?: string };
     return { type: "thinking", thinking: t.thinking, signature: t.signature };
   }
-  if (b.type === "redacted_thinking") return { type: "redacted_thinking", data: (b as { data: string }).data };
-  if (b.type === "image_url") return { type: "image_url", image_url: { url: (b as { image_url: { url: string } }).image_url.url } };
+  if (b.type === "redacted_thinking")
+    return { type: "redacted_thinking", data: (b as { data: string }).data };
+  if (b.type === "image_url")
+    return { type: "image_url", image_url: { url: (b as { image_url: { url: string } }).image_url.url } };
   return b;
 }
 
@@ -105,7 +125,8 @@ export function prepareForProvider(messages: readonly Message[], provider: Provi
     role: m.role === "assistant_interrupted" ? "assistant" : m.role,
     content: m.content.filter((b) => keepBlock(b, m.role, provider)).map((b) => cleanBlock(b, provider)),
   }));
-  const system = provider === "anthropic" ? base.filter((m) => m.role === "system" && m.content.length > 0) : [];
+  const system =
+    provider === "anthropic" ? base.filter((m) => m.role === "system" && m.content.length > 0) : [];
   const convo = provider === "anthropic" ? base.filter((m) => m.role !== "system") : base;
 
   // 3: pairing.
@@ -130,7 +151,10 @@ export function prepareForProvider(messages: readonly Message[], provider: Provi
       if (consumed.has(`${i}:${j}`)) return;
       const r = b as ToolResultBlock;
       // A result whose call is not before it: keep its text, as text.
-      content.push({ type: "text", text: `[tool result for ${r.tool_use_id}${r.is_error ? " (error)" : ""}]\n${r.content}` });
+      content.push({
+        type: "text",
+        text: `[tool result for ${r.tool_use_id}${r.is_error ? " (error)" : ""}]\n${r.content}`,
+      });
       return;
     });
     if (!isAssistant(m)) {
@@ -162,7 +186,8 @@ export function prepareForProvider(messages: readonly Message[], provider: Provi
       }
       // else: in flight at the very end; the call is left out of the request.
     }
-    if (provider === "openai") kept.sort((a, b) => Number(a.type === "tool_use") - Number(b.type === "tool_use"));
+    if (provider === "openai")
+      kept.sort((a, b) => Number(a.type === "tool_use") - Number(b.type === "tool_use"));
     out.push({ role: "assistant", content: kept });
     if (results.length > 0) out.push({ role: "user", content: results });
   }
@@ -184,7 +209,10 @@ export function prepareForProvider(messages: readonly Message[], provider: Provi
     }
     for (const m of merged) {
       if (m.role === "user") {
-        m.content = [...m.content.filter((b) => b.type === "tool_result"), ...m.content.filter((b) => b.type !== "tool_result")];
+        m.content = [
+          ...m.content.filter((b) => b.type === "tool_result"),
+          ...m.content.filter((b) => b.type !== "tool_result"),
+        ];
       }
     }
     msgs = merged;

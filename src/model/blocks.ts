@@ -1,7 +1,8 @@
 /** Small pure helpers over blocks and messages. */
 import type { Block, Message, TextBlock, ToolResultBlock, ToolUseBlock } from "./types.js";
 
-export const isText = (b: Block): b is TextBlock => b.type === "text" && typeof (b as TextBlock).text === "string";
+export const isText = (b: Block): b is TextBlock =>
+  b.type === "text" && typeof (b as TextBlock).text === "string";
 export const isToolUse = (b: Block): b is ToolUseBlock => b.type === "tool_use";
 export const isToolResult = (b: Block): b is ToolResultBlock => b.type === "tool_result";
 

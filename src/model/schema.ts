@@ -124,10 +124,16 @@ export function parseMessage(data: unknown, path = "message"): Message {
   const m = data as Record<string, unknown>;
   if (m.role === undefined) throw new ModelError(path, 'missing "role"');
   if (!(ROLES as readonly unknown[]).includes(m.role)) {
-    throw new ModelError(path, `unknown role ${JSON.stringify(m.role)} (expected one of ${ROLES.join(", ")})`);
+    throw new ModelError(
+      path,
+      `unknown role ${JSON.stringify(m.role)} (expected one of ${ROLES.join(", ")})`,
+    );
   }
   if (!Array.isArray(m.content)) {
-    throw new ModelError(path, m.content === undefined ? 'missing "content"' : '"content" must be an array of blocks');
+    throw new ModelError(
+      path,
+      m.content === undefined ? 'missing "content"' : '"content" must be an array of blocks',
+    );
   }
   m.content.forEach((b, i) => parseBlock(b, `${path}.content[${i}]`));
   if (m.usage !== undefined) {
@@ -192,8 +198,15 @@ export function parseJournalEntry(data: unknown, path = "entry"): JournalEntry {
     throw new ModelError(path, "a journal entry must be an object");
   }
   const kind = (data as { kind?: unknown }).kind;
-  if (kind !== undefined && typeof kind === "string" && !(JOURNAL_KINDS as readonly string[]).includes(kind)) {
-    throw new ModelError(path, `unknown kind ${JSON.stringify(kind)} (expected one of ${JOURNAL_KINDS.join(", ")})`);
+  if (
+    kind !== undefined &&
+    typeof kind === "string" &&
+    !(JOURNAL_KINDS as readonly string[]).includes(kind)
+  ) {
+    throw new ModelError(
+      path,
+      `unknown kind ${JSON.stringify(kind)} (expected one of ${JOURNAL_KINDS.join(", ")})`,
+    );
   }
   const r = entrySchema.safeParse(data);
   if (!r.success) failFrom(r.error, data, path);

@@ -58,12 +58,7 @@ export interface OpaqueBlock {
 }
 
 export type KnownBlock =
-  | TextBlock
-  | ThinkingBlock
-  | RedactedThinkingBlock
-  | ToolUseBlock
-  | ToolResultBlock
-  | ImageUrlBlock;
+  TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | ToolResultBlock | ImageUrlBlock;
 
 export type Block = KnownBlock | OpaqueBlock;
 
@@ -173,6 +168,7 @@ export function isMessageKind(kind: string): kind is MessageKind {
 export function kindForMessage(message: Message): MessageKind {
   if (message.role === "system") return "system";
   if (message.role === "assistant" || message.role === "assistant_interrupted") return "assistant";
-  if (message.content.length > 0 && message.content.every((b) => b.type === "tool_result")) return "tool_result";
+  if (message.content.length > 0 && message.content.every((b) => b.type === "tool_result"))
+    return "tool_result";
   return "user";
 }

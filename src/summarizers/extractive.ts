@@ -717,14 +717,13 @@ export function extractiveSummary(request: SummaryRequest, opts: ExtractiveOptio
     (items: () => { text: string; rank: number }[], what: string, empty: string) => (budget: number) =>
       items().length === 0 ? fitted(`${empty}\n`, budget) : renderList(items(), budget, what);
   /** The unbounded size of a list section: `- text\n` per item (what renderList writes when all fit). */
-  const listSize =
-    (items: () => { text: string; rank: number }[], empty: string) => (): number => {
-      const all = items();
-      if (all.length === 0) return empty.length + 1;
-      let n = 0;
-      for (const it of all) n += it.text.length + 3;
-      return n;
-    };
+  const listSize = (items: () => { text: string; rank: number }[], empty: string) => (): number => {
+    const all = items();
+    if (all.length === 0) return empty.length + 1;
+    let n = 0;
+    for (const it of all) n += it.text.length + 3;
+    return n;
+  };
 
   const plans: SectionPlan[] = [
     { name: "Objective", weight: 1, need: 0, render: objectiveText },

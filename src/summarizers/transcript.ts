@@ -71,7 +71,19 @@ export function safeTail(s: string, max: number): string {
 const ONE_LINE_MAX = 1024;
 
 function isSpaceCode(c: number): boolean {
-  return c === 0x20 || (c >= 0x09 && c <= 0x0d) || c === 0xa0 || c === 0x2028 || c === 0x2029 || c === 0xfeff || (c >= 0x2000 && c <= 0x200a) || c === 0x1680 || c === 0x202f || c === 0x205f || c === 0x3000;
+  return (
+    c === 0x20 ||
+    (c >= 0x09 && c <= 0x0d) ||
+    c === 0xa0 ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0xfeff ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x1680 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000
+  );
 }
 
 /**
@@ -239,7 +251,13 @@ export function isModifyingTool(tool: ToolUseBlock): boolean {
  * (apply_patch), `+++ b/x` (git diff), and `+++ x` right after a `--- ` line
  * (plain unified diff).
  */
-const PATCH_PREFIXES = ["*** Update File: ", "*** Add File: ", "*** Delete File: ", "*** Move to: ", "+++ b/"];
+const PATCH_PREFIXES = [
+  "*** Update File: ",
+  "*** Add File: ",
+  "*** Delete File: ",
+  "*** Move to: ",
+  "+++ b/",
+];
 
 /**
  * File paths named by apply_patch headers (`*** Update File: x`, `*** Add File:`,
@@ -250,7 +268,7 @@ export function patchPaths(s: string): string[] {
   if (s.indexOf("*** ") === -1 && s.indexOf("+++ ") === -1) return [];
   const out: string[] = [];
   let afterDashes = false;
-  for (let start = 0; start < s.length; ) {
+  for (let start = 0; start < s.length;) {
     let end = s.indexOf("\n", start);
     if (end === -1) end = s.length;
     const c = s.charCodeAt(start);

@@ -48,7 +48,11 @@ export class SummarizerError extends Error {
   readonly status?: number;
   /** Server-suggested wait (from `retry-after`), in milliseconds. */
   readonly retryAfterMs?: number;
-  constructor(kind: SummarizerErrorKind, message: string, opts: { status?: number; retryAfterMs?: number; cause?: unknown } = {}) {
+  constructor(
+    kind: SummarizerErrorKind,
+    message: string,
+    opts: { status?: number; retryAfterMs?: number; cause?: unknown } = {},
+  ) {
     super(message, { cause: opts.cause });
     this.name = "SummarizerError";
     this.kind = kind;

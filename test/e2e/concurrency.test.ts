@@ -1,14 +1,47 @@
 /** Two `compact` processes on one journal at once: one succeeds, the other exits 4, and the journal is valid. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { corpusDir } from "../support.js";
 import { readJournalSync } from "../../src/journal/index.js";
+import type { JournalEntry, Message } from "../../src/model/index.js";
 import { run, tempDir } from "./helpers.js";
 
-// A large session, so that each compaction holds the lock for a while (reading, compacting, appending).
-const big = join(corpusDir, "pi", "pi-mono-before-compaction.jsonl");
+/**
+ * A journal big enough (about 40 MB) that each `compact` holds the lock for a
+ * good half second (reading, compacting, appending): far longer than the gap
+ * between two processes started together, so the two runs really overlap.
+ */
+function bigJournal(file: string): void {
+  const lines: string[] = [];
+  const at = "2026-01-01T00:00:00.000Z";
+  const header: JournalEntry = {
+    id: "h",
+    parent_id: null,
+    kind: "header",
+    created_at: at,
+    payload: { session_id: "s", created_at: at, schema_version: 2, source_format: "journal" },
+  };
+  lines.push(JSON.stringify(header));
+  let parent = "h";
+  const add = (id: string, kind: JournalEntry["kind"], payload: Message): void => {
+    lines.push(JSON.stringify({ id, parent_id: parent, kind, created_at: at, payload }));
+    parent = id;
+  };
+  add("u0", "user", { role: "user", content: [{ type: "text", text: "Read every module and fix the failing tests." }] });
+  const output = "module source line with some code in it;\n".repeat(48);
+  for (let i = 0; i < 10_000; i++) {
+    add(`a${i}`, "assistant", {
+      role: "assistant",
+      content: [{ type: "tool_use", id: `c${i}`, name: "Read", input: { file_path: `src/m${i}.ts` } }],
+    });
+    add(`r${i}`, "tool_result", {
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: `c${i}`, content: `${i}: ${output}` }],
+    });
+  }
+  writeFileSync(file, lines.join("\n") + "\n");
+}
 
 test(
   "two concurrent compactions of one journal: exactly one succeeds, the other exits 4 (3 rounds)",
@@ -18,10 +51,10 @@ test(
     t.after(cleanup);
     for (let round = 0; round < 3; round++) {
       const j = join(dir, `j${round}.jsonl`);
-      assert.equal((await run(["import", big, "--out", j])).code, 0);
+      bigJournal(j);
       const before = readFileSync(j);
       const entriesBefore = readJournalSync(j).entries.length;
-      const args = ["compact", j, "--in-place", "--target", "20000", "--workspace", dir, "--json"];
+      const args = ["compact", j, "--in-place", "--target", "5000", "--workspace", dir, "--json"];
       const [a, b] = await Promise.all([run(args), run(args)]);
       const codes = [a.code, b.code].sort();
       assert.deepEqual(
