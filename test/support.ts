@@ -16,6 +16,12 @@ export const repoRoot = (() => {
 
 /** The shared folder beside the repository (corpus, peers, spec); override with COMPACT_SAFE_SHARED. */
 export const sharedDir = resolve(process.env.COMPACT_SAFE_SHARED ?? join(repoRoot, "..", "shared"));
+if (!existsSync(join(sharedDir, "corpus"))) {
+  throw new Error(
+    `the shared corpus is not at ${sharedDir}/corpus: the tests read real sessions from ../shared beside the clone; ` +
+      "set COMPACT_SAFE_SHARED to its folder",
+  );
+}
 
 export const corpusDir = join(sharedDir, "corpus");
 export const peerMatrix = join(sharedDir, "peers", "codewhale-matrix.json");
