@@ -28,7 +28,10 @@ function bigJournal(file: string): void {
     lines.push(JSON.stringify({ id, parent_id: parent, kind, created_at: at, payload }));
     parent = id;
   };
-  add("u0", "user", { role: "user", content: [{ type: "text", text: "Read every module and fix the failing tests." }] });
+  add("u0", "user", {
+    role: "user",
+    content: [{ type: "text", text: "Read every module and fix the failing tests." }],
+  });
   const output = "module source line with some code in it;\n".repeat(48);
   for (let i = 0; i < 10_000; i++) {
     add(`a${i}`, "assistant", {
