@@ -22,7 +22,7 @@ import type { Block, CompactionEntry, JournalEntry, Message, MessageEntry, Usage
 import { kindForMessage } from "../model/index.js";
 import { closeAbandonedInEntries } from "./abandoned.js";
 import { fromAnthropicContent, textOf } from "./convert.js";
-import { isRecord, parseLine, splitLines } from "./lines.js";
+import { isRecord, objectLines } from "./lines.js";
 import { ReportBuilder } from "./report.js";
 import type { ImportResult } from "./types.js";
 
@@ -65,23 +65,10 @@ export function roughTokens(messages: readonly Message[]): number {
 
 export function importClaudeCode(text: string, file: string): ImportResult {
   const rb = new ReportBuilder("claude-code", file);
-  const lines = splitLines(text);
   const parsed: { line: number; o: Record<string, unknown>; kind: string }[] = [];
   // Pass 1: parse every line and record every uuid's parent (including lines we skip).
   const parentOf = new Map<string, string | null>();
-  for (const raw of lines) {
-    if (raw.text.trim() === "") {
-      rb.line("blank");
-      rb.skip(raw.line, "blank line", true);
-      continue;
-    }
-    const p = parseLine(raw);
-    if (!p.ok || !isRecord(p.value)) {
-      rb.line("unparsable");
-      rb.skip(raw.line, p.ok ? "not a JSON object" : p.reason, false);
-      continue;
-    }
-    const o = p.value;
+  for (const { raw, o } of objectLines(text, rb)) {
     const kind =
       String(o.type ?? "?") + (o.type === "system" && typeof o.subtype === "string" ? `:${o.subtype}` : "");
     rb.line(kind);

@@ -30,7 +30,7 @@ import { kindForMessage } from "../model/index.js";
 import { closeAbandonedInEntries } from "./abandoned.js";
 import { roughTokens } from "./claude-code.js";
 import { textOf } from "./convert.js";
-import { isRecord, parseLine, splitLines } from "./lines.js";
+import { isRecord, objectLines } from "./lines.js";
 import { ReportBuilder } from "./report.js";
 import type { ImportResult } from "./types.js";
 
@@ -199,19 +199,7 @@ export function importCodex(text: string, file: string): ImportResult {
     else if (e.kind !== "header") live.push(e.payload as Message);
   };
 
-  for (const raw of splitLines(text)) {
-    if (raw.text.trim() === "") {
-      rb.line("blank");
-      rb.skip(raw.line, "blank line", true);
-      continue;
-    }
-    const parsed = parseLine(raw);
-    if (!parsed.ok || !isRecord(parsed.value)) {
-      rb.line("unparsable");
-      rb.skip(raw.line, parsed.ok ? "not a JSON object" : parsed.reason, false);
-      continue;
-    }
-    const o = parsed.value;
+  for (const { raw, o } of objectLines(text, rb)) {
     const p = isRecord(o.payload) ? o.payload : {};
     const type = String(o.type ?? "?");
     const sub = typeof p.type === "string" ? p.type : "";

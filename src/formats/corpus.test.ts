@@ -12,8 +12,7 @@
  * sends one system string).
  */
 import assert from "node:assert/strict";
-import { existsSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { corpusDir, corpusFiles } from "../../test/support.js";
 import { test } from "node:test";
 import { liveContext } from "../journal/tree.js";
 import type { Message } from "../model/index.js";
@@ -25,15 +24,7 @@ import { toOpenAIRequest } from "./export-openai.js";
 import { prepareForProvider, type Provider } from "./prepare.js";
 import type { ImportResult } from "./types.js";
 
-const CORPUS = new URL("../../../../shared/corpus/", import.meta.url).pathname;
-const DIRS = ["claude-code", "codex", "pi", "gjc", "openai"];
-const files = DIRS.flatMap((d) =>
-  existsSync(join(CORPUS, d))
-    ? readdirSync(join(CORPUS, d))
-        .filter((f) => !f.endsWith(".metadata.json"))
-        .map((f) => join(CORPUS, d, f))
-    : [],
-);
+const files = corpusFiles();
 
 /** The broken lines named in SOURCES.md, with the line numbers found in the files. */
 const KNOWN_BROKEN: Record<string, { line: number; reason: RegExp }[]> = {
@@ -94,7 +85,7 @@ function normalise(
 }
 
 test("the corpus is present", () => {
-  assert.ok(files.length >= 20, `expected the 20 corpus files under ${CORPUS}, found ${files.length}`);
+  assert.ok(files.length >= 20, `expected the 20 corpus files under ${corpusDir}, found ${files.length}`);
 });
 
 for (const file of files) {

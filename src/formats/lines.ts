@@ -3,6 +3,7 @@
  * usual real-world defects: two objects concatenated on one line, an invalid
  * escape, a truncated last line.
  */
+import type { ReportBuilder } from "./report.js";
 
 export interface RawLine {
   /** 1-based line number. */
@@ -82,4 +83,29 @@ export function parseLine(raw: RawLine): ParsedLine {
 
 export function isRecord(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+/**
+ * The JSON-object lines of a JSONL text, in order. Blank lines and lines that
+ * are not one JSON object are reported on `rb` (with their line number and
+ * reason) and skipped: every importer accounts for them the same way.
+ */
+export function* objectLines(
+  text: string,
+  rb: ReportBuilder,
+): Generator<{ raw: RawLine; o: Record<string, unknown> }> {
+  for (const raw of splitLines(text)) {
+    if (raw.text.trim() === "") {
+      rb.line("blank");
+      rb.skip(raw.line, "blank line", true);
+      continue;
+    }
+    const parsed = parseLine(raw);
+    if (!parsed.ok || !isRecord(parsed.value)) {
+      rb.line("unparsable");
+      rb.skip(raw.line, parsed.ok ? "not a JSON object" : parsed.reason, false);
+      continue;
+    }
+    yield { raw, o: parsed.value };
+  }
 }

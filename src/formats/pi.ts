@@ -25,7 +25,7 @@ import type { Block, CompactionEntry, JournalEntry, Message, MessageEntry, Usage
 import { kindForMessage } from "../model/index.js";
 import { closeAbandonedInEntries } from "./abandoned.js";
 import { roughTokens } from "./claude-code.js";
-import { isRecord, parseLine, splitLines } from "./lines.js";
+import { isRecord, objectLines } from "./lines.js";
 import { ReportBuilder } from "./report.js";
 import type { ImportResult } from "./types.js";
 
@@ -226,19 +226,7 @@ export function importPi(text: string, file: string): ImportResult {
     return e.payload as Message;
   };
 
-  for (const raw of splitLines(text)) {
-    if (raw.text.trim() === "") {
-      rb.line("blank");
-      rb.skip(raw.line, "blank line", true);
-      continue;
-    }
-    const parsed = parseLine(raw);
-    if (!parsed.ok || !isRecord(parsed.value)) {
-      rb.line("unparsable");
-      rb.skip(raw.line, parsed.ok ? "not a JSON object" : parsed.reason, false);
-      continue;
-    }
-    const o = parsed.value;
+  for (const { raw, o } of objectLines(text, rb)) {
     const type = String(o.type ?? "?");
     const role = isRecord(o.message) ? String(o.message.role) : "";
     rb.line(type === "message" ? `message:${role}` : type);

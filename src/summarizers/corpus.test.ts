@@ -5,31 +5,18 @@
  * head and error first line of the span appears in the note.
  */
 import { test } from "node:test";
+import { corpusDir, corpusFiles } from "../../test/support.js";
 import assert from "node:assert/strict";
-import { existsSync, readdirSync } from "node:fs";
-import { join } from "node:path";
 import { importFile } from "../formats/detect.js";
 import { liveContext } from "../journal/tree.js";
 import type { Message, ToolResultBlock, ToolUseBlock } from "../model/index.js";
 import { extractiveSummary, splitSections, SUMMARY_SECTIONS, errorLine } from "./extractive.js";
 import { isPlainUserMessage, modifiedPathsOf, textOf } from "./transcript.js";
 
-const CORPUS = new URL("../../../../shared/corpus/", import.meta.url).pathname;
-const DIRS = ["claude-code", "codex", "pi", "gjc", "openai"];
-const files = DIRS.flatMap((d) =>
-  existsSync(join(CORPUS, d))
-    ? readdirSync(join(CORPUS, d))
-        .filter((f) => !f.endsWith(".metadata.json"))
-        .map((f) => join(CORPUS, d, f))
-    : [],
-);
-
-test("corpus present", (t) => {
-  if (files.length === 0) t.skip(`no corpus at ${CORPUS}`);
-});
+const files = corpusFiles();
 
 for (const file of files) {
-  test(`extractive note of ${file.slice(CORPUS.length)}`, async () => {
+  test(`extractive note of ${file.slice(corpusDir.length + 1)}`, async () => {
     const { entries } = await importFile(file);
     const messages: Message[] = liveContext(entries);
     assert.ok(messages.length > 0);
