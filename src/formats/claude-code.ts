@@ -23,6 +23,7 @@ import { kindForMessage } from "../model/index.js";
 import { closeAbandonedInEntries } from "./abandoned.js";
 import { fromAnthropicContent, textOf } from "./convert.js";
 import { isRecord, objectLines } from "./lines.js";
+import { nearestImported } from "./source-tree.js";
 import { ReportBuilder } from "./report.js";
 import type { ImportResult } from "./types.js";
 
@@ -98,17 +99,7 @@ export function importClaudeCode(text: string, file: string): ImportResult {
   const pendingBoundaries = new Map<string, { o: Record<string, unknown>; line: number }>();
   let lastModel = "unknown";
 
-  const resolve = (uuid: unknown): string | null => {
-    const seen = new Set<string>();
-    let cur: unknown = uuid;
-    while (typeof cur === "string" && !seen.has(cur)) {
-      seen.add(cur);
-      const hit = entryFor.get(cur);
-      if (hit !== undefined) return hit;
-      cur = parentOf.get(cur);
-    }
-    return null;
-  };
+  const resolve = (uuid: unknown): string | null => nearestImported(uuid, entryFor, parentOf);
   const add = (e: JournalEntry, sidechain: boolean) => {
     (sidechain ? side : main).push(e);
     entryById.set(e.id, e);

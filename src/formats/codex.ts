@@ -31,6 +31,7 @@ import { closeAbandonedInEntries } from "./abandoned.js";
 import { roughTokens } from "./claude-code.js";
 import { textOf } from "./convert.js";
 import { isRecord, objectLines } from "./lines.js";
+import { startHeader } from "./source-tree.js";
 import { ReportBuilder } from "./report.js";
 import type { ImportResult } from "./types.js";
 
@@ -178,13 +179,7 @@ export function responseItemsToMessages(items: readonly unknown[]): Message[] {
 
 export function importCodex(text: string, file: string): ImportResult {
   const rb = new ReportBuilder("codex", file);
-  const header: JournalEntry = {
-    id: "header",
-    parent_id: null,
-    kind: "header",
-    created_at: "",
-    payload: { session_id: "", created_at: "", schema_version: 2, source_format: "codex" },
-  };
+  const header: JournalEntry = startHeader("codex");
   const entries: JournalEntry[] = [header];
   let last: string = header.id;
   let cur: { side: Side; entry: MessageEntry } | undefined;

@@ -26,6 +26,7 @@ import { kindForMessage } from "../model/index.js";
 import { closeAbandonedInEntries } from "./abandoned.js";
 import { roughTokens } from "./claude-code.js";
 import { isRecord, objectLines } from "./lines.js";
+import { nearestImported, startHeader } from "./source-tree.js";
 import { ReportBuilder } from "./report.js";
 import type { ImportResult } from "./types.js";
 
@@ -179,13 +180,7 @@ function convertMessage(
 
 export function importPi(text: string, file: string): ImportResult {
   const rb = new ReportBuilder("pi", file);
-  const header: JournalEntry = {
-    id: "header",
-    parent_id: null,
-    kind: "header",
-    created_at: "",
-    payload: { session_id: "", created_at: "", schema_version: 2, source_format: "pi" },
-  };
+  const header: JournalEntry = startHeader("pi");
   const entries: JournalEntry[] = [header];
   const byId = new Map<string, JournalEntry>([[header.id, header]]);
   const parentOf = new Map<string, string | null>();
@@ -195,17 +190,7 @@ export function importPi(text: string, file: string): ImportResult {
   let lastEntry = header.id;
   let model = "unknown";
 
-  const resolve = (id: unknown): string | null => {
-    const seen = new Set<string>();
-    let cur: unknown = id;
-    while (typeof cur === "string" && !seen.has(cur)) {
-      seen.add(cur);
-      const hit = entryFor.get(cur);
-      if (hit !== undefined) return hit;
-      cur = parentOf.get(cur);
-    }
-    return null;
-  };
+  const resolve = (id: unknown): string | null => nearestImported(id, entryFor, parentOf);
   const add = (e: JournalEntry, sourceId: string | undefined) => {
     entries.push(e);
     byId.set(e.id, e);
