@@ -13,6 +13,7 @@ import { boundResultContent } from "../contract/bounds.js";
 import { validateSurvivalContract } from "../contract/validate.js";
 import { fastEstimator, type TokenEstimator } from "./tokens.js";
 import { renderLiveState, type LiveState } from "./live-state.js";
+import { redactSecrets } from "./redact.js";
 
 export const DEFAULT_RETAINED_USER_TOKENS = 20_000;
 
@@ -44,7 +45,11 @@ export function formatReceipt(c: CoverageReceipt): string {
   );
 }
 
-/** The checkpoint message: marker, summary, coverage receipt, anchors, live state. */
+/**
+ * The checkpoint message: marker, summary, coverage receipt, anchors, live
+ * state. The live state (background commands may carry tokens) is redacted;
+ * the anchors are the user's own words and are restated verbatim.
+ */
 export function buildCheckpoint(
   summary: string,
   coverage: CoverageReceipt,
@@ -55,7 +60,7 @@ export function buildCheckpoint(
     `${CHECKPOINT_MARKER}\n${summary.trim()}\n\n` +
     `## Coverage\n${formatReceipt(coverage)}\n\n` +
     `## Anchors\n${anchors.length > 0 ? anchors : "(none)"}\n\n` +
-    `## Live state\n${renderLiveState(liveState)}`;
+    `## Live state\n${redactSecrets(renderLiveState(liveState))}`;
   return { role: "user", content: [{ type: "text", text }] };
 }
 
