@@ -4,8 +4,7 @@
  * (through `formats`), and message arrays for `validate`.
  */
 import { open, readFile, stat } from "node:fs/promises";
-import type { Block, JournalEntry, Message } from "../model/index.js";
-import { ALL_BRANCH_SUMMARY_MARKERS, ALL_CHECKPOINT_MARKERS } from "../contract/markers.js";
+import type { JournalEntry, Message } from "../model/index.js";
 import { ModelError, parseMessages } from "../model/index.js";
 import { formatProblems, liveContext, readJournal } from "../journal/index.js";
 import { FORMAT_NAMES, FormatError, type FormatName, type ImportReport } from "../formats/types.js";
@@ -173,51 +172,5 @@ function providerOf(list: unknown[]): "openai" | undefined {
 function importedLive(text: string, file: string, format: "anthropic" | "openai"): Message[] {
   const { entries } = importText(text, file, { format });
   const live = liveContext(entries);
-  return format === "anthropic" ? splitMergedMarkers(live) : live;
-}
-
-const MARKERS: readonly string[] = [...ALL_CHECKPOINT_MARKERS, ...ALL_BRANCH_SUMMARY_MARKERS];
-
-function opensWithMarker(b: Block): boolean {
-  return (
-    b.type === "text" &&
-    typeof (b as { text?: unknown }).text === "string" &&
-    MARKERS.some((m) => (b as { text: string }).text.startsWith(m))
-  );
-}
-
-/**
- * Undoes what the Anthropic exporter's merging of consecutive user messages
- * hides: a checkpoint or branch summary is a user message whose FIRST text
- * block opens with its marker, so once merged behind other user text it is no
- * longer recognisable. Each text block that opens with a marker is split out
- * into a message of its own (blocks before and after it stay in their own
- * user messages, in order). Nothing else changes, and the same split applies
- * to both sides of a validation.
- */
-export function splitMergedMarkers(messages: readonly Message[]): Message[] {
-  const outList: Message[] = [];
-  for (const m of messages) {
-    if (
-      m.role !== "user" ||
-      !m.content.some(opensWithMarker) ||
-      (m.content.length === 1 && opensWithMarker(m.content[0]!))
-    ) {
-      outList.push(m);
-      continue;
-    }
-    let current: Block[] = [];
-    const flush = () => {
-      if (current.length > 0) outList.push({ ...m, content: current });
-      current = [];
-    };
-    for (const b of m.content) {
-      if (opensWithMarker(b)) {
-        flush();
-        outList.push({ ...m, content: [b] });
-      } else current.push(b);
-    }
-    flush();
-  }
-  return outList;
+  return live;
 }

@@ -474,3 +474,28 @@ test("detection errors list the formats tried; a missing file gets a one-line er
     "anthropic",
   );
 });
+
+test("importing an Anthropic body splits a checkpoint merged behind other user text back into its own message", async () => {
+  const { importText } = await import("./detect.js");
+  const { liveContext } = await import("../journal/tree.js");
+  const { isCheckpoint: isCp } = await import("../contract/classify.js");
+  const body = {
+    messages: [
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "older request" },
+          { type: "text", text: "[compact-safe checkpoint]\nsummary" },
+          { type: "text", text: "latest request" },
+        ],
+      },
+      { role: "assistant", content: [{ type: "text", text: "ok" }] },
+    ],
+  };
+  const live = liveContext(importText(JSON.stringify(body), "b.json", { format: "anthropic" }).entries);
+  assert.deepEqual(
+    live.map((m) => m.content.map((b) => (b as { text: string }).text)),
+    [["older request"], ["[compact-safe checkpoint]\nsummary"], ["latest request"], ["ok"]],
+  );
+  assert.equal(live.filter(isCp).length, 1);
+});

@@ -6,6 +6,7 @@
  */
 import type { Block, JournalEntry, Message, MessageEntry } from "../model/index.js";
 import { kindForMessage } from "../model/index.js";
+import { ALL_BRANCH_SUMMARY_MARKERS, ALL_CHECKPOINT_MARKERS } from "../contract/markers.js";
 import { closeAbandonedInEntries } from "./abandoned.js";
 import { parseArguments } from "./codex.js";
 import { fromAnthropicContent } from "./convert.js";
@@ -23,7 +24,7 @@ function parseJsonDocument(text: string, file: string): unknown {
 
 function finish(
   rb: ReportBuilder,
-  messages: { line: number; message: Message }[],
+  messages: { line: number; message: Message; part?: number }[],
   file: string,
   format: FormatName,
   headerExtra: Record<string, unknown>,
@@ -45,9 +46,9 @@ function finish(
   };
   const entries: JournalEntry[] = [header];
   let last = header.id;
-  for (const { line, message } of messages) {
+  for (const { line, message, part } of messages) {
     const e: MessageEntry = {
-      id: `m${line}`,
+      id: part ? `m${line}.${part}` : `m${line}`,
       parent_id: last,
       kind: kindForMessage(message),
       created_at: created,
@@ -202,6 +203,43 @@ export function importOpenAI(text: string, file: string): ImportResult {
 }
 
 /** Anthropic Messages: an array of messages, or `{ system, messages }`. */
+/**
+ * The Anthropic API wants roles to alternate, so an exporter merges
+ * consecutive user messages, and a checkpoint or branch summary kept after
+ * other user text is no longer a message whose FIRST text block opens with its
+ * marker. On import, each text block of a user message that opens with a
+ * checkpoint or branch-summary marker is split out into a message of its own
+ * (the blocks before and after it stay in their own user messages, in order),
+ * so that the contract recognises it again. Nothing else changes.
+ */
+export function splitAtMarkers(m: Message): Message[] {
+  if (m.role !== "user" || m.content.length < 2 || !m.content.some(opensWithMarker)) return [m];
+  const out: Message[] = [];
+  let current: Block[] = [];
+  const flush = (): void => {
+    if (current.length > 0) out.push({ ...m, content: current });
+    current = [];
+  };
+  for (const b of m.content) {
+    if (opensWithMarker(b)) {
+      flush();
+      out.push({ ...m, content: [b] });
+    } else current.push(b);
+  }
+  flush();
+  return out;
+}
+
+const MARKERS: readonly string[] = [...ALL_CHECKPOINT_MARKERS, ...ALL_BRANCH_SUMMARY_MARKERS];
+
+function opensWithMarker(b: Block): boolean {
+  return (
+    b.type === "text" &&
+    typeof (b as { text?: unknown }).text === "string" &&
+    MARKERS.some((mk) => (b as { text: string }).text.trimStart().startsWith(mk))
+  );
+}
+
 export function importAnthropic(text: string, file: string): ImportResult {
   const doc = parseJsonDocument(text, file);
   const arr = Array.isArray(doc)
@@ -211,7 +249,7 @@ export function importAnthropic(text: string, file: string): ImportResult {
       : undefined;
   if (!arr) throw new FormatError(`${file}: expected an array of messages or { system, messages: [...] }`);
   const rb = new ReportBuilder("anthropic", file);
-  const out: { line: number; message: Message }[] = [];
+  const out: { line: number; message: Message; part?: number }[] = [];
   if (isRecord(doc) && doc.system !== undefined) {
     const content = fromAnthropicContent(doc.system);
     if (content.length > 0) {
@@ -229,10 +267,12 @@ export function importAnthropic(text: string, file: string): ImportResult {
       return;
     }
     rb.line(raw.role);
-    out.push({
-      line,
-      message: { role: raw.role, content: fromAnthropicContent(raw.content), meta: { source_index: i } },
-    });
+    const message: Message = {
+      role: raw.role,
+      content: fromAnthropicContent(raw.content),
+      meta: { source_index: i },
+    };
+    splitAtMarkers(message).forEach((m, part) => out.push({ line, message: m, part }));
     rb.imported();
   });
   return finish(rb, out, file, "anthropic", {});
