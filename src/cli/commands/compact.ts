@@ -163,7 +163,7 @@ async function compactEntries(
   const result = await compactMessagesSafe(live, {
     summarizer: p.summarizer,
     target,
-    trigger: "manual",
+    trigger: o.ifNeeded ? "auto" : "manual",
     focus: o.focus,
     anchors: p.anchors,
     liveState: p.liveState,
@@ -187,7 +187,7 @@ async function compactEntries(
       model: result.model,
       path: result.path,
       coverage: result.coverage,
-      trigger: "manual",
+      trigger: o.ifNeeded ? "auto" : "manual",
       replacement: result.replacement,
     },
   };
