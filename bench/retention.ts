@@ -16,7 +16,8 @@
  *   text, found in the checkpoint or in a retained user message of the
  *   replacement.
  * - (c) Error first lines: the first non-empty line of every `is_error`
- *   tool result in the span (results that an importer synthesised to close
+ *   tool result in the span (of its output, for Codex's
+ *   `{"output": ..., "metadata": ...}` wrapper or `Exit code: N ... Output:` form) (results that an importer synthesised to close
  *   an abandoned call are left out), found in the checkpoint; lines are
  *   compared on their first 200 characters.
  * All comparisons collapse runs of whitespace and trim, since a Markdown note
@@ -122,6 +123,20 @@ function figure(items: readonly string[], isFound: (s: string) => boolean): Rete
   };
 }
 
+/** The output an error result reports (Codex wraps it; see the module comment). Written here from the format, not imported from the summarizer. */
+function errorText(content: string): string {
+  if (content.startsWith('{"output"')) {
+    try {
+      const o = JSON.parse(content) as { output?: unknown };
+      return typeof o.output === "string" ? o.output : content;
+    } catch {
+      return content;
+    }
+  }
+  const m = /^Exit code: -?\d+[\s\S]*?\nOutput:\n?/.exec(content);
+  return m ? content.slice(m[0].length) : content;
+}
+
 export function measureRetention(
   original: readonly Message[],
   replacement: readonly Message[],
@@ -144,7 +159,9 @@ export function measureRetention(
       } else if (b.type === "tool_result") {
         const r = b as { content: string; is_error?: boolean; synthetic?: boolean };
         if (r.is_error !== true || r.synthetic === true) continue;
-        const first = r.content.split("\n").find((l) => l.trim() !== "");
+        const first = errorText(r.content)
+          .split("\n")
+          .find((l) => l.trim() !== "");
         if (first !== undefined) errors.add(norm(first).slice(0, ERROR_HEAD));
       }
     }

@@ -82,8 +82,28 @@ function contentBlocks(content: unknown): Block[] {
   return out;
 }
 
+/**
+ * The exit code a Codex shell output reports, if any: the `metadata.exit_code`
+ * of its `{"output": ..., "metadata": {...}}` wrapper (read from the tail,
+ * without parsing a large output), or a leading `Exit code: N` line (newer
+ * versions).
+ */
+export function codexExitCode(output: string): number | undefined {
+  if (output.startsWith('{"output"')) {
+    const at = output.lastIndexOf('"exit_code":');
+    const m = at === -1 ? null : /^"exit_code":\s*(-?\d+)/.exec(output.slice(at, at + 32));
+    return m ? Number(m[1]) : undefined;
+  }
+  const m = /^Exit code: (-?\d+)\b/.exec(output);
+  return m ? Number(m[1]) : undefined;
+}
+
 function outputContent(output: unknown): { content: string; is_error?: boolean } {
-  if (typeof output === "string") return { content: output };
+  if (typeof output === "string") {
+    // A command that exited non-zero is an error result, as other agents record it.
+    const code = codexExitCode(output);
+    return code !== undefined && code !== 0 ? { content: output, is_error: true } : { content: output };
+  }
   if (isRecord(output)) {
     const content = typeof output.content === "string" ? output.content : JSON.stringify(output);
     return output.success === false ? { content, is_error: true } : { content };

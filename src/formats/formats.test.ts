@@ -499,3 +499,62 @@ test("importing an Anthropic body splits a checkpoint merged behind other user t
   );
   assert.equal(live.filter(isCp).length, 1);
 });
+
+test("Codex: a shell output that exited non-zero becomes an error result", async () => {
+  const { codexExitCode } = await import("./codex.js");
+  assert.equal(codexExitCode('{"output":"boom\\n","metadata":{"exit_code":2,"duration_seconds":0.1}}'), 2);
+  assert.equal(codexExitCode('{"output":"fine","metadata":{"exit_code":0}}'), 0);
+  assert.equal(codexExitCode("Exit code: 127\nWall time: 0.1 seconds\nOutput:\nnot found"), 127);
+  assert.equal(codexExitCode("plain text"), undefined);
+  const { importText } = await import("./detect.js");
+  const lines = [
+    {
+      type: "session_meta",
+      timestamp: "2025-01-01T00:00:00Z",
+      payload: { id: "s", timestamp: "2025-01-01T00:00:00Z", cwd: "/w" },
+    },
+    {
+      type: "response_item",
+      payload: { type: "message", role: "user", content: [{ type: "input_text", text: "run it" }] },
+    },
+    {
+      type: "response_item",
+      payload: { type: "function_call", name: "shell", arguments: '{"command":["false"]}', call_id: "c1" },
+    },
+    {
+      type: "response_item",
+      payload: {
+        type: "function_call_output",
+        call_id: "c1",
+        output: '{"output":"","metadata":{"exit_code":1}}',
+      },
+    },
+    {
+      type: "response_item",
+      payload: { type: "function_call", name: "shell", arguments: '{"command":["true"]}', call_id: "c2" },
+    },
+    {
+      type: "response_item",
+      payload: {
+        type: "function_call_output",
+        call_id: "c2",
+        output: '{"output":"","metadata":{"exit_code":0}}',
+      },
+    },
+  ];
+  const { entries } = importText(lines.map((l) => JSON.stringify(l)).join("\n") + "\n", "r.jsonl", {
+    format: "codex",
+  });
+  const results = entries.flatMap((e) =>
+    e.kind === "header" || e.kind === "compaction" || e.kind === "branch_summary"
+      ? []
+      : (e.payload as Message).content.filter((b) => b.type === "tool_result"),
+  ) as { tool_use_id: string; is_error?: boolean }[];
+  assert.deepEqual(
+    results.map((r) => [r.tool_use_id, r.is_error === true]),
+    [
+      ["c1", true],
+      ["c2", false],
+    ],
+  );
+});

@@ -8,6 +8,7 @@ import {
   SUMMARY_SECTIONS,
   splitSections,
   errorLine,
+  errorOutput,
   commandOutcome,
 } from "./extractive.js";
 import { isModifyingTool, modifiedPathsOf, shellCommandOf } from "./transcript.js";
@@ -360,4 +361,20 @@ test("command outcome: non-zero exit codes reported by Codex outputs", () => {
     result("x", '{"output":"1 failed","metadata":{"exit_code":1}}'),
   ];
   assert.match(extractiveSummary({ messages: msgs }), /\$ pytest → exit 1: 1 failed/);
+});
+
+test("error lines quote the output inside Codex's wrapper", () => {
+  assert.equal(
+    errorOutput('{"output":"Traceback (most recent call last):\\n  x","metadata":{"exit_code":1}}'),
+    "Traceback (most recent call last):\n  x",
+  );
+  assert.equal(
+    errorOutput("Exit code: 2\nWall time: 0.2 seconds\nOutput:\nfatal: bad ref\n"),
+    "fatal: bad ref\n",
+  );
+  assert.equal(errorOutput("plain failure"), "plain failure");
+  assert.match(
+    errorLine('{"output":"fatal: not a git repository\\n","metadata":{"exit_code":128}}'),
+    /^fatal: not a git repository/,
+  );
 });

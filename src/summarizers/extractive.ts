@@ -225,7 +225,30 @@ function collect(messages: readonly Message[]): Collected {
  * its own (`Exit code 1`) is followed by the next non-blank line, after ` — `,
  * so the first line itself stays a prefix of what is written.
  */
-export function errorLine(content: string): string {
+/**
+ * The text an error result reports: Codex wraps shell output as
+ * `{"output": ..., "metadata": {...}}` (or writes `Exit code: N` ... `Output:`
+ * before it), and the first line worth quoting is the first line of that
+ * output.
+ */
+export function errorOutput(content: string): string {
+  if (content.startsWith('{"output"')) {
+    try {
+      const o = JSON.parse(content) as { output?: unknown };
+      if (typeof o.output === "string") return o.output;
+    } catch {
+      return content;
+    }
+  }
+  if (content.startsWith("Exit code: ")) {
+    const at = content.indexOf("\nOutput:");
+    if (at !== -1) return content.slice(content.startsWith("\n", at + 8) ? at + 9 : at + 8);
+  }
+  return content;
+}
+
+export function errorLine(raw: string): string {
+  const content = errorOutput(raw);
   const first = firstLine(content);
   if (first === "") return "(empty error result)";
   if (first.length >= 40) return first;
