@@ -378,3 +378,16 @@ test("error lines quote the output inside Codex's wrapper", () => {
     /^fatal: not a git repository/,
   );
 });
+
+test("work notes: only the newest 1,000 are built; older ones are counted in the cut marker", () => {
+  const msgs: Message[] = [{ role: "user", content: [{ type: "text", text: "long task" }] }];
+  for (let i = 0; i < 1500; i++)
+    msgs.push({ role: "assistant", content: [{ type: "text", text: `step ${i} done` }] });
+  const work = splitSections(extractiveSummary({ messages: msgs })).sections.get("Work done") ?? "";
+  assert.match(work, /step 1498 done/, "the newest note (the last text is the next step)");
+  assert.ok(!work.includes("step 3 done"), "old notes are not listed");
+  const cut = /\[… (\d+) more notes cut\]/.exec(work);
+  assert.ok(cut, work.slice(-200));
+  const listed = (work.match(/^- step \d+ done$/gm) ?? []).length;
+  assert.equal(Number(cut[1]) + listed, 1499, "every note is either listed or counted as cut");
+});

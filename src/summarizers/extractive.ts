@@ -53,6 +53,8 @@ export const EARLIER_SUMMARY_SECTION = "Earlier summary";
 /** Every plain user message keeps at least this head before any message gets more. */
 const USER_HEAD_CHARS = 200;
 const NOTE_CHARS = 200;
+/** Work notes built at most (newest first); older assistant texts are only counted. */
+const MAX_WORK_NOTES = 1000;
 const COMMAND_CHARS = 160;
 const ERROR_LINE_CHARS = 300;
 
@@ -116,7 +118,10 @@ interface Collected {
   paths: Map<string, PathEntry>;
   commands: Map<string, CommandEntry>;
   errors: Map<string, { count: number; last: number }>;
+  /** Calls without a result so far, by id. */
   calls: Map<string, CallInfo>;
+  /** Older assistant texts left out of `work` (beyond the newest MAX_WORK_NOTES); counted in the cut marker. */
+  workOmitted: number;
   lastAssistantText?: string;
   earlier: EarlierParts;
 }
@@ -131,6 +136,7 @@ function collect(messages: readonly Message[]): Collected {
     commands: new Map(),
     errors: new Map(),
     calls: new Map(),
+    workOmitted: 0,
     earlier: { userQuotes: [], work: [], files: [], commands: [], errors: [], freeText: [] },
   };
   let order = 0;
@@ -206,12 +212,18 @@ function collect(messages: readonly Message[]): Collected {
           }
           if (call.command)
             call.command.outcome = r.is_error === true ? `error: ${line}` : commandOutcome(content);
+          // Answered calls leave the map: it holds only the calls still running (and stays small).
+          c.calls.delete(r.tool_use_id);
         }
       }
     }
   }
   // Work notes: the first line of each assistant text except the last one (that is the next step).
-  for (let i = 0; i < assistantTexts.length; i++) {
+  // Only the newest MAX_WORK_NOTES can ever be shown (the section is a few thousand characters);
+  // older ones are counted, not built, so a 100k-message span does not allocate a note per message.
+  const firstNote = Math.max(0, assistantTexts.length - MAX_WORK_NOTES);
+  c.workOmitted = firstNote;
+  for (let i = firstNote; i < assistantTexts.length; i++) {
     if (i === lastAssistantIdx) continue;
     const note = clip(oneLine(assistantTexts[i], NOTE_CHARS + 1), NOTE_CHARS);
     if (note !== "") c.work.push(note);
@@ -220,11 +232,6 @@ function collect(messages: readonly Message[]): Collected {
   return c;
 }
 
-/**
- * The first line of an error result. A short first line that says little on
- * its own (`Exit code 1`) is followed by the next non-blank line, after ` — `,
- * so the first line itself stays a prefix of what is written.
- */
 /**
  * The text an error result reports: Codex wraps shell output as
  * `{"output": ..., "metadata": {...}}` (or writes `Exit code: N` ... `Output:`
@@ -247,6 +254,11 @@ export function errorOutput(content: string): string {
   return content;
 }
 
+/**
+ * The first line of an error result (of its output, for Codex's wrapper). A short first line that says little on
+ * its own (`Exit code 1`) is followed by the next non-blank line, after ` — `,
+ * so the first line itself stays a prefix of what is written.
+ */
 export function errorLine(raw: string): string {
   const content = errorOutput(raw);
   const first = firstLine(content);
@@ -426,32 +438,41 @@ function cutMarker(n: number): string {
  * (the order given, most important first), skipping those that do not fit,
  * and printed in `display` order; a marker counts the ones cut.
  */
-function renderList(items: { text: string; rank: number }[], budget: number, what: string): string {
-  const lines = items.map((i) => `- ${i.text}\n`);
-  let total = 0;
-  for (const l of lines) total += l.length;
-  if (total <= budget) {
-    return items
-      .map((it, idx) => ({ it, line: lines[idx] }))
-      .sort((a, b) => a.it.rank - b.it.rank)
-      .map((x) => x.line)
-      .join("");
-  }
+function renderList(
+  items: { text: string; rank: number }[],
+  budget: number,
+  what: string,
+  /** Items left out before the list was built (counted in the cut marker). */
+  omitted = 0,
+): string {
   const marker = (n: number) => `- [… ${n} more ${what} cut]\n`;
+  // Line lengths are computed, not built: only the lines that are kept become strings.
+  let total = omitted > 0 ? marker(omitted).length : 0;
+  for (const it of items) total += it.text.length + 3;
+  if (total <= budget) {
+    return (
+      items
+        .slice()
+        .sort((a, b) => a.rank - b.rank)
+        .map((it) => `- ${it.text}\n`)
+        .join("") + (omitted > 0 ? marker(omitted) : "")
+    );
+  }
   let room = budget - marker(items.length).length;
   const chosen: { line: string; rank: number }[] = [];
   for (let i = 0; i < items.length && room > 3; i++) {
-    let line = lines[i];
-    if (line.length > room) {
+    const item = items[i]!;
+    let line: string;
+    if (item.text.length + 3 > room) {
       // The first (most important) item may be clipped rather than dropped, so the section keeps something.
       if (chosen.length > 0 || room < 24) continue;
-      line = `- ${clip(items[i].text, room - 3)}\n`;
-    }
-    chosen.push({ line, rank: items[i].rank });
+      line = `- ${clip(item.text, room - 3)}\n`;
+    } else line = `- ${item.text}\n`;
+    chosen.push({ line, rank: item.rank });
     room -= line.length;
   }
   chosen.sort((a, b) => a.rank - b.rank);
-  const cut = items.length - chosen.length;
+  const cut = items.length - chosen.length + omitted;
   return chosen.map((c) => c.line).join("") + (cut > 0 ? marker(cut) : "");
 }
 
@@ -737,16 +758,19 @@ export function extractiveSummary(request: SummaryRequest, opts: ExtractiveOptio
   const errors = lazy(errorItems);
   const running = lazy(runningItems);
   const list =
-    (items: () => { text: string; rank: number }[], what: string, empty: string) => (budget: number) =>
-      items().length === 0 ? fitted(`${empty}\n`, budget) : renderList(items(), budget, what);
+    (items: () => { text: string; rank: number }[], what: string, empty: string, omitted = 0) =>
+    (budget: number) =>
+      items().length === 0 ? fitted(`${empty}\n`, budget) : renderList(items(), budget, what, omitted);
   /** The unbounded size of a list section: `- text\n` per item (what renderList writes when all fit). */
-  const listSize = (items: () => { text: string; rank: number }[], empty: string) => (): number => {
-    const all = items();
-    if (all.length === 0) return empty.length + 1;
-    let n = 0;
-    for (const it of all) n += it.text.length + 3;
-    return n;
-  };
+  const listSize =
+    (items: () => { text: string; rank: number }[], empty: string, omitted = 0) =>
+    (): number => {
+      const all = items();
+      if (all.length === 0) return empty.length + 1;
+      let n = omitted > 0 ? `- [… ${omitted} more notes cut]\n`.length : 0;
+      for (const it of all) n += it.text.length + 3;
+      return n;
+    };
 
   const plans: SectionPlan[] = [
     { name: "Objective", weight: 1, need: 0, render: objectiveText },
@@ -760,8 +784,8 @@ export function extractiveSummary(request: SummaryRequest, opts: ExtractiveOptio
       name: "Work done",
       weight: 1,
       need: 0,
-      render: list(work, "notes", "(no assistant text in the summarized span)"),
-      measure: listSize(work, "(no assistant text in the summarized span)"),
+      render: list(work, "notes", "(no assistant text in the summarized span)", c.workOmitted),
+      measure: listSize(work, "(no assistant text in the summarized span)", c.workOmitted),
     },
     {
       name: "Files changed",
