@@ -10,8 +10,10 @@ export interface ToolExchange {
   /** Index of the assistant message holding the batch of calls. */
   callIndex: number;
   callIds: string[];
-  /** Index of the message carrying each call's result (absent when there is none). */
-  resultIndex: Map<string, number>;
+  /** Index of the message carrying each call's result, parallel to `callIds` (-1 when there is none). */
+  resultIndices: number[];
+  /** Index of the latest message carrying one of its results (-1 when there is none). */
+  lastResultIndex: number;
   complete: boolean;
 }
 
@@ -22,10 +24,8 @@ export interface ProtectedRound {
   regionStart: number;
   /** Indices of the plain user messages that are the current instructions (each checked on its own). */
   instructionIndices: number[];
-  /** Exchanges whose calling message lies in the region. */
-  exchanges: ToolExchange[];
-  /** The two most recent complete exchanges (newest last), when they exist. */
-  protectedExchanges: ToolExchange[];
+  /** Calling indices of the two most recent complete exchanges (older first), when they exist. */
+  protectedExchangeIndices: number[];
   /** Ids of calls with no result anywhere in the history. */
   unresolvedCallIds: string[];
 }
@@ -33,89 +33,143 @@ export interface ProtectedRound {
 /** Every tool exchange in order of its calling message. */
 export function findExchanges(messages: readonly Message[]): ToolExchange[] {
   const exchanges: ToolExchange[] = [];
-  const owner = new Map<string, ToolExchange>();
-  messages.forEach((m, i) => {
-    if (isAssistantRole(m)) {
-      const ids = m.content.filter(isToolUse).map((b) => b.id);
-      if (ids.length > 0) {
-        const ex: ToolExchange = { callIndex: i, callIds: ids, resultIndex: new Map(), complete: false };
-        exchanges.push(ex);
-        for (const id of ids) owner.set(id, ex);
-      }
-    }
+  // Calls still waiting for their result: answered calls leave the map, so it stays small.
+  const open = new Map<string, { ex: ToolExchange; k: number }>();
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
     for (const b of m.content) {
       if (!isToolResult(b)) continue;
-      const ex = owner.get(b.tool_use_id);
-      if (ex && ex.callIndex < i && !ex.resultIndex.has(b.tool_use_id)) ex.resultIndex.set(b.tool_use_id, i);
+      const waiting = open.get(b.tool_use_id);
+      if (!waiting) continue;
+      waiting.ex.resultIndices[waiting.k] = i;
+      waiting.ex.lastResultIndex = i;
+      open.delete(b.tool_use_id);
     }
-  });
-  for (const ex of exchanges) ex.complete = ex.callIds.every((id) => ex.resultIndex.has(id));
+    if (!isAssistantRole(m)) continue;
+    let ex: ToolExchange | undefined;
+    for (const b of m.content) {
+      if (!isToolUse(b)) continue;
+      if (!ex) {
+        ex = { callIndex: i, callIds: [], resultIndices: [], lastResultIndex: -1, complete: false };
+        exchanges.push(ex);
+      }
+      ex.callIds.push(b.id);
+      ex.resultIndices.push(-1);
+      open.set(b.id, { ex, k: ex.callIds.length - 1 });
+    }
+  }
+  for (const ex of exchanges) ex.complete = !ex.resultIndices.includes(-1);
   return exchanges;
 }
 
-/** Start of the current round (DESIGN.md "Current round"). */
-export function currentRoundStart(messages: readonly Message[], exchanges = findExchanges(messages)): number {
-  let latest = -1;
-  for (let i = messages.length - 1; i >= 0; i--) {
-    if (isPlainUser(messages[i]!)) {
-      latest = i;
-      break;
+/**
+ * The exchanges as parallel arrays of small integers (no object per
+ * exchange): the engine runs this on every compaction, over histories of
+ * 100k messages, where one long-lived object per exchange makes the garbage
+ * collector's work grow faster than the history.
+ */
+interface ExchangeTable {
+  /** Calling index of each exchange, ascending. */
+  callIndex: number[];
+  /** Index of the latest message carrying one of its results (-1: none). */
+  lastResult: number[];
+  /** Calls of each exchange still without a result. */
+  pending: number[];
+  /** Ids of the calls with no result anywhere. */
+  unresolvedIds: string[];
+}
+
+function scanExchanges(messages: readonly Message[]): ExchangeTable {
+  const callIndex: number[] = [];
+  const lastResult: number[] = [];
+  const pending: number[] = [];
+  const open = new Map<string, number>();
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    for (const b of m.content) {
+      if (!isToolResult(b)) continue;
+      const x = open.get(b.tool_use_id);
+      if (x === undefined) continue;
+      lastResult[x] = i;
+      pending[x]!--;
+      open.delete(b.tool_use_id);
+    }
+    if (!isAssistantRole(m)) continue;
+    let x = -1;
+    for (const b of m.content) {
+      if (!isToolUse(b)) continue;
+      if (x < 0) {
+        x = callIndex.length;
+        callIndex.push(i);
+        lastResult.push(-1);
+        pending.push(0);
+      }
+      pending[x]!++;
+      open.set(b.id, x); // a repeated id: the earlier call stays unanswered
     }
   }
+  return { callIndex, lastResult, pending, unresolvedIds: [...open.keys()] };
+}
+
+function latestPlainUser(messages: readonly Message[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) if (isPlainUser(messages[i]!)) return i;
+  return -1;
+}
+
+/** The round start, given the calling index of the most recent exchange (-1: none). */
+function roundStartFrom(messages: readonly Message[], lastCallIndex: number): number {
+  const latest = latestPlainUser(messages);
   if (latest < 0) return 0;
-  const last = exchanges[exchanges.length - 1];
-  if (!last) return latest; // chat-only
-  if (last.callIndex > latest) return latest;
+  if (lastCallIndex < 0) return latest; // chat-only
+  if (lastCallIndex > latest) return latest;
   // Toolless tail: walk back to the latest plain user message before the most recent exchange.
-  for (let i = last.callIndex - 1; i >= 0; i--) if (isPlainUser(messages[i]!)) return i;
+  for (let i = lastCallIndex - 1; i >= 0; i--) if (isPlainUser(messages[i]!)) return i;
   return 0;
+}
+
+/** Start of the current round (DESIGN.md "Current round"). */
+export function currentRoundStart(messages: readonly Message[]): number {
+  const t = scanExchanges(messages);
+  return roundStartFrom(messages, t.callIndex.length > 0 ? t.callIndex[t.callIndex.length - 1]! : -1);
 }
 
 /** The protected last round of a history. */
 export function protectedRound(messages: readonly Message[]): ProtectedRound {
-  const exchanges = findExchanges(messages);
-  const roundStart = currentRoundStart(messages, exchanges);
-  const complete = exchanges.filter((e) => e.complete);
-  const protectedExchanges = complete.slice(-2);
-  const olderIndex = complete.length >= 2 ? complete[complete.length - 2]!.callIndex : undefined;
-  const inRound = exchanges.filter((e) => e.callIndex >= roundStart).length;
+  const t = scanExchanges(messages);
+  const n = t.callIndex.length;
+  const roundStart = roundStartFrom(messages, n > 0 ? t.callIndex[n - 1]! : -1);
+
+  // The two most recent complete exchanges, and how many exchanges the round holds.
+  const protectedExchangeIndices: number[] = [];
+  for (let x = n - 1; x >= 0 && protectedExchangeIndices.length < 2; x--) {
+    if (t.pending[x] === 0) protectedExchangeIndices.unshift(t.callIndex[x]!);
+  }
+  const olderIndex = protectedExchangeIndices.length === 2 ? protectedExchangeIndices[0] : undefined;
+  let inRound = 0;
+  for (let x = n - 1; x >= 0 && t.callIndex[x]! >= roundStart; x--) inRound++;
 
   let start = inRound <= 2 ? Math.min(roundStart, olderIndex ?? roundStart) : (olderIndex ?? roundStart);
 
-  const unresolved = exchanges.flatMap((e) =>
-    e.callIds.filter((id) => !e.resultIndex.has(id)).map((id) => ({ id, e })),
-  );
   // Widen until no split falls between a call and its result, or after an unresolved call.
   for (let changed = true; changed;) {
     changed = false;
-    for (const e of exchanges) {
-      if (e.callIndex >= start) continue;
-      for (const idx of e.resultIndex.values()) {
-        if (idx >= start) {
-          start = e.callIndex;
-          changed = true;
-          break;
-        }
-      }
-    }
-    for (const u of unresolved) {
-      if (u.e.callIndex < start) {
-        start = u.e.callIndex;
+    for (let x = 0; x < n && t.callIndex[x]! < start; x++) {
+      if (t.lastResult[x]! >= start || t.pending[x]! > 0) {
+        start = t.callIndex[x]!;
         changed = true;
       }
     }
   }
 
   const instructionIndices: number[] = [];
-  messages.forEach((m, i) => {
-    if ((i >= roundStart || i >= start) && isPlainUser(m)) instructionIndices.push(i);
-  });
+  for (let i = Math.min(roundStart, start); i < messages.length; i++) {
+    if (isPlainUser(messages[i]!)) instructionIndices.push(i);
+  }
   return {
     roundStart,
     regionStart: start,
     instructionIndices,
-    exchanges: exchanges.filter((e) => e.callIndex >= start),
-    protectedExchanges,
-    unresolvedCallIds: unresolved.map((u) => u.id),
+    protectedExchangeIndices,
+    unresolvedCallIds: t.unresolvedIds,
   };
 }

@@ -133,26 +133,27 @@ function errorResult(kind: CompactErrorKind, message: string, attempts: number):
 const STUB_TOKENS = 80;
 
 /**
- * An upper bound on what pruning can save: every message before the region
- * that carries tool results shrinks at most to its framing plus one stub per
- * result. When even that cannot reach the target, the prune-only path is not
- * built at all (it would be thrown away for the summary path).
+ * The history's estimated size, and an upper bound on what pruning can save:
+ * every message before the region that carries tool results shrinks at most
+ * to its framing plus one stub per result. One pass over the messages.
  */
-export function pruneMayReach(
+export function measureForPrune(
   messages: readonly Message[],
   regionStart: number,
-  tokensBefore: number,
-  target: number,
   estimator: TokenEstimator,
-): boolean {
-  let savings = 0;
-  for (let i = 0; i < regionStart; i++) {
+): { tokens: number; pruneSavingsBound: number } {
+  let tokens = 0;
+  let pruneSavingsBound = 0;
+  for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!;
+    const cost = estimator.message(m);
+    tokens += cost;
+    if (i >= regionStart) continue;
     let results = 0;
     for (const b of m.content) if (isToolResult(b)) results++;
-    if (results > 0) savings += Math.max(0, estimator.message(m) - results * STUB_TOKENS);
+    if (results > 0) pruneSavingsBound += Math.max(0, cost - results * STUB_TOKENS);
   }
-  return tokensBefore - savings <= target;
+  return { tokens, pruneSavingsBound };
 }
 
 interface PruneContext {
@@ -209,10 +210,10 @@ export async function compactMessagesSafe(
 ): Promise<CompactResult> {
   const estimator = options.estimator ?? fastEstimator;
   const trigger = options.trigger ?? "auto";
-  const tokensBefore = estimateTokens(messages, estimator);
+  const round = protectedRound(messages);
+  const { tokens: tokensBefore, pruneSavingsBound } = measureForPrune(messages, round.regionStart, estimator);
   const target = options.target ?? Math.floor(tokensBefore / 2);
   const anchors = options.anchors?.trim() ?? "";
-  const round = protectedRound(messages);
 
   if (round.regionStart === 0) {
     return errorResult(
@@ -222,8 +223,10 @@ export async function compactMessagesSafe(
     );
   }
 
-  // 1. Prune-only, unless even stubbing every old result could not reach the target.
-  if (options.pruneOnly || pruneMayReach(messages, round.regionStart, tokensBefore, target, estimator)) {
+  // 1. Prune-only.
+  // When even stubbing every old result could not reach the target, the prune-only history is not
+  // built at all (it would be thrown away for the summary path).
+  if (options.pruneOnly || tokensBefore - pruneSavingsBound <= target) {
     const pruned = tryPruneOnly(messages, round.regionStart, {
       tokensBefore,
       target,
