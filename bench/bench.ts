@@ -157,9 +157,8 @@ const WARMUP_RUNS = 20;
 const WARMUP_MS = 2000;
 
 function repsFor(messages: number): number {
-  if (messages <= 5_000) return 15;
-  if (messages <= 20_000) return 7;
-  return 3;
+  if (messages <= 20_000) return 15;
+  return 7;
 }
 
 function trimRetention(f: RetentionFigure): RetentionOut {
