@@ -20,10 +20,9 @@
  */
 import type { Block, CompactionEntry, JournalEntry, Message, MessageEntry, Usage } from "../model/index.js";
 import { kindForMessage } from "../model/index.js";
-import { closeAbandonedInEntries } from "./abandoned.js";
 import { fromAnthropicContent, textOf } from "./convert.js";
 import { isRecord, objectLines } from "./lines.js";
-import { nearestImported } from "./source-tree.js";
+import { finishImport, nearestImported } from "./source-tree.js";
 import { ReportBuilder } from "./report.js";
 import type { ImportResult } from "./types.js";
 
@@ -276,8 +275,5 @@ export function importClaudeCode(text: string, file: string): ImportResult {
   if (!hp.created_at) hp.created_at = new Date(0).toISOString();
   header.created_at = String(hp.created_at);
   for (const e of side) if (e.parent_id === HEADER_ID || e.parent_id === null) e.parent_id = HEADER_ID;
-  const closed = closeAbandonedInEntries([header, ...side, ...main]);
-  rb.report.synthetic_results = closed.closed;
-  rb.report.in_flight_calls = closed.inFlight;
-  return { entries: closed.value, report: rb.finish(closed.value) };
+  return finishImport([header, ...side, ...main], rb);
 }

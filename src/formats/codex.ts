@@ -27,11 +27,10 @@
  */
 import type { Block, CompactionEntry, JournalEntry, Message, MessageEntry, Usage } from "../model/index.js";
 import { kindForMessage } from "../model/index.js";
-import { closeAbandonedInEntries } from "./abandoned.js";
 import { roughTokens } from "./claude-code.js";
 import { textOf } from "./convert.js";
 import { isRecord, objectLines } from "./lines.js";
-import { startHeader } from "./source-tree.js";
+import { completeHeader, finishImport, startHeader } from "./source-tree.js";
 import { ReportBuilder } from "./report.js";
 import type { ImportResult } from "./types.js";
 
@@ -402,12 +401,6 @@ export function importCodex(text: string, file: string): ImportResult {
     rb.note(`line ${raw.line}: unknown response item ${JSON.stringify(sub)} kept as an opaque block`);
     rb.imported();
   }
-  const hp = header.payload as Record<string, unknown>;
-  if (!hp.session_id) hp.session_id = file;
-  if (!hp.created_at) hp.created_at = entries[1]?.created_at ?? new Date(0).toISOString();
-  header.created_at = String(hp.created_at);
-  const closed = closeAbandonedInEntries(entries);
-  rb.report.synthetic_results = closed.closed;
-  rb.report.in_flight_calls = closed.inFlight;
-  return { entries: closed.value, report: rb.finish(closed.value) };
+  completeHeader(header, entries, file);
+  return finishImport(entries, rb);
 }

@@ -7,7 +7,7 @@
 import type { Block, JournalEntry, Message, MessageEntry } from "../model/index.js";
 import { kindForMessage } from "../model/index.js";
 import { ALL_BRANCH_SUMMARY_MARKERS, ALL_CHECKPOINT_MARKERS } from "../contract/markers.js";
-import { closeAbandonedInEntries } from "./abandoned.js";
+import { finishImport } from "./source-tree.js";
 import { parseArguments } from "./codex.js";
 import { fromAnthropicContent } from "./convert.js";
 import { isRecord } from "./lines.js";
@@ -57,10 +57,7 @@ function finish(
     entries.push(e);
     last = e.id;
   }
-  const closed = closeAbandonedInEntries(entries);
-  rb.report.synthetic_results = closed.closed;
-  rb.report.in_flight_calls = closed.inFlight;
-  return { entries: closed.value, report: rb.finish(closed.value) };
+  return finishImport(entries, rb);
 }
 
 function openAiContent(content: unknown): Block[] {

@@ -23,10 +23,9 @@
  */
 import type { Block, CompactionEntry, JournalEntry, Message, MessageEntry, Usage } from "../model/index.js";
 import { kindForMessage } from "../model/index.js";
-import { closeAbandonedInEntries } from "./abandoned.js";
 import { roughTokens } from "./claude-code.js";
 import { isRecord, objectLines } from "./lines.js";
-import { nearestImported, startHeader } from "./source-tree.js";
+import { completeHeader, finishImport, nearestImported, startHeader } from "./source-tree.js";
 import { ReportBuilder } from "./report.js";
 import type { ImportResult } from "./types.js";
 
@@ -369,12 +368,6 @@ export function importPi(text: string, file: string): ImportResult {
     }
     rb.skip(raw.line, `unknown entry type ${JSON.stringify(type)}`, false);
   }
-  const hp = header.payload as Record<string, unknown>;
-  if (!hp.session_id) hp.session_id = file;
-  if (!hp.created_at) hp.created_at = entries[1]?.created_at ?? new Date(0).toISOString();
-  header.created_at = String(hp.created_at);
-  const closed = closeAbandonedInEntries(entries);
-  rb.report.synthetic_results = closed.closed;
-  rb.report.in_flight_calls = closed.inFlight;
-  return { entries: closed.value, report: rb.finish(closed.value) };
+  completeHeader(header, entries, file);
+  return finishImport(entries, rb);
 }

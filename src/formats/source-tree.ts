@@ -3,7 +3,10 @@
  * pi `id`/`parentId`): the header entry they start from, and the mapping of a
  * source parent onto the nearest imported entry.
  */
-import type { HeaderEntry } from "../model/index.js";
+import type { HeaderEntry, JournalEntry } from "../model/index.js";
+import { closeAbandonedInEntries } from "./abandoned.js";
+import type { ReportBuilder } from "./report.js";
+import type { ImportResult } from "./types.js";
 
 /** The header entry an importer starts from; it fills in the identity as it reads. */
 export function startHeader(sourceFormat: string): HeaderEntry {
@@ -36,4 +39,24 @@ export function nearestImported(
     cur = parentOf.get(cur);
   }
   return null;
+}
+
+/**
+ * The end of every import: abandoned calls closed with synthetic results (a
+ * call at the very end stays in flight), counted in the report, which then
+ * accounts for every line.
+ */
+export function finishImport(entries: JournalEntry[], rb: ReportBuilder): ImportResult {
+  const closed = closeAbandonedInEntries(entries);
+  rb.report.synthetic_results = closed.closed;
+  rb.report.in_flight_calls = closed.inFlight;
+  return { entries: closed.value, report: rb.finish(closed.value) };
+}
+
+/** Fills in the header's identity when the source did not record it (the file name; the first entry's time). */
+export function completeHeader(header: JournalEntry, entries: readonly JournalEntry[], file: string): void {
+  const hp = header.payload as Record<string, unknown>;
+  if (!hp.session_id) hp.session_id = file;
+  if (!hp.created_at) hp.created_at = entries[1]?.created_at ?? new Date(0).toISOString();
+  header.created_at = String(hp.created_at);
 }
