@@ -23,6 +23,7 @@ export const CHECKPOINT_MARKERS = [
   "Another language model started to solve this problem",
   "Conversation Summary (Auto-Generated)",
   "This session is being continued from a previous conversation",
+  "The conversation history before this point was compacted into the following summary",
 ];
 export const BRANCH_SUMMARY_MARKERS = [
   "[compact-safe branch summary]",
@@ -117,7 +118,30 @@ function openingMarker(m, markers) {
   return markers.find((k) => t.startsWith(k)) ?? null;
 }
 
-export const isCheckpoint = (m) => openingMarker(m, CHECKPOINT_MARKERS) !== null;
+// compact-safe's own marker makes a checkpoint only with the checkpoint's structure: the marker
+// alone on the first line and a `## Coverage` section opening with a receipt.
+const OWN_RECEIPT =
+  /\n## Coverage\n(summary|prune-only); last round kept: \d+ messages \(\d+ tool results, \d+ assistant\); anchors \d+ chars(\n|$)/;
+
+export function isCheckpoint(m) {
+  const marker = openingMarker(m, CHECKPOINT_MARKERS);
+  if (marker === null) return false;
+  if (marker !== CHECKPOINT_MARKERS[0]) return true;
+  const first = blocksOf(m)
+    .find((b) => b.type === "text")
+    .text.trimStart();
+  return first.startsWith(marker + "\n") && OWN_RECEIPT.test(first);
+}
+
+// Texts the exporters write where the history has none: never the user's instructions.
+const EXPORTER_OPENER = "[compact-safe: the conversation continues from here]";
+const EXPORTER_RESULT_PREFIX = "[compact-safe: tool result for ";
+function isExporterText(m) {
+  if (m.role !== "user") return false;
+  const first = blocksOf(m).find((b) => b.type === "text");
+  if (!first || typeof first.text !== "string") return false;
+  return first.text === EXPORTER_OPENER || first.text.startsWith(EXPORTER_RESULT_PREFIX);
+}
 export const isBranchSummary = (m) => openingMarker(m, BRANCH_SUMMARY_MARKERS) !== null;
 
 export function isPlainUser(m) {
@@ -125,7 +149,7 @@ export function isPlainUser(m) {
   const bs = blocksOf(m);
   if (bs.some((b) => b.type === "tool_result")) return false;
   if (!bs.some((b) => b.type === "text" && typeof b.text === "string" && b.text.trim() !== "")) return false;
-  return !isCheckpoint(m) && !isBranchSummary(m);
+  return !isCheckpoint(m) && !isBranchSummary(m) && !isExporterText(m);
 }
 
 // -------------------------------------------------- exchanges and rounds
@@ -173,7 +197,8 @@ export function protectedStart(messages, roundStart = currentRoundStart(messages
   const exchanges = toolExchanges(messages);
   const complete = exchanges.filter((e) => e.complete);
   const inRound = exchanges.filter((e) => e.index >= roundStart).length;
-  const q = complete.length >= 2 ? complete[complete.length - 2].index : undefined;
+  // The older of the two most recent complete exchanges; a lone complete exchange is protected too.
+  const q = complete.length > 0 ? complete[Math.max(0, complete.length - 2)].index : undefined;
   // The rules leave a long round with fewer than two complete exchanges open; fall back to R.
   let p = inRound <= 2 ? Math.min(roundStart, q ?? roundStart) : (q ?? roundStart);
   for (let changed = true; changed;) {
@@ -226,36 +251,65 @@ export function isBoundedCopy(original, replacement) {
 
 // -------------------------------------------------------------- coverage
 
+/** UTF-8 size of a tool result's content plus its nested blocks (serialized). */
+function resultBytes(r) {
+  const nested = Array.isArray(r.content_blocks) && r.content_blocks.length > 0 ? r.content_blocks : null;
+  return (
+    utf8Bytes(typeof r.content === "string" ? r.content : "") +
+    (nested ? utf8Bytes(JSON.stringify(nested)) : 0)
+  );
+}
+
+/** Whether `r` keeps the protected result `b` under the contract (bounded content, same is_error, nested blocks). */
+function keepsResult(b, r) {
+  if (!isBoundedCopy(b.content, r.content)) return false;
+  if ((b.is_error === true) !== (r.is_error === true)) return false;
+  // Nested blocks stay as they are, or go with a result over the bound.
+  const kept = Array.isArray(r.content_blocks) ? r.content_blocks : [];
+  if (kept.length === 0 && resultBytes(b) > RESULT_LIMIT_BYTES) return true;
+  return deepEqual(Array.isArray(b.content_blocks) ? b.content_blocks : [], kept);
+}
+
 export function validateLastRoundCoverage(original, replacement, _opts = {}) {
   const roundStart = currentRoundStart(original);
   const p = protectedStart(original, roundStart);
-  const repBlocks = replacement.flatMap((m) => blocksOf(m).map((b) => ({ m, b })));
-  const has = (pred) => repBlocks.some(({ m, b }) => pred(b, m));
+  // Every block of the replacement, each usable once: a protected item needs a copy of its own.
+  const pool = replacement.flatMap((m) => blocksOf(m).map((b) => ({ m, b, used: false })));
+  const take = (pred) => {
+    const hit = pool.find((x) => !x.used && pred(x.b, x.m));
+    if (!hit) return false;
+    hit.used = true;
+    return true;
+  };
+  const exists = (pred) => pool.some((x) => pred(x.b, x.m));
+  const userText = (t) => (b, m) => m.role === "user" && b.type === "text" && b.text === t;
 
   // 1. The current user instructions, each plain user message on its own.
+  const instruction = new Set();
   for (let i = Math.min(roundStart, p); i < original.length; i++) {
     if (!isPlainUser(original[i])) continue;
+    instruction.add(i);
     for (const t of textsOf(original[i])) {
-      if (!has((b, m) => m.role === "user" && b.type === "text" && b.text === t)) {
-        return fail(`last round: user text ${quote(t)} missing`);
-      }
+      if (t.trim() === "") continue;
+      if (!take(userText(t))) return fail(`last round: user text ${quote(t)} missing`);
     }
   }
 
   // 2-7. Every protected block of the region [p, end].
   for (let i = p; i < original.length; i++) {
     const msg = original[i];
+    const summaryLike = isCheckpoint(msg) || isBranchSummary(msg) || isExporterText(msg);
     for (const b of blocksOf(msg)) {
       switch (b.type) {
         case "tool_use": {
           const same = (r) => r.type === "tool_use" && r.id === b.id;
-          if (!has(same)) return fail(`last round: tool call ${JSON.stringify(b.id)} missing`);
+          if (!exists(same)) return fail(`last round: tool call ${JSON.stringify(b.id)} missing`);
           const exact = (r) =>
             same(r) &&
             r.name === b.name &&
             deepEqual(r.input, b.input) &&
-            (b.thought_signature === undefined || r.thought_signature === b.thought_signature);
-          if (!has(exact))
+            r.thought_signature === b.thought_signature;
+          if (!take(exact))
             return fail(
               `last round: tool call ${JSON.stringify(b.id)} altered (name, input or thought_signature)`,
             );
@@ -263,26 +317,31 @@ export function validateLastRoundCoverage(original, replacement, _opts = {}) {
         }
         case "tool_result": {
           const same = (r) => r.type === "tool_result" && r.tool_use_id === b.tool_use_id;
-          if (!has(same)) return fail(`last round: tool result ${JSON.stringify(b.tool_use_id)} missing`);
-          if (!has((r) => same(r) && isBoundedCopy(b.content, r.content))) {
+          if (!exists(same)) return fail(`last round: tool result ${JSON.stringify(b.tool_use_id)} missing`);
+          if (!take((r) => same(r) && keepsResult(b, r))) {
             return fail(
-              `last round: tool result ${JSON.stringify(b.tool_use_id)} content altered or badly truncated`,
+              `last round: tool result ${JSON.stringify(b.tool_use_id)} altered (content, is_error or content_blocks) or badly truncated`,
             );
           }
           break;
         }
-        case "text":
-          if (
-            isAssistant(msg) &&
-            b.text !== "" &&
-            !has((r, m) => isAssistant(m) && r.type === "text" && r.text === b.text)
-          ) {
-            return fail(`last round: assistant text ${quote(b.text)} missing`);
+        case "text": {
+          if (typeof b.text !== "string" || b.text.trim() === "" || summaryLike || instruction.has(i)) break;
+          if (isAssistant(msg)) {
+            if (!take((r, m) => isAssistant(m) && r.type === "text" && r.text === b.text))
+              return fail(`last round: assistant text ${quote(b.text)} missing`);
+          } else if (msg.role === "system") {
+            if (!exists((r, m) => m.role === "system" && r.type === "text" && r.text === b.text))
+              return fail(`last round: system text ${quote(b.text)} missing`);
+          } else if (!take(userText(b.text))) {
+            return fail(`last round: user text ${quote(b.text)} missing`);
           }
           break;
+        }
         case "thinking":
+          if (!isAssistant(msg)) break;
           if (
-            !has(
+            !take(
               (r, m) =>
                 isAssistant(m) &&
                 r.type === "thinking" &&
@@ -294,22 +353,23 @@ export function validateLastRoundCoverage(original, replacement, _opts = {}) {
           }
           break;
         case "redacted_thinking":
-          if (!has((r, m) => isAssistant(m) && r.type === "redacted_thinking" && r.data === b.data)) {
+          if (!isAssistant(msg)) break;
+          if (!take((r, m) => isAssistant(m) && r.type === "redacted_thinking" && r.data === b.data)) {
             return fail(`last round: redacted thinking missing or altered`);
           }
           break;
         case "image_url":
-          if (!has((r) => r.type === "image_url" && r.image_url?.url === b.image_url.url)) {
+          if (!take((r) => r.type === "image_url" && r.image_url?.url === b.image_url.url)) {
             return fail(`last round: image ${quote(b.image_url.url, 60)} missing`);
           }
           break;
         default:
           if (KNOWN_TYPES.has(b.type)) break;
-          for (const key of ["id", "tool_use_id"]) {
-            if (typeof b[key] !== "string") continue;
-            if (!has((r) => r.type === b.type && r[key] === b[key])) {
-              return fail(`last round: ${b.type} ${JSON.stringify(b[key])} missing`);
-            }
+          // Unknown blocks are kept opaque: the whole block, untouched.
+          if (!take((r) => deepEqual(r, b))) {
+            const id =
+              typeof b.id === "string" ? b.id : typeof b.tool_use_id === "string" ? b.tool_use_id : "";
+            return fail(`last round: ${b.type} ${JSON.stringify(id)} missing or altered`);
           }
       }
     }
@@ -359,10 +419,16 @@ export function validateSurvivalContract(original, replacement, opts = {}) {
   for (let i = 0; i < replacement.length; i++) {
     for (const b of blocksOf(replacement[i])) {
       if (b.type === "tool_result") {
-        const called = replacement
-          .slice(0, i)
-          .some((m) => blocksOf(m).some((c) => c.type === "tool_use" && c.id === b.tool_use_id));
-        if (!called) return fail(`tool_result ${JSON.stringify(b.tool_use_id)} has no matching tool_use`);
+        const calledBefore = (msgs, upTo, id) =>
+          msgs.slice(0, upTo).some((m) => blocksOf(m).some((c) => c.type === "tool_use" && c.id === id));
+        // A result without its call may stay only where the original has it without its call too.
+        const orphanInOriginal = original.some(
+          (m, j) =>
+            blocksOf(m).some((c) => c.type === "tool_result" && c.tool_use_id === b.tool_use_id) &&
+            !calledBefore(original, j, b.tool_use_id),
+        );
+        if (!calledBefore(replacement, i, b.tool_use_id) && !orphanInOriginal)
+          return fail(`tool_result ${JSON.stringify(b.tool_use_id)} has no matching tool_use`);
       } else if (b.type === "tool_use" && !inFlight.has(b.id) && resultIndexAfter(replacement, b.id, i) < 0) {
         return fail(`tool_use ${JSON.stringify(b.id)} has no matching tool_result`);
       }

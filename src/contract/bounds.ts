@@ -100,3 +100,22 @@ export function isValidBoundedResult(
   if (tail.length > 0 && isLow(tail.charCodeAt(0))) return false;
   return utf8Length(head) + utf8Length(tail) <= limit;
 }
+
+/** UTF-8 size of a result's nested blocks (serialized), 0 when it has none. */
+export function nestedBlocksBytes(r: { content_blocks?: readonly unknown[] }): number {
+  return r.content_blocks && r.content_blocks.length > 0 ? utf8Length(JSON.stringify(r.content_blocks)) : 0;
+}
+
+/**
+ * True when a tool result is over the bound: its content and its nested
+ * blocks together exceed 8 KiB of UTF-8. Such a result keeps its content
+ * bounded (head and tail when the content alone is over) and loses its
+ * nested blocks.
+ */
+export function resultOverBound(
+  r: { content: string; content_blocks?: readonly unknown[] },
+  limit = RESULT_BOUND_BYTES,
+): boolean {
+  const content = utf8Length(r.content);
+  return content > limit || content + nestedBlocksBytes(r) > limit;
+}

@@ -1,7 +1,14 @@
 /** Recognising checkpoints, branch summaries and plain user messages, by structure. */
 import type { Message, TextBlock } from "../model/types.js";
 import { isText, isToolResult } from "../model/blocks.js";
-import { ALL_BRANCH_SUMMARY_MARKERS, ALL_CHECKPOINT_MARKERS, CHECKPOINT_MARKER } from "./markers.js";
+import {
+  ALL_BRANCH_SUMMARY_MARKERS,
+  ALL_CHECKPOINT_MARKERS,
+  CHECKPOINT_MARKER,
+  CONVERSATION_START_TEXT,
+  OWN_CHECKPOINT_RECEIPT_RE,
+  RESULT_AS_TEXT_PREFIX,
+} from "./markers.js";
 
 function firstText(m: Message): TextBlock | undefined {
   return m.content.find(isText);
@@ -12,7 +19,23 @@ function opensWith(m: Message, markers: readonly string[]): string | undefined {
   const first = firstText(m);
   if (!first) return undefined;
   const text = first.text.trimStart();
-  return markers.find((marker) => text.startsWith(marker));
+  const marker = markers.find((k) => text.startsWith(k));
+  // compact-safe's own marker counts only with the checkpoint's structure around it.
+  if (marker === CHECKPOINT_MARKER && !isOwnCheckpointText(text)) return undefined;
+  return marker;
+}
+
+/** The own checkpoint's structure: the marker alone on the first line, and a coverage receipt. */
+function isOwnCheckpointText(text: string): boolean {
+  return text.startsWith(`${CHECKPOINT_MARKER}\n`) && OWN_CHECKPOINT_RECEIPT_RE.test(text);
+}
+
+/** A user message that an exporter wrote (a conversation opener, a result whose call is not in the history). */
+export function isExporterText(m: Message): boolean {
+  if (m.role !== "user") return false;
+  const first = firstText(m);
+  if (!first) return false;
+  return first.text === CONVERSATION_START_TEXT || first.text.startsWith(RESULT_AS_TEXT_PREFIX);
 }
 
 /** The checkpoint marker that opens this message's first text block, if it is a checkpoint. */
@@ -39,7 +62,7 @@ export function isPlainUser(m: Message): boolean {
   if (m.role !== "user") return false;
   if (m.content.some(isToolResult)) return false;
   if (!m.content.some((b) => isText(b) && b.text.trim().length > 0)) return false;
-  return !isCheckpoint(m) && !isBranchSummary(m);
+  return !isCheckpoint(m) && !isBranchSummary(m) && !isExporterText(m);
 }
 
 export function checkpointIndices(messages: readonly Message[]): number[] {

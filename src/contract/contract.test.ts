@@ -133,7 +133,22 @@ test("the rules table and docs/SURVIVAL_CONTRACT.md name the same kinds, blocks,
 });
 
 test("a checkpoint is recognised by the marker opening its first text block, not by a quote", () => {
-  assert.ok(isCheckpoint(u(`${CHECKPOINT_MARKER}\nsummary`)));
+  assert.ok(
+    isCheckpoint(
+      u(
+        `${CHECKPOINT_MARKER}\nsummary\n\n## Coverage\nsummary; last round kept: 0 messages (0 tool results, 0 assistant); anchors 0 chars`,
+      ),
+    ),
+  );
+  // The marker alone, or followed by other text on its line, is the user's own text (no receipt).
+  assert.ok(!isCheckpoint(u(`${CHECKPOINT_MARKER}\nsummary`)));
+  assert.ok(
+    !isCheckpoint(
+      u(
+        `${CHECKPOINT_MARKER} what does this marker mean?\n\n## Coverage\nsummary; last round kept: 0 messages (0 tool results, 0 assistant); anchors 0 chars`,
+      ),
+    ),
+  );
   assert.ok(isCheckpoint(u("  Another language model started to solve this problem: x")));
   assert.ok(
     isCheckpoint(u("This session is being continued from a previous conversation that ran out of context.")),

@@ -7,6 +7,24 @@
 /** compact-safe's own checkpoint marker. */
 export const CHECKPOINT_MARKER = "[compact-safe checkpoint]";
 
+/**
+ * The structure that makes a text opening with `CHECKPOINT_MARKER` a
+ * checkpoint: the marker alone on its first line, and a `## Coverage`
+ * section whose first line is a coverage receipt. A user's own message that
+ * merely starts with the marker is still the user's text.
+ */
+export const OWN_CHECKPOINT_RECEIPT_RE =
+  /\n## Coverage\n(?:summary|prune-only); last round kept: \d+ messages \(\d+ tool results, \d+ assistant\); anchors \d+ chars(?:\n|$)/;
+
+/**
+ * Texts that the exporters write into a request where the history has none
+ * (they are not the user's words, so never a user instruction): the user
+ * message put first when a history does not start with one, and the opening
+ * of a tool result carried as text because its call is not in the history.
+ */
+export const CONVERSATION_START_TEXT = "[compact-safe: the conversation continues from here]";
+export const RESULT_AS_TEXT_PREFIX = "[compact-safe: tool result for ";
+
 /** Markers written by other agents, recognised as prior checkpoints. */
 export const FOREIGN_CHECKPOINT_MARKERS: readonly { marker: string; agent: string }[] = [
   { marker: "Another language model started to solve this problem", agent: "codex/codewhale" },

@@ -144,7 +144,9 @@ export function protectedRound(messages: readonly Message[]): ProtectedRound {
   for (let x = n - 1; x >= 0 && protectedExchangeIndices.length < 2; x--) {
     if (t.pending[x] === 0) protectedExchangeIndices.unshift(t.callIndex[x]!);
   }
-  const olderIndex = protectedExchangeIndices.length === 2 ? protectedExchangeIndices[0] : undefined;
+  // The older of the (at most two) protected exchanges: with only one complete exchange in the
+  // whole history (the round holds just an in-flight call, say), that one is still protected.
+  const olderIndex = protectedExchangeIndices[0];
   let inRound = 0;
   for (let x = n - 1; x >= 0 && t.callIndex[x]! >= roundStart; x--) inRound++;
 

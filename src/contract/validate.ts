@@ -4,9 +4,9 @@
  */
 import type { Block, Message, ToolResultBlock, ToolUseBlock } from "../model/types.js";
 import { canonicalJson, isAssistantRole, isText, isToolResult, isToolUse } from "../model/blocks.js";
-import { allText, checkpointMarkerOf, isBranchSummary, isCheckpoint } from "./classify.js";
+import { allText, checkpointMarkerOf, isBranchSummary, isCheckpoint, isExporterText } from "./classify.js";
 import { protectedRound, type ProtectedRound } from "./rounds.js";
-import { isValidBoundedResult } from "./bounds.js";
+import { isValidBoundedResult, resultOverBound } from "./bounds.js";
 import { placeholderKind } from "./placeholder.js";
 import type { CompactionPath } from "../model/types.js";
 
@@ -34,22 +34,31 @@ export function quote(text: string, max = 60): string {
   return JSON.stringify(flat.length > max ? `${flat.slice(0, max)}…` : flat);
 }
 
-interface ReplacementIndex {
-  userTexts: Set<string>;
-  assistantTexts: Set<string>;
-  toolUses: Map<string, ToolUseBlock[]>;
-  toolResults: Map<string, ToolResultBlock[]>;
-  thinking: Set<string>;
-  redacted: Set<string>;
-  imageUrls: Set<string>;
-  opaqueIds: Set<string>;
+/** A count per key (a multiset): each protected item needs its own copy in the replacement. */
+class Counts {
+  private readonly map = new Map<string, number>();
+  add(key: string): void {
+    this.map.set(key, (this.map.get(key) ?? 0) + 1);
+  }
+  /** Takes one copy; false when none is left. */
+  take(key: string): boolean {
+    const n = this.map.get(key) ?? 0;
+    if (n <= 0) return false;
+    this.map.set(key, n - 1);
+    return true;
+  }
 }
 
-function opaqueId(b: Block): string | undefined {
-  const rec = b as Record<string, unknown>;
-  const id =
-    typeof rec.id === "string" ? rec.id : typeof rec.tool_use_id === "string" ? rec.tool_use_id : undefined;
-  return id === undefined ? undefined : `${b.type}\u0000${id}`;
+interface ReplacementIndex {
+  userTexts: Counts;
+  assistantTexts: Counts;
+  systemTexts: Set<string>;
+  toolUses: Map<string, ToolUseBlock[]>;
+  toolResults: Map<string, ToolResultBlock[]>;
+  thinking: Counts;
+  redacted: Counts;
+  imageUrls: Counts;
+  opaque: Counts;
 }
 
 const KNOWN = new Set(["text", "thinking", "redacted_thinking", "tool_use", "tool_result", "image_url"]);
@@ -60,34 +69,36 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   else map.set(key, [value]);
 }
 
+const thinkingKey = (b: Block): string => {
+  const t = b as { thinking: string; signature?: string };
+  return `${t.thinking}\u0000${t.signature ?? ""}`;
+};
+
 function indexReplacement(replacement: readonly Message[]): ReplacementIndex {
   const idx: ReplacementIndex = {
-    userTexts: new Set(),
-    assistantTexts: new Set(),
+    userTexts: new Counts(),
+    assistantTexts: new Counts(),
+    systemTexts: new Set(),
     toolUses: new Map(),
     toolResults: new Map(),
-    thinking: new Set(),
-    redacted: new Set(),
-    imageUrls: new Set(),
-    opaqueIds: new Set(),
+    thinking: new Counts(),
+    redacted: new Counts(),
+    imageUrls: new Counts(),
+    opaque: new Counts(),
   };
   for (const m of replacement) {
     const assistant = isAssistantRole(m);
     for (const b of m.content) {
       if (isText(b)) {
         if (m.role === "user") idx.userTexts.add(b.text);
-        if (assistant) idx.assistantTexts.add(b.text);
+        else if (assistant) idx.assistantTexts.add(b.text);
+        else if (m.role === "system") idx.systemTexts.add(b.text);
       } else if (isToolUse(b)) push(idx.toolUses, b.id, b);
       else if (isToolResult(b)) push(idx.toolResults, b.tool_use_id, b);
-      else if (b.type === "thinking" && assistant) {
-        const t = b as { thinking: string; signature?: string };
-        idx.thinking.add(`${t.thinking}\u0000${t.signature ?? ""}`);
-      } else if (b.type === "redacted_thinking" && assistant) idx.redacted.add((b as { data: string }).data);
+      else if (b.type === "thinking" && assistant) idx.thinking.add(thinkingKey(b));
+      else if (b.type === "redacted_thinking" && assistant) idx.redacted.add((b as { data: string }).data);
       else if (b.type === "image_url") idx.imageUrls.add((b as { image_url: { url: string } }).image_url.url);
-      else if (!KNOWN.has(b.type)) {
-        const id = opaqueId(b);
-        if (id) idx.opaqueIds.add(id);
-      }
+      else if (!KNOWN.has(b.type)) idx.opaque.add(canonicalJson(b));
     }
   }
   return idx;
@@ -99,13 +110,29 @@ function sameCall(a: ToolUseBlock, b: ToolUseBlock): boolean {
     // Same content with another key order is the same input.
     if (canonicalJson(a.input) !== canonicalJson(b.input)) return false;
   }
-  return a.thought_signature === undefined || a.thought_signature === b.thought_signature;
+  return a.thought_signature === b.thought_signature;
+}
+
+/** Why `kept` is not `original` kept under the contract's bound, or undefined when it is. */
+function resultDifference(original: ToolResultBlock, kept: ToolResultBlock): string | undefined {
+  if (!isValidBoundedResult(original.content, kept.content))
+    return "content altered or not bounded correctly";
+  if ((original.is_error === true) !== (kept.is_error === true))
+    return original.is_error === true ? "is_error dropped" : "is_error altered";
+  // Nested blocks are kept as they are, or dropped with a result over the bound.
+  const keptNested = kept.content_blocks ?? [];
+  if (keptNested.length === 0 && resultOverBound(original)) return undefined;
+  if (canonicalJson(original.content_blocks ?? []) !== canonicalJson(keptNested))
+    return "content_blocks dropped or altered";
+  return undefined;
 }
 
 /**
  * Checks the protected last round of `original` against `replacement`: every
- * instruction, protected call and result, assistant text, signed thinking,
- * image and opaque id must be present.
+ * instruction, protected call and result (with every field the contract marks
+ * as surviving), user, system and assistant text, signed thinking, image and
+ * opaque block must be present, each protected copy matched by its own copy
+ * in the replacement.
  */
 export function validateLastRoundCoverage(
   original: readonly Message[],
@@ -113,10 +140,11 @@ export function validateLastRoundCoverage(
   round: ProtectedRound = protectedRound(original),
 ): ValidationResult {
   const idx = indexReplacement(replacement);
+  const instructions = new Set(round.instructionIndices);
 
   for (const i of round.instructionIndices) {
     for (const b of original[i]!.content) {
-      if (isText(b) && b.text.trim().length > 0 && !idx.userTexts.has(b.text)) {
+      if (isText(b) && b.text.trim().length > 0 && !idx.userTexts.take(b.text)) {
         return fail(`last round: user text ${quote(b.text)} missing (message ${i})`);
       }
     }
@@ -125,50 +153,63 @@ export function validateLastRoundCoverage(
   for (let i = round.regionStart; i < original.length; i++) {
     const m = original[i]!;
     const assistant = isAssistantRole(m);
+    // A checkpoint in the region is folded into the new one; branch summaries are checked on their own;
+    // an exporter's opener or result-as-text is not the user's words.
+    const folded = isCheckpoint(m) || isBranchSummary(m) || isExporterText(m);
     for (const b of m.content) {
       if (isToolUse(b)) {
         const found = idx.toolUses.get(b.id);
-        if (!found)
+        if (!found || found.length === 0)
           return fail(`last round: tool call ${JSON.stringify(b.id)} (${b.name}) missing (message ${i})`);
-        if (!found.some((c) => sameCall(b, c))) {
+        const k = found.findIndex((c) => sameCall(b, c));
+        if (k < 0) {
           return fail(
             `last round: tool call ${JSON.stringify(b.id)} altered (name, input or thought_signature differs)`,
           );
         }
+        found.splice(k, 1);
       } else if (isToolResult(b)) {
         const found = idx.toolResults.get(b.tool_use_id);
-        if (!found)
+        if (!found || found.length === 0)
           return fail(`last round: tool result ${JSON.stringify(b.tool_use_id)} missing (message ${i})`);
-        if (!found.some((r) => isValidBoundedResult(b.content, r.content))) {
+        const k = found.findIndex((r) => resultDifference(b, r) === undefined);
+        if (k < 0) {
           return fail(
-            `last round: tool result ${JSON.stringify(b.tool_use_id)} content altered or not bounded correctly`,
+            `last round: tool result ${JSON.stringify(b.tool_use_id)} ${resultDifference(b, found[0]!)} (message ${i})`,
           );
         }
+        found.splice(k, 1);
       } else if (isText(b)) {
-        if (assistant && b.text.trim().length > 0 && !idx.assistantTexts.has(b.text)) {
-          return fail(`last round: assistant text ${quote(b.text)} missing (message ${i})`);
+        if (b.text.trim().length === 0 || folded || instructions.has(i)) continue;
+        if (assistant) {
+          if (!idx.assistantTexts.take(b.text))
+            return fail(`last round: assistant text ${quote(b.text)} missing (message ${i})`);
+        } else if (m.role === "system") {
+          if (!idx.systemTexts.has(b.text))
+            return fail(`last round: system text ${quote(b.text)} missing (message ${i})`);
+        } else if (!idx.userTexts.take(b.text)) {
+          return fail(`last round: user text ${quote(b.text)} missing (message ${i})`);
         }
       } else if (b.type === "thinking") {
-        const t = b as { thinking: string; signature?: string };
-        if (assistant && !idx.thinking.has(`${t.thinking}\u0000${t.signature ?? ""}`)) {
+        if (assistant && !idx.thinking.take(thinkingKey(b))) {
+          const t = b as { thinking: string };
           return fail(
             `last round: thinking block ${quote(t.thinking, 40)} missing or altered (message ${i})`,
           );
         }
       } else if (b.type === "redacted_thinking") {
-        if (assistant && !idx.redacted.has((b as { data: string }).data)) {
+        if (assistant && !idx.redacted.take((b as { data: string }).data)) {
           return fail(`last round: redacted thinking missing or altered (message ${i})`);
         }
       } else if (b.type === "image_url") {
         const url = (b as { image_url: { url: string } }).image_url.url;
-        if (!idx.imageUrls.has(url))
+        if (!idx.imageUrls.take(url))
           return fail(`last round: image ${quote(url, 40)} missing (message ${i})`);
       } else if (!KNOWN.has(b.type)) {
-        const id = opaqueId(b);
-        if (id && !idx.opaqueIds.has(id)) {
-          return fail(
-            `last round: ${b.type} block ${JSON.stringify(id.split("\u0000")[1])} missing (message ${i})`,
-          );
+        if (!idx.opaque.take(canonicalJson(b))) {
+          const r = b as { id?: unknown; tool_use_id?: unknown };
+          const id = typeof r.id === "string" ? r.id : typeof r.tool_use_id === "string" ? r.tool_use_id : "";
+          return fail(`last round: ${b.type} block ${JSON.stringify(id)} missing or altered (message ${i})`);
         }
       }
     }
@@ -182,10 +223,14 @@ export function validatePairing(
   replacement: readonly Message[],
 ): ValidationResult {
   const callsBefore = new Set<string>();
+  let orphans: Set<string> | undefined;
   for (let i = 0; i < replacement.length; i++) {
     const m = replacement[i]!;
     for (const b of m.content) {
       if (isToolResult(b) && !callsBefore.has(b.tool_use_id)) {
+        // A result may stay without its call only when the original has it so too (a transcript cut mid-session).
+        orphans ??= orphanResultIds(original);
+        if (orphans.has(b.tool_use_id)) continue;
         return fail(
           `tool_result ${JSON.stringify(b.tool_use_id)} has no matching tool_use before it (message ${i})`,
         );
@@ -218,6 +263,17 @@ export function validatePairing(
       return fail(`tool_use ${JSON.stringify(id)} has no tool_result after it (message ${i})`);
   }
   return OK;
+}
+
+/** Ids of results that have no call with their id before them. */
+function orphanResultIds(messages: readonly Message[]): Set<string> {
+  const calls = new Set<string>();
+  const out = new Set<string>();
+  for (const m of messages) {
+    for (const b of m.content) if (isToolResult(b) && !calls.has(b.tool_use_id)) out.add(b.tool_use_id);
+    for (const b of m.content) if (isToolUse(b)) calls.add(b.id);
+  }
+  return out;
 }
 
 /** The summary part of a checkpoint: its text without the marker, cut before `## Coverage`. */

@@ -15,7 +15,7 @@ import type { BackgroundHandle, Summarizer, SummaryResult } from "../summarizers
 import { SummarizerError } from "../summarizers/types.js";
 import { extractiveSummarizer } from "../summarizers/extractive.js";
 import { estimateTokens, fastEstimator, type TokenEstimator } from "./tokens.js";
-import { buildReplacementHistory } from "./replacement.js";
+import { boundMessage, buildReplacementHistory } from "./replacement.js";
 import { pruneOldResults, type PruneStats } from "./prune.js";
 import { clearBilledUsage } from "./pressure.js";
 import { redactSecrets } from "./redact.js";
@@ -168,6 +168,9 @@ interface PruneContext {
 /** The prune-only path: ok when it shrinks the history and passes the contract (path `prune-only`). */
 function tryPruneOnly(messages: readonly Message[], regionStart: number, c: PruneContext): CompactResult {
   const pruned = pruneOldResults(messages, regionStart);
+  // The protected round is bounded as on the summary path (8 KiB results, nested blocks dropped).
+  for (let i = regionStart; i < pruned.messages.length; i++)
+    pruned.messages[i] = boundMessage(pruned.messages[i]!);
   const prunedMessages = clearBilledUsage(pruned.messages);
   const prunedTokens = estimateTokens(prunedMessages, c.estimator);
   if (prunedTokens >= c.tokensBefore) {

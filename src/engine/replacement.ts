@@ -9,7 +9,7 @@ import { canonicalJson, isAssistantRole, isText, isToolResult } from "../model/b
 import { CHECKPOINT_MARKER } from "../contract/markers.js";
 import { isBranchSummary, isCheckpoint, isPlainUser } from "../contract/classify.js";
 import { protectedRound, type ProtectedRound } from "../contract/rounds.js";
-import { boundResultContent } from "../contract/bounds.js";
+import { boundResultContent, resultOverBound } from "../contract/bounds.js";
 import { validateSurvivalContract } from "../contract/validate.js";
 import { fastEstimator, type TokenEstimator } from "./tokens.js";
 import { renderLiveState, type LiveState } from "./live-state.js";
@@ -64,13 +64,18 @@ export function buildCheckpoint(
   return { role: "user", content: [{ type: "text", text }] };
 }
 
-/** Bounds every tool result in a protected message; the same object when nothing changes. */
+/**
+ * Bounds every tool result in a protected message: content over 8 KiB keeps
+ * its head and tail, and the nested blocks of a result over the bound
+ * (content and nested blocks together) are dropped. The same object when
+ * nothing changes.
+ */
 export function boundMessage(m: Message): Message {
   let changed = false;
   const content = m.content.map((b): Block => {
-    if (!isToolResult(b)) return b;
+    if (!isToolResult(b) || !resultOverBound(b)) return b;
     const r = boundResultContent(b.content);
-    if (!r.truncated) return b;
+    if (!r.truncated && b.content_blocks === undefined) return b;
     changed = true;
     const copy = { ...b, content: r.content };
     delete copy.content_blocks;

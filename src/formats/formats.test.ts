@@ -485,7 +485,10 @@ test("importing an Anthropic body splits a checkpoint merged behind other user t
         role: "user",
         content: [
           { type: "text", text: "older request" },
-          { type: "text", text: "[compact-safe checkpoint]\nsummary" },
+          {
+            type: "text",
+            text: "[compact-safe checkpoint]\nsummary\n\n## Coverage\nsummary; last round kept: 0 messages (0 tool results, 0 assistant); anchors 0 chars",
+          },
           { type: "text", text: "latest request" },
         ],
       },
@@ -495,7 +498,14 @@ test("importing an Anthropic body splits a checkpoint merged behind other user t
   const live = liveContext(importText(JSON.stringify(body), "b.json", { format: "anthropic" }).entries);
   assert.deepEqual(
     live.map((m) => m.content.map((b) => (b as { text: string }).text)),
-    [["older request"], ["[compact-safe checkpoint]\nsummary"], ["latest request"], ["ok"]],
+    [
+      ["older request"],
+      [
+        "[compact-safe checkpoint]\nsummary\n\n## Coverage\nsummary; last round kept: 0 messages (0 tool results, 0 assistant); anchors 0 chars",
+      ],
+      ["latest request"],
+      ["ok"],
+    ],
   );
   assert.equal(live.filter(isCp).length, 1);
 });

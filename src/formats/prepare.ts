@@ -13,7 +13,8 @@
  *    later is moved up). A call with no result anywhere gets a synthetic error
  *    result, unless nothing follows it (in flight), in which case the call is
  *    left out. A result whose call is not before it becomes a user text block
- *    (`[tool result for <id>] ...`).
+ *    (`[compact-safe: tool result for <id>; its call is not in the history] ...`),
+ *    which the contract never takes for a user instruction.
  * 4. Empty messages are dropped; the first non-system message must be from the
  *    user (a minimal user message is inserted otherwise).
  *    Blocks keep only the fields the provider takes (OpenAI: no `is_error`,
@@ -28,10 +29,12 @@
  */
 import type { Block, Message, ToolResultBlock, ToolUseBlock } from "../model/index.js";
 import { ABANDONED_RESULT_TEXT } from "./abandoned.js";
+import { CONVERSATION_START_TEXT, RESULT_AS_TEXT_PREFIX } from "../contract/markers.js";
+
+export { CONVERSATION_START_TEXT };
 
 export type Provider = "anthropic" | "openai";
 
-export const CONVERSATION_START_TEXT = "[compact-safe: the conversation continues from here]";
 export const IN_FLIGHT_NOTE = "in-flight call left out of the request";
 
 export interface Prepared {
@@ -153,7 +156,7 @@ export function prepareForProvider(messages: readonly Message[], provider: Provi
       // A result whose call is not before it: keep its text, as text.
       content.push({
         type: "text",
-        text: `[tool result for ${r.tool_use_id}${r.is_error ? " (error)" : ""}]\n${r.content}`,
+        text: `${RESULT_AS_TEXT_PREFIX}${r.tool_use_id}${r.is_error ? " (error)" : ""}; its call is not in the history]\n${r.content}`,
       });
       return;
     });

@@ -189,7 +189,11 @@ test("a checkpoint is not user direction, and a previous checkpoint of ours is f
   const first = extractiveSummary({ messages: session() });
   const previous: Message = {
     role: "user",
-    content: [text(`${CHECKPOINT_MARKER}\n\n${first}\n## Live state\nbranch: main\nHEAD: abc123`)],
+    content: [
+      text(
+        `${CHECKPOINT_MARKER}\n\n${first}\n\n## Coverage\nsummary; last round kept: 0 messages (0 tool results, 0 assistant); anchors 0 chars\n\n## Live state\nbranch: main\nHEAD: abc123`,
+      ),
+    ],
   };
   const later: Message[] = [
     previous,
@@ -222,7 +226,17 @@ test("a checkpoint is not user direction, and a previous checkpoint of ours is f
   assert.equal(s.get("Next step"), "Changelog updated; next: open the PR.");
   // Folding again does not stack: one copy of each section.
   const again = extractiveSummary({
-    messages: [{ role: "user", content: [text(`${CHECKPOINT_MARKER}\n${note}`)] }, user("ship it")],
+    messages: [
+      {
+        role: "user",
+        content: [
+          text(
+            `${CHECKPOINT_MARKER}\n${note}\n\n## Coverage\nsummary; last round kept: 0 messages (0 tool results, 0 assistant); anchors 0 chars`,
+          ),
+        ],
+      },
+      user("ship it"),
+    ],
   });
   assert.equal(again.split("## Files changed").length - 1, 1);
   assert.equal(again.split("- src/parse.ts").length - 1, 1);
@@ -307,7 +321,17 @@ test("a user message containing fences and ## headers stays one quote and surviv
   const s = splitSections(note).sections;
   assert.match(s.get("Files changed") ?? "", /no file modified/);
   const folded = extractiveSummary({
-    messages: [{ role: "user", content: [text(`${CHECKPOINT_MARKER}\n${note}`)] }, user("next")],
+    messages: [
+      {
+        role: "user",
+        content: [
+          text(
+            `${CHECKPOINT_MARKER}\n${note}\n\n## Coverage\nsummary; last round kept: 0 messages (0 tool results, 0 assistant); anchors 0 chars`,
+          ),
+        ],
+      },
+      user("next"),
+    ],
   });
   assert.ok(folded.includes(tricky));
   assert.match(splitSections(folded).sections.get("Files changed") ?? "", /no file modified/);

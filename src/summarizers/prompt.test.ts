@@ -20,7 +20,15 @@ test("the system prompt says the transcript is data, forbids tools, and asks for
 test("the transcript: tool results bounded with their size, checkpoints labelled, every block kind rendered", () => {
   const huge = "A".repeat(50_000) + "TAIL-MARK";
   const msgs: Message[] = [
-    { role: "user", content: [{ type: "text", text: `${CHECKPOINT_MARKER}\n## Objective\nold` }] },
+    {
+      role: "user",
+      content: [
+        {
+          type: "text",
+          text: `${CHECKPOINT_MARKER}\n## Objective\nold\n\n## Coverage\nsummary; last round kept: 0 messages (0 tool results, 0 assistant); anchors 0 chars`,
+        },
+      ],
+    },
     {
       role: "assistant",
       content: [

@@ -185,7 +185,7 @@ test("validate ORIGINAL REPLACEMENT: exit 0 valid, 1 violation with the reason o
       content: [
         {
           type: "text",
-          text: "[compact-safe checkpoint]\nThe user asked for an old request; it was answered.\n\nRULE-42",
+          text: "[compact-safe checkpoint]\nThe user asked for an old request; it was answered.\n\n## Coverage\nsummary; last round kept: 0 messages (0 tool results, 0 assistant); anchors 0 chars\n\n## Anchors\nRULE-42",
         },
       ],
     };
