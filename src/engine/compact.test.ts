@@ -227,11 +227,113 @@ test("nothing to compact when the whole history is the protected round", async (
   assert.equal(r.ok ? "" : r.error.kind, "nothing_to_compact");
 });
 
-test("no_shrink when the replacement would not be smaller", async () => {
+test("nothing to compact (with the reason) when the replacement would not be smaller", async () => {
   const history = [text("user", "a"), text("assistant", "b"), text("user", "c"), text("assistant", "d")];
   const huge: SummaryResult = { text: "word ".repeat(5000), model: "m" };
   const r = await compactMessagesSafe(deepFreeze(history), { summarizer: scripted([huge]) });
-  assert.equal(r.ok ? "" : r.error.kind, "no_shrink");
+  assert.equal(r.ok ? "" : r.error.kind, "nothing_to_compact");
+  assert.match(
+    r.ok ? "" : r.error.message,
+    /not smaller than the history's \d+; the protected last round alone is \d+ tokens/,
+  );
+});
+
+test("anchors larger than the history: nothing to compact, and the reason names the anchors", async () => {
+  const r = await compactMessagesSafe(deepFreeze(task(4, 400)), {
+    summarizer: scripted([good]),
+    anchors: "Never push to main. ".repeat(400),
+  });
+  assert.equal(r.ok ? "" : r.error.kind, "nothing_to_compact");
+  assert.match(r.ok ? "" : r.error.message, /the pinned anchors \(restated in every checkpoint\) \d+ tokens/);
+});
+
+test("shrinking is judged on what the provider receives: unsigned thinking removed does not count", async () => {
+  // Old turns carry a lot of unsigned thinking (never sent to Anthropic, nor to OpenAI); the
+  // checkpoint that replaces them would make the request the provider receives larger.
+  const history: Message[] = [text("user", "Look into the build.")];
+  for (let i = 0; i < 4; i++) {
+    history.push({
+      role: "assistant",
+      content: [
+        { type: "thinking", thinking: `pondering step ${i} `.repeat(400) },
+        { type: "tool_use", id: `k${i}`, name: "Bash", input: { command: `make step${i}` } },
+      ],
+    });
+    history.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `k${i}`, content: "ok" }] });
+  }
+  const note: SummaryResult = {
+    text: `## Work done\n${"ran make for every step; all passed. ".repeat(40)}`,
+    model: "m",
+  };
+  const r = await compactMessagesSafe(deepFreeze(history), { summarizer: scripted([note]) });
+  assert.equal(r.ok ? "" : r.error.kind, "nothing_to_compact");
+  assert.match(r.ok ? "" : r.error.message, /Anthropic request would be \d+ tokens, not smaller/);
+});
+
+test("a lone complete exchange before an in-flight round is protected by the pass", async () => {
+  const history: Message[] = [
+    text("user", "Explain the project layout."),
+    text("assistant", "The project has these parts: ".repeat(300)),
+    text("user", "Install the dependencies."),
+    {
+      role: "assistant",
+      content: [{ type: "tool_use", id: "i1", name: "Bash", input: { command: "npm ci" } }],
+    },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "i1", content: "added 212 packages" }] },
+    text("user", "Now start the dev server."),
+    {
+      role: "assistant",
+      content: [{ type: "tool_use", id: "srv", name: "Bash", input: { command: "npm run dev" } }],
+    },
+  ];
+  const r = await compactMessagesSafe(deepFreeze(history), { summarizer: scripted([good]), target: 10 });
+  assert.ok(r.ok, r.ok ? "" : r.error.message);
+  const ids = r.replacement.flatMap((m) => m.content.flatMap((b) => (b.type === "tool_use" ? [b.id] : [])));
+  assert.deepEqual(ids, ["i1", "srv"]);
+});
+
+test("prune-only bounds protected results over 8 KiB and drops their nested blocks", async () => {
+  const history = task(6, 4000);
+  const last = history[history.length - 1]!;
+  const big = "x".repeat(20_000);
+  history[history.length - 1] = {
+    role: "user",
+    content: [
+      {
+        ...(last.content[0] as { type: "tool_result"; tool_use_id: string; content: string }),
+        content: big,
+        content_blocks: [{ type: "text", text: "nested ".repeat(2000) }],
+      },
+    ],
+  };
+  const r = await compactMessagesSafe(deepFreeze(history), { pruneOnly: true });
+  assert.ok(r.ok, r.ok ? "" : r.error.message);
+  assert.equal(r.path, "prune-only");
+  const kept = r.replacement[r.replacement.length - 1]!.content[0] as {
+    content: string;
+    content_blocks?: unknown;
+  };
+  assert.ok(Buffer.byteLength(kept.content) < 8192 + 200, `bounded (${kept.content.length} chars)`);
+  assert.match(kept.content, /tool result truncated; original 20000 bytes/);
+  assert.equal(kept.content_blocks, undefined);
+});
+
+test("a small protected result whose nested blocks are oversized keeps its content and loses the blocks", async () => {
+  const history = task(6);
+  const last = history[history.length - 1]!;
+  const r0 = last.content[0] as { type: "tool_result"; tool_use_id: string; content: string };
+  history[history.length - 1] = {
+    role: "user",
+    content: [{ ...r0, content: "short", content_blocks: [{ type: "text", text: "y".repeat(10_000_000) }] }],
+  };
+  const r = await compactMessagesSafe(deepFreeze(history), { summarizer: scripted([good]), target: 10 });
+  assert.ok(r.ok, r.ok ? "" : r.error.message);
+  const kept = r.replacement[r.replacement.length - 1]!.content[0] as {
+    content: string;
+    content_blocks?: unknown;
+  };
+  assert.equal(kept.content, "short");
+  assert.equal(kept.content_blocks, undefined);
 });
 
 test("secrets are redacted from the summary the pass writes, while the protected round stays verbatim", async () => {

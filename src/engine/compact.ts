@@ -14,7 +14,7 @@ import { placeholderKind, isPunctuationOnly } from "../contract/placeholder.js";
 import type { BackgroundHandle, Summarizer, SummaryResult } from "../summarizers/types.js";
 import { SummarizerError } from "../summarizers/types.js";
 import { extractiveSummarizer } from "../summarizers/extractive.js";
-import { estimateTokens, fastEstimator, type TokenEstimator } from "./tokens.js";
+import { estimateTokens, fastEstimator, sentTokens, type SentTokens, type TokenEstimator } from "./tokens.js";
 import { boundMessage, buildReplacementHistory } from "./replacement.js";
 import { pruneOldResults, type PruneStats } from "./prune.js";
 import { clearBilledUsage } from "./pressure.js";
@@ -49,8 +49,14 @@ export interface CompactOptions {
   estimator?: TokenEstimator;
 }
 
+/**
+ * Why a pass returned no replacement. `nothing_to_compact` is an honest
+ * outcome, not a failure: the history cannot shrink (it is all protected
+ * round, or the protected round and the anchors are not smaller than what the
+ * provider receives now); the message says which.
+ */
 export type CompactErrorKind =
-  "summarizer_failed" | "unusable_summary" | "contract_violation" | "no_shrink" | "nothing_to_compact";
+  "summarizer_failed" | "unusable_summary" | "contract_violation" | "nothing_to_compact";
 
 export interface CompactError {
   kind: CompactErrorKind;
@@ -156,7 +162,33 @@ export function measureForPrune(
   return { tokens, pruneSavingsBound };
 }
 
+/** Why `after` does not shrink what a provider receives from `before`, or undefined when it does. */
+function notSmaller(before: SentTokens, after: SentTokens): string | undefined {
+  if (after.anthropic >= before.anthropic)
+    return `the Anthropic request would be ${after.anthropic} tokens, not smaller than its ${before.anthropic} now`;
+  if (after.openai >= before.openai)
+    return `the OpenAI request would be ${after.openai} tokens, not smaller than its ${before.openai} now`;
+  return undefined;
+}
+
+/** What the protected round and the anchors cost: the part of a replacement that cannot shrink. */
+function fixedCost(
+  messages: readonly Message[],
+  regionStart: number,
+  anchors: string,
+  e: TokenEstimator,
+): string {
+  let region = 0;
+  for (let i = regionStart; i < messages.length; i++) region += e.message(messages[i]!);
+  const anchorTokens = anchors.length > 0 ? e.text(anchors) : 0;
+  return (
+    `the protected last round alone is ${region} tokens` +
+    (anchorTokens > 0 ? ` and the pinned anchors (restated in every checkpoint) ${anchorTokens} tokens` : "")
+  );
+}
+
 interface PruneContext {
+  sentBefore: SentTokens;
   tokensBefore: number;
   target: number;
   anchors: string;
@@ -173,9 +205,12 @@ function tryPruneOnly(messages: readonly Message[], regionStart: number, c: Prun
     pruned.messages[i] = boundMessage(pruned.messages[i]!);
   const prunedMessages = clearBilledUsage(pruned.messages);
   const prunedTokens = estimateTokens(prunedMessages, c.estimator);
-  if (prunedTokens >= c.tokensBefore) {
-    return errorResult("no_shrink", "prune-only found nothing to prune outside the protected round", 0);
-  }
+  const grows =
+    prunedTokens >= c.tokensBefore
+      ? "it found nothing to prune outside the protected round"
+      : notSmaller(c.sentBefore, sentTokens(prunedMessages, c.estimator));
+  if (grows !== undefined)
+    return errorResult("nothing_to_compact", `nothing to compact by prune-only: ${grows}`, 0);
   const verdict = validateSurvivalContract(messages, prunedMessages, {
     anchors: c.anchors,
     path: "prune-only",
@@ -221,16 +256,18 @@ export async function compactMessagesSafe(
   if (round.regionStart === 0) {
     return errorResult(
       "nothing_to_compact",
-      "nothing to compact: the whole history is the protected last round",
+      `nothing to compact: the whole history (${tokensBefore} tokens) is the protected last round`,
       0,
     );
   }
+  const sentBefore = sentTokens(messages, estimator);
 
   // 1. Prune-only.
   // When even stubbing every old result could not reach the target, the prune-only history is not
   // built at all (it would be thrown away for the summary path).
   if (options.pruneOnly || tokensBefore - pruneSavingsBound <= target) {
     const pruned = tryPruneOnly(messages, round.regionStart, {
+      sentBefore,
       tokensBefore,
       target,
       anchors,
@@ -261,10 +298,14 @@ export async function compactMessagesSafe(
   if (!built.ok) return errorResult("contract_violation", built.error, outcome.attempts);
   const replacement = clearBilledUsage(built.replacement);
   const tokensAfter = estimateTokens(replacement, estimator);
-  if (tokensAfter >= tokensBefore) {
+  const grows =
+    tokensAfter >= tokensBefore
+      ? `the replacement would be ${tokensAfter} tokens, not smaller than the history's ${tokensBefore}`
+      : notSmaller(sentBefore, sentTokens(replacement, estimator));
+  if (grows !== undefined) {
     return errorResult(
-      "no_shrink",
-      `the replacement (${tokensAfter} tokens) is not smaller than the history (${tokensBefore} tokens)`,
+      "nothing_to_compact",
+      `nothing to compact: ${grows}; ${fixedCost(messages, round.regionStart, anchors, estimator)}`,
       outcome.attempts,
     );
   }

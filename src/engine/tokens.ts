@@ -48,6 +48,12 @@ export interface TokenEstimator {
    * estimators: when absent it is computed from `text`.
    */
   thinking?(m: Message): number;
+  /**
+   * Tokens of the message's thinking blocks that carry no signature (part of
+   * `thinking(m)`): the Anthropic exporter never sends them. Optional, like
+   * `thinking`.
+   */
+  unsignedThinking?(m: Message): number;
 }
 
 /** The constants of the fast estimator. */
@@ -105,6 +111,12 @@ function isThinkingBlock(b: Block): boolean {
   return b.type === "thinking" || b.type === "redacted_thinking";
 }
 
+function isUnsignedThinking(b: Block): boolean {
+  if (b.type !== "thinking") return false;
+  const sig = (b as { signature?: unknown }).signature;
+  return typeof sig !== "string" || sig.length === 0;
+}
+
 /** The text that a block costs, for estimators that work on strings. */
 export function blockCostText(b: Block): string {
   switch (b.type) {
@@ -144,18 +156,22 @@ function makeEstimator(name: string, cost: TextCost, cal: FastCalibration): Toke
   // One cache entry per content array: [whole message, its thinking blocks]. Keyed on
   // `m.content` rather than `m`, so that the shallow copies the engine makes (e.g. to
   // clear recorded usage) hit the cache: only the role and the content are counted.
-  const cache = new WeakMap<readonly Block[], [number, number]>();
-  const measure = (m: Message): [number, number] => {
+  const cache = new WeakMap<readonly Block[], [number, number, number]>();
+  const measure = (m: Message): [number, number, number] => {
     const hit = cache.get(m.content);
     if (hit !== undefined) return hit;
     let n = cal.perMessage;
     let thinking = 0;
+    let unsigned = 0;
     for (const b of m.content) {
       const t = blockTokens(b, cost, cal);
       n += t;
-      if (isThinkingBlock(b)) thinking += t;
+      if (isThinkingBlock(b)) {
+        thinking += t;
+        if (isUnsignedThinking(b)) unsigned += t;
+      }
     }
-    const entry: [number, number] = [n, thinking];
+    const entry: [number, number, number] = [n, thinking, unsigned];
     cache.set(m.content, entry);
     return entry;
   };
@@ -164,6 +180,7 @@ function makeEstimator(name: string, cost: TextCost, cal: FastCalibration): Toke
     text: (s: string) => cost(s, true),
     message: (m: Message) => measure(m)[0],
     thinking: (m: Message) => measure(m)[1],
+    unsignedThinking: (m: Message) => measure(m)[2],
   };
 }
 
@@ -240,6 +257,45 @@ function thinkingTokens(m: Message, estimator: TokenEstimator): number {
   for (const b of m.content)
     if (isThinkingBlock(b)) n += FAST_CALIBRATION.perBlock + estimator.text(blockCostText(b));
   return n;
+}
+
+function unsignedThinkingTokens(m: Message, estimator: TokenEstimator): number {
+  if (estimator.unsignedThinking) return estimator.unsignedThinking(m);
+  let n = 0;
+  for (const b of m.content)
+    if (isUnsignedThinking(b)) n += FAST_CALIBRATION.perBlock + estimator.text(blockCostText(b));
+  return n;
+}
+
+/** Estimated tokens of the request each provider receives for these messages. */
+export interface SentTokens {
+  /** Anthropic Messages: thinking without a signature, and thinking outside assistant turns, are not sent. */
+  anthropic: number;
+  /** OpenAI Chat Completions: no thinking is sent. */
+  openai: number;
+}
+
+/**
+ * What the exporters send, estimated: the messages' tokens less the thinking
+ * each provider never receives. Shrinking is judged on these figures, since
+ * removing thinking that was never sent saves the user nothing.
+ */
+export function sentTokens(
+  messages: readonly Message[],
+  estimator: TokenEstimator = fastEstimator,
+): SentTokens {
+  let total = 0;
+  let anthropicUnsent = 0;
+  let openaiUnsent = 0;
+  for (const m of messages) {
+    total += estimator.message(m);
+    const thinking = thinkingTokens(m, estimator);
+    if (thinking === 0) continue;
+    openaiUnsent += thinking;
+    const assistant = m.role === "assistant" || m.role === "assistant_interrupted";
+    anthropicUnsent += assistant ? unsignedThinkingTokens(m, estimator) : thinking;
+  }
+  return { anthropic: total - anthropicUnsent, openai: total - openaiUnsent };
 }
 
 /** Estimated tokens of a message array (plus `options.overhead`). */

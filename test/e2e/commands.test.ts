@@ -619,3 +619,46 @@ test("compact --if-needed: under --threshold of --window nothing is written; ove
     cleanup();
   }
 });
+
+test("compact on a history that cannot shrink: exit 0, 'nothing to compact' with the reason, path none, nothing written", async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    // One request and one exchange: the whole history is the protected round.
+    const history = [
+      { role: "user", content: "Run the tests." },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: "c1", type: "function", function: { name: "bash", arguments: '{"cmd":"npm test"}' } },
+        ],
+      },
+      { role: "tool", tool_call_id: "c1", content: "all 12 passed" },
+      { role: "assistant", content: "All 12 tests pass." },
+    ];
+    const src = join(dir, "h.json");
+    writeFileSync(src, JSON.stringify(history));
+    const j = join(dir, "j.jsonl");
+    assert.equal((await run(["import", src, "--out", j])).code, 0);
+    const before = readFileSync(j);
+    const human = await run(["compact", j, "--workspace", dir]);
+    assert.equal(human.code, 0, human.stderr);
+    assert.match(
+      human.stdout,
+      /^nothing to compact: the whole history \(\d+ tokens\) is the protected last round/,
+    );
+    const json = await run(["compact", j, "--json", "--workspace", dir]);
+    assert.equal(json.code, 0, json.stderr);
+    const receipt = JSON.parse(json.stdout) as { path: string; compacted: boolean; reason: string };
+    assert.equal(receipt.path, "none");
+    assert.equal(receipt.compacted, false);
+    assert.match(receipt.reason, /protected last round/);
+    assert.deepEqual(readFileSync(j), before);
+    const out = join(dir, "new.jsonl");
+    const viaOut = await run(["compact", src, "--out", out, "--workspace", dir]);
+    assert.equal(viaOut.code, 0, viaOut.stderr);
+    assert.equal(existsSync(out), false, "no journal written when nothing was compacted");
+  } finally {
+    cleanup();
+  }
+});

@@ -142,7 +142,8 @@ type Outcome =
       liveTokens: number;
       pressure: number;
     }
-  | { kind: "not-needed"; liveTokens: number; pressure: number; thresholdTokens: number };
+  | { kind: "not-needed"; liveTokens: number; pressure: number; thresholdTokens: number }
+  | { kind: "nothing"; reason: string; liveTokens: number; target: number };
 
 /** Runs the compaction over the active path of `entries`; never writes. */
 async function compactEntries(
@@ -172,6 +173,9 @@ async function compactEntries(
   });
   if (!result.ok) {
     const { kind, message } = result.error;
+    // Not a failure: the history cannot shrink; nothing is written and the exit code is 0.
+    if (kind === "nothing_to_compact")
+      return { kind: "nothing", reason: message, liveTokens: pressure.estimate, target };
     if (kind === "summarizer_failed") throw new CliError(`summarizer failed: ${message}`, EXIT.SUMMARIZER);
     throw new CliError(`compaction refused (${kind}): ${message}`, EXIT.VIOLATION);
   }
@@ -201,6 +205,19 @@ function report(
   journal: string | null,
   appended: boolean,
 ): void {
+  if (outcome.kind === "nothing") {
+    if (o.json)
+      printJson({
+        path: "none",
+        compacted: false,
+        reason: outcome.reason,
+        tokens_before: outcome.liveTokens,
+        target: outcome.target,
+        journal: null,
+      });
+    else out(`${outcome.reason} (nothing written)`);
+    return;
+  }
   if (outcome.kind === "not-needed") {
     const msg = `no compaction needed: ${num(outcome.pressure)} tokens is under the threshold (${num(outcome.thresholdTokens)} = ${o.threshold}% of ${num(o.window)})`;
     if (o.json)
@@ -262,7 +279,7 @@ export function register(program: Command): void {
         "Summarizer retries back off from COMPACT_SAFE_BACKOFF_MS milliseconds (default 1000). " +
         "Anchors are read from WORKSPACE/.codewhale/anchors.md (or the legacy .deepseek/anchors.md), and the " +
         "live state (git branch, worktree, HEAD) from WORKSPACE.\n\n" +
-        "Exit codes: 0 ok; 1 compaction refused (contract_violation, no_shrink, nothing_to_compact, " +
+        'Exit codes: 0 ok, or nothing to compact (the reason is printed; --json: path "none"); 1 compaction refused (contract_violation, ' +
         "unusable_summary); 2 usage or input error; 3 summarizer failed; 4 journal locked (never waits).",
     )
     .argument("<file>", "a journal, or a session file of any importable format")
