@@ -10,6 +10,7 @@ import {
   chmodSync,
   writeFileSync,
 } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { JournalEntry } from "../model/index.js";
@@ -22,6 +23,7 @@ import {
   createJournal,
   headerEntry,
   JournalExistsError,
+  removeDeadTemps,
   rewriteJournal,
   serializeEntries,
 } from "./write.js";
@@ -213,4 +215,27 @@ test("a journal written with these functions projects its live context", () =>
       liveContext(entries).map((m) => (m.content[0] as { text: string }).text),
       ["R", "after"],
     );
+  }));
+
+test("temp files left by killed writers of this journal are removed by its next write; a live writer's are kept", () =>
+  withTemp(async (dir) => {
+    const f = join(dir, "j.jsonl");
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
+      encoding: "utf8",
+    });
+    const uuid = "0123abcd-0000-4000-8000-0123456789ab";
+    const deadTemp = join(dir, `.j.jsonl.tmp-${Number(dead.stdout)}-${uuid}`);
+    const liveTemp = join(dir, `.j.jsonl.tmp-${process.ppid}-${uuid}`);
+    const otherJournal = join(dir, `.k.jsonl.tmp-${Number(dead.stdout)}-${uuid}`);
+    for (const t of [deadTemp, liveTemp, otherJournal]) writeFileSync(t, "a full copy\n");
+    await createJournal(f, header, [entry("a", "h")]);
+    assert.equal(existsSync(deadTemp), false, "the dead writer's temp is removed (import --out)");
+    assert.equal(existsSync(liveTemp), true, "a live writer's temp is kept");
+    assert.equal(existsSync(otherJournal), true, "another journal's temp is not this write's business");
+    writeFileSync(deadTemp, "left after the link by a writer killed before its unlink\n");
+    await appendEntries(f, [entry("b", "a")]);
+    assert.equal(existsSync(deadTemp), false, "appends sweep too (compact --in-place, restore)");
+    writeFileSync(deadTemp, "again\n");
+    assert.equal(await removeDeadTemps(f), 1);
+    assert.equal(await removeDeadTemps(f), 0);
   }));
