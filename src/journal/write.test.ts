@@ -10,7 +10,7 @@ import {
   chmodSync,
   writeFileSync,
 } from "node:fs";
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { JournalEntry } from "../model/index.js";
@@ -239,3 +239,27 @@ test("temp files left by killed writers of this journal are removed by its next 
     assert.equal(await removeDeadTemps(f), 1);
     assert.equal(await removeDeadTemps(f), 0);
   }));
+
+test(
+  "a FIFO is refused at once by the reader and the writers, naming it (it used to block the open)",
+  { timeout: 10_000 },
+  () =>
+    withTemp(async (dir) => {
+      const fifo = join(dir, "j.fifo");
+      execFileSync("mkfifo", [fifo]);
+      const named = (verb: string) =>
+        new RegExp(`${fifo.replace(/[.]/g, "\\.")}: is a named pipe \\(FIFO\\), not a regular file${verb}`);
+      await assert.rejects(readJournal(fifo), named("$"));
+      await assert.rejects(appendEntries(fifo, [entry("a", "h")]), named("; refusing to write to it$"));
+      await assert.rejects(rewriteJournal(fifo, [header]), named("; refusing to write to it$"));
+      await assert.rejects(
+        createJournal(fifo, header, [], { overwrite: true }),
+        named("; refusing to write to it$"),
+      );
+      await assert.rejects(
+        readJournal("/dev/zero"),
+        /\/dev\/zero: is a character device, not a regular file$/,
+      );
+      await assert.rejects(readJournal(dir), /: is a folder, not a file$/);
+    }),
+);

@@ -8,7 +8,7 @@ import { constants } from "node:fs";
 import { copyFile, link, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { HeaderEntry, HeaderPayload, JournalEntry } from "../model/index.js";
-import { parseJournalEntry } from "../model/index.js";
+import { notRegularFile, parseJournalEntry } from "../model/index.js";
 import type { AcquireLockOptions } from "./lock.js";
 import { isProcessAlive, withJournalLock } from "./lock.js";
 import { newEntryId } from "./tree.js";
@@ -125,14 +125,22 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
+/**
+ * Whether `file` exists. One that is not a regular file (a FIFO, a device, a
+ * folder) is refused: appending to it, backing it up or replacing it would
+ * block or destroy something that is not a journal.
+ */
 async function exists(file: string): Promise<boolean> {
+  let st;
   try {
-    await stat(file);
-    return true;
+    st = await stat(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return false;
     throw err;
   }
+  const why = notRegularFile(st);
+  if (why !== null) throw new Error(`${file}: ${why}; refusing to write to it`);
+  return true;
 }
 
 /**
@@ -234,15 +242,9 @@ export async function rewriteJournal(
 ): Promise<RewriteResult> {
   const text = serializeEntries(entries);
   return underLock(file, options, async () => {
-    let mode: number;
-    try {
-      mode = (await stat(file)).mode & 0o7777;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") {
-        throw new Error(`${file}: cannot rewrite a journal that does not exist (use createJournal)`);
-      }
-      throw err;
-    }
+    if (!(await exists(file)))
+      throw new Error(`${file}: cannot rewrite a journal that does not exist (use createJournal)`);
+    const mode = (await stat(file)).mode & 0o7777;
     const bak = await backup(file);
     const tmp = await writeTemp(file, text, mode);
     try {
