@@ -3,9 +3,10 @@
  * with the journal layer's tolerant reader) or any importable session format
  * (through `formats`), and message arrays for `validate`.
  */
+import { constants, type Stats } from "node:fs";
 import { open, readFile, stat } from "node:fs/promises";
 import type { JournalEntry, Message } from "../model/index.js";
-import { ModelError, parseMessages } from "../model/index.js";
+import { ModelError, notRegularFile, parseMessages } from "../model/index.js";
 import { formatProblems, liveContext, readJournal } from "../journal/index.js";
 import { FORMAT_NAMES, FormatError, type FormatName, type ImportReport } from "../formats/types.js";
 import { importFile, importText } from "../formats/detect.js";
@@ -31,19 +32,24 @@ export function parseFormat(value: string | undefined): FormatName | undefined {
   return value as FormatName;
 }
 
-/** Checks that a path exists and is a file; a one-line input error naming it otherwise. */
+/**
+ * Checks that a path exists and is a regular file (a FIFO, a device or a
+ * folder would block or never end); a one-line input error naming it
+ * otherwise. Returns its size.
+ */
 export async function requireFile(file: string): Promise<number> {
+  let st: Stats;
   try {
-    const st = await stat(file);
-    if (st.isDirectory()) throw usageError(`${file}: is a folder, not a file`);
-    return st.size;
+    st = await stat(file);
   } catch (e) {
-    if (e instanceof CliError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
     throw usageError(
       `${file}: ${code === "ENOENT" ? "no such file" : `cannot be read (${code ?? (e as Error).message})`}`,
     );
   }
+  const why = notRegularFile(st);
+  if (why !== null) throw usageError(`${file}: ${why}`);
+  return st.size;
 }
 
 /**
@@ -52,8 +58,11 @@ export async function requireFile(file: string): Promise<number> {
  * (a first line longer than that is decided by the format detector).
  */
 export async function looksLikeJournal(file: string): Promise<boolean> {
-  const fh = await open(file, "r");
+  // O_NONBLOCK: a FIFO swapped in after `requireFile` must not block the open.
+  const fh = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
+    const why = notRegularFile(await fh.stat());
+    if (why !== null) throw usageError(`${file}: ${why}`);
     const buf = Buffer.alloc(64 * 1024);
     const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
     const text = buf.subarray(0, bytesRead).toString("utf8");

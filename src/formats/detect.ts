@@ -1,5 +1,7 @@
 /** Format auto-detection and the `importFile` / `importText` entry points. */
-import { readFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { open } from "node:fs/promises";
+import { notRegularFile } from "../model/index.js";
 import { importClaudeCode } from "./claude-code.js";
 import { importCodex } from "./codex.js";
 import { importJournal } from "./journal-format.js";
@@ -149,8 +151,17 @@ export function importText(text: string, fileName: string, options: ImportOption
 export async function importFile(path: string, options: ImportOptions = {}): Promise<ImportResult> {
   let bytes: Buffer;
   try {
-    bytes = await readFile(path);
+    // O_NONBLOCK and a check of what was opened: a FIFO or a device would block or never end.
+    const fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      const why = notRegularFile(await fh.stat());
+      if (why !== null) throw new FormatError(`${path}: ${why}`);
+      bytes = await fh.readFile();
+    } finally {
+      await fh.close();
+    }
   } catch (e) {
+    if (e instanceof FormatError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "ENOENT") throw new FormatError(`${path}: no such file`);
     if (code === "EISDIR") throw new FormatError(`${path}: is a directory, not a session file`);

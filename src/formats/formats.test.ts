@@ -1,6 +1,10 @@
 /** Unit tests of the importers' rules, the repair and the shape check, on small hand-made inputs. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { activePath, liveContext } from "../journal/tree.js";
 import type { Message } from "../model/index.js";
 import { ABANDONED_RESULT_TEXT, closeAbandonedCalls } from "./abandoned.js";
@@ -567,4 +571,24 @@ test("Codex: a shell output that exited non-zero becomes an error result", async
       ["c2", false],
     ],
   );
+});
+
+test("importFile refuses a FIFO, a device or a folder at once, naming it", { timeout: 10_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), "cs-formats-"));
+  try {
+    const fifo = join(dir, "s.fifo");
+    execFileSync("mkfifo", [fifo]);
+    for (const [path, why] of [
+      [fifo, "is a named pipe (FIFO), not a regular file"],
+      ["/dev/null", "is a character device, not a regular file"],
+      [dir, "is a folder, not a file"],
+    ] as const) {
+      await assert.rejects(
+        importFile(path),
+        (e: unknown) => e instanceof FormatError && e.message === `${path}: ${why}`,
+      );
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

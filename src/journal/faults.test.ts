@@ -6,13 +6,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { JournalEntry } from "../model/index.js";
 import { readJournal } from "./read.js";
-import { lockFileFor } from "./lock.js";
+import { acquireLock, isProcessAlive, lockFileFor } from "./lock.js";
 import { activePath } from "./tree.js";
 import { appendEntries, createJournal, headerEntry } from "./write.js";
 
@@ -110,16 +110,117 @@ test("a rewrite killed before its rename leaves the old journal and the backup i
     assert.equal(readdirSync(dir).filter((n) => n.includes(".tmp-")).length, 1);
     assert.equal(existsSync(lockFileFor(f)), true);
 
-    // the dead writer's lock is stale: the next writer breaks it
+    // the dead writer's lock is stale: the next writer breaks it, and removes the dead writer's temp file
     await appendEntries(f, [{ ...body[0]!, id: "after", parent_id: "e49" }]);
     const { entries, report } = await readJournal(f);
     assert.deepEqual(report.problems, []);
     assert.equal(entries.length, 52);
     assert.equal(existsSync(lockFileFor(f)), false);
+    assert.deepEqual(
+      readdirSync(dir).filter((n) => n.includes(".tmp-")),
+      [],
+      "the killed writer's temp file is removed by the next write",
+    );
+  }));
+
+/** The pid of a process that has exited (and been reaped). */
+function deadPid(): number {
+  const r = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
+    encoding: "utf8",
+  });
+  const pid = Number(r.stdout);
+  assert.ok(pid > 0 && !isProcessAlive(pid));
+  return pid;
+}
+
+test(
+  "racing breakers of a stale lock: at most one holder at a time, every worker holds it once",
+  { timeout: 150_000 },
+  () =>
+    withTemp(async (dir) => {
+      const ROUNDS = 6;
+      const WORKERS = 10;
+      const f = join(dir, "j.jsonl");
+      for (let round = 0; round < ROUNDS; round++) {
+        const log = join(dir, `log-${round}`);
+        writeFileSync(log, "");
+        // Every round starts from a stale lock; workers in "die" mode leave one behind for the next holder.
+        writeFileSync(
+          lockFileFor(f),
+          JSON.stringify({ pid: deadPid(), hostname: hostname(), created_at: "2020-01-01T00:00:00Z" }),
+        );
+        const startAt = Date.now() + 1_500;
+        const runs = Array.from({ length: WORKERS }, (_, w) =>
+          run([worker("lock-worker.js"), "race", f, log, String(startAt), w % 2 ? "die" : "release", "5"]),
+        );
+        for (const r of await Promise.all(runs))
+          assert.deepEqual([r.code, r.signal, r.stderr], [0, null, ""]);
+        const lines = readFileSync(log, "utf8").trimEnd().split("\n");
+        assert.equal(lines.length, 2 * WORKERS, `round ${round}: every worker held the lock once`);
+        const holders = new Set<string>();
+        for (let i = 0; i < lines.length; i += 2) {
+          const [enter, pid] = lines[i]!.split(" ");
+          assert.equal(
+            enter,
+            "enter",
+            `round ${round}, line ${i + 1}: two holders at once:\n${lines.join("\n")}`,
+          );
+          assert.equal(
+            lines[i + 1],
+            `exit ${pid}`,
+            `round ${round}, line ${i + 2}: two holders at once:\n${lines.join("\n")}`,
+          );
+          holders.add(pid!);
+        }
+        assert.equal(holders.size, WORKERS);
+      }
+      // no claim or half-made lock file is left beside the journal once the last holder's stale lock is broken
+      const lock = await acquireLock(f);
+      await lock.release();
+      assert.deepEqual(
+        readdirSync(dir).filter((n) => n.startsWith("j.jsonl.lock")),
+        [],
+      );
+    }),
+);
+
+test("a process killed while taking or releasing the lock leaves no lock or a complete one, never an empty one", () =>
+  withTemp(async (dir) => {
+    const f = join(dir, "j.jsonl");
+    const KILLS = 25;
+    let held = 0;
+    for (let i = 0; i < KILLS; i++) {
+      const child = spawn(process.execPath, [worker("lock-worker.js"), "cycle", f], { stdio: "ignore" });
+      const end = new Promise((resolve) => child.once("exit", resolve));
+      // node starts in ~50-150 ms; the kills land at spread moments of the take/release loop
+      await new Promise((resolve) => setTimeout(resolve, 150 + ((i * 37) % 200)));
+      child.kill("SIGKILL");
+      await end;
+      if (existsSync(lockFileFor(f))) {
+        const raw = readFileSync(lockFileFor(f), "utf8");
+        let holder: { pid?: unknown };
+        try {
+          holder = JSON.parse(raw) as { pid?: unknown };
+        } catch {
+          assert.fail(`kill ${i}: the lock file is incomplete: ${JSON.stringify(raw)}`);
+        }
+        assert.equal(holder.pid, child.pid, `kill ${i}`);
+        held++;
+      }
+      // the next taker breaks the dead process's lock at once and sweeps its half-made files
+      const lock = await acquireLock(f);
+      await lock.release();
+      assert.deepEqual(
+        readdirSync(dir).filter((n) => n.startsWith("j.jsonl.lock")),
+        [],
+        `kill ${i}`,
+      );
+    }
+    assert.ok(held > 0, "some kills landed while the lock was held");
   }));
 
 test("the worker scripts are compiled next to the tests", () => {
-  for (const name of ["append-worker.js", "rewrite-worker.js", "read-memory-worker.js"]) {
+  for (const name of ["append-worker.js", "rewrite-worker.js", "read-memory-worker.js", "lock-worker.js"]) {
     const r = spawnSync(process.execPath, [worker(name)], { encoding: "utf8" });
     assert.equal(r.status, 2, `${name} without arguments prints its usage`);
     assert.match(r.stderr, /^usage:/);

@@ -1,7 +1,17 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { acquireLock, isProcessAlive, JournalLockedError, lockFileFor, withJournalLock } from "./lock.js";
@@ -31,6 +41,7 @@ test("the lock file holds pid, hostname and created_at, and is removed on releas
     assert.equal(held.pid, process.pid);
     assert.equal(held.hostname, hostname());
     assert.match(held.created_at, /^\d{4}-/);
+    assert.match(held.token, /^[0-9a-f-]{36}$/);
     await lock.release();
     assert.equal(existsSync(lockFileFor(f)), false);
     await lock.release(); // twice is harmless
@@ -73,15 +84,75 @@ test("a stale lock from a dead pid is broken", () =>
     await lock.release();
   }));
 
-test("an unreadable lock file counts as held until it is old, then it is broken", () =>
+test("an empty lock (left by an older version killed mid-creation) is named as such, and broken once 2 s old", () =>
   withTemp(async (dir) => {
     const f = join(dir, "j.jsonl");
     writeFileSync(lockFileFor(f), "");
-    await assert.rejects(acquireLock(f), /locked by an unknown process/);
-    const old = new Date(Date.now() - 60_000);
+    await assert.rejects(acquireLock(f), (err: unknown) => {
+      assert.ok(err instanceof JournalLockedError);
+      assert.equal(err.holder, null);
+      assert.match(
+        err.message,
+        /journal lock .*j\.jsonl\.lock is empty or unreadable \(left by a writer of an older version/,
+      );
+      assert.doesNotMatch(err.message, /another compact-safe is writing/);
+      return true;
+    });
+    const old = new Date(Date.now() - 3_000);
     utimesSync(lockFileFor(f), old, old);
     const lock = await acquireLock(f);
     await lock.release();
+  }));
+
+/** The name of breaker claim `n` on the lock file currently in place (see lock.ts). */
+function claimOf(f: string, n: number): string {
+  const lf = lockFileFor(f);
+  const id = createHash("sha256")
+    .update(`${statSync(lf).ino}\n${readFileSync(lf, "utf8")}`)
+    .digest("hex")
+    .slice(0, 32);
+  return `${lf}.claim-${id}-${n}`;
+}
+
+test("a breaker killed while holding its claim does not block the next breaker; its claim is swept", () =>
+  withTemp(async (dir) => {
+    const f = join(dir, "j.jsonl");
+    writeFileSync(
+      lockFileFor(f),
+      JSON.stringify({ pid: deadPid(), hostname: hostname(), created_at: "2020-01-01T00:00:00Z" }),
+    );
+    const dead = JSON.stringify({ pid: deadPid(), hostname: hostname(), created_at: "x" });
+    writeFileSync(claimOf(f, 0), dead);
+    // a dead breaker's half-made lock file is swept too
+    writeFileSync(
+      `${lockFileFor(f)}.new-${deadPid()}-${"0".repeat(8)}-0000-0000-0000-${"0".repeat(12)}`,
+      "{",
+    );
+    // and a dead breaker's claim on a lock that is long gone
+    writeFileSync(`${lockFileFor(f)}.claim-${"a".repeat(32)}-0`, dead);
+    const lock = await acquireLock(f);
+    assert.equal(JSON.parse(readFileSync(lockFileFor(f), "utf8")).pid, process.pid);
+    assert.deepEqual(
+      readdirSync(dir).filter((n) => n !== "j.jsonl.lock"),
+      [],
+      "only the lock itself is left",
+    );
+    await lock.release();
+  }));
+
+test("a stale lock that a live process is breaking is left to it: locked, not broken twice", () =>
+  withTemp(async (dir) => {
+    const f = join(dir, "j.jsonl");
+    const stale = JSON.stringify({
+      pid: deadPid(),
+      hostname: hostname(),
+      created_at: "2020-01-01T00:00:00Z",
+    });
+    writeFileSync(lockFileFor(f), stale);
+    // a live breaker (this process stands in for it) holds claim 0
+    writeFileSync(claimOf(f, 0), JSON.stringify({ pid: process.pid, hostname: hostname(), created_at: "x" }));
+    await assert.rejects(acquireLock(f, { wait: true, timeoutMs: 200, pollMs: 5 }), JournalLockedError);
+    assert.equal(readFileSync(lockFileFor(f), "utf8"), stale, "the stale lock is still in place");
   }));
 
 test("wait: a second taker gets the lock once the first releases it", () =>

@@ -8,9 +8,9 @@
  * (missing parent, duplicate id, cycle), is reported with its line number.
  */
 import { open } from "node:fs/promises";
-import { readFileSync } from "node:fs";
+import { constants, readFileSync } from "node:fs";
 import type { JournalEntry } from "../model/index.js";
-import { ModelError, parseJournalEntry } from "../model/index.js";
+import { ModelError, notRegularFile, parseJournalEntry } from "../model/index.js";
 
 export interface JournalProblem {
   /** 1-based line number in the file. */
@@ -173,7 +173,7 @@ function collectBuffer(collector: JournalCollector, buf: Uint8Array): void {
 
 /**
  * Reads a journal file, streaming it in chunks. I/O errors (a missing file,
- * a permission error) are thrown; everything about the content is reported.
+ * a permission error, a path that is not a regular file) are thrown; everything about the content is reported.
  */
 export async function readJournal(
   file: string,
@@ -181,8 +181,11 @@ export async function readJournal(
 ): Promise<JournalReadResult> {
   const chunkSize = Math.max(1, options.chunkSize ?? 1 << 20);
   const collector = new JournalCollector(file);
-  const fh = await open(file, "r");
+  // O_NONBLOCK and a check of what was opened: a FIFO or a device would block or never end.
+  const fh = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
+    const why = notRegularFile(await fh.stat());
+    if (why !== null) throw new Error(`${file}: ${why}`);
     // The pieces of a line that spans chunks; joined once when its newline arrives.
     let pending: Uint8Array[] = [];
     let pendingBytes = 0;

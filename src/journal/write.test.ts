@@ -10,6 +10,7 @@ import {
   chmodSync,
   writeFileSync,
 } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { JournalEntry } from "../model/index.js";
@@ -22,6 +23,7 @@ import {
   createJournal,
   headerEntry,
   JournalExistsError,
+  removeDeadTemps,
   rewriteJournal,
   serializeEntries,
 } from "./write.js";
@@ -214,3 +216,50 @@ test("a journal written with these functions projects its live context", () =>
       ["R", "after"],
     );
   }));
+
+test("temp files left by killed writers of this journal are removed by its next write; a live writer's are kept", () =>
+  withTemp(async (dir) => {
+    const f = join(dir, "j.jsonl");
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
+      encoding: "utf8",
+    });
+    const uuid = "0123abcd-0000-4000-8000-0123456789ab";
+    const deadTemp = join(dir, `.j.jsonl.tmp-${Number(dead.stdout)}-${uuid}`);
+    const liveTemp = join(dir, `.j.jsonl.tmp-${process.ppid}-${uuid}`);
+    const otherJournal = join(dir, `.k.jsonl.tmp-${Number(dead.stdout)}-${uuid}`);
+    for (const t of [deadTemp, liveTemp, otherJournal]) writeFileSync(t, "a full copy\n");
+    await createJournal(f, header, [entry("a", "h")]);
+    assert.equal(existsSync(deadTemp), false, "the dead writer's temp is removed (import --out)");
+    assert.equal(existsSync(liveTemp), true, "a live writer's temp is kept");
+    assert.equal(existsSync(otherJournal), true, "another journal's temp is not this write's business");
+    writeFileSync(deadTemp, "left after the link by a writer killed before its unlink\n");
+    await appendEntries(f, [entry("b", "a")]);
+    assert.equal(existsSync(deadTemp), false, "appends sweep too (compact --in-place, restore)");
+    writeFileSync(deadTemp, "again\n");
+    assert.equal(await removeDeadTemps(f), 1);
+    assert.equal(await removeDeadTemps(f), 0);
+  }));
+
+test(
+  "a FIFO is refused at once by the reader and the writers, naming it (it used to block the open)",
+  { timeout: 10_000 },
+  () =>
+    withTemp(async (dir) => {
+      const fifo = join(dir, "j.fifo");
+      execFileSync("mkfifo", [fifo]);
+      const named = (verb: string) =>
+        new RegExp(`${fifo.replace(/[.]/g, "\\.")}: is a named pipe \\(FIFO\\), not a regular file${verb}`);
+      await assert.rejects(readJournal(fifo), named("$"));
+      await assert.rejects(appendEntries(fifo, [entry("a", "h")]), named("; refusing to write to it$"));
+      await assert.rejects(rewriteJournal(fifo, [header]), named("; refusing to write to it$"));
+      await assert.rejects(
+        createJournal(fifo, header, [], { overwrite: true }),
+        named("; refusing to write to it$"),
+      );
+      await assert.rejects(
+        readJournal("/dev/zero"),
+        /\/dev\/zero: is a character device, not a regular file$/,
+      );
+      await assert.rejects(readJournal(dir), /: is a folder, not a file$/);
+    }),
+);

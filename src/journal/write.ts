@@ -5,12 +5,12 @@
  */
 import { randomUUID } from "node:crypto";
 import { constants } from "node:fs";
-import { copyFile, link, open, rename, stat, unlink } from "node:fs/promises";
+import { copyFile, link, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { HeaderEntry, HeaderPayload, JournalEntry } from "../model/index.js";
-import { parseJournalEntry } from "../model/index.js";
+import { notRegularFile, parseJournalEntry } from "../model/index.js";
 import type { AcquireLockOptions } from "./lock.js";
-import { withJournalLock } from "./lock.js";
+import { isProcessAlive, withJournalLock } from "./lock.js";
 import { newEntryId } from "./tree.js";
 
 export interface LockOption {
@@ -59,9 +59,57 @@ export function headerEntry(payload: HeaderPayload, id: string = newEntryId()): 
   return { id, parent_id: null, kind: "header", created_at: payload.created_at, payload };
 }
 
+/**
+ * Runs a write under the journal's lock (unless the caller holds it), first
+ * removing the temporary files that killed writers left for this journal.
+ */
 async function underLock<T>(file: string, options: LockOption, fn: () => Promise<T>): Promise<T> {
-  if (options.lock === false) return fn();
-  return withJournalLock(file, fn, options.lockOptions);
+  const run = async () => {
+    await removeDeadTemps(file);
+    return fn();
+  };
+  if (options.lock === false) return run();
+  return withJournalLock(file, run, options.lockOptions);
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** The temporary file a write of `file` goes through (see `writeTemp`). */
+function tempFileFor(file: string): string {
+  return join(dirname(file), `.${basename(file)}.tmp-${process.pid}-${randomUUID()}`);
+}
+
+/**
+ * Removes `.<name>.tmp-<pid>-<uuid>` files beside `file` whose writer is no
+ * longer alive (a write killed before its rename or link, or just after a
+ * link). Returns how many were removed. Files of live pids are left alone:
+ * they may belong to a writer at work.
+ */
+export async function removeDeadTemps(file: string): Promise<number> {
+  const dir = dirname(file);
+  const pattern = new RegExp(
+    `^\\.${escapeRegExp(basename(file))}\\.tmp-(\\d+)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`,
+  );
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    const m = pattern.exec(name);
+    if (m === null) continue;
+    const pid = Number(m[1]);
+    if (pid === process.pid || isProcessAlive(pid)) continue;
+    try {
+      await unlink(join(dir, name));
+      removed++;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    }
+  }
+  return removed;
 }
 
 async function fsyncDir(dir: string): Promise<void> {
@@ -77,14 +125,22 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
+/**
+ * Whether `file` exists. One that is not a regular file (a FIFO, a device, a
+ * folder) is refused: appending to it, backing it up or replacing it would
+ * block or destroy something that is not a journal.
+ */
 async function exists(file: string): Promise<boolean> {
+  let st;
   try {
-    await stat(file);
-    return true;
+    st = await stat(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return false;
     throw err;
   }
+  const why = notRegularFile(st);
+  if (why !== null) throw new Error(`${file}: ${why}; refusing to write to it`);
+  return true;
 }
 
 /**
@@ -152,7 +208,7 @@ async function backup(file: string): Promise<string> {
 
 /** Writes `text` to a fresh temp file beside `file` and fsyncs it. Returns its path. */
 async function writeTemp(file: string, text: string, mode?: number): Promise<string> {
-  const tmp = join(dirname(file), `.${basename(file)}.tmp-${process.pid}-${randomUUID()}`);
+  const tmp = tempFileFor(file);
   const fh = await open(tmp, "wx", mode ?? 0o644);
   try {
     await fh.writeFile(text, "utf8");
@@ -186,15 +242,9 @@ export async function rewriteJournal(
 ): Promise<RewriteResult> {
   const text = serializeEntries(entries);
   return underLock(file, options, async () => {
-    let mode: number;
-    try {
-      mode = (await stat(file)).mode & 0o7777;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") {
-        throw new Error(`${file}: cannot rewrite a journal that does not exist (use createJournal)`);
-      }
-      throw err;
-    }
+    if (!(await exists(file)))
+      throw new Error(`${file}: cannot rewrite a journal that does not exist (use createJournal)`);
+    const mode = (await stat(file)).mode & 0o7777;
     const bak = await backup(file);
     const tmp = await writeTemp(file, text, mode);
     try {

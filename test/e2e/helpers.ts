@@ -15,6 +15,8 @@ export interface RunResult {
 export interface RunOptions {
   env?: Record<string, string | undefined>;
   cwd?: string;
+  /** Kill the command (SIGKILL) after this many milliseconds: a hang then fails instead of stalling the suite. */
+  timeoutMs?: number;
 }
 
 /** Runs `compact-safe ARGS` asynchronously (so an in-process fake server can answer it). */
@@ -28,6 +30,8 @@ export function run(args: readonly string[], options: RunOptions = {}): Promise<
         env: { ...process.env, NO_COLOR: "1", ...options.env },
         maxBuffer: 256 * 1024 * 1024,
         encoding: "utf8",
+        timeout: options.timeoutMs ?? 0,
+        killSignal: "SIGKILL",
       },
       (error, stdout, stderr) => {
         const e = error as (Error & { code?: number | string; signal?: NodeJS.Signals }) | null;

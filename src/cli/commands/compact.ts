@@ -338,6 +338,7 @@ export function register(program: Command): void {
       const summarizer = await makeSummarizer(o);
       const workspace = o.workspace ?? process.cwd();
       const anchors = (await readAnchors(workspace))?.text;
+      if (o.background !== undefined) await requireFile(o.background);
       const background = o.background !== undefined ? await readBackgroundFile(o.background) : undefined;
       const liveState = await readLiveState(workspace, background);
       const prepared: Prepared = { summarizer, anchors, liveState };

@@ -17,7 +17,7 @@ import {
 } from "../../contract/index.js";
 import type { CompactionPath } from "../../model/index.js";
 import { CliError, EXIT, usageError } from "../errors.js";
-import { loadMessageFile } from "../io.js";
+import { loadMessageFile, requireFile } from "../io.js";
 import { out, printJson, style } from "../output.js";
 
 interface ValidateOptions {
@@ -44,6 +44,7 @@ export function caseDisagreement(c: MatrixCase): string | null {
 }
 
 async function loadMatrixFile(file: string): Promise<Matrix> {
+  await requireFile(file);
   let text: string;
   try {
     text = await readFile(file, "utf8");
@@ -93,6 +94,7 @@ async function runPair(original: string, replacement: string, o: ValidateOptions
     throw usageError("give --anchors or --anchors-file, not both");
   let anchors = o.anchors;
   if (o.anchorsFile !== undefined) {
+    await requireFile(o.anchorsFile);
     try {
       anchors = await readFile(o.anchorsFile, "utf8");
     } catch (e) {

@@ -1,0 +1,82 @@
+/**
+ * Inputs that are not regular files (a FIFO, a character device, a folder)
+ * get a one-line error naming the file and exit 2 at once, from every
+ * command that reads a session, a journal or a side file. A FIFO used to
+ * hang every command; each run here is killed after a few seconds, so a hang
+ * fails the test instead of stalling the suite.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { corpusDir } from "../support.js";
+import { oneLineError, run, tempDir } from "./helpers.js";
+
+const small = join(corpusDir, "claude-code", "entire-1a-8a83a35a9b-0.jsonl");
+const TIMEOUT_MS = 8_000;
+
+test("a FIFO, a character device or a folder as input: exit 2 at once with one line naming it", async (t) => {
+  const { dir, cleanup } = tempDir("cs-inputs-");
+  t.after(cleanup);
+  const fifo = join(dir, "session.fifo");
+  execFileSync("mkfifo", [fifo]);
+  const folder = join(dir, "folder.jsonl");
+  mkdirSync(folder);
+  const j = join(dir, "j.jsonl");
+  assert.equal((await run(["import", small, "--out", j])).code, 0);
+  const m = join(dir, "messages.json");
+  writeFileSync(m, JSON.stringify([{ role: "user", content: [{ type: "text", text: "hi" }] }]));
+
+  const kinds: [string, RegExp][] = [
+    [fifo, /is a named pipe \(FIFO\), not a regular file/],
+    ["/dev/zero", /is a character device, not a regular file/],
+    ["/dev/null", /is a character device, not a regular file/],
+    [folder, /is a folder, not a file/],
+  ];
+  for (const [input, reason] of kinds) {
+    const out = join(dir, "out.jsonl");
+    const every: string[][] = [
+      ["import", input, "--out", out],
+      ["import", input, "--out", out, "--format", "claude-code"],
+      ["export", input, "--to", "anthropic"],
+      ["compact", input, "--out", out],
+      ["compact", input, "--in-place"],
+      ["compact", input, "--dry-run", "--format", "journal"],
+      ["context", input],
+      ["context", input, "--format", "journal"],
+      ["restore", input],
+      ["validate", input, m],
+      ["validate", m, input],
+      ["validate", "--matrix", input],
+      ["validate", m, m, "--anchors-file", input],
+      ["compact", j, "--in-place", "--dry-run", "--background", input],
+    ];
+    // every command for the FIFO (the case that hung); one per reader for the others
+    const commands = input === fifo ? every : every.filter((_, i) => [0, 3, 6, 9].includes(i));
+    for (const args of commands) {
+      const t0 = Date.now();
+      const r = await run(args, { timeoutMs: TIMEOUT_MS, cwd: dir });
+      const what = `${args.join(" ")} (${Date.now() - t0} ms)`;
+      assert.notEqual(r.signal, "SIGKILL", `${what}: hung`);
+      assert.equal(r.code, 2, `${what}: ${r.stderr}`);
+      const line = oneLineError(r.stderr);
+      assert.ok(line.includes(input), `${what}: the error names the file: ${line}`);
+      assert.match(line, reason, what);
+    }
+  }
+});
+
+test("import --force over an existing FIFO refuses instead of blocking on its backup", async (t) => {
+  const { dir, cleanup } = tempDir("cs-inputs-");
+  t.after(cleanup);
+  const fifo = join(dir, "out.fifo");
+  execFileSync("mkfifo", [fifo]);
+  const r = await run(["import", small, "--out", fifo, "--force"], { timeoutMs: TIMEOUT_MS });
+  assert.notEqual(r.signal, "SIGKILL", "hung");
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(
+    oneLineError(r.stderr),
+    /out\.fifo: is a named pipe \(FIFO\), not a regular file; refusing to write to it/,
+  );
+});
