@@ -361,7 +361,7 @@ async function summarizeWithLadder(
   const budgetSpent = (): LadderOutcome =>
     fail(
       "summarizer_failed",
-      `${label}: no answer within the ${seconds(budget)} time budget of the summary ladder (transient; ${attempts} call${attempts === 1 ? "" : "s"} made; try again later)`,
+      `${label} (model ${summarizer.model}): no answer within the ${seconds(budget)} time budget of the summary ladder (transient; ${attempts} call${attempts === 1 ? "" : "s"} made; try again later)`,
     );
 
   for (;;) {
