@@ -13,6 +13,7 @@ import { validateSurvivalContract } from "../contract/validate.js";
 import { placeholderKind, isPunctuationOnly } from "../contract/placeholder.js";
 import type { BackgroundHandle, Summarizer, SummaryResult } from "../summarizers/types.js";
 import { SummarizerError } from "../summarizers/types.js";
+import { MAX_TIMEOUT_MS, withWholeRequestTimeout } from "../summarizers/llm-common.js";
 import { extractiveSummarizer } from "../summarizers/extractive.js";
 import { estimateTokens, fastEstimator, sentTokens, type SentTokens, type TokenEstimator } from "./tokens.js";
 import { boundMessage, buildReplacementHistory } from "./replacement.js";
@@ -46,6 +47,17 @@ export interface CompactOptions {
   backoffMs?: number;
   /** Transient-error retries (default 3). */
   maxRetries?: number;
+  /**
+   * Time budget of the whole summary ladder, in ms: every summarizer call, retry and wait (default
+   * 300,000 = 5 minutes). A call still running when it is spent is aborted; a wait that would overrun
+   * it is not slept; either way the pass fails as `summarizer_failed` with a message saying the
+   * failure is transient. `Infinity`: no budget.
+   */
+  budgetMs?: number;
+  /** The longest server-asked wait (`retry-after`) or backoff delay honoured, in ms (default 60,000). */
+  maxRetryAfterMs?: number;
+  /** The clock of the budget (tests pass a fake; default `Date.now`). */
+  now?: () => number;
   estimator?: TokenEstimator;
 }
 
@@ -330,11 +342,41 @@ export async function compactMessagesSafe(
 type LadderOutcome =
   { ok: true; summary: SummaryResult; attempts: number } | { ok: false; result: CompactResult };
 
+/** The longest wait the ladder sleeps, whatever `retry-after` asks (ms): 60 s. */
+export const MAX_RETRY_AFTER_MS = 60_000;
+/** Default time budget of the whole summary ladder (ms): 5 minutes. */
+export const DEFAULT_LADDER_BUDGET_MS = 300_000;
+
+const seconds = (ms: number): string => `${Number((Math.max(0, ms) / 1000).toFixed(3))} s`;
+
+/** Raised inside the ladder when its budget runs out during a call. */
+class BudgetSpent extends Error {}
+
+/** `sleep(ms)`, cut short when `signal` aborts. */
+async function sleepUnlessAborted(
+  sleep: (ms: number) => Promise<void>,
+  ms: number,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  if (!signal) return sleep(ms);
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<void>((resolve) => {
+    onAbort = () => resolve();
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    await Promise.race([sleep(ms), aborted]);
+  } finally {
+    signal.removeEventListener("abort", onAbort!);
+  }
+}
+
 /**
  * The failure ladder: transient errors retried up to 3 times with exponential
- * backoff; deterministic errors fail at once; "prompt too long" drops the
- * oldest complete unit (never a checkpoint) and retries; an unusable summary
- * gets one corrective retry.
+ * backoff (or the server's `retry-after`, capped at 60 s); deterministic errors
+ * fail at once; "prompt too long" drops the oldest complete unit (never a
+ * checkpoint) and retries; an unusable summary gets one corrective retry. The
+ * whole ladder runs within a time budget (default 5 minutes).
  */
 async function summarizeWithLadder(
   span: readonly Message[],
@@ -344,6 +386,11 @@ async function summarizeWithLadder(
   const sleep = options.sleep ?? defaultSleep;
   const maxRetries = options.maxRetries ?? 3;
   const backoff = options.backoffMs ?? 1000;
+  const maxWait = options.maxRetryAfterMs ?? MAX_RETRY_AFTER_MS;
+  const now = options.now ?? Date.now;
+  const budget = options.budgetMs ?? DEFAULT_LADDER_BUDGET_MS;
+  const deadline = now() + budget;
+  const label = `${summarizer.name} summarizer`;
   const background: readonly BackgroundHandle[] | undefined = options.liveState?.background;
   // Units are only cut when a prompt-too-long error asks to drop one.
   let input: readonly Message[] = span;
@@ -355,32 +402,57 @@ async function summarizeWithLadder(
     result: errorResult(kind, message, attempts),
   });
 
+  const budgetSpent = (): LadderOutcome =>
+    fail(
+      "summarizer_failed",
+      `${label} (model ${summarizer.model}): no answer within the ${seconds(budget)} time budget of the summary ladder (transient; ${attempts} call${attempts === 1 ? "" : "s"} made; try again later)`,
+    );
+
   for (;;) {
     if (options.signal?.aborted) return fail("summarizer_failed", "compaction aborted");
+    const left = deadline - now();
+    if (!(left > 0)) return budgetSpent();
     attempts++;
     let result: SummaryResult;
     try {
-      result = await summarizer.summarize({
+      const request = {
         messages: input,
         focus: options.focus,
         maxTokens: options.summaryMaxTokens,
         correction,
         background,
-        signal: options.signal,
-      });
+      };
+      // The call is aborted (and abandoned, should the summarizer ignore its signal) when the budget runs out.
+      result =
+        left > MAX_TIMEOUT_MS
+          ? await summarizer.summarize({ ...request, signal: options.signal })
+          : await withWholeRequestTimeout(
+              left,
+              options.signal,
+              () => new BudgetSpent(),
+              (signal) => summarizer.summarize({ ...request, signal }),
+            );
     } catch (e) {
+      if (e instanceof BudgetSpent) return budgetSpent();
       const err = e instanceof SummarizerError ? e : undefined;
-      const message = `${summarizer.name} summarizer: ${(e as Error)?.message ?? String(e)}`.replace(
-        /\s*\n\s*/g,
-        " ",
-      );
-      if (options.signal?.aborted) return fail("summarizer_failed", `compaction aborted (${message})`);
+      const raw = (e as Error)?.message ?? String(e);
+      // Summarizers usually name themselves; the label is added only when they do not.
+      const message = (raw.startsWith(label) ? raw : `${label}: ${raw}`).replace(/\s*\n\s*/g, " ");
+      if (options.signal?.aborted)
+        return fail("summarizer_failed", err ? `compaction aborted (${message})` : "compaction aborted");
       if (err?.kind === "transient") {
         if (transientRetries >= maxRetries)
           return fail("summarizer_failed", `${message} (gave up after ${maxRetries} retries)`);
-        const wait = err.retryAfterMs ?? backoff * 2 ** transientRetries;
+        const wait = Math.min(err.retryAfterMs ?? backoff * 2 ** transientRetries, maxWait);
+        const remaining = deadline - now();
+        if (wait >= remaining)
+          return fail(
+            "summarizer_failed",
+            `${message} (transient; not retried: a ${seconds(wait)} wait would overrun the ${seconds(budget)} time budget of the summary ladder, ${seconds(remaining)} left; try again later)`,
+          );
         transientRetries++;
-        await sleep(wait);
+        await sleepUnlessAborted(sleep, wait, options.signal);
+        if (options.signal?.aborted) return fail("summarizer_failed", `compaction aborted (${message})`);
         continue;
       }
       if (err?.kind === "prompt_too_long") {

@@ -7,7 +7,7 @@
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import type { Message } from "../model/types.js";
-import type { Summarizer } from "../summarizers/types.js";
+import { SummarizerError, type Summarizer } from "../summarizers/types.js";
 import { openaiCompatibleSummarizer, anthropicSummarizer } from "../summarizers/index.js";
 import {
   startFakeProvider,
@@ -17,7 +17,7 @@ import {
   type FakeStep,
   type FakeProvider,
 } from "../summarizers/testing/index.js";
-import { compactMessagesSafe, type CompactResult } from "./compact.js";
+import { compactMessagesSafe, MAX_RETRY_AFTER_MS, type CompactResult } from "./compact.js";
 import { isCheckpoint } from "../contract/index.js";
 import { deepFreeze } from "../../test/support.js";
 
@@ -152,7 +152,8 @@ for (const p of providers) {
 
   test(`${p.name}: a timeout is transient (4 requests, then fail)`, async () => {
     const slow = { ...(p.ok(GOOD) as object), delayMs: 2000 } as FakeStep;
-    const { result, requests } = await run(p, Array(4).fill(slow), { timeoutMs: 100 });
+    // 300 ms, not less: on a loaded machine a shorter timer can fire before the server has read the request.
+    const { result, requests } = await run(p, Array(4).fill(slow), { timeoutMs: 300 });
     failed(result, "summarizer_failed", /tim(e|ed) ?out/i);
     assert.equal(requests, 4);
   });
@@ -200,3 +201,125 @@ for (const p of providers) {
     assert.ok(second < first, "the second request is smaller");
   });
 }
+
+// ---------------------------------------------------------------------------
+// Bounded waits: the retry-after cap, the ladder's time budget, whole-request timeouts, one label.
+
+for (const p of providers) {
+  test(`${p.name}: a 429 asking for a day (retry-after: 86400) waits at most 60 s`, async () => {
+    const { result, requests, waits } = await run(p, [p.rateLimited(86_400), p.ok(GOOD)]);
+    assert.ok(result.ok, result.ok ? "" : result.error.message);
+    assert.equal(requests, 2);
+    assert.deepEqual(waits, [MAX_RETRY_AFTER_MS]);
+  });
+
+  test(`${p.name}: a wait that would overrun the ladder's budget is not slept; the pass fails as transient`, async () => {
+    const server = await startFakeProvider([p.rateLimited(86_400), p.rateLimited(86_400), p.ok(GOOD)]);
+    servers.push(server);
+    let clock = 1_000_000;
+    const waits: number[] = [];
+    const result = await compactMessagesSafe(deepFreeze(history()), {
+      summarizer: p.make(p.base(server)),
+      target: 50,
+      budgetMs: 100_000,
+      now: () => clock,
+      sleep: async (ms) => {
+        waits.push(ms);
+        clock += ms;
+      },
+    });
+    failed(result, "summarizer_failed", /HTTP 429.*transient.*100 s time budget/);
+    assert.deepEqual(waits, [60_000], "one capped wait, then the second would overrun the budget");
+    assert.equal(server.requestCount, 2);
+  });
+
+  test(`${p.name}: a body that stalls after the headers is retried as transient, each try bounded by the timeout`, async () => {
+    const started = Date.now();
+    const { result, requests } = await run(p, Array(4).fill({ kind: "stall" }), { timeoutMs: 300 });
+    failed(result, "summarizer_failed", /timed out after 300 ms.*gave up after 3 retries/);
+    assert.equal(requests, 4);
+    assert.ok(Date.now() - started < 4_000, `took ${Date.now() - started} ms`);
+  });
+
+  test(`${p.name}: a server that never answers is cut at the ladder's budget, whatever the request timeout`, async () => {
+    const server = await startFakeProvider(() => ({ kind: "hang" }));
+    servers.push(server);
+    const started = Date.now();
+    const result = await compactMessagesSafe(deepFreeze(history()), {
+      summarizer: p.make(p.base(server), 60_000),
+      target: 50,
+      budgetMs: 400,
+    });
+    failed(result, "summarizer_failed", /no answer within the 0\.4 s time budget.*transient/);
+    assert.ok(Date.now() - started < 2_000, `took ${Date.now() - started} ms`);
+    assert.equal(server.requestCount, 1);
+  });
+
+  test(`${p.name}: a failure names the summarizer once`, async () => {
+    const { result } = await run(p, [p.unauthorized()]);
+    failed(result, "summarizer_failed", /401/);
+    const message = result.ok ? "" : result.error.message;
+    const label = p.name === "openai" ? "openai-compatible summarizer" : "anthropic summarizer";
+    assert.equal(message.split(label).length - 1, 1, message);
+    assert.ok(message.startsWith(`${label} (model `), message);
+  });
+}
+
+test("the budget also bounds a summarizer that ignores the abort signal", async () => {
+  const stuck: Summarizer = {
+    name: "stuck",
+    model: "m",
+    summarize: () => new Promise(() => {}),
+  };
+  const started = Date.now();
+  const result = await compactMessagesSafe(deepFreeze(history()), {
+    summarizer: stuck,
+    target: 50,
+    budgetMs: 150,
+  });
+  failed(
+    result,
+    "summarizer_failed",
+    /^stuck summarizer \(model m\): no answer within the 0\.15 s time budget/,
+  );
+  assert.ok(Date.now() - started < 1_500);
+});
+
+test("a summarizer's message without its label gets it once; the caller's abort cuts a wait short", async () => {
+  const calls: number[] = [];
+  const flaky: Summarizer = {
+    name: "flaky",
+    model: "m",
+    summarize: async () => {
+      calls.push(Date.now());
+      throw new SummarizerError("transient", "HTTP 503: busy", { retryAfterMs: 30_000 });
+    },
+  };
+  const ac = new AbortController();
+  setTimeout(() => ac.abort(), 100);
+  const started = Date.now();
+  const result = await compactMessagesSafe(deepFreeze(history()), {
+    summarizer: flaky,
+    target: 50,
+    signal: ac.signal,
+  });
+  failed(result, "summarizer_failed", /^compaction aborted \(flaky summarizer: HTTP 503: busy\)$/);
+  assert.equal(calls.length, 1);
+  assert.ok(Date.now() - started < 1_500, `took ${Date.now() - started} ms`);
+});
+
+test("the caller's abort during a stalled request ends the pass at once, without a retry", async () => {
+  const server = await startFakeProvider(() => ({ kind: "stall" }));
+  servers.push(server);
+  const ac = new AbortController();
+  setTimeout(() => ac.abort(), 100);
+  const started = Date.now();
+  const result = await compactMessagesSafe(deepFreeze(history()), {
+    summarizer: providers[0]!.make(server.openaiBaseURL, 60_000),
+    target: 50,
+    signal: ac.signal,
+  });
+  failed(result, "summarizer_failed", /^compaction aborted/);
+  assert.equal(server.requestCount, 1);
+  assert.ok(Date.now() - started < 1_500, `took ${Date.now() - started} ms`);
+});

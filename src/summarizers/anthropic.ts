@@ -8,15 +8,16 @@ import Anthropic, {
   APIError,
   APIUserAbortError,
 } from "@anthropic-ai/sdk";
-import type { Summarizer, SummaryRequest, SummaryResult } from "./types.js";
+import { SummarizerError, type Summarizer, type SummaryRequest, type SummaryResult } from "./types.js";
 import { buildUserPrompt, SYSTEM_PROMPT } from "./prompt.js";
 import { capturingFetch, type ResponseSink } from "./errors.js";
 import {
-  DEFAULT_TIMEOUT_MS,
   mapSdkError,
   outputCap,
   requireModel,
   resolveApiKey,
+  resolveTimeout,
+  withWholeRequestTimeout,
   type LlmSummarizerOptions,
 } from "./llm-common.js";
 
@@ -26,8 +27,10 @@ export function anthropicSummarizer(options: AnthropicSummarizerOptions): Summar
   const fn = "anthropicSummarizer";
   const model = requireModel(fn, options?.model);
   const apiKey = resolveApiKey(fn, options.apiKey, "ANTHROPIC_API_KEY", options.env ?? process.env);
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeoutMs = resolveTimeout(fn, options.timeoutMs);
   const label = `anthropic summarizer (model ${model}${options.baseURL ? ` at ${options.baseURL}` : ""})`;
+
+  const timedOut = () => new SummarizerError("transient", `${label}: timed out after ${timeoutMs} ms`);
 
   return {
     name: "anthropic",
@@ -45,14 +48,17 @@ export function anthropicSummarizer(options: AnthropicSummarizerOptions): Summar
       });
       let message: Anthropic.Messages.Message;
       try {
-        message = await client.messages.create(
-          {
-            model,
-            max_tokens: outputCap(options.maxTokens, request),
-            system: SYSTEM_PROMPT,
-            messages: [{ role: "user", content: buildUserPrompt(request) }],
-          },
-          { signal: request.signal },
+        message = await withWholeRequestTimeout(timeoutMs, request.signal, timedOut, (signal) =>
+          // Awaiting the SDK's promise reads and parses the body, so the timer covers it.
+          client.messages.create(
+            {
+              model,
+              max_tokens: outputCap(options.maxTokens, request),
+              system: SYSTEM_PROMPT,
+              messages: [{ role: "user", content: buildUserPrompt(request) }],
+            },
+            { signal },
+          ),
         );
       } catch (err) {
         throw mapSdkError(err, {

@@ -4,6 +4,8 @@ import { classifyHttpFailure, rootCauseMessage, type ResponseSink } from "./erro
 import { DEFAULT_SUMMARY_TOKENS } from "./extractive.js";
 
 export const DEFAULT_TIMEOUT_MS = 120_000;
+/** The longest timer Node keeps (about 24.8 days); a longer one would fire at once. */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 export interface LlmSummarizerOptions {
   /** API root; for OpenAI-compatible servers it usually ends in `/v1`. Defaults to the provider's. */
@@ -11,7 +13,10 @@ export interface LlmSummarizerOptions {
   model: string;
   /** Defaults to the provider's environment variable (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`). */
   apiKey?: string;
-  /** Per-request timeout (default 120 s); a timeout is a transient failure. */
+  /**
+   * Per-request timeout in milliseconds (default 120 s), covering the whole request: connection,
+   * headers and the body. A timeout is a transient failure.
+   */
   timeoutMs?: number;
   /**
    * The output cap sent to the provider (`max_tokens`). Default: twice the
@@ -50,6 +55,86 @@ export function requireModel(fn: string, model: unknown): string {
     );
   }
   return model;
+}
+
+/** The per-request timeout: the option or the default; anything but a positive number of milliseconds fails at construction. */
+export function resolveTimeout(fn: string, timeoutMs: unknown): number {
+  const t = timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (typeof t !== "number" || !Number.isFinite(t) || t <= 0 || t > MAX_TIMEOUT_MS) {
+    throw new SummarizerError(
+      "deterministic",
+      `${fn}: timeoutMs must be a positive number of milliseconds, at most ${MAX_TIMEOUT_MS}; got ${String(t)}`,
+    );
+  }
+  return t;
+}
+
+/**
+ * Runs `call` under one timer that covers the whole request, body included. The SDKs' own timer
+ * stops when the headers arrive, so a server that sends headers and then stalls the body would
+ * otherwise hold the request until the HTTP client's body timeout (5 minutes). `call` gets a
+ * signal that aborts when the timer fires or `outer` aborts; the returned promise settles at that
+ * moment even if `call` ignores the signal. A timeout rejects with `onTimeout()`; an abort of
+ * `outer` with its reason.
+ */
+export async function withWholeRequestTimeout<T>(
+  timeoutMs: number,
+  outer: AbortSignal | undefined,
+  onTimeout: () => Error,
+  call: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  let forward: (() => void) | undefined;
+  const stop = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(onTimeout());
+      controller.abort();
+    }, timeoutMs);
+    if (outer) {
+      forward = () => {
+        reject(outer.reason);
+        controller.abort(outer.reason);
+      };
+      if (outer.aborted) forward();
+      else outer.addEventListener("abort", forward, { once: true });
+    }
+  });
+  try {
+    return await Promise.race([call(controller.signal), stop]);
+  } finally {
+    clearTimeout(timer);
+    if (forward) outer?.removeEventListener("abort", forward);
+  }
+}
+
+/** Error codes of a connection that failed or broke, anywhere in the cause chain (a body cut mid-stream included). */
+const NETWORK_CODES = new Set([
+  "UND_ERR_SOCKET",
+  "UND_ERR_CLOSED",
+  "UND_ERR_BODY_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EAI_AGAIN",
+  "ENETUNREACH",
+  "EHOSTUNREACH",
+]);
+
+function isNetworkFailure(err: unknown): boolean {
+  let cur: unknown = err;
+  for (let depth = 0; depth < 8 && cur instanceof Error; depth++) {
+    const code = (cur as { code?: unknown }).code;
+    if (typeof code === "string" && NETWORK_CODES.has(code)) return true;
+    // undici's error when a response body breaks off ("TypeError: terminated").
+    if (cur instanceof TypeError && cur.message === "terminated") return true;
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /** The output cap: explicit, else twice the summary budget and at least 1,024. */
@@ -115,6 +200,12 @@ export function mapSdkError(
         cause: err,
       });
     }
+  }
+  if (isNetworkFailure(err)) {
+    // Raised while the body was read (after the SDK's own error mapping): the connection broke.
+    return new SummarizerError("transient", `${label}: connection failed: ${rootCauseMessage(err)}`, {
+      cause: err,
+    });
   }
   return new SummarizerError("deterministic", `${label}: ${rootCauseMessage(err)}`, { cause: err });
 }

@@ -131,6 +131,15 @@ after(async () => {
   await Promise.all(servers.map((s) => s.close()));
 });
 
+/** `p`, or a rejection when it has not settled within `ms` (so that a hang fails the test instead of stalling it). */
+function within<T>(ms: number, p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`still running after ${ms} ms`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
 async function failure(p: Promise<unknown>): Promise<SummarizerError> {
   try {
     await p;
@@ -207,6 +216,52 @@ for (const c of cases) {
       assert.match(e.message, /timed out after 150 ms/);
       assert.equal(e.status, undefined);
       assert.equal(f.requestCount, 1);
+    });
+
+    test("a body that stalls after the headers times out within the per-request timeout, and is transient", async () => {
+      const f = await fake({ kind: "stall" });
+      const started = Date.now();
+      const e = await failure(within(3_000, c.make(f.url, { timeoutMs: 300 }).summarize(request)));
+      assert.equal(e.kind, "transient", e.message);
+      assert.match(e.message, /timed out after 300 ms/);
+      assert.ok(Date.now() - started < 2_000, `took ${Date.now() - started} ms`);
+      assert.equal(f.requestCount, 1);
+    });
+
+    test("a body cut mid-stream (socket destroyed after the headers) is transient", async () => {
+      const f = await fake({ kind: "stall", then: "destroy" });
+      const e = await failure(within(3_000, c.make(f.url, { timeoutMs: 2_000 }).summarize(request)));
+      assert.equal(e.kind, "transient", e.message);
+      assert.equal(f.requestCount, 1);
+    });
+
+    test("a server that never answers times out within the per-request timeout", async () => {
+      const f = await fake({ kind: "hang" });
+      const started = Date.now();
+      const e = await failure(within(3_000, c.make(f.url, { timeoutMs: 250 }).summarize(request)));
+      assert.equal(e.kind, "transient");
+      assert.match(e.message, /timed out after 250 ms/);
+      assert.ok(Date.now() - started < 2_000);
+    });
+
+    test("the caller's abort during a stalled body stops at once and is not transient", async () => {
+      const f = await fake({ kind: "stall" });
+      const ac = new AbortController();
+      setTimeout(() => ac.abort(), 100);
+      const e = await failure(
+        within(3_000, c.make(f.url, { timeoutMs: 10_000 }).summarize({ ...request, signal: ac.signal })),
+      );
+      assert.equal(e.kind, "deterministic");
+      assert.match(e.message, /aborted/);
+    });
+
+    test("an invalid timeoutMs fails at construction", () => {
+      for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31])
+        assert.throws(
+          () => c.make("http://127.0.0.1:9", { timeoutMs: bad }),
+          (e: unknown) => e instanceof SummarizerError && /timeoutMs/.test(e.message),
+          String(bad),
+        );
     });
 
     test("a destroyed socket is transient", async () => {

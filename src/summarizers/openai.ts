@@ -4,15 +4,16 @@
  * server all speak it. SDK retries are off: the engine owns the failure ladder.
  */
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
-import type { Summarizer, SummaryRequest, SummaryResult } from "./types.js";
+import { SummarizerError, type Summarizer, type SummaryRequest, type SummaryResult } from "./types.js";
 import { buildUserPrompt, SYSTEM_PROMPT } from "./prompt.js";
 import { capturingFetch, type ResponseSink } from "./errors.js";
 import {
-  DEFAULT_TIMEOUT_MS,
   mapSdkError,
   outputCap,
   requireModel,
   resolveApiKey,
+  resolveTimeout,
+  withWholeRequestTimeout,
   type LlmSummarizerOptions,
 } from "./llm-common.js";
 
@@ -42,9 +43,11 @@ export function openaiCompatibleSummarizer(options: OpenAICompatibleOptions): Su
   const fn = "openaiCompatibleSummarizer";
   const model = requireModel(fn, options?.model);
   const apiKey = resolveApiKey(fn, options.apiKey, "OPENAI_API_KEY", options.env ?? process.env);
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeoutMs = resolveTimeout(fn, options.timeoutMs);
   const label = `openai-compatible summarizer (model ${model}${options.baseURL ? ` at ${options.baseURL}` : ""})`;
   const param = options.maxTokensParam ?? "max_tokens";
+
+  const timedOut = () => new SummarizerError("transient", `${label}: timed out after ${timeoutMs} ms`);
 
   return {
     name: "openai-compatible",
@@ -70,9 +73,12 @@ export function openaiCompatibleSummarizer(options: OpenAICompatibleOptions): Su
       if (options.temperature !== undefined) body.temperature = options.temperature;
       let completion: OpenAI.Chat.Completions.ChatCompletion;
       try {
-        completion = (await client.chat.completions.create(body as never, {
-          signal: request.signal,
-        })) as OpenAI.Chat.Completions.ChatCompletion;
+        completion = await withWholeRequestTimeout(timeoutMs, request.signal, timedOut, async (signal) => {
+          // Awaiting the SDK's promise reads and parses the body, so the timer covers it.
+          return (await client.chat.completions.create(body as never, {
+            signal,
+          })) as OpenAI.Chat.Completions.ChatCompletion;
+        });
       } catch (err) {
         throw mapSdkError(err, {
           provider: "openai",

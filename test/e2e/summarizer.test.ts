@@ -57,6 +57,66 @@ test("openai summarizer answering 500: retried 3 times with the configured backo
   }
 });
 
+test("--timeout 1 against a server that never answers: four cut requests, exit 3 in seconds, journal byte-identical", async () => {
+  const provider = await startFakeProvider(() => ({ kind: "hang" }));
+  const { dir, cleanup } = tempDir();
+  try {
+    const j = await journal(dir);
+    const before = readFileSync(j);
+    const started = Date.now();
+    const r = await run(
+      [
+        "compact",
+        j,
+        "--summarizer",
+        "anthropic",
+        "--model",
+        "fake-model",
+        "--base-url",
+        provider.anthropicBaseURL,
+        "--timeout",
+        "1",
+        "--target",
+        "3000",
+        "--workspace",
+        dir,
+      ],
+      { env: { ANTHROPIC_API_KEY: "key", COMPACT_SAFE_BACKOFF_MS: "5" } },
+    );
+    const elapsed = Date.now() - started;
+    assert.equal(r.code, 3, r.stderr);
+    assert.match(
+      oneLineError(r.stderr),
+      /^compact-safe: summarizer failed: anthropic summarizer \(model fake-model at [^)]+\): timed out after 1000 ms \(gave up after 3 retries\)$/,
+    );
+    assert.equal(provider.requestCount, 4, "one call and three retries");
+    assert.ok(elapsed < 9_000, `took ${elapsed} ms`);
+    assert.deepEqual(readFileSync(j), before);
+  } finally {
+    await provider.close();
+    cleanup();
+  }
+});
+
+test("--timeout: anything but a positive number of seconds is a usage error (exit 2), as is --timeout with extractive", async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const j = await journal(dir);
+    for (const bad of ["0", "-1", "abc", "1e9"]) {
+      const r = await run(["compact", j, "--summarizer", "openai", "--model", "m", "--timeout", bad], {
+        env: { OPENAI_API_KEY: "x" },
+      });
+      assert.equal(r.code, 2, `${bad}: ${r.stderr}`);
+      assert.match(oneLineError(r.stderr), /--timeout: expected a positive number of seconds/);
+    }
+    const e = await run(["compact", j, "--timeout", "5"]);
+    assert.equal(e.code, 2);
+    assert.match(oneLineError(e.stderr), /--timeout apply to --summarizer openai or anthropic/);
+  } finally {
+    cleanup();
+  }
+});
+
 test("openai summarizer answering 401: fails at once (deterministic), exit 3", async () => {
   const provider = await startFakeProvider(() => openaiReply.unauthorized());
   const { dir, cleanup } = tempDir();

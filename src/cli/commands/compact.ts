@@ -18,11 +18,12 @@ import {
   formatProblems,
 } from "../../journal/index.js";
 import { readAnchors, readBackgroundFile, readLiveState } from "../../journal/workspace.js";
-import { compactMessagesSafe, type CompactSuccess } from "../../engine/compact.js";
+import { compactMessagesSafe, DEFAULT_LADDER_BUDGET_MS, type CompactSuccess } from "../../engine/compact.js";
 import { measurePressure } from "../../engine/pressure.js";
 import { formatReceipt } from "../../engine/replacement.js";
 import type { Summarizer } from "../../summarizers/types.js";
 import { extractiveSummarizer } from "../../summarizers/extractive.js";
+import { MAX_TIMEOUT_MS } from "../../summarizers/llm-common.js";
 import { FORMAT_NAMES } from "../../formats/types.js";
 import { CliError, EXIT, usageError } from "../errors.js";
 import { loadSession, looksLikeJournal, parseFormat, requireFile } from "../io.js";
@@ -37,6 +38,7 @@ interface CompactCliOptions {
   summarizer: "extractive" | "openai" | "anthropic";
   model?: string;
   baseUrl?: string;
+  timeout?: number;
   window: number;
   threshold: number;
   target?: number;
@@ -92,6 +94,19 @@ function percent(value: string): number {
   return n;
 }
 
+/** The longest `--timeout`: Node's longest timer (about 24.8 days). */
+const MAX_TIMEOUT_SECONDS = Math.floor(MAX_TIMEOUT_MS / 1000);
+
+/** `--timeout SECONDS`: a positive number of seconds (fractions allowed, at least 1 ms), returned in ms. */
+export function timeoutSeconds(value: string): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n < 0.001 || n > MAX_TIMEOUT_SECONDS)
+    throw usageError(
+      `--timeout: expected a positive number of seconds (0.001 to ${MAX_TIMEOUT_SECONDS}), got ${JSON.stringify(value)}`,
+    );
+  return Math.round(n * 1000);
+}
+
 /** Backoff of the summarizer's retry ladder: COMPACT_SAFE_BACKOFF_MS (milliseconds), default the engine's (1,000). */
 function backoffFromEnv(): number | undefined {
   const raw = process.env.COMPACT_SAFE_BACKOFF_MS;
@@ -106,8 +121,10 @@ function backoffFromEnv(): number | undefined {
 
 async function makeSummarizer(o: CompactCliOptions): Promise<Summarizer> {
   if (o.summarizer === "extractive") {
-    if (o.model !== undefined || o.baseUrl !== undefined)
-      throw usageError("--model and --base-url apply to --summarizer openai or anthropic, not extractive");
+    if (o.model !== undefined || o.baseUrl !== undefined || o.timeout !== undefined)
+      throw usageError(
+        "--model, --base-url and --timeout apply to --summarizer openai or anthropic, not extractive",
+      );
     return extractiveSummarizer();
   }
   const envName = o.summarizer === "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
@@ -122,10 +139,15 @@ async function makeSummarizer(o: CompactCliOptions): Promise<Summarizer> {
   // Loaded on demand: the SDKs are not needed by the default extractive summarizer.
   if (o.summarizer === "openai") {
     const { openaiCompatibleSummarizer } = await import("../../summarizers/openai.js");
-    return openaiCompatibleSummarizer({ model: o.model, baseURL: o.baseUrl, apiKey: key });
+    return openaiCompatibleSummarizer({
+      model: o.model,
+      baseURL: o.baseUrl,
+      apiKey: key,
+      timeoutMs: o.timeout,
+    });
   }
   const { anthropicSummarizer } = await import("../../summarizers/anthropic.js");
-  return anthropicSummarizer({ model: o.model, baseURL: o.baseUrl, apiKey: key });
+  return anthropicSummarizer({ model: o.model, baseURL: o.baseUrl, apiKey: key, timeoutMs: o.timeout });
 }
 
 interface Prepared {
@@ -170,6 +192,8 @@ async function compactEntries(
     liveState: p.liveState,
     pruneOnly: o.pruneOnly === true,
     backoffMs: backoffFromEnv(),
+    // The ladder's budget (5 minutes) is never shorter than one request's timeout.
+    budgetMs: Math.max(DEFAULT_LADDER_BUDGET_MS, o.timeout ?? 0),
   });
   if (!result.ok) {
     const { kind, message } = result.error;
@@ -276,7 +300,9 @@ export function register(program: Command): void {
         "Target: --target N, else half of --window; when the live context is already at or under that, " +
         "half the live size (a manual compaction always shrinks). " +
         "--threshold only matters with --if-needed (compact only when the pressure reaches it). " +
-        "Summarizer retries back off from COMPACT_SAFE_BACKOFF_MS milliseconds (default 1000). " +
+        "Summarizer retries back off from COMPACT_SAFE_BACKOFF_MS milliseconds (default 1000); a server's " +
+        "retry-after is honoured up to 60 s; each request is cut after --timeout seconds (body included), and " +
+        "the whole ladder of calls, retries and waits after 5 minutes (or one --timeout, if longer). " +
         "Anchors are read from WORKSPACE/.codewhale/anchors.md (or the legacy .deepseek/anchors.md), and the " +
         "live state (git branch, worktree, HEAD) from WORKSPACE.\n\n" +
         'Exit codes: 0 ok, or nothing to compact (the reason is printed; --json: path "none"); 1 compaction refused (contract_violation, ' +
@@ -296,6 +322,11 @@ export function register(program: Command): void {
     .option(
       "--base-url <url>",
       "API root of the openai/anthropic summarizer (e.g. http://localhost:11434/v1)",
+    )
+    .option(
+      "--timeout <seconds>",
+      "per-request timeout of the openai/anthropic summarizer, body included (default 120)",
+      timeoutSeconds,
     )
     .option("--window <tokens>", "the model's context window", positiveInt("--window"), DEFAULT_WINDOW)
     .option(

@@ -27,6 +27,23 @@ export type FakeStep =
       /** Destroy the socket without answering (a connection reset). */
       kind: "destroy";
       delayMs?: number;
+    }
+  | {
+      /** Never answer: no status line, no headers; the connection stays open until `close()`. */
+      kind: "hang";
+      delayMs?: number;
+    }
+  | {
+      /**
+       * Send the status line and headers (and `partialBody`, if any) at once, then stall: the body never
+       * ends (`then: "stall"`, the default) or the socket is destroyed mid-body (`then: "destroy"`).
+       */
+      kind: "stall";
+      status?: number;
+      headers?: Record<string, string>;
+      partialBody?: string;
+      then?: "stall" | "destroy";
+      delayMs?: number;
     };
 
 export interface RecordedRequest {
@@ -151,6 +168,20 @@ export async function startFakeProvider(script: FakeScript = []): Promise<FakePr
 function answer(step: FakeStep, res: ServerResponse): void {
   if (step.kind === "destroy") {
     res.socket?.destroy();
+    return;
+  }
+  if (step.kind === "hang") return;
+  if (step.kind === "stall") {
+    // A content-length larger than what is sent: the client waits for the rest of the body.
+    const partial = step.partialBody ?? '{"id":"chatcmpl-stalled","choices":[';
+    res.writeHead(step.status ?? 200, {
+      "content-type": "application/json",
+      "content-length": String(Buffer.byteLength(partial) + 1_000),
+      ...(step.headers ?? {}),
+    });
+    res.write(partial, () => {
+      if (step.then === "destroy") res.socket?.destroy();
+    });
     return;
   }
   const status = step.status ?? 200;
