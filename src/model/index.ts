@@ -1,3 +1,4 @@
 export * from "./types.js";
 export * from "./schema.js";
 export * from "./blocks.js";
+export * from "./depth.js";
