@@ -165,6 +165,59 @@ test("anchors: a symbolic link swapped in while reading is never followed (3,000
   }
 });
 
+test("anchors: the .codewhale folder swapped for a link to another folder is never read through (Linux)", async (t) => {
+  if (process.platform !== "linux") return t.skip("the folder is opened through /proc/self/fd on Linux only");
+  const ws = tmp();
+  const elsewhere = join(ws, "elsewhere");
+  mkdirSync(elsewhere);
+  writeFileSync(join(elsewhere, "anchors.md"), "SECRET-TARGET");
+  mkdirSync(join(ws, ".codewhale"));
+  writeFileSync(join(ws, ".codewhale", "anchors.md"), "plain anchors");
+  const folder = join(ws, ".codewhale");
+  // A child swaps, by atomic rename, the real folder and a link to another folder.
+  const swapper = spawn(
+    process.execPath,
+    [
+      "-e",
+      `const fs = require("fs");
+       const [folder, elsewhere] = process.argv.slice(1);
+       const real = folder + ".real", link = folder + ".link";
+       fs.symlinkSync(elsewhere, link);
+       for (;;) {
+         fs.renameSync(folder, real);
+         fs.renameSync(link, folder);
+         fs.renameSync(folder, link);
+         fs.renameSync(real, folder);
+       }`,
+      folder,
+      elsewhere,
+    ],
+    { stdio: "ignore" },
+  );
+  try {
+    const seen = { plain: 0, refused: 0, none: 0, target: 0 };
+    for (let i = 0; i < 2000; i++) {
+      try {
+        const a = await readAnchors(ws);
+        if (a === null) seen.none++;
+        else if (a.text.includes("SECRET")) seen.target++;
+        else seen.plain++;
+      } catch (e) {
+        assert.ok(e instanceof AnchorsError, String(e));
+        seen.refused++;
+      }
+    }
+    assert.equal(
+      seen.target,
+      0,
+      `read through the swapped folder ${seen.target} times (${JSON.stringify(seen)})`,
+    );
+    assert.ok(seen.plain > 0 && seen.refused > 0, `the swap raced the reads: ${JSON.stringify(seen)}`);
+  } finally {
+    swapper.kill("SIGKILL");
+  }
+});
+
 test("live state: nothing outside a git repository, background handles passed through", async () => {
   const ws = tmp();
   const bg = [{ id: "job-1", kind: "shell", command: "npm test", status: "running" }];

@@ -5,9 +5,9 @@
  * compaction time. Pure I/O at the edge; nothing here prints or exits.
  */
 import { execFile } from "node:child_process";
-import { constants } from "node:fs";
+import { constants, existsSync } from "node:fs";
 import { lstat, mkdir, readFile, rename, unlink, open, type FileHandle } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { z } from "zod";
 import type { LiveState } from "../engine/live-state.js";
 import type { BackgroundHandle } from "../summarizers/types.js";
@@ -81,25 +81,58 @@ export interface Anchors {
   escaped?: number;
 }
 
-async function readAnchorsAt(workspace: string, rel: string): Promise<Anchors | null> {
-  const file = join(workspace, rel);
-  const folder = join(workspace, rel.split(/[\\/]/)[0]!);
-  const dirStat = await lstatOrNull(folder);
-  if (dirStat === null) return null;
-  if (dirStat.isSymbolicLink())
-    throw new AnchorsError(folder, "is a symbolic link; refusing to read anchors through it");
-  // Opened once, without following a link, and read from that descriptor: nothing can be swapped
-  // in between a check and the read. O_NONBLOCK: opening a FIFO does not wait for a writer.
-  let fh: FileHandle;
+/**
+ * Where the file `name` inside an already opened folder can be opened by path:
+ * on Linux through `/proc/self/fd`, which resolves in the very folder the
+ * descriptor holds (the effect of `openat`), so swapping the folder for a
+ * link after it was opened changes nothing. Elsewhere, the path by name.
+ */
+const PROC_FD = process.platform === "linux" && existsSync("/proc/self/fd");
+
+async function openAnchorsFile(folder: string, file: string): Promise<FileHandle | null> {
+  const NOFOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW;
+  let dir: FileHandle | undefined;
+  if (PROC_FD) {
+    try {
+      dir = await open(folder, NOFOLLOW | constants.O_DIRECTORY);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return null;
+      // A link (or a file) where the folder should be: which one, for the message only.
+      if (code === "ENOTDIR" || code === "ELOOP") {
+        if ((await lstatOrNull(folder))?.isSymbolicLink())
+          throw new AnchorsError(folder, "is a symbolic link; refusing to read anchors through it");
+        return null;
+      }
+      throw new AnchorsError(folder, `cannot be read (${code ?? (e as Error).message})`);
+    }
+  } else {
+    const dirStat = await lstatOrNull(folder);
+    if (dirStat === null) return null;
+    if (dirStat.isSymbolicLink())
+      throw new AnchorsError(folder, "is a symbolic link; refusing to read anchors through it");
+  }
+  // The file is opened once, without following a link, and read from that descriptor: nothing can
+  // be swapped in between a check and the read. O_NONBLOCK: opening a FIFO does not wait for a writer.
   try {
-    fh = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    const path = dir ? `/proc/self/fd/${dir.fd}/${basename(file)}` : file;
+    return await open(path, NOFOLLOW | constants.O_NONBLOCK);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return null;
     if (code === "ELOOP" || code === "EMLINK")
       throw new AnchorsError(file, "is a symbolic link; refusing to read anchors through it");
     throw new AnchorsError(file, `cannot be read (${code ?? (e as Error).message})`);
+  } finally {
+    await dir?.close();
   }
+}
+
+async function readAnchorsAt(workspace: string, rel: string): Promise<Anchors | null> {
+  const file = join(workspace, rel);
+  const folder = join(workspace, rel.split(/[\\/]/)[0]!);
+  const fh = await openAnchorsFile(folder, file);
+  if (fh === null) return null;
   try {
     const st = await fh.stat();
     if (!st.isFile()) throw new AnchorsError(file, "is not a regular file");
