@@ -639,3 +639,25 @@ test("a text block without text is refused at import with the path named, whatev
       /^a\.json: entries\[\d+\]\.payload\.content\[0\] \(text\): missing "text"$/.test(e.message),
   );
 });
+
+test("the exporters validate their messages: a block without its text, or content_blocks nested past the limit, is a ModelError naming the path", () => {
+  const bad: Message[] = [user("hi"), { role: "assistant", content: [{ type: "text" } as never] }];
+  for (const exporter of [toAnthropicRequest, toOpenAIRequest])
+    assert.throws(
+      () => exporter(bad),
+      (e: unknown) => e instanceof Error && e.message === 'messages[1].content[0] (text): missing "text"',
+    );
+  let block: Record<string, unknown> = { type: "text", text: "x" };
+  for (let i = 0; i < 20_000; i++)
+    block = { type: "tool_result", tool_use_id: "t", content: "", content_blocks: [block] };
+  const deep: Message[] = [
+    user("hi"),
+    { role: "assistant", content: [{ type: "tool_use", id: "t", name: "X", input: {} }] },
+    { role: "user", content: [block as never] },
+  ];
+  assert.throws(
+    () => toAnthropicRequest(deep),
+    (e: unknown) =>
+      e instanceof Error && e.name === "ModelError" && e.message.startsWith("messages[2].content[0]"),
+  );
+});
