@@ -6,7 +6,13 @@
 import { constants, type Stats } from "node:fs";
 import { open, readFile, stat } from "node:fs/promises";
 import type { JournalEntry, Message } from "../model/index.js";
-import { ModelError, notRegularFile, parseMessages } from "../model/index.js";
+import {
+  JsonDepthError,
+  ModelError,
+  notRegularFile,
+  parseJsonLimited,
+  parseMessages,
+} from "../model/index.js";
 import { formatProblems, liveContext, readJournal } from "../journal/index.js";
 import { FORMAT_NAMES, FormatError, type FormatName, type ImportReport } from "../formats/types.js";
 import { importFile, importText } from "../formats/detect.js";
@@ -69,7 +75,7 @@ export async function looksLikeJournal(file: string): Promise<boolean> {
     for (const line of text.split("\n")) {
       if (line.trim() === "") continue;
       try {
-        const o = JSON.parse(line) as Record<string, unknown>;
+        const o = parseJsonLimited(line) as Record<string, unknown>;
         return (
           o !== null &&
           typeof o === "object" &&
@@ -127,8 +133,10 @@ export async function loadMessageFile(
   const text = await readFile(file, "utf8");
   let data: unknown;
   try {
-    data = JSON.parse(text);
+    data = parseJsonLimited(text);
   } catch (e) {
+    if (e instanceof JsonDepthError)
+      throw usageError(`${file}:${e.line}: JSON nested deeper than ${e.limit} levels (the limit)`);
     throw usageError(`${file}: not JSON (${(e as Error).message})`);
   }
   const isObject = data !== null && typeof data === "object" && !Array.isArray(data);

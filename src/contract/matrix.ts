@@ -2,6 +2,7 @@
 import { readFileSync } from "node:fs";
 import type { CompactionPath, Message } from "../model/types.js";
 import { ModelError, parseMessages } from "../model/schema.js";
+import { JsonDepthError, parseJsonLimited } from "../model/depth.js";
 import { validateSurvivalContract } from "./validate.js";
 import { currentRoundStart } from "./rounds.js";
 
@@ -31,8 +32,10 @@ export class MatrixError extends Error {
 export function parseMatrix(text: string, file: string): Matrix {
   let data: unknown;
   try {
-    data = JSON.parse(text);
+    data = parseJsonLimited(text);
   } catch (e) {
+    if (e instanceof JsonDepthError)
+      throw new MatrixError(`${file}:${e.line}: JSON nested deeper than ${e.limit} levels (the limit)`);
     throw new MatrixError(`${file}: not JSON (${(e as Error).message})`);
   }
   const d = data as Partial<Matrix>;

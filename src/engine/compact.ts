@@ -7,6 +7,7 @@
  */
 import type { CompactionPath, CompactionTrigger, CoverageReceipt, Message } from "../model/types.js";
 import { isAssistantRole, isToolResult, isToolUse } from "../model/blocks.js";
+import { parseMessages } from "../model/schema.js";
 import { isCheckpoint } from "../contract/classify.js";
 import { protectedRound, type ProtectedRound } from "../contract/rounds.js";
 import { validateSurvivalContract } from "../contract/validate.js";
@@ -254,10 +255,15 @@ function tryPruneOnly(messages: readonly Message[], regionStart: number, c: Prun
   };
 }
 
+/**
+ * Compacts `messages` (validated first: a malformed message or one nested
+ * deeper than `MAX_MESSAGE_DEPTH` throws a `ModelError` naming its path).
+ */
 export async function compactMessagesSafe(
   messages: readonly Message[],
   options: CompactOptions = {},
 ): Promise<CompactResult> {
+  parseMessages(messages, "messages");
   const estimator = options.estimator ?? fastEstimator;
   const trigger = options.trigger ?? "auto";
   const round = protectedRound(messages);

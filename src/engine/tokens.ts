@@ -35,6 +35,7 @@
  * token on coding sessions (tool payloads slightly denser than prose).
  */
 import type { Block, Message } from "../model/types.js";
+import { ModelError, checkDepth } from "../model/schema.js";
 
 export interface TokenEstimator {
   readonly name: string;
@@ -140,16 +141,35 @@ export function blockCostText(b: Block): string {
 
 type TextCost = (s: string, prose: boolean) => number;
 
-function blockTokens(b: Block, cost: TextCost, cal: FastCalibration): number {
-  let n = cal.perBlock;
-  if (isImageBlock(b)) return n + cal.perImage;
-  if (b.type === "tool_use" || b.type === "tool_result") n += cal.perToolBlock;
-  n += cost(blockCostText(b), isProseBlock(b));
-  if (b.type === "tool_result") {
-    const nested = (b as { content_blocks?: Block[] }).content_blocks;
-    if (nested) for (const c of nested) n += blockTokens(c, cost, cal);
+/** A block and the blocks nested in it (`content_blocks` of tool results), walked without recursion. */
+function blockTokens(block: Block, cost: TextCost, cal: FastCalibration): number {
+  let n = 0;
+  const todo: Block[] = [block];
+  for (let b = todo.pop(); b !== undefined; b = todo.pop()) {
+    n += cal.perBlock;
+    if (isImageBlock(b)) {
+      n += cal.perImage;
+      continue;
+    }
+    if (b.type === "tool_use" || b.type === "tool_result") n += cal.perToolBlock;
+    n += cost(blockCostText(b), isProseBlock(b));
+    if (b.type === "tool_result") {
+      const nested = (b as { content_blocks?: Block[] }).content_blocks;
+      if (nested) for (let i = nested.length - 1; i >= 0; i--) todo.push(nested[i]!);
+    }
   }
   return n;
+}
+
+/**
+ * A message's content was too deep for `JSON.stringify` (a library caller's
+ * value, not one read from a file: those are depth-checked when parsed).
+ * Rethrown as the `ModelError` naming the path when the content is over the
+ * nesting limit; any other error is rethrown as is.
+ */
+function explainOverflow(e: unknown, m: Message): never {
+  if (e instanceof RangeError) checkDepth(m.content, "message.content");
+  throw e;
 }
 
 function makeEstimator(name: string, cost: TextCost, cal: FastCalibration): TokenEstimator {
@@ -163,13 +183,17 @@ function makeEstimator(name: string, cost: TextCost, cal: FastCalibration): Toke
     let n = cal.perMessage;
     let thinking = 0;
     let unsigned = 0;
-    for (const b of m.content) {
-      const t = blockTokens(b, cost, cal);
-      n += t;
-      if (isThinkingBlock(b)) {
-        thinking += t;
-        if (isUnsignedThinking(b)) unsigned += t;
+    try {
+      for (const b of m.content) {
+        const t = blockTokens(b, cost, cal);
+        n += t;
+        if (isThinkingBlock(b)) {
+          thinking += t;
+          if (isUnsignedThinking(b)) unsigned += t;
+        }
       }
+    } catch (e) {
+      explainOverflow(e, m);
     }
     const entry: [number, number, number] = [n, thinking, unsigned];
     cache.set(m.content, entry);
@@ -308,7 +332,16 @@ export function estimateTokens(
   if (!Number.isFinite(overhead) || overhead < 0)
     throw new RangeError(`overhead must be a finite number of tokens >= 0, got ${overhead}`);
   let n = overhead;
-  for (const m of messages) n += estimator.message(m);
+  for (let i = 0; i < messages.length; i++) {
+    try {
+      n += estimator.message(messages[i]!);
+    } catch (e) {
+      // Name the message: `message.content[2]…` becomes `messages[7].content[2]…`.
+      if (e instanceof ModelError && e.path.startsWith("message."))
+        throw new ModelError(`messages[${i}]${e.path.slice(7)}`, e.message.slice(e.path.length + 2));
+      throw e;
+    }
+  }
   if (options.priorThinking === "drop") {
     const turn = latestUserTurn(messages);
     for (let i = 0; i < turn; i++) {

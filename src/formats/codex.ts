@@ -26,7 +26,7 @@
  *   assistant message, `turn_context.model` to the messages' meta.
  */
 import type { Block, CompactionEntry, JournalEntry, Message, MessageEntry, Usage } from "../model/index.js";
-import { kindForMessage } from "../model/index.js";
+import { MAX_MESSAGE_DEPTH, kindForMessage, parseJsonLimited } from "../model/index.js";
 import { roughTokens } from "./claude-code.js";
 import { textOf } from "./convert.js";
 import { isRecord, objectLines } from "./lines.js";
@@ -53,7 +53,8 @@ export function isCodexSessionPrefix(text: string): boolean {
 export function parseArguments(args: unknown): unknown {
   if (typeof args !== "string") return args ?? {};
   try {
-    return JSON.parse(args);
+    // Too deep to parse safely: kept as the string it is, like any arguments that are not JSON.
+    return parseJsonLimited(args, MAX_MESSAGE_DEPTH - 8);
   } catch {
     return args;
   }

@@ -2,6 +2,8 @@
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import { notRegularFile } from "../model/index.js";
+import { jsonDepthError } from "../model/depth.js";
+import { ModelError, parseJournalEntry } from "../model/schema.js";
 import { importClaudeCode } from "./claude-code.js";
 import { importCodex } from "./codex.js";
 import { importJournal } from "./journal-format.js";
@@ -83,7 +85,8 @@ export function detectFormat(text: string, fileName: string): FormatName {
   if (trimmed.startsWith("[") || trimmed.startsWith("{")) {
     let doc: unknown;
     try {
-      doc = JSON.parse(text);
+      // Too deep: not parsed here; the importer reports it with its line.
+      doc = jsonDepthError(text) ? undefined : JSON.parse(text);
     } catch {
       doc = undefined;
     }
@@ -115,6 +118,11 @@ export function detectFormat(text: string, fileName: string): FormatName {
   let best: FormatName | undefined;
   for (const [k, n] of votes) if (best === undefined || n > votes.get(best)!) best = k;
   if (best) return best;
+  const deep = jsonDepthError(text);
+  if (deep)
+    throw new FormatError(
+      `${fileName}:${deep.line}: JSON nested deeper than ${deep.limit} levels (the limit)`,
+    );
   throw new FormatError(`${fileName}: not a known session format (tried: ${FORMAT_NAMES.join(", ")})`);
 }
 
@@ -131,9 +139,23 @@ export function importText(text: string, fileName: string, options: ImportOption
       `unknown format ${JSON.stringify(format)} (expected one of ${FORMAT_NAMES.join(", ")})`,
     );
   }
+  if (format === "journal") return importJournal(text, fileName); // its entries are validated line by line
+  const result = convert(format, text, fileName);
+  // Every route that takes messages validates them first (shape and nesting), with the path named:
+  // a block the converter passed through as found (a text block without `text`) is refused here.
+  result.entries.forEach((e, i) => {
+    try {
+      parseJournalEntry(e, `entries[${i}]`);
+    } catch (err) {
+      if (err instanceof ModelError) throw new FormatError(`${fileName}: ${err.message}`);
+      throw err;
+    }
+  });
+  return result;
+}
+
+function convert(format: Exclude<FormatName, "journal">, text: string, fileName: string): ImportResult {
   switch (format) {
-    case "journal":
-      return importJournal(text, fileName);
     case "claude-code":
       return importClaudeCode(text, fileName);
     case "codex":

@@ -2,13 +2,16 @@
 import type { Message } from "../model/index.js";
 import { blockToAnthropic } from "./convert.js";
 import { prepareForProvider } from "./prepare.js";
+import { parseMessages } from "../model/schema.js";
 
 export interface AnthropicRequestBody {
   system?: string | Record<string, unknown>[];
   messages: { role: "user" | "assistant"; content: Record<string, unknown>[] }[];
 }
 
+/** Validates `messages` first (`parseMessages`), then converts them. */
 export function toAnthropicRequest(messages: readonly Message[]): AnthropicRequestBody {
+  parseMessages(messages, "messages"); // a malformed or over-deep message: a ModelError naming its path
   const prepared = prepareForProvider(messages, "anthropic");
   const body: AnthropicRequestBody = {
     messages: prepared.messages.map((m) => ({

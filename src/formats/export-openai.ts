@@ -1,6 +1,7 @@
 /** Canonical messages as an OpenAI Chat Completions request body. See `prepare.ts` for the repair rules. */
 import type { Block, Message, ToolResultBlock, ToolUseBlock } from "../model/index.js";
 import { prepareForProvider } from "./prepare.js";
+import { parseMessages } from "../model/schema.js";
 
 export type OpenAIMessage =
   | { role: "system"; content: string | { type: "text"; text: string }[] }
@@ -37,7 +38,9 @@ function userContent(blocks: readonly Block[]): string | Record<string, unknown>
   );
 }
 
+/** Validates `messages` first (`parseMessages`), then converts them. */
 export function toOpenAIRequest(messages: readonly Message[]): OpenAIRequestBody {
+  parseMessages(messages, "messages"); // a malformed or over-deep message: a ModelError naming its path
   const out: OpenAIMessage[] = [];
   for (const m of prepareForProvider(messages, "openai").messages) {
     if (m.role === "system") {

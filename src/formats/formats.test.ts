@@ -592,3 +592,106 @@ test("importFile refuses a FIFO, a device or a folder at once, naming it", { tim
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("hostile nesting: a JSONL line over the limit is a broken line with its number; a JSON document an error naming file and line", () => {
+  const deep = "[".repeat(20_000) + "1" + "]".repeat(20_000);
+  const base = { sessionId: "s", cwd: "/x", timestamp: "2025-01-01T00:00:00Z" };
+  const cc =
+    jsonl({ ...base, type: "user", uuid: "u1", parentUuid: null, message: { role: "user", content: "hi" } }) +
+    JSON.stringify({
+      ...base,
+      type: "assistant",
+      uuid: "u2",
+      parentUuid: "u1",
+      message: { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "X", input: "@" }] },
+    }).replace('"@"', deep) +
+    "\n" +
+    jsonl({
+      ...base,
+      type: "user",
+      uuid: "u3",
+      parentUuid: "u1",
+      message: { role: "user", content: "again" },
+    });
+  const r = importText(cc, "cc.jsonl", { format: "claude-code" });
+  const broken = r.report.skipped.filter((s) => !s.by_design);
+  assert.deepEqual(
+    broken.map((s) => s.line),
+    [2],
+  );
+  assert.match(broken[0]!.reason, /^JSON nested deeper than 512 levels \(the limit\), at column \d+$/);
+  assert.doesNotThrow(() => JSON.stringify(r.entries));
+
+  const body = JSON.stringify(
+    { messages: [{ role: "user", content: [{ type: "text", text: "@" }] }] },
+    null,
+    1,
+  );
+  assert.throws(
+    () => importText(body.replace('"@"', deep), "deep.json", { format: "anthropic" }),
+    (e: unknown) =>
+      e instanceof FormatError &&
+      /^deep\.json:8: JSON nested deeper than 512 levels \(the limit\)$/.test(e.message),
+  );
+  // Detected (not forced): the same error rather than "not a known session format".
+  assert.throws(
+    () => importText(body.replace('"@"', deep), "deep.json"),
+    (e: unknown) => e instanceof FormatError && /^deep\.json:8: JSON nested deeper than 512/.test(e.message),
+  );
+});
+
+test("hostile nesting: tool arguments nested too deep stay the string they are (OpenAI and Codex importers)", () => {
+  const args = "[".repeat(20_000) + "]".repeat(20_000);
+  const doc = JSON.stringify([
+    { role: "user", content: "hi" },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "c1", type: "function", function: { name: "x", arguments: args } }],
+    },
+    { role: "tool", tool_call_id: "c1", content: "ok" },
+    { role: "assistant", content: "done" },
+  ]);
+  const r = importText(doc, "o.json", { format: "openai" });
+  const live = liveContext(r.entries);
+  const use = live.flatMap((m) => m.content).find((b) => b.type === "tool_use") as { input: unknown };
+  assert.equal(use.input, args);
+  assert.doesNotThrow(() => JSON.stringify(r.entries));
+});
+
+test("a text block without text is refused at import with the path named, whatever the format", () => {
+  const doc = JSON.stringify({
+    messages: [
+      { role: "user", content: [{ type: "text", text: "hi" }] },
+      { role: "assistant", content: [{ type: "text" }] },
+    ],
+  });
+  assert.throws(
+    () => importText(doc, "a.json", { format: "anthropic" }),
+    (e: unknown) =>
+      e instanceof FormatError &&
+      /^a\.json: entries\[\d+\]\.payload\.content\[0\] \(text\): missing "text"$/.test(e.message),
+  );
+});
+
+test("the exporters validate their messages: a block without its text, or content_blocks nested past the limit, is a ModelError naming the path", () => {
+  const bad: Message[] = [user("hi"), { role: "assistant", content: [{ type: "text" } as never] }];
+  for (const exporter of [toAnthropicRequest, toOpenAIRequest])
+    assert.throws(
+      () => exporter(bad),
+      (e: unknown) => e instanceof Error && e.message === 'messages[1].content[0] (text): missing "text"',
+    );
+  let block: Record<string, unknown> = { type: "text", text: "x" };
+  for (let i = 0; i < 20_000; i++)
+    block = { type: "tool_result", tool_use_id: "t", content: "", content_blocks: [block] };
+  const deep: Message[] = [
+    user("hi"),
+    { role: "assistant", content: [{ type: "tool_use", id: "t", name: "X", input: {} }] },
+    { role: "user", content: [block as never] },
+  ];
+  assert.throws(
+    () => toAnthropicRequest(deep),
+    (e: unknown) =>
+      e instanceof Error && e.name === "ModelError" && e.message.startsWith("messages[2].content[0]"),
+  );
+});

@@ -4,6 +4,7 @@
  * escape, a truncated last line.
  */
 import type { ReportBuilder } from "./report.js";
+import { jsonDepthError } from "../model/depth.js";
 
 export interface RawLine {
   /** 1-based line number. */
@@ -53,6 +54,13 @@ function endOfFirstValue(s: string): number {
 
 /** Parses one JSONL line; on failure the reason says what is wrong (one line). */
 export function parseLine(raw: RawLine): ParsedLine {
+  // Checked before parsing, so that no recursive walk ever sees a hostile value.
+  const deep = jsonDepthError(raw.text);
+  if (deep)
+    return {
+      ok: false,
+      reason: `JSON nested deeper than ${deep.limit} levels (the limit), at column ${deep.column}`,
+    };
   try {
     return { ok: true, value: JSON.parse(raw.text) };
   } catch (e) {

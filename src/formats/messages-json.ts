@@ -5,7 +5,7 @@
  * chained linearly under the header.
  */
 import type { Block, JournalEntry, Message, MessageEntry } from "../model/index.js";
-import { kindForMessage } from "../model/index.js";
+import { JsonDepthError, kindForMessage, parseJsonLimited } from "../model/index.js";
 import { ALL_BRANCH_SUMMARY_MARKERS, ALL_CHECKPOINT_MARKERS } from "../contract/markers.js";
 import { finishImport } from "./source-tree.js";
 import { parseArguments } from "./codex.js";
@@ -16,8 +16,10 @@ import { FormatError, type FormatName, type ImportResult } from "./types.js";
 
 function parseJsonDocument(text: string, file: string): unknown {
   try {
-    return JSON.parse(text);
+    return parseJsonLimited(text);
   } catch (e) {
+    if (e instanceof JsonDepthError)
+      throw new FormatError(`${file}:${e.line}: JSON nested deeper than ${e.limit} levels (the limit)`);
     throw new FormatError(`${file}: not valid JSON (${e instanceof Error ? e.message : String(e)})`);
   }
 }

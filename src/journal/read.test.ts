@@ -67,6 +67,32 @@ test("broken JSON is reported with its line number and the rest is read", async 
   assert.match(report.problems[0]!.reason, /^broken JSON: /);
 });
 
+test("hostile nesting: a line over the JSON limit is a broken line; a message over the message limit an invalid entry", async () => {
+  const deepText = (levels: number) => "[".repeat(levels) + "1" + "]".repeat(levels);
+  const call = (input: string) =>
+    JSON.stringify({
+      id: "b",
+      parent_id: "a",
+      kind: "assistant",
+      created_at: T,
+      payload: { role: "assistant", content: [{ type: "tool_use", id: "t", name: "X", input: "@" }] },
+    }).replace('"@"', input) + "\n";
+  for (const [levels, reason] of [
+    [20_000, /^broken JSON: nested deeper than 512 levels \(the limit\), at column \d+$/],
+    [400, /^invalid entry: entry\.payload\.content\[0\]\.input\[0\].*nested deeper than 256 levels/],
+  ] as const) {
+    const content = line(entry("a", null)) + call(deepText(levels)) + line(entry("c", "a"));
+    const { entries, report } = await roundTrip(content, 4096);
+    assert.deepEqual(
+      entries.map((e) => e.id),
+      ["a", "c"],
+    );
+    assert.equal(report.problems.length, 1);
+    assert.equal(report.problems[0]!.line, 2);
+    assert.match(report.problems[0]!.reason, reason);
+  }
+});
+
 test("an unknown kind and a schema error are reported with the model's reason", async () => {
   const unknown = { ...entry("b", "a"), kind: "telemetry" };
   const bad = entry("c", "a");

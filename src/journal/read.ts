@@ -10,7 +10,13 @@
 import { open } from "node:fs/promises";
 import { constants, readFileSync } from "node:fs";
 import type { JournalEntry } from "../model/index.js";
-import { ModelError, notRegularFile, parseJournalEntry } from "../model/index.js";
+import {
+  JsonDepthError,
+  ModelError,
+  notRegularFile,
+  parseJournalEntry,
+  parseJsonLimited,
+} from "../model/index.js";
 
 export interface JournalProblem {
   /** 1-based line number in the file. */
@@ -76,8 +82,16 @@ class JournalCollector {
     }
     let data: unknown;
     try {
-      data = JSON.parse(text);
+      // The nesting limit is checked before parsing: no recursive walk ever sees a hostile value.
+      data = parseJsonLimited(text);
     } catch (err) {
+      if (err instanceof JsonDepthError) {
+        this.problems.push({
+          line: n,
+          reason: `broken JSON: nested deeper than ${err.limit} levels (the limit), at column ${err.column}`,
+        });
+        return;
+      }
       const detail = oneLine((err as Error).message);
       this.problems.push({
         line: n,

@@ -5,11 +5,13 @@
  * compaction time. Pure I/O at the edge; nothing here prints or exits.
  */
 import { execFile } from "node:child_process";
-import { lstat, mkdir, readFile, rename, unlink, open } from "node:fs/promises";
-import { join } from "node:path";
+import { constants, existsSync } from "node:fs";
+import { lstat, mkdir, readFile, rename, unlink, open, type FileHandle } from "node:fs/promises";
+import { basename, join } from "node:path";
 import { z } from "zod";
 import type { LiveState } from "../engine/live-state.js";
 import type { BackgroundHandle } from "../summarizers/types.js";
+import { JsonDepthError, parseJsonLimited } from "../model/depth.js";
 
 /** Where anchors are written (and read first). */
 export const ANCHORS_FILE = join(".codewhale", "anchors.md");
@@ -46,34 +48,136 @@ async function lstatOrNull(path: string) {
   }
 }
 
-async function readAnchorsAt(workspace: string, rel: string): Promise<{ text: string; file: string } | null> {
+/** The largest anchors file read or written: 64 KiB (anchors are restated in every checkpoint). */
+export const MAX_ANCHORS_BYTES = 64 * 1024;
+
+/**
+ * Control characters shown escaped, visibly: C0 except tab and newline (a
+ * carriage return only when it does not end a CRLF line), DEL, C1 (which
+ * includes the 8-bit CSI), and the bidirectional overrides and isolates that
+ * reorder what a reader sees. An escape sequence loses its ESC (`\x1b[31m`
+ * prints as the text `\x1b[31m`), so it can no longer drive the terminal.
+ */
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]|\r(?!\n)/g;
+
+/** `text` with its control characters written as `\xNN` / `\uNNNN`, and how many there were. */
+export function escapeControlCharacters(text: string): { text: string; escaped: number } {
+  let escaped = 0;
+  const out = text.replace(CONTROL, (c) => {
+    escaped++;
+    const code = c.charCodeAt(0);
+    return code <= 0xff
+      ? `\\x${code.toString(16).padStart(2, "0")}`
+      : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
+  return { text: out, escaped };
+}
+
+/** Pinned anchors as read: `text` has its control characters escaped (`escaped` counts them when there were any). */
+export interface Anchors {
+  text: string;
+  file: string;
+  escaped?: number;
+}
+
+/**
+ * Where the file `name` inside an already opened folder can be opened by path:
+ * on Linux through `/proc/self/fd`, which resolves in the very folder the
+ * descriptor holds (the effect of `openat`), so swapping the folder for a
+ * link after it was opened changes nothing. Elsewhere, the path by name.
+ */
+const PROC_FD = process.platform === "linux" && existsSync("/proc/self/fd");
+
+async function openAnchorsFile(folder: string, file: string): Promise<FileHandle | null> {
+  const NOFOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW;
+  let dir: FileHandle | undefined;
+  if (PROC_FD) {
+    try {
+      dir = await open(folder, NOFOLLOW | constants.O_DIRECTORY);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return null;
+      // A link (or a file) where the folder should be: which one, for the message only.
+      if (code === "ENOTDIR" || code === "ELOOP") {
+        if ((await lstatOrNull(folder))?.isSymbolicLink())
+          throw new AnchorsError(folder, "is a symbolic link; refusing to read anchors through it");
+        return null;
+      }
+      throw new AnchorsError(folder, `cannot be read (${code ?? (e as Error).message})`);
+    }
+  } else {
+    const dirStat = await lstatOrNull(folder);
+    if (dirStat === null) return null;
+    if (dirStat.isSymbolicLink())
+      throw new AnchorsError(folder, "is a symbolic link; refusing to read anchors through it");
+  }
+  // The file is opened once, without following a link, and read from that descriptor: nothing can
+  // be swapped in between a check and the read. O_NONBLOCK: opening a FIFO does not wait for a writer.
+  try {
+    const path = dir ? `/proc/self/fd/${dir.fd}/${basename(file)}` : file;
+    return await open(path, NOFOLLOW | constants.O_NONBLOCK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
+    if (code === "ELOOP" || code === "EMLINK")
+      throw new AnchorsError(file, "is a symbolic link; refusing to read anchors through it");
+    throw new AnchorsError(file, `cannot be read (${code ?? (e as Error).message})`);
+  } finally {
+    await dir?.close();
+  }
+}
+
+async function readAnchorsAt(workspace: string, rel: string): Promise<Anchors | null> {
   const file = join(workspace, rel);
   const folder = join(workspace, rel.split(/[\\/]/)[0]!);
-  const dirStat = await lstatOrNull(folder);
-  if (dirStat === null) return null;
-  if (dirStat.isSymbolicLink())
-    throw new AnchorsError(folder, "is a symbolic link; refusing to read anchors through it");
-  const st = await lstatOrNull(file);
-  if (st === null) return null;
-  if (st.isSymbolicLink())
-    throw new AnchorsError(file, "is a symbolic link; refusing to read anchors through it");
-  if (!st.isFile()) throw new AnchorsError(file, "is not a regular file");
+  const fh = await openAnchorsFile(folder, file);
+  if (fh === null) return null;
   try {
-    return { text: await readFile(file, "utf8"), file };
+    const st = await fh.stat();
+    if (!st.isFile()) throw new AnchorsError(file, "is not a regular file");
+    if (st.size > MAX_ANCHORS_BYTES) throw tooLarge(file, st.size);
+    // Read up to one byte past the limit: a file that grew since fstat is caught too.
+    const buf = Buffer.alloc(MAX_ANCHORS_BYTES + 1);
+    let got = 0;
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, got, buf.length - got, got);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+      if (got === buf.length) throw tooLarge(file);
+    }
+    const { text, escaped } = escapeControlCharacters(buf.subarray(0, got).toString("utf8"));
+    return escaped > 0 ? { text, file, escaped } : { text, file };
   } catch (e) {
+    if (e instanceof AnchorsError) throw e;
     throw new AnchorsError(
       file,
       `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
     );
+  } finally {
+    await fh.close();
   }
+}
+
+/** `bytes` undefined: the file grew past the limit while it was read. */
+function tooLarge(file: string, bytes?: number): AnchorsError {
+  const size = bytes === undefined ? `more than ${MAX_ANCHORS_BYTES}` : String(bytes);
+  return new AnchorsError(
+    file,
+    `is larger than the ${MAX_ANCHORS_BYTES / 1024} KiB limit for anchors (${size} bytes); shorten it`,
+  );
 }
 
 /**
  * The pinned anchors of a workspace: `.codewhale/anchors.md`, else the legacy
- * `.deepseek/anchors.md`; null when neither exists. A symbolic link (at the
- * file or its folder) is refused with an `AnchorsError` naming the path.
+ * `.deepseek/anchors.md`; null when neither exists. The file is opened once
+ * with `O_NOFOLLOW` and read from that descriptor; a symbolic link (at the
+ * file or its folder), anything but a regular file, or a file over
+ * `MAX_ANCHORS_BYTES` is refused with an `AnchorsError` naming the path.
+ * Control characters come back escaped (`escapeControlCharacters`): that is
+ * the text `anchor show` prints and every checkpoint restates.
  */
-export async function readAnchors(workspace: string): Promise<{ text: string; file: string } | null> {
+export async function readAnchors(workspace: string): Promise<Anchors | null> {
   return (
     (await readAnchorsAt(workspace, ANCHORS_FILE)) ?? (await readAnchorsAt(workspace, LEGACY_ANCHORS_FILE))
   );
@@ -81,8 +185,8 @@ export async function readAnchors(workspace: string): Promise<{ text: string; fi
 
 /**
  * Writes `.codewhale/anchors.md` (creating the folder), atomically (temp file,
- * fsync, rename). Refuses a symbolic link at the file or the folder. Returns
- * the path written.
+ * fsync, rename). Refuses a symbolic link at the file or the folder, and text
+ * over `MAX_ANCHORS_BYTES`. Returns the path written.
  */
 export async function writeAnchors(workspace: string, text: string): Promise<string> {
   const folder = join(workspace, ".codewhale");
@@ -97,10 +201,13 @@ export async function writeAnchors(workspace: string, text: string): Promise<str
   if (st?.isSymbolicLink())
     throw new AnchorsError(file, "is a symbolic link; refusing to write anchors through it");
   if (st !== null && !st.isFile()) throw new AnchorsError(file, "is not a regular file");
+  const content = text.endsWith("\n") || text === "" ? text : `${text}\n`;
+  const bytes = Buffer.byteLength(content, "utf8");
+  if (bytes > MAX_ANCHORS_BYTES) throw tooLarge(file, bytes);
   const tmp = `${file}.tmp-${process.pid}`;
   const fh = await open(tmp, "w", 0o644);
   try {
-    await fh.writeFile(text.endsWith("\n") || text === "" ? text : `${text}\n`, "utf8");
+    await fh.writeFile(content, "utf8");
     await fh.sync();
   } finally {
     await fh.close();
@@ -226,8 +333,13 @@ export async function readBackgroundFile(file: string): Promise<BackgroundHandle
   }
   let data: unknown;
   try {
-    data = JSON.parse(text);
+    data = parseJsonLimited(text);
   } catch (e) {
+    if (e instanceof JsonDepthError)
+      throw new BackgroundFileError(
+        file,
+        `line ${e.line}: JSON nested deeper than ${e.limit} levels (the limit)`,
+      );
     throw new BackgroundFileError(file, `not JSON (${(e as Error).message})`);
   }
   const r = backgroundSchema.safeParse(data);

@@ -2,3 +2,4 @@ export * from "./types.js";
 export * from "./schema.js";
 export * from "./blocks.js";
 export * from "./files.js";
+export * from "./depth.js";

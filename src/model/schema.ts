@@ -7,6 +7,7 @@
 import { z } from "zod";
 import type { Block, JournalEntry, Message } from "./types.js";
 import { JOURNAL_KINDS, isMessageKind } from "./types.js";
+import { MAX_MESSAGE_DEPTH } from "./depth.js";
 
 export class ModelError extends Error {
   /** JSON path of the offending value, e.g. `messages[3].content[1]`. */
@@ -94,8 +95,92 @@ function failFrom(error: z.ZodError, data: unknown, root: string, label?: string
   throw new ModelError(where, describeIssue(issue, value));
 }
 
+type Key = string | number;
+
+/** Renders `root` and the first keys of a path (a path to a deep value is long: the rest is elided). */
+function shortPath(root: string, keys: readonly Key[]): string {
+  const shown = keys.length > 8 ? keys.slice(0, 6) : keys;
+  let out = root;
+  for (const k of shown) out += typeof k === "number" ? `[${k}]` : `.${k}`;
+  return keys.length > 8 ? `${out}…(${keys.length - 6} more levels)` : out;
+}
+
+/** True when `v` (a container at level `level`) or anything in it is deeper than `limit`; `keys` then holds the path. */
+function deeper(v: object, level: number, limit: number, keys: Key[]): boolean {
+  if (level > limit) return true;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      if (x !== null && typeof x === "object") {
+        keys.push(i);
+        if (deeper(x, level + 1, limit, keys)) return true;
+        keys.pop();
+      }
+    }
+  } else {
+    for (const k of Object.keys(v)) {
+      const x: unknown = (v as Record<string, unknown>)[k];
+      if (x !== null && typeof x === "object") {
+        keys.push(k);
+        if (deeper(x, level + 1, limit, keys)) return true;
+        keys.pop();
+      }
+    }
+  }
+  return false;
+}
+
+/**
+ * Throws a `ModelError` naming the path when `value` nests deeper than
+ * `limit` levels (counted from `value`: an object or array is 1 level). The
+ * walk is bounded by `limit` (it never recurses deeper), so a hostile value
+ * gets this error, never a stack overflow; a cyclic value is refused the same way.
+ */
+export function checkDepth(value: unknown, path = "value", limit: number = MAX_MESSAGE_DEPTH): void {
+  if (value === null || typeof value !== "object") return;
+  const keys: Key[] = [];
+  if (deeper(value, 1, limit, keys))
+    throw new ModelError(shortPath(path, keys), `nested deeper than ${limit} levels (the limit)`);
+}
+
+const optString = (v: unknown): boolean => v === undefined || typeof v === "string";
+const optBoolean = (v: unknown): boolean => v === undefined || typeof v === "boolean";
+
+/** The common valid blocks, checked without the schema (the schema only runs to explain a failure). */
+function plainlyValid(b: Record<string, unknown>): boolean {
+  switch (b.type) {
+    case "text":
+      return typeof b.text === "string";
+    case "thinking":
+      return typeof b.thinking === "string" && optString(b.signature);
+    case "tool_use":
+      return (
+        typeof b.id === "string" &&
+        b.id.length > 0 &&
+        typeof b.name === "string" &&
+        b.input !== undefined &&
+        optString(b.thought_signature)
+      );
+    case "tool_result":
+      return (
+        typeof b.tool_use_id === "string" &&
+        b.tool_use_id.length > 0 &&
+        typeof b.content === "string" &&
+        optBoolean(b.is_error) &&
+        optBoolean(b.synthetic) &&
+        b.content_blocks === undefined
+      );
+    default:
+      return false;
+  }
+}
+
 /** Validates one content block. Unknown types are kept opaque. */
 export function parseBlock(data: unknown, path = "block"): Block {
+  return parseBlockShape(data, path, 0);
+}
+
+function parseBlockShape(data: unknown, path: string, nesting: number): Block {
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
     throw new ModelError(path, "a content block must be an object");
   }
@@ -103,21 +188,32 @@ export function parseBlock(data: unknown, path = "block"): Block {
   if (typeof type !== "string" || type.length === 0) {
     throw new ModelError(path, 'missing "type"');
   }
+  if (plainlyValid(data as Record<string, unknown>)) return data as Block;
   const schema = blockSchemas[type];
   if (!schema) return data as Block;
   const r = schema.safeParse(data);
   if (!r.success) failFrom(r.error, data, path, type);
   if (type === "tool_result") {
     const nested = (data as { content_blocks?: unknown[] }).content_blocks;
-    nested?.forEach((b, i) => parseBlock(b, `${path}.content_blocks[${i}]`));
+    if (nested !== undefined && nesting >= MAX_MESSAGE_DEPTH)
+      throw new ModelError(path, `content_blocks nested deeper than ${MAX_MESSAGE_DEPTH} levels (the limit)`);
+    nested?.forEach((b, i) => parseBlockShape(b, `${path}.content_blocks[${i}]`, nesting + 1));
   }
   return data as Block;
 }
 
 const ROLES = ["user", "assistant", "system", "assistant_interrupted"] as const;
 
-/** Validates one message `{ role, content: Block[] }`. */
+/**
+ * Validates one message `{ role, content: Block[] }`, nested at most
+ * `MAX_MESSAGE_DEPTH` levels (a `ModelError` naming the path otherwise).
+ */
 export function parseMessage(data: unknown, path = "message"): Message {
+  checkDepth(data, path, MAX_MESSAGE_DEPTH);
+  return parseMessageShape(data, path);
+}
+
+function parseMessageShape(data: unknown, path: string): Message {
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
     throw new ModelError(path, "a message must be an object");
   }
@@ -135,7 +231,7 @@ export function parseMessage(data: unknown, path = "message"): Message {
       m.content === undefined ? 'missing "content"' : '"content" must be an array of blocks',
     );
   }
-  m.content.forEach((b, i) => parseBlock(b, `${path}.content[${i}]`));
+  m.content.forEach((b, i) => parseBlockShape(b, `${path}.content[${i}]`, 0));
   if (m.usage !== undefined) {
     const r = usageSchema.safeParse(m.usage);
     if (!r.success) failFrom(r.error, m.usage, `${path}.usage`);
@@ -192,6 +288,21 @@ const entrySchema = z.looseObject({
   payload: z.record(z.string(), z.unknown()),
 });
 
+/** The envelope of a valid entry, checked without the schema (the schema only runs to explain a failure). */
+function plainEntry(e: Record<string, unknown>): boolean {
+  const p = e.payload;
+  return (
+    typeof e.id === "string" &&
+    e.id.length > 0 &&
+    (e.parent_id === undefined || e.parent_id === null || typeof e.parent_id === "string") &&
+    typeof e.created_at === "string" &&
+    (JOURNAL_KINDS as readonly unknown[]).includes(e.kind) &&
+    p !== null &&
+    typeof p === "object" &&
+    !Array.isArray(p)
+  );
+}
+
 /** Validates one journal entry `{ id, parent_id?, kind, created_at, payload }`. */
 export function parseJournalEntry(data: unknown, path = "entry"): JournalEntry {
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
@@ -208,12 +319,18 @@ export function parseJournalEntry(data: unknown, path = "entry"): JournalEntry {
       `unknown kind ${JSON.stringify(kind)} (expected one of ${JOURNAL_KINDS.join(", ")})`,
     );
   }
-  const r = entrySchema.safeParse(data);
-  if (!r.success) failFrom(r.error, data, path);
+  if (!plainEntry(data as Record<string, unknown>)) {
+    const r = entrySchema.safeParse(data);
+    if (!r.success) failFrom(r.error, data, path);
+  }
   const e = data as JournalEntry;
+  // Depth: the fields beside the payload here, the payload below (messages from the message itself).
+  for (const [k, v] of Object.entries(e)) if (k !== "payload") checkDepth(v, `${path}.${k}`);
   if (isMessageKind(e.kind)) {
     parseMessage(e.payload, `${path}.payload`);
   } else {
+    for (const [k, v] of Object.entries(e.payload))
+      if (!(e.kind === "compaction" && k === "replacement")) checkDepth(v, `${path}.payload.${k}`);
     const ps = payloadSchemas[e.kind]!;
     const pr = ps.safeParse(e.payload);
     if (!pr.success) failFrom(pr.error, e.payload, `${path}.payload`, e.kind);

@@ -15,7 +15,9 @@ export function register(program: Command): void {
     .description(
       "Anchors are text the user pins (rules, decisions) that every checkpoint restates verbatim. " +
         "They live in WORKSPACE/.codewhale/anchors.md; the legacy .deepseek/anchors.md is read when " +
-        "that file is absent. A symbolic link is refused.\n\n" +
+        "that file is absent. A symbolic link, anything but a regular file, or a file over 64 KiB is " +
+        "refused. Control characters (escape sequences included) are shown escaped, e.g. \\x1b, " +
+        "and restated so in checkpoints.\n\n" +
         "Exit codes: 0 ok; 2 usage or input error (e.g. a symbolic link).",
     );
   anchor
@@ -28,7 +30,14 @@ export function register(program: Command): void {
       if (o.json) printJson({ file: a?.file ?? null, text: a?.text ?? null });
       else if (a === null)
         process.stderr.write(`compact-safe: no anchors pinned in ${o.workspace ?? process.cwd()}\n`);
-      else process.stdout.write(a.text.endsWith("\n") ? a.text : `${a.text}\n`);
+      else {
+        // `a.text` has its control characters escaped (`\x1b`): printed as is, it cannot drive the terminal.
+        process.stdout.write(a.text.endsWith("\n") ? a.text : `${a.text}\n`);
+        if (a.escaped)
+          process.stderr.write(
+            `compact-safe: ${a.escaped} control character${a.escaped === 1 ? "" : "s"} shown escaped (checkpoints restate them so)\n`,
+          );
+      }
     });
   anchor
     .command("set")

@@ -19,6 +19,7 @@ import type { CompactionPath } from "../../model/index.js";
 import { CliError, EXIT, usageError } from "../errors.js";
 import { loadMessageFile, requireFile } from "../io.js";
 import { out, printJson, style } from "../output.js";
+import { escapeControlCharacters } from "../../journal/workspace.js";
 
 interface ValidateOptions {
   matrix?: string[];
@@ -109,6 +110,8 @@ async function runPair(original: string, replacement: string, o: ValidateOptions
   // on one side means the other side is an Anthropic body too.
   if (a.via === "anthropic" && b.via === "canonical") b = await loadMessageFile(replacement, "anthropic");
   if (b.via === "anthropic" && a.via === "canonical") a = await loadMessageFile(original, "anthropic");
+  // Compared as checkpoints restate them: with control characters escaped, as `readAnchors` gives them.
+  if (anchors !== undefined) anchors = escapeControlCharacters(anchors).text;
   const verdict = validateSurvivalContract(a.messages, b.messages, { anchors, path: o.path });
   if (o.json) printJson({ valid: verdict.valid, reason: verdict.reason });
   else if (verdict.valid)
