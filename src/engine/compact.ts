@@ -167,7 +167,7 @@ interface PruneContext {
 
 /** The prune-only path: ok when it shrinks the history and passes the contract (path `prune-only`). */
 function tryPruneOnly(messages: readonly Message[], regionStart: number, c: PruneContext): CompactResult {
-  const pruned = pruneOldResults(messages, regionStart);
+  const pruned = pruneOldResults(messages, regionStart, c.round.instructionIndices);
   const prunedMessages = clearBilledUsage(pruned.messages);
   const prunedTokens = estimateTokens(prunedMessages, c.estimator);
   if (prunedTokens >= c.tokensBefore) {
