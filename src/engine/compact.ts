@@ -246,7 +246,9 @@ export async function compactMessagesSafe(
   const outcome = await summarizeWithLadder(span, options);
   if (!outcome.ok) return outcome.result;
 
-  const summary = redactSecrets(outcome.summary.text.trim());
+  const summary = outcome.summary.redacted
+    ? outcome.summary.text.trim()
+    : redactSecrets(outcome.summary.text.trim());
   const built = buildReplacementHistory(messages, {
     summary,
     anchors,

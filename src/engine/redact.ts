@@ -58,6 +58,10 @@ const END = `(?![${B}])`;
 interface Rule {
   kind: HandSecretKind;
   re: RegExp;
+  /** A literal the match needs, checked first (for patterns that do not start with one). */
+  hint?: RegExp;
+  /** Lower-case words one of which the match holds, looked up in the lower-cased text first. */
+  words?: string[];
   /** Build the replacement from the match (default: the marker alone). */
   replace?: (m: string, ...groups: string[]) => string;
 }
@@ -74,9 +78,14 @@ const RULES: Rule[] = [
     // base64; the lines may have been collapsed to one (spaces for newlines) by a one-line rendering.
     re: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:(?:\r?\n|[ \t]+)(?:[A-Za-z0-9+/=]{8,}|[A-Za-z-]+: [^\n]*|(?=\r?\n)))*/g,
   },
-  { kind: "anthropic-api-key", re: new RegExp(`${START}sk-ant-[a-z0-9]+-[A-Za-z0-9_\\-]{20,}${END}`, "g") },
+  {
+    kind: "anthropic-api-key",
+    hint: /sk-ant-/,
+    re: new RegExp(`${START}sk-ant-[a-z0-9]+-[A-Za-z0-9_\\-]{20,}${END}`, "g"),
+  },
   {
     kind: "openai-api-key",
+    hint: /sk-/,
     // sk-..., sk-proj-..., sk-svcacct-..., sk-admin-...; at least 20 body characters with a digit and a letter.
     re: new RegExp(
       `${START}sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?(?=[A-Za-z0-9_\\-]*[0-9])(?=[A-Za-z0-9_\\-]*[A-Za-z])[A-Za-z0-9_\\-]{20,}${END}`,
@@ -85,32 +94,49 @@ const RULES: Rule[] = [
   },
   {
     kind: "github-token",
+    hint: /gh[pousr]_|github_pat_/,
     re: new RegExp(`${START}(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})${END}`, "g"),
   },
-  { kind: "slack-token", re: new RegExp(`${START}xox[abprs]-[A-Za-z0-9]+-[A-Za-z0-9\\-]{8,}${END}`, "g") },
-  { kind: "aws-access-key-id", re: /(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])/g },
+  {
+    kind: "slack-token",
+    hint: /xox[abprs]-/,
+    re: new RegExp(`${START}xox[abprs]-[A-Za-z0-9]+-[A-Za-z0-9\\-]{8,}${END}`, "g"),
+  },
+  {
+    kind: "aws-access-key-id",
+    hint: /AKIA|ASIA/,
+    re: /(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])/g,
+  },
   {
     kind: "aws-secret-access-key",
+    hint: /secret/i,
     re: /\b(aws_?secret_?access_?key|AWS_SECRET_ACCESS_KEY|SecretAccessKey)(["']?\s*[:=]\s*["']?)([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])/gi,
     replace: (_m, name, sep) => `${name}${sep}${redactionMarker("aws-secret-access-key")}`,
   },
-  { kind: "google-api-key", re: new RegExp(`${START}AIza[0-9A-Za-z_\\-]{35}${END}`, "g") },
-  { kind: "stripe-key", re: new RegExp(`${START}(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}${END}`, "g") },
+  { kind: "google-api-key", hint: /AIza/, re: new RegExp(`${START}AIza[0-9A-Za-z_\\-]{35}${END}`, "g") },
+  {
+    kind: "stripe-key",
+    hint: /_live_|_test_/,
+    re: new RegExp(`${START}(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}${END}`, "g"),
+  },
   {
     kind: "bearer-token",
     // The Authorization header (any token of 8+ characters), keeping the header name.
+    hint: /authorization/i,
     re: /\b(Authorization["']?\s*[:=]\s*["']?Bearer\s+)([A-Za-z0-9._~+/-]{8,}=*)/gi,
     replace: (_m, head) => `${head}${redactionMarker("bearer-token")}`,
   },
   {
     kind: "bearer-token",
     // A bare "Bearer <token>" only when the token looks like one: 20+ characters with a digit.
+    hint: /Bearer/,
     re: /\b(Bearer\s+)(?=[A-Za-z0-9._~+/-]*[0-9])([A-Za-z0-9._~+/-]{20,}=*)/g,
     replace: (_m, head) => `${head}${redactionMarker("bearer-token")}`,
   },
   {
     kind: "url-password",
     // scheme://user:password@host, keeping scheme, user and host; placeholders ($VAR, ${VAR}, <pw>, ***) are left alone.
+    hint: /:\/\/[^\s:/?#@"'<>]+:[^\s/?#@"'<>]+@/,
     re: /\b([a-z][a-z0-9+.-]*:\/\/)([^\s:/?#@"'<>]+):([^\s/?#@"'<>]+)@(?=[^\s/?#@]+)/gi,
     replace: (m, scheme, user, pass) =>
       /^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^>]*>|\*+|x+|\[REDACTED:[a-z-]+\])$/i.test(pass)
@@ -120,12 +146,14 @@ const RULES: Rule[] = [
   {
     kind: "basic-auth",
     // The Authorization header with Basic credentials, keeping the header name.
+    hint: /authorization/i,
     re: /\b(Authorization["']?\s*[:=]\s*["']?Basic\s+)([A-Za-z0-9+/]{8,}={0,2})/gi,
     replace: (_m, head) => `${head}${redactionMarker("basic-auth")}`,
   },
   {
     kind: "env-secret",
     // NAME_PASSWORD=…, DB_SECRET: …, X_API_KEY="…" (an upper-case name that says what it holds), keeping the name.
+    hint: /PASS|SECRET|TOKEN|KEY|CREDENTIAL/,
     re: /(?<![A-Za-z0-9_])([A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH_?KEY|APP_?KEY|CREDENTIALS?)[A-Z0-9_]*)(\s*[:=]\s*["']?)([^\s"'`;,)}\]]{4,})/g,
     replace: (m, name, sep, value) =>
       isPlaceholder(value) ? m : `${name}${sep}${redactionMarker("env-secret")}`,
@@ -133,17 +161,20 @@ const RULES: Rule[] = [
   {
     kind: "json-secret",
     // "password": "…" and the like in JSON (or a JSON string inside a JSON string), keeping the key.
+    words: ["pass", "secret", "token", "key", "credential"],
     re: /("(?:[A-Za-z_]*(?:password|passwd|passphrase|secret|token|api_?key|apikey|access_?key|private_?key|credentials?))\\?"\s*:\s*\\?")((?:[^"\\]|\\[^"]){4,}?)(?=\\?")/gi,
     replace: (m, head, value) => (isPlaceholder(value) ? m : `${head}${redactionMarker("json-secret")}`),
   },
   {
     kind: "azure-account-key",
+    hint: /AccessKey=|AccountKey=/,
     // Azure storage / service bus connection strings.
     re: /\b((?:AccountKey|SharedAccessKey)=)([A-Za-z0-9+/]{20,}={0,2})/g,
     replace: (_m, head) => `${head}${redactionMarker("azure-account-key")}`,
   },
   {
     kind: "google-oauth-client-secret",
+    hint: /GOCSPX-/,
     re: new RegExp(`${START}GOCSPX-[A-Za-z0-9_\\-]{20,}${END}`, "g"),
   },
 ];
@@ -160,13 +191,6 @@ export interface RedactionReport {
   /** How many secrets of each kind (hand rule kind or gitleaks rule id) were replaced. */
   counts: Partial<Record<SecretKind, number>>;
 }
-
-/**
- * One cheap scan that every hand rule needs to match somewhere: text without
- * any of these substrings has nothing for them to redact (most stubs and summaries).
- */
-const ANY_HINT =
-  /PRIVATE KEY|sk-|gh[pousr]_|github_pat_|xox[abprs]-|AKIA|ASIA|secret|AIza|_live_|_test_|bearer|basic|:\/\/|pass|token|key|credential|GOCSPX/i;
 
 // ---------------------------------------------------------------------------
 // The gitleaks rules (data)
@@ -230,6 +254,9 @@ interface Compiled {
   rulesOf: Map<string, number[]>;
   /** Rules without keywords (run on every text). */
   always: number[];
+  /** Per rule, the call that last chose it (no set is built per call). */
+  marks: Uint32Array;
+  stamp: number;
   global: Allowlist;
 }
 let compiled: Compiled | undefined;
@@ -275,6 +302,8 @@ function gitleaksRules(): Compiled {
     keywordRe: new RegExp(keywords.map(escape).join("|"), "g"),
     rulesOf,
     always,
+    marks: new Uint32Array(rules.length),
+    stamp: 0,
     global: compileAllowlist(gitleaks.allowlist),
   };
   return compiled;
@@ -315,20 +344,28 @@ interface Span {
 function gitleaksFindings(text: string): Span[] {
   const g = gitleaksRules();
   const lower = text.toLowerCase();
-  const candidates = new Set<number>(g.always);
-  const seen = new Set<string>();
+  if (g.stamp === 0xffffffff) {
+    g.marks.fill(0);
+    g.stamp = 0;
+  }
+  const stamp = ++g.stamp;
+  const candidates: number[] = [];
+  const add = (id: number) => {
+    if (g.marks[id] === stamp) return;
+    g.marks[id] = stamp;
+    candidates.push(id);
+  };
+  for (const id of g.always) add(id);
   const re = g.keywordRe;
   re.lastIndex = 0;
   // Every start position is tried (a keyword may begin inside another's match).
   for (let m = re.exec(lower); m !== null; m = re.exec(lower)) {
     re.lastIndex = m.index + 1;
-    if (seen.has(m[0])) continue;
-    seen.add(m[0]);
-    for (const id of g.rulesOf.get(m[0])!) candidates.add(id);
+    for (const id of g.rulesOf.get(m[0])!) add(id);
   }
-  if (candidates.size === 0) return [];
+  if (candidates.length === 0) return [];
   const spans: Span[] = [];
-  for (const id of [...candidates].sort((a, b) => a - b)) {
+  for (const id of candidates.sort((a, b) => a - b)) {
     const rule = g.rules[id]!;
     rule.re.lastIndex = 0;
     for (let m = rule.re.exec(text); m !== null; m = rule.re.exec(text)) {
@@ -363,19 +400,24 @@ function gitleaksFindings(text: string): Span[] {
 export function redactSecretsWithReport(text: string): RedactionReport {
   const counts: Partial<Record<SecretKind, number>> = {};
   let out = text;
-  if (ANY_HINT.test(text)) {
-    for (const rule of RULES) {
-      rule.re.lastIndex = 0;
-      out = out.replace(rule.re, (...args: unknown[]) => {
-        const m = args[0] as string;
-        // args: match, ...groups, offset (a number), input, [named groups]
-        const at = args.findIndex((a, i) => i > 0 && typeof a === "number");
-        const groups = args.slice(1, at).map((g) => (typeof g === "string" ? g : ""));
-        const replacement = rule.replace ? rule.replace(m, ...groups) : redactionMarker(rule.kind);
-        if (replacement !== m) counts[rule.kind] = (counts[rule.kind] ?? 0) + 1;
-        return replacement;
-      });
+  let lower: string | undefined;
+  for (const rule of RULES) {
+    // Each rule first checks the literal it needs (most texts have none).
+    if (rule.hint && !rule.hint.test(out)) continue;
+    if (rule.words) {
+      lower ??= text.toLowerCase();
+      if (!rule.words.some((w) => lower!.includes(w))) continue;
     }
+    rule.re.lastIndex = 0;
+    out = out.replace(rule.re, (...args: unknown[]) => {
+      const m = args[0] as string;
+      // args: match, ...groups, offset (a number), input, [named groups]
+      const at = args.findIndex((a, i) => i > 0 && typeof a === "number");
+      const groups = args.slice(1, at).map((g) => (typeof g === "string" ? g : ""));
+      const replacement = rule.replace ? rule.replace(m, ...groups) : redactionMarker(rule.kind);
+      if (replacement !== m) counts[rule.kind] = (counts[rule.kind] ?? 0) + 1;
+      return replacement;
+    });
   }
   const spans = gitleaksFindings(out);
   if (spans.length === 0) return { text: out, counts };

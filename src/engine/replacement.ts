@@ -47,9 +47,10 @@ export function formatReceipt(c: CoverageReceipt): string {
 
 /**
  * The checkpoint message: marker, summary, coverage receipt, anchors, live
- * state. The summary and the live state (background commands may carry
- * tokens) are redacted; the anchors are the user's own words and are
- * restated verbatim (the contract requires them).
+ * state. The summary comes redacted (compactMessagesSafe redacts it); the
+ * live state (background commands may carry tokens) is redacted here; the
+ * anchors are the user's own words and are restated verbatim (the contract
+ * requires them).
  */
 export function buildCheckpoint(
   summary: string,
@@ -58,7 +59,7 @@ export function buildCheckpoint(
   liveState?: LiveState,
 ): Message {
   const text =
-    `${CHECKPOINT_MARKER}\n${redactSecrets(summary.trim())}\n\n` +
+    `${CHECKPOINT_MARKER}\n${summary.trim()}\n\n` +
     `## Coverage\n${formatReceipt(coverage)}\n\n` +
     `## Anchors\n${anchors.length > 0 ? anchors : "(none)"}\n\n` +
     `## Live state\n${redactSecrets(renderLiveState(liveState))}`;

@@ -273,6 +273,25 @@ test("summary path (extractive): no planted secret in the payload; the protected
   assert.ok(payload.includes("[REDACTED:"), "markers name what was removed");
 });
 
+test("the extractive note is already redacted (the pass trusts it and does not scan it again)", async () => {
+  const history = plantedHistory(400);
+  const bg = [{ id: "bg1", kind: "shell", command: `serve ${PLANTED[1]!.line}` }];
+  // A call still running, with a secret in its input.
+  history.splice(
+    history.length - 6,
+    0,
+    a({ type: "tool_use", id: "run", name: "Bash", input: { cmd: PLANTED[5]!.line } }),
+  );
+  const r = await extractiveSummarizer().summarize({
+    messages: history,
+    background: bg,
+    focus: PLANTED[7]!.line,
+  });
+  assert.equal(r.redacted, true);
+  assertNoneLeaked("extractive note", r.text);
+  assert.equal(redactSecretsWithReport(r.text).text, r.text, "a fixed point of redaction");
+});
+
 test("summary path keeps older user messages, redacted", async () => {
   const history = deepFreeze(plantedHistory(400));
   const r = await compactMessagesSafe(history, { summarizer: extractiveSummarizer(), target: 10 });

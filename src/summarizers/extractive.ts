@@ -91,7 +91,8 @@ export function extractiveSummarizer(options: ExtractiveOptions = {}): Summarize
     async summarize(request: SummaryRequest): Promise<SummaryResult> {
       request.signal?.throwIfAborted();
       const text = extractiveSummary(request, { maxTokens: request.maxTokens ?? defaultTokens });
-      return { text, model: "extractive" };
+      // Everything the note takes from the transcript is redacted as it is written.
+      return { text, model: "extractive", redacted: true };
     },
   };
 }
@@ -681,15 +682,17 @@ function allocate(plans: SectionPlan[], total: number): number[] {
   return alloc;
 }
 
-function describeCall(info: CallInfo): string {
+/** A call still running, as measured (`redact` false) or as written (every part redacted before it is cut). */
+function describeCall(info: CallInfo, redact: boolean): string {
+  const r = redact ? redactSecrets : (x: string) => x;
   const t = info.tool;
   const name = typeof t.name === "string" ? t.name : "tool";
   const detail =
-    (info.command !== undefined ? redactedCut(info.command.window, COMMAND_CHARS) : undefined) ??
+    (info.command !== undefined ? clip(r(info.command.window), COMMAND_CHARS) : undefined) ??
     (info.paths[0] !== undefined
-      ? redactSecrets(info.paths[0])
-      : clip(redactSecrets(oneLine(safeJson(t.input), 121 + REDACT_MARGIN)), 120));
-  return `${name} (${typeof t.id === "string" ? t.id : "?"}): ${detail} — no result yet`;
+      ? r(info.paths[0])
+      : clip(r(oneLine(safeJson(t.input), 121 + REDACT_MARGIN)), 120));
+  return r(`${name} (${typeof t.id === "string" ? t.id : "?"}): ${detail} — no result yet`);
 }
 
 function safeJson(v: unknown): string {
@@ -705,7 +708,7 @@ function describeHandle(h: BackgroundHandle): string {
   if (h.command)
     parts.push(clip(redactSecrets(oneLine(h.command, COMMAND_CHARS + REDACT_MARGIN)), COMMAND_CHARS));
   if (h.status) parts.push(`(${h.status})`);
-  return parts.join(": ").replace(/: \(/, " (");
+  return redactSecrets(parts.join(": ").replace(/: \(/, " ("));
 }
 
 /**
@@ -750,6 +753,9 @@ export function extractiveSummary(request: SummaryRequest, opts: ExtractiveOptio
       items.push({
         text: `${c.toolCalls} tool calls (${top.map(([k, v]) => `${k} ${v}`).join(", ")})`,
         rank: -1,
+        render() {
+          return redactSecrets(this.text);
+        },
       });
     }
     // Newest first by priority; displayed in order (rank).
@@ -828,7 +834,8 @@ export function extractiveSummary(request: SummaryRequest, opts: ExtractiveOptio
   const runningItems = (): Item[] => {
     const out: Item[] = [];
     const pending = [...c.calls.values()].filter((i) => !i.done).sort((a, b) => b.order - a.order);
-    for (const p of pending) out.push({ text: describeCall(p), rank: p.order });
+    for (const p of pending)
+      out.push({ text: describeCall(p, false), rank: p.order, render: () => describeCall(p, true) });
     const bg = request.background ?? [];
     bg.forEach((h, i) =>
       out.unshift({ text: `background ${describeHandle(h)}`, rank: Number.MAX_SAFE_INTEGER - bg.length + i }),
