@@ -212,7 +212,7 @@ interface PruneContext {
 
 /** The prune-only path: ok when it shrinks the history and passes the contract (path `prune-only`). */
 function tryPruneOnly(messages: readonly Message[], regionStart: number, c: PruneContext): CompactResult {
-  const pruned = pruneOldResults(messages, regionStart);
+  const pruned = pruneOldResults(messages, regionStart, c.round.instructionIndices);
   // The protected round is bounded as on the summary path (8 KiB results, nested blocks dropped).
   for (let i = regionStart; i < pruned.messages.length; i++)
     pruned.messages[i] = boundMessage(pruned.messages[i]!);
@@ -304,7 +304,9 @@ export async function compactMessagesSafe(
   const outcome = await summarizeWithLadder(span, options);
   if (!outcome.ok) return outcome.result;
 
-  const summary = redactSecrets(outcome.summary.text.trim());
+  const summary = outcome.summary.redacted
+    ? outcome.summary.text.trim()
+    : redactSecrets(outcome.summary.text.trim());
   const built = buildReplacementHistory(messages, {
     summary,
     anchors,

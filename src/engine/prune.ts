@@ -2,12 +2,17 @@
  * The prune-only plan (tried first): outside the protected round, replace
  * large old tool results with stubs naming the tool, its arguments (bounded)
  * and the size removed; keep only the latest copy of repeated identical
- * reads; drop nested images. Pure: returns new messages, never mutates.
+ * reads; drop nested images. What is kept outside the protected round is
+ * redacted (text, tool inputs, small results; never the current
+ * instructions, system messages, checkpoints, branch summaries or signed
+ * thinking, which the contract keeps as they are). Pure: returns new
+ * messages, never mutates.
  */
 import type { Block, Message, ToolResultBlock, ToolUseBlock } from "../model/types.js";
-import { isToolResult, isToolUse } from "../model/blocks.js";
+import { isText, isToolResult, isToolUse } from "../model/blocks.js";
 import { utf8Length } from "../contract/bounds.js";
-import { redactSecrets } from "./redact.js";
+import { isBranchSummary, isCheckpoint } from "../contract/classify.js";
+import { redactSecrets, redactValue } from "./redact.js";
 
 /** Results above this size (UTF-8 bytes) outside the protected round become stubs. */
 export const PRUNE_MIN_BYTES = 240;
@@ -27,17 +32,53 @@ export interface PruneStats {
 
 export const STUB_PREFIX = "[compact-safe: pruned tool result;";
 
+/** Characters past the stub bound that are redacted with it, so a secret across the cut is seen whole. */
+const REDACT_MARGIN = 1024;
+
+/** The arguments as JSON, redacted before they are cut to the bound (a secret is never cut in two first). */
 function boundedArgs(input: unknown): string {
-  const json = JSON.stringify(input) ?? "null";
+  const json = redactSecrets((JSON.stringify(input) ?? "null").slice(0, STUB_ARGS_CHARS + REDACT_MARGIN));
   return json.length > STUB_ARGS_CHARS
     ? `${json.slice(0, STUB_ARGS_CHARS).replace(/[\uD800-\uDBFF]$/, "")}…`
     : json;
 }
 
 function stubText(call: ToolUseBlock | undefined, bytes: number, why: "large" | "repeated"): string {
-  const tool = call ? `${call.name} ${boundedArgs(call.input)}` : "unknown tool";
+  const tool = call ? `${redactSecrets(call.name)} ${boundedArgs(call.input)}` : "unknown tool";
   const reason = why === "repeated" ? "an identical later call has the current copy" : "older output";
-  return redactSecrets(`${STUB_PREFIX} ${tool}; ${bytes} bytes removed (${reason})]`);
+  return `${STUB_PREFIX} ${tool}; ${bytes} bytes removed (${reason})]`;
+}
+
+/**
+ * A message kept outside the protected round, with its text, tool inputs and
+ * tool results redacted (thinking stays: it is signed); the same object when
+ * nothing changes.
+ */
+function redactKept(m: Message): Message {
+  let changed = false;
+  const content = m.content.map((b): Block => {
+    if (isText(b)) {
+      const text = redactSecrets(b.text);
+      if (text === b.text) return b;
+      changed = true;
+      return { ...b, text };
+    }
+    if (isToolUse(b)) {
+      const input = redactValue(b.input);
+      if (input === b.input) return b;
+      changed = true;
+      return { ...b, input };
+    }
+    if (isToolResult(b)) {
+      if (isStub(b.content)) return b;
+      const text = redactSecrets(b.content);
+      if (text === b.content) return b;
+      changed = true;
+      return { ...b, content: text };
+    }
+    return b;
+  });
+  return changed ? { ...m, content } : m;
 }
 
 function isStub(content: string): boolean {
@@ -66,10 +107,15 @@ function readCallKey(call: ToolUseBlock): string | undefined {
   return key;
 }
 
-/** Prunes everything before `regionStart`. */
+/**
+ * Prunes everything before `regionStart`, and redacts what it keeps there
+ * except the messages at `verbatim` (the current instructions, which the
+ * contract compares byte for byte: `protectedRound(messages).instructionIndices`).
+ */
 export function pruneOldResults(
   messages: readonly Message[],
   regionStart: number,
+  verbatim: readonly number[] = [],
 ): { messages: Message[]; stats: PruneStats } {
   const calls = new Map<string, ToolUseBlock>();
   for (let i = 0; i < messages.length; i++)
@@ -130,6 +176,13 @@ export function pruneOldResults(
       return copy;
     });
     if (changed) out[i] = { ...m, content };
+  }
+  // Then what stays is redacted (stubs already are).
+  const keep = new Set(verbatim);
+  for (let i = 0; i < regionStart; i++) {
+    const m = out[i]!;
+    if (keep.has(i) || m.role === "system" || isCheckpoint(m) || isBranchSummary(m)) continue;
+    out[i] = redactKept(m);
   }
   return { messages: out, stats };
 }

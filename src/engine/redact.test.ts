@@ -1,7 +1,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
-import { redactSecrets, redactSecretsWithReport } from "./redact.js";
+import {
+  GITLEAKS_RULES_INFO,
+  redactSecrets,
+  redactSecretsWithReport,
+  redactValue,
+  shannonEntropy,
+} from "./redact.js";
 
 const CORPUS = new URL("../../../../shared/corpus/", import.meta.url).pathname;
 
@@ -219,4 +225,65 @@ test("several secrets in one text are all replaced and counted", () => {
 test("linear on large input", () => {
   const big = "word sk- ghp_ Bearer https://x:y@ ".repeat(50_000);
   assert.equal(redactSecrets(big).length > 0, true);
+});
+
+test("the gitleaks rule set is loaded as data; the rules left out are few and named", () => {
+  assert.match(GITLEAKS_RULES_INFO.source, /^gitleaks v8\.\d+\.\d+ config\/gitleaks\.toml/);
+  assert.ok(GITLEAKS_RULES_INFO.rules >= 200, `${GITLEAKS_RULES_INFO.rules} rules`);
+  // Only rules that cannot apply to text (file-path matchers) or that JavaScript cannot compile are left out.
+  assert.deepEqual(
+    GITLEAKS_RULES_INFO.dropped.map((d) => d.id),
+    ["pkcs12-file"],
+  );
+});
+
+test("gitleaks rules: provider tokens the hand rules do not know", () => {
+  const found = [
+    [j("glpat-", alnum.slice(0, 20)), "gitlab-pat"],
+    [j("npm_", alnum.slice(0, 36).toLowerCase()), "npm-access-token"],
+    [j("dop_v1_", "0123456789abcdef".repeat(4)), "digitalocean-pat"],
+    [j("shpat_", "0123456789abcdef".repeat(2)), "shopify-access-token"],
+    [j("SG.", alnum.slice(0, 22), ".", alnum.slice(0, 42), "Q"), "sendgrid-api-token"],
+  ];
+  for (const [secret, kind] of found) {
+    const r = redactSecretsWithReport(`value: ${secret} end`);
+    assert.ok(!r.text.includes(secret), `${kind}: ${r.text}`);
+    assert.equal(r.counts[kind], 1, `${kind}: ${JSON.stringify(r.counts)}`);
+    assert.equal(redactSecrets(r.text), r.text, "idempotent");
+  }
+});
+
+test("gitleaks rules: the entropy bound and the allowlists keep ordinary code", () => {
+  const fine = [
+    'const token = "aaaaaaaaaaaaaaaa";',
+    "password = ${DB_PASSWORD}",
+    "api_version = 2024-01-01-preview",
+    "the key: value pairs are sorted by insertion order",
+    "access_token = getAccessToken(request)",
+  ];
+  for (const s of fine) assert.equal(redactSecrets(s), s, s);
+  assert.ok(shannonEntropy("aaaa") === 0 && shannonEntropy("abcd") === 2);
+  // A high-entropy value after a secret-like name is found by the generic rule.
+  const v = j("x9F", alnum.slice(0, 29));
+  assert.ok(!redactSecrets(`client_secret = "${v}"`).includes(v));
+});
+
+test("a PEM key whose lines were collapsed to one is still redacted", () => {
+  const body = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun";
+  const text = `failed: ${j("-----BEGIN RSA ", "PRIVATE KEY-----")} ${body} VTLw7onLRnrq0/IzW7yWR7Qk`;
+  assert.ok(!redactSecrets(text).includes(body.slice(0, 16)), redactSecrets(text));
+});
+
+test("redactValue redacts every string of a tool input and keeps unchanged values as they are", () => {
+  const input = {
+    command: `curl -u x:y https://a:${j("pw", "1234567890")}@h.example`,
+    n: 3,
+    nested: [{ k: "plain" }],
+  };
+  const out = redactValue(input);
+  assert.notEqual(out, input);
+  assert.ok(!JSON.stringify(out).includes("pw1234567890"));
+  assert.equal(out.nested, input.nested, "unchanged parts are shared");
+  const clean = { a: "plain", b: [1, 2] };
+  assert.equal(redactValue(clean), clean);
 });

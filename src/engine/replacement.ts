@@ -4,7 +4,7 @@
  * budget, branch summaries, exactly one checkpoint, the bounded protected
  * round). It validates its own output and fails closed. Pure.
  */
-import type { Block, CoverageReceipt, Message } from "../model/types.js";
+import type { Block, CoverageReceipt, Message, TextBlock } from "../model/types.js";
 import { canonicalJson, isAssistantRole, isText, isToolResult } from "../model/blocks.js";
 import { CHECKPOINT_MARKER } from "../contract/markers.js";
 import { isBranchSummary, isCheckpoint, isPlainUser } from "../contract/classify.js";
@@ -47,8 +47,10 @@ export function formatReceipt(c: CoverageReceipt): string {
 
 /**
  * The checkpoint message: marker, summary, coverage receipt, anchors, live
- * state. The live state (background commands may carry tokens) is redacted;
- * the anchors are the user's own words and are restated verbatim.
+ * state. The summary comes redacted (compactMessagesSafe redacts it); the
+ * live state (background commands may carry tokens) is redacted here; the
+ * anchors are the user's own words and are restated verbatim (the contract
+ * requires them).
  */
 export function buildCheckpoint(
   summary: string,
@@ -84,7 +86,19 @@ export function boundMessage(m: Message): Message {
   return changed ? { ...m, content } : m;
 }
 
-/** Older plain user messages, newest first within the budget, back in chronological order. */
+/** Text blocks with secrets redacted (the same block object when it holds none). */
+function redactTexts(blocks: TextBlock[]): TextBlock[] {
+  return blocks.map((b) => {
+    const text = redactSecrets(b.text);
+    return text === b.text ? b : { ...b, text };
+  });
+}
+
+/**
+ * Older plain user messages, newest first within the budget, back in
+ * chronological order. The current instructions are kept verbatim (the
+ * contract compares them); the others are redacted.
+ */
 function retainOlderUsers(
   messages: readonly Message[],
   round: ProtectedRound,
@@ -103,9 +117,13 @@ function retainOlderUsers(
     if (required.has(i)) continue;
     const m = messages[i]!;
     if (!isPlainUser(m)) continue;
-    const texts = m.content.filter(isText);
-    // Text-only messages are kept as they are (and their estimate is cached); others keep only their text.
-    const candidate: Message = texts.length === m.content.length ? m : { role: "user", content: texts };
+    const texts = redactTexts(m.content.filter(isText));
+    // Text-only messages without secrets are kept as they are (and their estimate is cached); others keep
+    // only their (redacted) text.
+    const candidate: Message =
+      texts.length === m.content.length && texts.every((b, k) => b === m.content[k])
+        ? m
+        : { role: "user", content: texts };
     const cost = estimator.message(candidate);
     if (used + cost <= budget) {
       picked.push({ index: i, message: candidate });

@@ -1,13 +1,16 @@
 /**
  * The prompt shared by the LLM summarizers: a system prompt that treats the
  * transcript as untrusted data, and the transcript rendered as text between
- * delimiters that the transcript itself cannot contain.
+ * delimiters that the transcript itself cannot contain. Everything the
+ * prompt carries from the history (and the focus, correction and background
+ * commands) is redacted before it is sent: secrets never reach a provider.
  */
 import { createHash } from "node:crypto";
 import type { Message } from "../model/index.js";
 import type { SummaryRequest } from "./types.js";
 import { DEFAULT_SUMMARY_TOKENS, SUMMARY_SECTIONS } from "./extractive.js";
 import { checkpointMarkerOf, safeHead, safeTail } from "./transcript.js";
+import { redactSecrets } from "../engine/redact.js";
 
 /** Per-block bounds when rendering the transcript (characters). */
 export const TOOL_RESULT_CHARS = 4000;
@@ -53,7 +56,24 @@ export function bounded(s: string, max: number): string {
   return `${safeHead(s, head)}\n[… ${s.length - head - tail} of ${s.length} characters cut …]\n${safeTail(s, tail)}`;
 }
 
-/** The transcript as plain text, one message after another, each block bounded. */
+/** Room kept past a cut point before redacting, so that a secret across the cut is seen whole. */
+const REDACT_MARGIN = 1024;
+
+/**
+ * `bounded` of the redacted text. A long text is redacted only in the head
+ * and tail windows that can be kept (each widened by a margin), never cut
+ * through a secret the redaction did not see.
+ */
+export function boundedRedacted(s: string, max: number): string {
+  if (s.length <= max + 2 * REDACT_MARGIN) return bounded(redactSecrets(s), max);
+  const head = Math.floor(max * 0.6);
+  const tail = max - head;
+  const h = safeHead(redactSecrets(safeHead(s, head + REDACT_MARGIN)), head);
+  const t = safeTail(redactSecrets(safeTail(s, tail + REDACT_MARGIN)), tail);
+  return `${h}\n[… ${s.length - head - tail} of ${s.length} characters cut …]\n${t}`;
+}
+
+/** The transcript as plain text, one message after another, each block bounded and redacted. */
 export function renderTranscript(messages: readonly Message[]): string {
   const parts: string[] = [];
   messages.forEach((m, i) => {
@@ -64,11 +84,11 @@ export function renderTranscript(messages: readonly Message[]): string {
       const rec = b as Record<string, unknown>;
       switch (b.type) {
         case "text":
-          lines.push(typeof rec.text === "string" ? rec.text : "");
+          lines.push(typeof rec.text === "string" ? redactSecrets(rec.text) : "");
           break;
         case "thinking":
           lines.push(
-            `(thinking) ${bounded(typeof rec.thinking === "string" ? rec.thinking : "", THINKING_CHARS)}`,
+            `(thinking) ${boundedRedacted(typeof rec.thinking === "string" ? rec.thinking : "", THINKING_CHARS)}`,
           );
           break;
         case "redacted_thinking":
@@ -76,14 +96,14 @@ export function renderTranscript(messages: readonly Message[]): string {
           break;
         case "tool_use":
           lines.push(
-            `(tool call ${stringify(rec.name)} id=${stringify(rec.id)}) ${bounded(stringify(rec.input), TOOL_INPUT_CHARS)}`,
+            `(tool call ${stringify(rec.name)} id=${stringify(rec.id)}) ${boundedRedacted(stringify(rec.input), TOOL_INPUT_CHARS)}`,
           );
           break;
         case "tool_result": {
           const err = rec.is_error === true ? " error" : "";
           const content = typeof rec.content === "string" ? rec.content : stringify(rec.content);
           lines.push(
-            `(tool result${err} for id=${stringify(rec.tool_use_id)}) ${bounded(content, TOOL_RESULT_CHARS)}`,
+            `(tool result${err} for id=${stringify(rec.tool_use_id)}) ${boundedRedacted(content, TOOL_RESULT_CHARS)}`,
           );
           break;
         }
@@ -114,17 +134,18 @@ export function buildUserPrompt(request: SummaryRequest): string {
     `Keep the summary under about ${target} tokens.`,
   ];
   if (request.focus !== undefined && request.focus.trim() !== "")
-    out.push(`Focus requested by the user: ${request.focus.trim()}`);
+    out.push(`Focus requested by the user: ${redactSecrets(request.focus.trim())}`);
   if (request.correction !== undefined && request.correction.trim() !== "") {
     out.push(
-      `Your previous summary was refused: ${request.correction.trim()} Write a complete summary as text with every section; do not call tools.`,
+      `Your previous summary was refused: ${redactSecrets(request.correction.trim())} Write a complete summary as text with every section; do not call tools.`,
     );
   }
   if (request.background !== undefined && request.background.length > 0) {
     out.push(
       "Background work reported by the host (list it under Still running):",
       ...request.background.map(
-        (h) => `- ${h.kind} ${h.id}${h.command ? `: ${h.command}` : ""}${h.status ? ` (${h.status})` : ""}`,
+        (h) =>
+          `- ${h.kind} ${h.id}${h.command ? `: ${redactSecrets(h.command)}` : ""}${h.status ? ` (${h.status})` : ""}`,
       ),
     );
   }

@@ -27,6 +27,12 @@ export interface SummaryResult {
   truncated?: boolean;
   /** True when the provider answered with a tool call instead of text. */
   toolCallRequested?: boolean;
+  /**
+   * True when the summarizer redacted secrets from everything it took from the
+   * transcript (the embedded extractive one does), so the pass need not scan
+   * the summary again; an LLM's answer is always scanned.
+   */
+  redacted?: boolean;
 }
 
 export interface Summarizer {
