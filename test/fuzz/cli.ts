@@ -1,10 +1,11 @@
 /**
  * One fuzz case through the built command line (dist/src/cli/main.js), in a
- * temporary folder: import → compact (the imported journal in place, or the
- * source file with --out) → export the source (before) and the compacted
- * journal (after) → validate before after. Every process runs under a timeout (a hang is a failure),
- * must exit 0–4 without a signal, print no stack trace, and when it fails,
- * say why on one `compact-safe: ...` line that is not a raw JavaScript error.
+ * temporary folder: compact (the source file with --out, or the journal that
+ * `import` wrote, in place) → export the source (before) and the compacted
+ * journal (after) → validate before after. Every process runs under a
+ * timeout (a hang is a failure), must exit 0–4 without a signal, print no
+ * stack trace, and when it fails, say why on one `compact-safe: ...` line
+ * that is not a raw JavaScript error.
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -116,18 +117,21 @@ export async function runCliCase(c: FuzzCase, timeoutMs: number): Promise<CaseOu
     if (c.anchors.trim() !== "") writeFileSync(join(ws, ".codewhale", "anchors.md"), c.anchors);
     const provider = c.index % 2 === 0 ? "anthropic" : "openai";
 
-    const imp = await step("import", ["import", input, "--out", "j.jsonl"], [0, 2]);
-    if (!imp) return done("failure", "");
-    if (imp.code === 2) return done("clear-error", imp.stderr.trim().split("\n").pop() ?? "");
-
-    const direct = c.index % 3 === 0; // the source file with --out, else the imported journal in place
+    // Two routes: the source file compacted with --out, or imported first and the journal compacted in place.
+    const direct = c.index % 3 === 0;
     const journal = direct ? "out.jsonl" : "j.jsonl";
+    if (!direct) {
+      const imp = await step("import", ["import", input, "--out", "j.jsonl"], [0, 2]);
+      if (!imp) return done("failure", "");
+      if (imp.code === 2) return done("clear-error", imp.stderr.trim().split("\n").pop() ?? "");
+    }
     const args = ["compact", direct ? input : "j.jsonl", "--json", "--workspace", ws];
     if (direct) args.push("--out", "out.jsonl");
     if (c.pruneOnly) args.push("--prune-only");
     if (c.target !== undefined) args.push("--target", String(c.target));
-    const comp = await step("compact", args, [0, 1]);
+    const comp = await step("compact", args, direct ? [0, 1, 2] : [0, 1]);
     if (!comp) return done("failure", "");
+    if (comp.code === 2) return done("clear-error", comp.stderr.trim().split("\n").pop() ?? "");
     if (comp.code === 1) return done("refusal", comp.stderr.match(/refused \(([a-z_]+)\)/)?.[1] ?? "refused");
     const receipt = JSON.parse(comp.stdout) as { path: string };
 

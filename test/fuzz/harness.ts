@@ -31,6 +31,7 @@ export interface CampaignOptions {
 export interface FailureRecord extends Failure {
   via: "in-process" | "cli";
   seed: number;
+  profile: Profile;
   index: number;
   origin: string;
   mutations: string[];
@@ -79,7 +80,8 @@ export function reproducerLine(f: FailureRecord): string {
     `FAIL [${f.via}] ${f.cls}: ${f.message}\n` +
     `  seed=${f.seed} case=${f.index} origin=${f.origin}${f.mutations.length ? ` mutations=[${f.mutations.join("; ")}]` : ""}\n` +
     `  input: ${f.file}\n` +
-    `  rerun: node dist/test/fuzz/run.js --seed ${f.seed} --only ${f.index}`
+    `  rerun: node dist/test/fuzz/run.js --seed ${f.seed} --only ${f.index} --profile ${f.profile}` +
+    ` (inspect: node dist/test/fuzz/show.js ${f.seed} ${f.index} ${f.profile})`
   );
 }
 
@@ -211,6 +213,7 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
         ...f,
         via,
         seed: opts.seed,
+        profile: opts.profile,
         index: o.index,
         origin: c.origin,
         mutations: c.mutations,
