@@ -22,7 +22,8 @@
  * - `pairing`: every call is followed by its result (unless it has none in
  *   the original: in flight) and every result follows its call;
  * - `request-size`: the Anthropic and the OpenAI request bodies of the
- *   replacement are not larger (bytes of JSON) than those of the original.
+ *   replacement are not larger (bytes of JSON) than those of the original
+ *   (`export-crash` when a body cannot even be built and serialized).
  *
  * A user message planted by a mutator (its text carries PLANTED_TAG) is the
  * user's own text even when it opens with a checkpoint marker.
@@ -397,8 +398,15 @@ export function directChecks(c: CompactionUnderTest): CheckFailure[] {
   });
 
   // request-size
-  const before = requestBytes(original);
-  const after = requestBytes(replacement);
+  let before: { anthropic: number; openai: number };
+  let after: { anthropic: number; openai: number };
+  try {
+    before = requestBytes(original);
+    after = requestBytes(replacement);
+  } catch (e) {
+    fail("export-crash", `exporting the request failed: ${String(e).split("\n")[0]!.slice(0, 200)}`);
+    return out;
+  }
   if (after.anthropic > before.anthropic)
     fail("request-size", `Anthropic request grew: ${before.anthropic} → ${after.anthropic} bytes`);
   if (after.openai > before.openai)

@@ -159,7 +159,10 @@ export async function runInProcess(c: FuzzCase): Promise<CaseOutcome> {
       checkpoint: result.checkpoint,
       anchors: c.anchors,
     }))
-      failures.push({ cls: `direct:${f.check}`, message: f.message });
+      failures.push({
+        cls: f.check === "export-crash" ? "crash:export" : `direct:${f.check}`,
+        message: f.message,
+      });
   });
   for (const [format, toBody] of [
     ["anthropic", toAnthropicRequest],

@@ -7,7 +7,9 @@
  *   node dist/test/fuzz/run.js [--seed N] [--cases N] [--cli-cases N] [--only I,J,...]
  *                              [--crash-runs N] [--no-crash] [--profile fuzz|test]
  */
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { formatReport, runCampaign } from "./harness.js";
 import type { Profile } from "./generate.js";
@@ -52,10 +54,12 @@ function parseArgs(argv: string[]) {
   return o;
 }
 
+/** What `runCrashCampaign` reports (another part of the suite writes it): runs, clean runs, failure lines. */
 interface CrashCampaignResult {
-  runs: number;
-  clean: number;
-  failures?: string[];
+  runs?: number;
+  total?: number;
+  clean?: number;
+  failures?: unknown[];
 }
 
 async function crashCampaign(runs: number, seed: number): Promise<{ ok: boolean; line: string }> {
@@ -66,8 +70,14 @@ async function crashCampaign(runs: number, seed: number): Promise<{ ok: boolean;
     runCrashCampaign: (o: { runs: number; seed: number }) => Promise<CrashCampaignResult>;
   };
   const r = await runCrashCampaign({ runs, seed });
-  const lines = [`crash campaign: ${r.clean}/${r.runs} clean`, ...(r.failures ?? []).map((f) => `  ${f}`)];
-  return { ok: r.clean === r.runs, line: lines.join("\n") };
+  const total = r.runs ?? r.total ?? runs;
+  if (typeof r.clean !== "number")
+    return { ok: false, line: `crash campaign: unexpected result ${JSON.stringify(r).slice(0, 300)}` };
+  const lines = [
+    `crash campaign: ${r.clean}/${total} clean`,
+    ...(r.failures ?? []).map((f) => `  ${typeof f === "string" ? f : JSON.stringify(f)}`),
+  ];
+  return { ok: r.clean === total, line: lines.join("\n") };
 }
 
 const o = parseArgs(process.argv.slice(2));
@@ -87,6 +97,13 @@ const report = await runCampaign({
   },
 });
 console.log(formatReport(report));
+if (report.failures.length > 0) {
+  const dir = join(tmpdir(), "compact-safe-fuzz");
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `seed-${o.seed}-failures.jsonl`);
+  writeFileSync(file, report.failures.map((f) => JSON.stringify(f)).join("\n") + "\n");
+  console.log(`every failure, one JSON object a line: ${file}`);
+}
 let ok = report.failures.length === 0;
 if (o.crash && !o.only) {
   const crash = await crashCampaign(o.crashRuns, o.seed);
