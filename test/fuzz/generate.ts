@@ -4,7 +4,7 @@
  * (seed, index, profile), so any failure is reproduced from those three.
  *
  * Half the cases start from the generated histories of test/arbitraries.ts
- * (mutated as messages: checkpoint markers at the start of user text, orphan
+ * (mutated as messages, and as journal lines like the corpus: checkpoint markers at the start of user text, orphan
  * results, in-flight and abandoned calls, duplicate tool ids, huge results,
  * unsigned thinking, control characters, blocks missing fields), half from a
  * window of a real corpus session (mutated as JSON and as lines: dropped,
@@ -224,6 +224,39 @@ function corpus(): { rel: string; text: string }[] {
   return corpusCache;
 }
 
+/** JSON-level mutations of up to three lines, then (sometimes) one line-level mutation. */
+function mutateJsonl(
+  lines: string[],
+  rng: Rng,
+  lim: Limits,
+  nonce: () => string,
+  mutations: string[],
+): string[] {
+  const k = rng.int(0, 3);
+  const deep = new Set<number>(); // lines already holding deep nesting are not parsed again
+  for (let i = 0; i < k; i++) {
+    const at = rng.int(0, lines.length - 1);
+    if (deep.has(at)) continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(lines[at]!);
+    } catch {
+      continue;
+    }
+    const label = mutateJson(parsed, rng, { hugeBytes: lim.hugeBytes(), nonce });
+    if (!label) continue;
+    if (label === "deep-nesting") deep.add(at);
+    mutations.push(`${label} (line ${at + 1})`);
+    lines[at] = stringifyWithDeep(parsed, rng, lim.depth());
+  }
+  if (rng.chance(0.35)) {
+    const r = mutateLines(lines, rng);
+    lines = r.lines;
+    mutations.push(r.label);
+  }
+  return lines;
+}
+
 function corpusCase(
   rng: Rng,
   lim: Limits,
@@ -256,28 +289,7 @@ function corpusCase(
   const a = rng.int(0, all.length - w);
   let lines = all.slice(a, a + w);
   if (a > 0 && rng.chance(0.8)) lines.unshift(all[0]!); // keep the session header line
-  const k = rng.int(0, 3);
-  const deep = new Set<number>(); // lines already holding deep nesting are not parsed again
-  for (let i = 0; i < k; i++) {
-    const at = rng.int(0, lines.length - 1);
-    if (deep.has(at)) continue;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(lines[at]!);
-    } catch {
-      continue;
-    }
-    const label = mutateJson(parsed, rng, { hugeBytes: lim.hugeBytes(), nonce });
-    if (!label) continue;
-    if (label === "deep-nesting") deep.add(at);
-    mutations.push(`${label} (line ${at + 1})`);
-    lines[at] = stringifyWithDeep(parsed, rng, lim.depth());
-  }
-  if (rng.chance(0.35)) {
-    const r = mutateLines(lines, rng);
-    lines = r.lines;
-    mutations.push(r.label);
-  }
+  lines = mutateJsonl(lines, rng, lim, nonce, mutations);
   return { origin: `corpus ${file.rel} lines ${a + 1}..${a + w}`, fileName, text: lines.join("\n") + "\n" };
 }
 
@@ -291,8 +303,15 @@ function arbitraryCase(
   const ms = clone(fc.sample(history, { seed, numRuns: 1 })[0]!);
   for (let k = rng.int(0, 3); k > 0; k--) mutations.push(mutateMessages(ms, rng, lim, nonce));
   const as = rng.int(0, 9);
-  if (as < 5)
-    return { origin: "arbitrary → journal", fileName: "session.jsonl", text: journalText(ms, `s${seed}`) };
+  if (as < 5) {
+    let text = journalText(ms, `s${seed}`);
+    if (rng.chance(0.4)) {
+      const lines = text.split("\n");
+      lines.pop();
+      text = mutateJsonl(lines, rng, lim, nonce, mutations).join("\n") + "\n";
+    }
+    return { origin: "arbitrary → journal", fileName: "session.jsonl", text };
+  }
   if (as < 6)
     return {
       origin: "arbitrary → { messages } (canonical blocks)",
