@@ -22,7 +22,8 @@
  * - `pairing`: every call is followed by its result (unless it has none in
  *   the original: in flight) and every result follows its call;
  * - `request-size`: the Anthropic and the OpenAI request bodies of the
- *   replacement are not larger (bytes of JSON) than those of the original
+ *   replacement are not larger than those of the original (in tokens, as the
+ *   default estimator counts the body's JSON text: what the provider receives)
  *   (`export-crash` when a body cannot even be built and serialized).
  *
  * A user message planted by a mutator (its text carries PLANTED_TAG) is the
@@ -30,6 +31,7 @@
  */
 import type { Block, Message } from "../../src/model/types.js";
 import { toAnthropicRequest, toOpenAIRequest } from "../../src/formats/index.js";
+import { fastEstimator } from "../../src/engine/tokens.js";
 import { CHECKPOINT_MARKERS, PLANTED_TAG } from "./mutate.js";
 
 const OWN_MARKER = "[compact-safe checkpoint]";
@@ -271,11 +273,15 @@ function checkpointCount(ms: readonly Message[]): number {
   return ms.filter(looksLikeCheckpoint).length;
 }
 
-export function requestBytes(ms: readonly Message[]): { anthropic: number; openai: number } {
-  return {
-    anthropic: bytes(JSON.stringify(toAnthropicRequest(ms))),
-    openai: bytes(JSON.stringify(toOpenAIRequest(ms))),
+/** Size of the Anthropic and OpenAI request bodies: bytes of JSON, and tokens as the default estimator counts that text. */
+export function requestSize(
+  ms: readonly Message[],
+): Record<"anthropic" | "openai", { bytes: number; tokens: number }> {
+  const size = (body: unknown) => {
+    const json = JSON.stringify(body);
+    return { bytes: bytes(json), tokens: fastEstimator.text(json) };
   };
+  return { anthropic: size(toAnthropicRequest(ms)), openai: size(toOpenAIRequest(ms)) };
 }
 
 /** Runs every direct check; an empty list when the compaction passes them all. */
@@ -397,19 +403,27 @@ export function directChecks(c: CompactionUnderTest): CheckFailure[] {
     }
   });
 
-  // request-size
-  let before: { anthropic: number; openai: number };
-  let after: { anthropic: number; openai: number };
+  // request-size: judged in estimated tokens of the body (bytes shown too).
+  let before: ReturnType<typeof requestSize>;
+  let after: ReturnType<typeof requestSize>;
   try {
-    before = requestBytes(original);
-    after = requestBytes(replacement);
+    before = requestSize(original);
+    after = requestSize(replacement);
   } catch (e) {
     fail("export-crash", `exporting the request failed: ${String(e).split("\n")[0]!.slice(0, 200)}`);
     return out;
   }
-  if (after.anthropic > before.anthropic)
-    fail("request-size", `Anthropic request grew: ${before.anthropic} → ${after.anthropic} bytes`);
-  if (after.openai > before.openai)
-    fail("request-size", `OpenAI request grew: ${before.openai} → ${after.openai} bytes`);
+  for (const [name, key] of [
+    ["Anthropic", "anthropic"],
+    ["OpenAI", "openai"],
+  ] as const) {
+    const a = before[key];
+    const b = after[key];
+    if (b.tokens > a.tokens)
+      fail(
+        "request-size",
+        `${name} request grew: ${a.tokens} → ${b.tokens} estimated tokens (${a.bytes} → ${b.bytes} bytes)`,
+      );
+  }
   return out;
 }
