@@ -121,7 +121,7 @@ function render(steps: Step[], inFlight: boolean): Message[] {
               type: "text",
               text: s.foreign
                 ? `Another language model started to solve this problem: ${s.text}`
-                : `${CHECKPOINT_MARKER}\n${s.text}\n\n## Coverage\nx`,
+                : `${CHECKPOINT_MARKER}\n${s.text}\n\n## Coverage\nsummary; last round kept: 1 messages (0 tool results, 0 assistant); anchors 0 chars`,
             },
           ],
         });

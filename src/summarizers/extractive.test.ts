@@ -476,7 +476,17 @@ test("instruction-like text in tool output is quoted as data, never a plain list
   assert.ok(!note.split("\n").includes(`- ${evil}`));
   // Folding our own note keeps the items quoted once.
   const folded = extractiveSummary({
-    messages: [{ role: "user", content: [text(`${CHECKPOINT_MARKER}\n\n${note}`)] }, user("more")],
+    messages: [
+      {
+        role: "user",
+        content: [
+          text(
+            `${CHECKPOINT_MARKER}\n\n${note}\n\n## Coverage\nsummary; last round kept: 0 messages (0 tool results, 0 assistant); anchors 0 chars`,
+          ),
+        ],
+      },
+      user("more"),
+    ],
   });
   const errs = splitSections(folded).sections.get("Errors") ?? "";
   assert.ok(errs.includes(`- \`${evil}\``), errs);

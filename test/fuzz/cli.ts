@@ -8,7 +8,7 @@
  * that is not a raw JavaScript error.
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cliPath } from "../support.js";
@@ -134,6 +134,14 @@ export async function runCliCase(c: FuzzCase, timeoutMs: number): Promise<CaseOu
     if (comp.code === 2) return done("clear-error", comp.stderr.trim().split("\n").pop() ?? "");
     if (comp.code === 1) return done("refusal", comp.stderr.match(/refused \(([a-z_]+)\)/)?.[1] ?? "refused");
     const receipt = JSON.parse(comp.stdout) as { path: string };
+    // Nothing to compact: exit 0, nothing written (checked here), counted as a refusal.
+    if (receipt.path === "none") {
+      if (direct && existsSync(join(dir, "out.jsonl"))) {
+        failures.push({ cls: "cli-nothing-wrote", message: "nothing to compact, yet --out was written" });
+        return done("failure", "");
+      }
+      return done("refusal", "nothing_to_compact");
+    }
 
     // The source file's live context is the history before the compaction, in both routes.
     if (!(await step("export-before", ["export", input, "--to", provider, "--out", "before.json"], [0])))

@@ -312,22 +312,33 @@ function arbitraryCase(
     }
     return { origin: "arbitrary → journal", fileName: "session.jsonl", text };
   }
-  if (as < 6)
+  // A message the mutators broke (a text block without text, say) cannot go through an exporter,
+  // which validates first: such histories are written as canonical blocks instead.
+  const exported = (f: () => unknown): string | undefined => {
+    try {
+      return JSON.stringify(f());
+    } catch {
+      return undefined;
+    }
+  };
+  const anthropic = as >= 6 && as < 8 ? exported(() => toAnthropicRequest(ms)) : undefined;
+  const openai = as >= 8 ? exported(() => toOpenAIRequest(ms)) : undefined;
+  if (as < 6 || (anthropic === undefined && openai === undefined))
     return {
       origin: "arbitrary → { messages } (canonical blocks)",
       fileName: "messages.json",
       text: JSON.stringify({ messages: ms }),
     };
-  if (as < 8)
+  if (anthropic !== undefined)
     return {
       origin: "arbitrary → Anthropic request",
       fileName: "anthropic.json",
-      text: JSON.stringify(toAnthropicRequest(ms)),
+      text: anthropic!,
     };
   return {
     origin: "arbitrary → OpenAI request",
     fileName: "openai.json",
-    text: JSON.stringify(toOpenAIRequest(ms)),
+    text: openai!,
   };
 }
 

@@ -57,7 +57,10 @@ const original: Message[] = [
 const checkpoint: Message = {
   role: "user",
   content: [
-    { type: "text", text: "[compact-safe checkpoint]\nThe user asked for a fix.\n\n## Anchors\nANCHOR" },
+    {
+      type: "text",
+      text: "[compact-safe checkpoint]\nThe user asked for a fix.\n\n## Coverage\nsummary; last round kept: 0 messages (0 tool results, 0 assistant); anchors 0 chars\n\n## Anchors\nANCHOR",
+    },
   ],
 };
 
@@ -223,7 +226,8 @@ expectCaught(
   "anchors not restated",
   "one-checkpoint",
   edit((r) => {
-    (r[2]!.content[0] as { text: string }).text = "[compact-safe checkpoint]\nsummary";
+    (r[2]!.content[0] as { text: string }).text =
+      "[compact-safe checkpoint]\nsummary\n\n## Coverage\nsummary; last round kept: 0 messages (0 tool results, 0 assistant); anchors 0 chars";
   }),
 );
 expectCaught("prune-only writing a checkpoint", "one-checkpoint", goodReplacement(), { path: "prune-only" });

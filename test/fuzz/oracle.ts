@@ -112,7 +112,9 @@ export function isPlanted(m: Message): boolean {
   const first = blocks(m).find((b) => b.type === "text");
   const t = first ? textOf(first)?.trimStart() : undefined;
   if (t === undefined) return false;
-  return CHECKPOINT_MARKERS.some((k) => t.startsWith(`${k} ${PLANTED_TAG}`));
+  // Only compact-safe's own marker is recognised by structure; another agent's marker sentence
+  // opening a user message is taken for that agent's checkpoint (DESIGN: recognised by marker).
+  return t.startsWith(`${CHECKPOINT_MARKERS[0]} ${PLANTED_TAG}`);
 }
 
 function opensWith(m: Message, markers: readonly string[]): boolean {
@@ -121,8 +123,16 @@ function opensWith(m: Message, markers: readonly string[]): boolean {
   const t = first ? textOf(first) : undefined;
   if (t === undefined) return false;
   const s = t.trimStart();
+  // compact-safe's own marker makes a checkpoint only with its structure: the marker alone on the
+  // first line and a coverage receipt (DESIGN decision recorded in the README).
+  const own = markers[0];
+  if (own === "[compact-safe checkpoint]" && s.startsWith(own))
+    return s.startsWith(`${own}\n`) && OWN_RECEIPT.test(s);
   return markers.some((k) => s.startsWith(k));
 }
+
+const OWN_RECEIPT =
+  /\n## Coverage\n(?:summary|prune-only); last round kept: \d+ messages \(\d+ tool results, \d+ assistant\); anchors \d+ chars(?:\n|$)/;
 
 /** A checkpoint (any agent's marker opening the first text block), unless a mutator planted it as user text. */
 export function looksLikeCheckpoint(m: Message): boolean {
@@ -134,7 +144,18 @@ function plainUser(m: Message): boolean {
   const bs = blocks(m);
   if (bs.some((b) => b.type === "tool_result")) return false;
   if (!bs.some((b) => (textOf(b) ?? "").trim() !== "")) return false;
-  return !looksLikeCheckpoint(m) && !opensWith(m, BRANCH_MARKERS);
+  return !looksLikeCheckpoint(m) && !opensWith(m, BRANCH_MARKERS) && !exporterText(m);
+}
+
+/** The texts an exporter writes where a history has none (never the user's words; see the README). */
+function exporterText(m: Message): boolean {
+  const first = blocks(m).find((b) => b.type === "text");
+  const t = first ? textOf(first) : undefined;
+  if (t === undefined) return false;
+  return (
+    t === "[compact-safe: the conversation continues from here]" ||
+    t.startsWith("[compact-safe: tool result for ")
+  );
 }
 
 export interface Region {
@@ -381,12 +402,20 @@ export function directChecks(c: CompactionUnderTest): CheckFailure[] {
         fail("invented-call", `result for ${JSON.stringify(r.tool_use_id)} is not in the original`);
     }
 
-  // pairing
+  // pairing (a result whose call is not before it in the original either may stay so: a cut transcript)
+  const orphansBefore = new Set<unknown>();
+  const callsBefore = new Set<unknown>();
+  for (const m of original) {
+    for (const b of blocks(m))
+      if (b.type === "tool_result" && !callsBefore.has((b as Rec).tool_use_id))
+        orphansBefore.add((b as Rec).tool_use_id);
+    for (const b of blocks(m)) if (b.type === "tool_use") callsBefore.add((b as Rec).id);
+  }
   const seenCalls = new Set<unknown>();
   replacement.forEach((m, i) => {
     for (const b of blocks(m)) {
       const r = b as Rec;
-      if (b.type === "tool_result" && !seenCalls.has(r.tool_use_id))
+      if (b.type === "tool_result" && !seenCalls.has(r.tool_use_id) && !orphansBefore.has(r.tool_use_id))
         fail("pairing", `result for ${JSON.stringify(r.tool_use_id)} (message ${i}) has no call before it`);
     }
     for (const b of blocks(m)) if (b.type === "tool_use") seenCalls.add((b as Rec).id);
