@@ -359,7 +359,7 @@ export function validateLastRoundCoverage(original, replacement, _opts = {}) {
           }
           break;
         case "image_url":
-          if (!take((r) => r.type === "image_url" && r.image_url?.url === b.image_url.url)) {
+          if (!take((r) => r.type === "image_url" && deepEqual(r.image_url, b.image_url))) {
             return fail(`last round: image ${quote(b.image_url.url, 60)} missing`);
           }
           break;

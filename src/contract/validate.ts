@@ -74,6 +74,12 @@ const thinkingKey = (b: Block): string => {
   return `${t.thinking}\u0000${t.signature ?? ""}`;
 };
 
+/** An image block's URL; a malformed block (no `image_url`) never matches a real one. */
+const imageUrl = (b: Block): string => {
+  const image = (b as { image_url?: { url?: unknown } }).image_url;
+  return typeof image?.url === "string" ? canonicalJson(image) : "\u0000(no url)";
+};
+
 function indexReplacement(replacement: readonly Message[]): ReplacementIndex {
   const idx: ReplacementIndex = {
     userTexts: new Counts(),
@@ -97,7 +103,7 @@ function indexReplacement(replacement: readonly Message[]): ReplacementIndex {
       else if (isToolResult(b)) push(idx.toolResults, b.tool_use_id, b);
       else if (b.type === "thinking" && assistant) idx.thinking.add(thinkingKey(b));
       else if (b.type === "redacted_thinking" && assistant) idx.redacted.add((b as { data: string }).data);
-      else if (b.type === "image_url") idx.imageUrls.add((b as { image_url: { url: string } }).image_url.url);
+      else if (b.type === "image_url") idx.imageUrls.add(imageUrl(b));
       else if (!KNOWN.has(b.type)) idx.opaque.add(canonicalJson(b));
     }
   }
@@ -202,7 +208,7 @@ export function validateLastRoundCoverage(
           return fail(`last round: redacted thinking missing or altered (message ${i})`);
         }
       } else if (b.type === "image_url") {
-        const url = (b as { image_url: { url: string } }).image_url.url;
+        const url = imageUrl(b);
         if (!idx.imageUrls.take(url))
           return fail(`last round: image ${quote(url, 40)} missing (message ${i})`);
       } else if (!KNOWN.has(b.type)) {
