@@ -27,6 +27,7 @@ import { parseJournal } from "../../src/journal/index.js";
 import type { JournalEntry } from "../../src/model/index.js";
 import { corpusFiles, repoRoot } from "../support.js";
 import { exited, pool, run, spawnCli, tempDir } from "../e2e/helpers.js";
+import { mulberry32 } from "./rng.js";
 
 export type CrashCommand = "compact" | "compact-out" | "import" | "restore";
 export const CRASH_COMMANDS: readonly CrashCommand[] = ["compact", "compact-out", "import", "restore"];
@@ -69,18 +70,6 @@ export interface CrashCampaignResult {
   finished: number;
 }
 
-/** mulberry32: a small, fast, seeded PRNG (uniform in [0, 1)). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The sessions killed over: corpus files under 1 MB of every format, and the bundled example. */
 export function campaignSources(): string[] {
   const small = corpusFiles().filter((f) => statSync(f).size < 1_000_000);
@@ -97,7 +86,8 @@ interface Trial {
 
 /** The trials a seed makes: half the kills spread over the whole run, half over its last 40 % (where it writes). */
 export function planTrials(seed: number, runs: number, sources: readonly string[]): Trial[] {
-  const rnd = prng(seed);
+  const rng = mulberry32(seed);
+  const rnd = (): number => rng.next();
   return Array.from({ length: runs }, (_, index) => {
     const command = CRASH_COMMANDS[Math.floor(rnd() * CRASH_COMMANDS.length)]!;
     const source = sources[Math.floor(rnd() * sources.length)]!;
