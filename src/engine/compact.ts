@@ -16,7 +16,14 @@ import type { BackgroundHandle, Summarizer, SummaryResult } from "../summarizers
 import { SummarizerError } from "../summarizers/types.js";
 import { MAX_TIMEOUT_MS, withWholeRequestTimeout } from "../summarizers/llm-common.js";
 import { extractiveSummarizer } from "../summarizers/extractive.js";
-import { estimateTokens, fastEstimator, sentTokens, type SentTokens, type TokenEstimator } from "./tokens.js";
+import {
+  addSentTokens,
+  estimateTokens,
+  fastEstimator,
+  sentTokens,
+  type SentTokens,
+  type TokenEstimator,
+} from "./tokens.js";
 import { boundMessage, buildReplacementHistory } from "./replacement.js";
 import { pruneOldResults, type PruneStats } from "./prune.js";
 import { clearBilledUsage } from "./pressure.js";
@@ -152,27 +159,30 @@ function errorResult(kind: CompactErrorKind, message: string, attempts: number):
 const STUB_TOKENS = 80;
 
 /**
- * The history's estimated size, and an upper bound on what pruning can save:
- * every message before the region that carries tool results shrinks at most
- * to its framing plus one stub per result. One pass over the messages.
+ * The history's estimated size, what each provider would receive of it, and
+ * an upper bound on what pruning can save: every message before the region
+ * that carries tool results shrinks at most to its framing plus one stub per
+ * result. One pass over the messages.
  */
 export function measureForPrune(
   messages: readonly Message[],
   regionStart: number,
   estimator: TokenEstimator,
-): { tokens: number; pruneSavingsBound: number } {
+): { tokens: number; sent: SentTokens; pruneSavingsBound: number } {
   let tokens = 0;
   let pruneSavingsBound = 0;
+  const sent: SentTokens = { anthropic: 0, openai: 0 };
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!;
     const cost = estimator.message(m);
     tokens += cost;
+    addSentTokens(sent, m, cost, estimator);
     if (i >= regionStart) continue;
     let results = 0;
     for (const b of m.content) if (isToolResult(b)) results++;
     if (results > 0) pruneSavingsBound += Math.max(0, cost - results * STUB_TOKENS);
   }
-  return { tokens, pruneSavingsBound };
+  return { tokens, sent, pruneSavingsBound };
 }
 
 /** Why `after` does not shrink what a provider receives from `before`, or undefined when it does. */
@@ -267,7 +277,11 @@ export async function compactMessagesSafe(
   const estimator = options.estimator ?? fastEstimator;
   const trigger = options.trigger ?? "auto";
   const round = protectedRound(messages);
-  const { tokens: tokensBefore, pruneSavingsBound } = measureForPrune(messages, round.regionStart, estimator);
+  const {
+    tokens: tokensBefore,
+    sent: sentBefore,
+    pruneSavingsBound,
+  } = measureForPrune(messages, round.regionStart, estimator);
   const target = options.target ?? Math.floor(tokensBefore / 2);
   const anchors = options.anchors?.trim() ?? "";
 
@@ -278,7 +292,6 @@ export async function compactMessagesSafe(
       0,
     );
   }
-  const sentBefore = sentTokens(messages, estimator);
 
   // 1. Prune-only.
   // When even stubbing every old result could not reach the target, the prune-only history is not

@@ -308,18 +308,20 @@ export function sentTokens(
   messages: readonly Message[],
   estimator: TokenEstimator = fastEstimator,
 ): SentTokens {
-  let total = 0;
-  let anthropicUnsent = 0;
-  let openaiUnsent = 0;
-  for (const m of messages) {
-    total += estimator.message(m);
-    const thinking = thinkingTokens(m, estimator);
-    if (thinking === 0) continue;
-    openaiUnsent += thinking;
-    const assistant = m.role === "assistant" || m.role === "assistant_interrupted";
-    anthropicUnsent += assistant ? unsignedThinkingTokens(m, estimator) : thinking;
-  }
-  return { anthropic: total - anthropicUnsent, openai: total - openaiUnsent };
+  const sent: SentTokens = { anthropic: 0, openai: 0 };
+  for (const m of messages) addSentTokens(sent, m, estimator.message(m), estimator);
+  return sent;
+}
+
+/** Adds one message, whose whole estimate is `tokens`, to `sent` (less the thinking each provider never receives). */
+export function addSentTokens(sent: SentTokens, m: Message, tokens: number, estimator: TokenEstimator): void {
+  sent.anthropic += tokens;
+  sent.openai += tokens;
+  const thinking = thinkingTokens(m, estimator);
+  if (thinking === 0) return;
+  sent.openai -= thinking;
+  const assistant = m.role === "assistant" || m.role === "assistant_interrupted";
+  sent.anthropic -= assistant ? unsignedThinkingTokens(m, estimator) : thinking;
 }
 
 /** Estimated tokens of a message array (plus `options.overhead`). */

@@ -4,15 +4,11 @@
  * input and the seeded `Rng`; each returns a short label for the reproducer.
  * No FIFOs or other special files (another part of the suite covers those).
  */
+import { ALL_CHECKPOINT_MARKERS } from "../../src/contract/markers.js";
 import type { Rng } from "./rng.js";
 
-export const CHECKPOINT_MARKERS = [
-  "[compact-safe checkpoint]",
-  "Another language model started to solve this problem",
-  "Conversation Summary (Auto-Generated)",
-  "This session is being continued from a previous conversation",
-  "The conversation history before this point was compacted into the following summary",
-] as const;
+/** Every checkpoint marker the contract recognises (its own first). */
+export const CHECKPOINT_MARKERS = ALL_CHECKPOINT_MARKERS;
 
 /** Text that marks a user message planted by a mutator (so the oracle knows it is the user's own text). */
 export const PLANTED_TAG = "fuzz-planted-";
