@@ -136,20 +136,18 @@ export function isCheckpoint(m) {
 // Texts the exporters write where the history has none: never the user's instructions.
 const EXPORTER_OPENER = "[compact-safe: the conversation continues from here]";
 const EXPORTER_RESULT_PREFIX = "[compact-safe: tool result for ";
-function isExporterText(m) {
-  if (m.role !== "user") return false;
-  const first = blocksOf(m).find((b) => b.type === "text");
-  if (!first || typeof first.text !== "string") return false;
-  return first.text === EXPORTER_OPENER || first.text.startsWith(EXPORTER_RESULT_PREFIX);
+const isExporterTextBlock = (t) => t === EXPORTER_OPENER || t.startsWith(EXPORTER_RESULT_PREFIX);
+
+/** The user's own words: non-empty texts of a user message (beside tool results too), less exporter texts. */
+function userWordsOf(m) {
+  if (m.role !== "user") return [];
+  return textsOf(m).filter((t) => t.trim() !== "" && !isExporterTextBlock(t));
 }
 export const isBranchSummary = (m) => openingMarker(m, BRANCH_SUMMARY_MARKERS) !== null;
 
 export function isPlainUser(m) {
-  if (m.role !== "user") return false;
-  const bs = blocksOf(m);
-  if (bs.some((b) => b.type === "tool_result")) return false;
-  if (!bs.some((b) => b.type === "text" && typeof b.text === "string" && b.text.trim() !== "")) return false;
-  return !isCheckpoint(m) && !isBranchSummary(m) && !isExporterText(m);
+  if (userWordsOf(m).length === 0) return false;
+  return !isCheckpoint(m) && !isBranchSummary(m);
 }
 
 // -------------------------------------------------- exchanges and rounds
@@ -177,13 +175,27 @@ export function toolExchanges(messages) {
   return out;
 }
 
+/**
+ * The exchanges that count for the round: a batch of calls in flight at the very end (nothing
+ * non-empty after it, no result) is in no provider request, so it is left out here.
+ */
+function countedExchanges(messages) {
+  const exchanges = toolExchanges(messages);
+  let last = messages.length - 1;
+  while (last >= 0 && blocksOf(messages[last]).length === 0) last--;
+  const tail = exchanges.at(-1);
+  if (tail && tail.index === last && tail.unresolved.length === tail.ids.length)
+    return exchanges.slice(0, -1);
+  return exchanges;
+}
+
 export function currentRoundStart(messages) {
   let latest = -1;
   messages.forEach((m, i) => {
     if (isPlainUser(m)) latest = i;
   });
   if (latest < 0) return 0;
-  const exchanges = toolExchanges(messages);
+  const exchanges = countedExchanges(messages);
   if (exchanges.some((e) => e.index > latest)) return latest;
   if (exchanges.length === 0) return latest; // chat-only
   // Toolless tail: walk back to the user message that started the newest exchange.
@@ -196,7 +208,7 @@ export function currentRoundStart(messages) {
 export function protectedStart(messages, roundStart = currentRoundStart(messages)) {
   const exchanges = toolExchanges(messages);
   const complete = exchanges.filter((e) => e.complete);
-  const inRound = exchanges.filter((e) => e.index >= roundStart).length;
+  const inRound = countedExchanges(messages).filter((e) => e.index >= roundStart).length;
   // The older of the two most recent complete exchanges; a lone complete exchange is protected too.
   const q = complete.length > 0 ? complete[Math.max(0, complete.length - 2)].index : undefined;
   // The rules leave a long round with fewer than two complete exchanges open; fall back to R.
@@ -289,8 +301,7 @@ export function validateLastRoundCoverage(original, replacement, _opts = {}) {
   for (let i = Math.min(roundStart, p); i < original.length; i++) {
     if (!isPlainUser(original[i])) continue;
     instruction.add(i);
-    for (const t of textsOf(original[i])) {
-      if (t.trim() === "") continue;
+    for (const t of userWordsOf(original[i])) {
       if (!take(userText(t))) return fail(`last round: user text ${quote(t)} missing`);
     }
   }
@@ -298,7 +309,7 @@ export function validateLastRoundCoverage(original, replacement, _opts = {}) {
   // 2-7. Every protected block of the region [p, end].
   for (let i = p; i < original.length; i++) {
     const msg = original[i];
-    const summaryLike = isCheckpoint(msg) || isBranchSummary(msg) || isExporterText(msg);
+    const summaryLike = isCheckpoint(msg) || isBranchSummary(msg);
     for (const b of blocksOf(msg)) {
       switch (b.type) {
         case "tool_use": {
@@ -327,6 +338,7 @@ export function validateLastRoundCoverage(original, replacement, _opts = {}) {
         }
         case "text": {
           if (typeof b.text !== "string" || b.text.trim() === "" || summaryLike || instruction.has(i)) break;
+          if (isExporterTextBlock(b.text)) break;
           if (isAssistant(msg)) {
             if (!take((r, m) => isAssistant(m) && r.type === "text" && r.text === b.text))
               return fail(`last round: assistant text ${quote(b.text)} missing`);

@@ -1,6 +1,6 @@
 /** Recognising checkpoints, branch summaries and plain user messages, by structure. */
 import type { Message, TextBlock } from "../model/types.js";
-import { isText, isToolResult } from "../model/blocks.js";
+import { isText } from "../model/blocks.js";
 import {
   ALL_BRANCH_SUMMARY_MARKERS,
   ALL_CHECKPOINT_MARKERS,
@@ -30,12 +30,30 @@ function isOwnCheckpointText(text: string): boolean {
   return text.startsWith(`${CHECKPOINT_MARKER}\n`) && OWN_CHECKPOINT_RECEIPT_RE.test(text);
 }
 
+/** A text an exporter writes where the history has none: the conversation opener, a result carried as text. */
+export function isExporterTextBlock(text: string): boolean {
+  return text === CONVERSATION_START_TEXT || text.startsWith(RESULT_AS_TEXT_PREFIX);
+}
+
 /** A user message that an exporter wrote (a conversation opener, a result whose call is not in the history). */
 export function isExporterText(m: Message): boolean {
   if (m.role !== "user") return false;
   const first = firstText(m);
-  if (!first) return false;
-  return first.text === CONVERSATION_START_TEXT || first.text.startsWith(RESULT_AS_TEXT_PREFIX);
+  return first !== undefined && isExporterTextBlock(first.text);
+}
+
+/**
+ * The user's own words in a user message: its non-empty text blocks, less
+ * the texts an exporter wrote. Text beside tool results counts: an agent
+ * sends what the user typed while tools ran in the same message as their
+ * results (Claude Code does), and a provider's request splits it into a
+ * message of its own (OpenAI), so either way it is the user speaking.
+ */
+export function userWords(m: Message): TextBlock[] {
+  if (m.role !== "user") return [];
+  return m.content.filter(
+    (b): b is TextBlock => isText(b) && b.text.trim().length > 0 && !isExporterTextBlock(b.text),
+  );
 }
 
 /** The checkpoint marker that opens this message's first text block, if it is a checkpoint. */
@@ -57,12 +75,15 @@ export function isBranchSummary(m: Message): boolean {
   return opensWith(m, ALL_BRANCH_SUMMARY_MARKERS) !== undefined;
 }
 
-/** A user message with non-empty text, no tool_result, that is neither a checkpoint nor a branch summary. */
+/**
+ * A user message that carries the user's own words (see `userWords`; tool
+ * results beside them do not change that) and is neither a checkpoint nor a
+ * branch summary: an instruction.
+ */
 export function isPlainUser(m: Message): boolean {
   if (m.role !== "user") return false;
-  if (m.content.some(isToolResult)) return false;
-  if (!m.content.some((b) => isText(b) && b.text.trim().length > 0)) return false;
-  return !isCheckpoint(m) && !isBranchSummary(m) && !isExporterText(m);
+  if (userWords(m).length === 0) return false;
+  return !isCheckpoint(m) && !isBranchSummary(m);
 }
 
 export function checkpointIndices(messages: readonly Message[]): number[] {

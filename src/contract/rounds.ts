@@ -127,17 +127,34 @@ function roundStartFrom(messages: readonly Message[], lastCallIndex: number): nu
   return 0;
 }
 
+/**
+ * How many exchanges count for the round: all of them, less a batch of calls
+ * in flight at the very end (nothing non-empty after its message). No request
+ * carries such a batch (a provider takes no call without its result), so a
+ * round judged with it would differ from the round of what is sent, and a
+ * compaction checked on the history would fail when checked on its requests.
+ */
+function countedExchanges(messages: readonly Message[], t: ExchangeTable): number {
+  const n = t.callIndex.length;
+  if (n === 0) return 0;
+  let last = messages.length - 1;
+  while (last >= 0 && messages[last]!.content.length === 0) last--;
+  return t.callIndex[n - 1] === last && t.lastResult[n - 1] === -1 ? n - 1 : n;
+}
+
 /** Start of the current round (DESIGN.md "Current round"). */
 export function currentRoundStart(messages: readonly Message[]): number {
   const t = scanExchanges(messages);
-  return roundStartFrom(messages, t.callIndex.length > 0 ? t.callIndex[t.callIndex.length - 1]! : -1);
+  const n = countedExchanges(messages, t);
+  return roundStartFrom(messages, n > 0 ? t.callIndex[n - 1]! : -1);
 }
 
 /** The protected last round of a history. */
 export function protectedRound(messages: readonly Message[]): ProtectedRound {
   const t = scanExchanges(messages);
   const n = t.callIndex.length;
-  const roundStart = roundStartFrom(messages, n > 0 ? t.callIndex[n - 1]! : -1);
+  const counted = countedExchanges(messages, t);
+  const roundStart = roundStartFrom(messages, counted > 0 ? t.callIndex[counted - 1]! : -1);
 
   // The two most recent complete exchanges, and how many exchanges the round holds.
   const protectedExchangeIndices: number[] = [];
@@ -148,7 +165,7 @@ export function protectedRound(messages: readonly Message[]): ProtectedRound {
   // whole history (the round holds just an in-flight call, say), that one is still protected.
   const olderIndex = protectedExchangeIndices[0];
   let inRound = 0;
-  for (let x = n - 1; x >= 0 && t.callIndex[x]! >= roundStart; x--) inRound++;
+  for (let x = counted - 1; x >= 0 && t.callIndex[x]! >= roundStart; x--) inRound++;
 
   let start = inRound <= 2 ? Math.min(roundStart, olderIndex ?? roundStart) : (olderIndex ?? roundStart);
 

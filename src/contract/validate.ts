@@ -4,7 +4,14 @@
  */
 import type { Block, Message, ToolResultBlock, ToolUseBlock } from "../model/types.js";
 import { canonicalJson, isAssistantRole, isText, isToolResult, isToolUse } from "../model/blocks.js";
-import { allText, checkpointMarkerOf, isBranchSummary, isCheckpoint, isExporterText } from "./classify.js";
+import {
+  allText,
+  checkpointMarkerOf,
+  isBranchSummary,
+  isCheckpoint,
+  isExporterTextBlock,
+  userWords,
+} from "./classify.js";
 import { protectedRound, type ProtectedRound } from "./rounds.js";
 import { isValidBoundedResult, resultOverBound } from "./bounds.js";
 import { placeholderKind } from "./placeholder.js";
@@ -149,8 +156,8 @@ export function validateLastRoundCoverage(
   const instructions = new Set(round.instructionIndices);
 
   for (const i of round.instructionIndices) {
-    for (const b of original[i]!.content) {
-      if (isText(b) && b.text.trim().length > 0 && !idx.userTexts.take(b.text)) {
+    for (const b of userWords(original[i]!)) {
+      if (!idx.userTexts.take(b.text)) {
         return fail(`last round: user text ${quote(b.text)} missing (message ${i})`);
       }
     }
@@ -161,7 +168,7 @@ export function validateLastRoundCoverage(
     const assistant = isAssistantRole(m);
     // A checkpoint in the region is folded into the new one; branch summaries are checked on their own;
     // an exporter's opener or result-as-text is not the user's words.
-    const folded = isCheckpoint(m) || isBranchSummary(m) || isExporterText(m);
+    const folded = isCheckpoint(m) || isBranchSummary(m);
     for (const b of m.content) {
       if (isToolUse(b)) {
         const found = idx.toolUses.get(b.id);
@@ -186,7 +193,8 @@ export function validateLastRoundCoverage(
         }
         found.splice(k, 1);
       } else if (isText(b)) {
-        if (b.text.trim().length === 0 || folded || instructions.has(i)) continue;
+        if (b.text.trim().length === 0 || folded || instructions.has(i) || isExporterTextBlock(b.text))
+          continue;
         if (assistant) {
           if (!idx.assistantTexts.take(b.text))
             return fail(`last round: assistant text ${quote(b.text)} missing (message ${i})`);

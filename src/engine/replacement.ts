@@ -7,7 +7,7 @@
 import type { Block, CoverageReceipt, Message, TextBlock } from "../model/types.js";
 import { canonicalJson, isAssistantRole, isText, isToolResult } from "../model/blocks.js";
 import { CHECKPOINT_MARKER } from "../contract/markers.js";
-import { isBranchSummary, isCheckpoint, isPlainUser } from "../contract/classify.js";
+import { isBranchSummary, isCheckpoint, isPlainUser, userWords } from "../contract/classify.js";
 import { protectedRound, type ProtectedRound } from "../contract/rounds.js";
 import { boundResultContent, resultOverBound } from "../contract/bounds.js";
 import { validateSurvivalContract } from "../contract/validate.js";
@@ -109,15 +109,19 @@ function retainOlderUsers(
   const picked: { index: number; message: Message }[] = [];
   let used = 0;
   for (const i of required) {
+    // A current instruction is kept verbatim; tool results beside it stay with their calls (summarized).
     const m = messages[i]!;
-    picked.push({ index: i, message: m });
-    used += estimator.message(m);
+    const message = m.content.some(isToolResult)
+      ? { role: m.role, content: m.content.filter((b) => !isToolResult(b)) }
+      : m;
+    picked.push({ index: i, message });
+    used += estimator.message(message);
   }
   for (let i = round.regionStart - 1; i >= 0; i--) {
     if (required.has(i)) continue;
     const m = messages[i]!;
     if (!isPlainUser(m)) continue;
-    const texts = redactTexts(m.content.filter(isText));
+    const texts = redactTexts(userWords(m));
     // Text-only messages without secrets are kept as they are (and their estimate is cached); others keep
     // only their (redacted) text.
     const candidate: Message =

@@ -1,6 +1,7 @@
 /**
  * Checks that a request body has the shape the provider accepts: the first
- * message from the user, roles alternating where the API demands it, every
+ * message from the user, roles alternating where the API demands it (OpenAI
+ * takes any order; Anthropic combines consecutive same-role messages), every
  * call immediately followed by its result, thinking only where the provider
  * takes it, and nothing of compact-safe's own (meta, usage) sent along. The
  * reason names the message index.
@@ -35,9 +36,8 @@ function checkAnthropic(body: Record<string, unknown>): ShapeCheck {
     if (m.role !== "user" && m.role !== "assistant")
       return fail(`${at}: role must be "user" or "assistant", got ${JSON.stringify(m.role)}`);
     if (i === 0 && m.role !== "user") return fail(`${at}: the first message must be from the user`);
+    // Consecutive messages of one role are allowed: the Messages API combines them into one turn.
     const prev = i > 0 ? (messages[i - 1] as Record<string, unknown>) : undefined;
-    if (prev && prev.role === m.role)
-      return fail(`${at}: two ${m.role} messages in a row (roles must alternate)`);
     if (typeof m.content === "string") {
       if (m.content.trim().length === 0) return fail(`${at}: empty content`);
       if (

@@ -20,13 +20,7 @@ export function toAnthropicRequest(messages: readonly Message[]): AnthropicReque
     })),
   };
   const systemBlocks = prepared.system.flatMap((m) => m.content);
-  if (systemBlocks.length > 0) {
-    const allPlain = systemBlocks.every(
-      (b) => b.type === "text" && (b as { cache_control?: unknown }).cache_control === undefined,
-    );
-    body.system = allPlain
-      ? systemBlocks.map((b) => (b as { text: string }).text).join("\n\n")
-      : systemBlocks.map(blockToAnthropic);
-  }
+  // Always blocks: joining system texts would make one text the contract cannot find in the history.
+  if (systemBlocks.length > 0) body.system = systemBlocks.map(blockToAnthropic);
   return body;
 }

@@ -19,9 +19,11 @@
  *    user (a minimal user message is inserted otherwise).
  *    Blocks keep only the fields the provider takes (OpenAI: no `is_error`,
  *    no `cache_control`).
- * 5. Anthropic: system messages move to `system`; consecutive messages of the
- *    same role are merged, tool results first in a merged user message; a
- *    non-object tool input becomes `{ "input": value }`. OpenAI: assistant
+ * 5. Anthropic: system messages move to `system` (one text block each, never
+ *    joined); consecutive messages of the same role are sent as they are (the
+ *    Messages API combines them into one turn), so a message keeps its
+ *    boundaries and the contract reads the request as it reads the history;
+ *    a non-object tool input becomes `{ "input": value }`. OpenAI: assistant
  *    text comes before its calls.
  *
  * The round-trip tests compare `prepareForProvider(original)` with
@@ -143,6 +145,10 @@ export function prepareForProvider(messages: readonly Message[], provider: Provi
       positions.set(id, list);
     }),
   );
+  let lastNonEmpty = -1;
+  convo.forEach((m, i) => {
+    if (m.content.length > 0) lastNonEmpty = i;
+  });
   const consumed = new Set<string>(); // "msg:block"
   const called = new Set<string>();
   const out: Message[] = [];
@@ -165,7 +171,7 @@ export function prepareForProvider(messages: readonly Message[], provider: Provi
       continue;
     }
     const results: Block[] = [];
-    const restNonEmpty = convo.slice(i + 1).some((x) => x.content.length > 0);
+    const restNonEmpty = i < lastNonEmpty;
     const kept: Block[] = [];
     for (const b of content) {
       if (b.type !== "tool_use") {
@@ -196,29 +202,11 @@ export function prepareForProvider(messages: readonly Message[], provider: Provi
   }
 
   // 4: empties, first user message.
-  let msgs = out.filter((m) => m.content.length > 0);
+  const msgs = out.filter((m) => m.content.length > 0);
   const firstConvo = msgs.findIndex((m) => m.role !== "system");
   if (firstConvo >= 0 && msgs[firstConvo]!.role !== "user") {
     msgs.splice(firstConvo, 0, { role: "user", content: [{ type: "text", text: CONVERSATION_START_TEXT }] });
   }
 
-  // 5: Anthropic alternation.
-  if (provider === "anthropic") {
-    const merged: Message[] = [];
-    for (const m of msgs) {
-      const prev = merged[merged.length - 1];
-      if (prev && prev.role === m.role) prev.content = [...prev.content, ...m.content];
-      else merged.push({ role: m.role, content: [...m.content] });
-    }
-    for (const m of merged) {
-      if (m.role === "user") {
-        m.content = [
-          ...m.content.filter((b) => b.type === "tool_result"),
-          ...m.content.filter((b) => b.type !== "tool_result"),
-        ];
-      }
-    }
-    msgs = merged;
-  }
   return { system, messages: msgs };
 }

@@ -326,3 +326,17 @@ test("the oracle's region: a toolless tail walks back to the last exchanges; cha
   const chat = ms.filter((m) => !m.content.some((b) => b.type === "tool_use" || b.type === "tool_result"));
   assert.equal(protectedRegion(chat).start, 3); // a, b, ok, thanks, bye: from "thanks"
 });
+
+test("a kept input may carry secret-redaction markers, and nothing else may differ", async () => {
+  const { sameButRedacted } = await import("./oracle.js");
+  const orig = '{"command":"POSTHOG_API_KEY=phc_xxx entire help"}';
+  assert.ok(sameButRedacted(orig, orig));
+  assert.ok(sameButRedacted(orig, '{"command":"POSTHOG_API_KEY=[REDACTED:env-secret] entire help"}'));
+  assert.ok(sameButRedacted(orig, '{"command":"[REDACTED:a] entire [REDACTED:b]"}'));
+  // a marker stands for at least one character
+  assert.ok(!sameButRedacted(orig, '{"command":"POSTHOG_API_KEY=phc_xxx[REDACTED:x] entire help"}'));
+  // the text around the markers must be the original's
+  assert.ok(!sameButRedacted(orig, '{"command":"POSTHOG_API_KEY=[REDACTED:env-secret] entire HELP"}'));
+  assert.ok(!sameButRedacted(orig, '{"command":"rm -rf / [REDACTED:x]"}'));
+  assert.ok(!sameButRedacted(orig, '{"command":"POSTHOG_API_KEY=phc_xxx entire help!"}'));
+});

@@ -18,7 +18,10 @@
  *   engine returned, with compact-safe's marker, restating the anchors); on
  *   prune-only, the original's checkpoint (if any) once and no new one;
  * - `invented-call`: every call in the replacement exists in the original
- *   with the same id, name and input; every result's id exists there too;
+ *   with the same id, name and input (where stretches of an input may be
+ *   secret-redaction markers: kept inputs outside the protected round are
+ *   redacted; the protected round is checked byte for byte above); every
+ *   result's id exists there too;
  * - `pairing`: every call is followed by its result (unless it has none in
  *   the original: in flight) and every result follows its call;
  * - `request-size`: the Anthropic and the OpenAI request bodies of the
@@ -63,6 +66,29 @@ const isAssistant = (m: Message) => m.role === "assistant" || m.role === "assist
 const textOf = (b: Block): string | undefined =>
   b.type === "text" && typeof (b as Rec).text === "string" ? ((b as Rec).text as string) : undefined;
 const bytes = (s: string) => Buffer.byteLength(s, "utf8");
+
+/**
+ * `kept` equals `orig` except that some stretches of `orig` were replaced by
+ * secret-redaction markers (`[REDACTED:kind]`, each standing for at least one
+ * character): kept tool inputs outside the protected round are redacted, as
+ * the hardening issue asks. Matched left to right, the way a glob with only
+ * `*` wildcards is matched.
+ */
+export function sameButRedacted(orig: string, kept: string): boolean {
+  if (orig === kept) return true;
+  const parts = kept.split(/\[REDACTED:[a-z0-9-]+\]/);
+  if (parts.length === 1) return false;
+  const first = parts[0]!;
+  const last = parts[parts.length - 1]!;
+  if (!orig.startsWith(first) || !orig.endsWith(last)) return false;
+  let at = first.length;
+  for (const part of parts.slice(1, -1)) {
+    const found = orig.indexOf(part, at + 1);
+    if (found < 0) return false;
+    at = found + part.length;
+  }
+  return orig.length - last.length >= at + 1;
+}
 
 /** A piece of already-serialized JSON on the work stack of `stableJson`. */
 class Raw {
@@ -139,19 +165,24 @@ export function looksLikeCheckpoint(m: Message): boolean {
   return opensWith(m, CHECKPOINT_MARKERS) && !isPlanted(m);
 }
 
+/** The user's own words: non-empty texts of a user message, beside tool results too, less exporter texts. */
+function ownWords(m: Message): string[] {
+  if (m.role !== "user") return [];
+  const out: string[] = [];
+  for (const b of blocks(m)) {
+    const t = b.type === "text" ? textOf(b) : undefined;
+    if (t !== undefined && t.trim() !== "" && !exporterText(t)) out.push(t);
+  }
+  return out;
+}
+
 function plainUser(m: Message): boolean {
-  if (m.role !== "user") return false;
-  const bs = blocks(m);
-  if (bs.some((b) => b.type === "tool_result")) return false;
-  if (!bs.some((b) => (textOf(b) ?? "").trim() !== "")) return false;
-  return !looksLikeCheckpoint(m) && !opensWith(m, BRANCH_MARKERS) && !exporterText(m);
+  if (ownWords(m).length === 0) return false;
+  return !looksLikeCheckpoint(m) && !opensWith(m, BRANCH_MARKERS);
 }
 
 /** The texts an exporter writes where a history has none (never the user's words; see the README). */
-function exporterText(m: Message): boolean {
-  const first = blocks(m).find((b) => b.type === "text");
-  const t = first ? textOf(first) : undefined;
-  if (t === undefined) return false;
+function exporterText(t: string): boolean {
   return (
     t === "[compact-safe: the conversation continues from here]" ||
     t.startsWith("[compact-safe: tool result for ")
@@ -184,8 +215,14 @@ export function protectedRegion(ms: readonly Message[]): Region {
   ms.forEach((m, i) => {
     if (plainUser(m)) latest = i;
   });
+  // A batch in flight at the very end is in no request, so it does not count for the round.
+  let lastFull = ms.length - 1;
+  while (lastFull >= 0 && blocks(ms[lastFull]!).length === 0) lastFull--;
+  const tail = exchanges[exchanges.length - 1];
+  const counted =
+    tail && tail.at === lastFull && tail.results.every((r) => r < 0) ? exchanges.slice(0, -1) : exchanges;
   let roundStart: number;
-  const newest = exchanges[exchanges.length - 1];
+  const newest = counted[counted.length - 1];
   if (latest < 0) roundStart = 0;
   else if (!newest || newest.at > latest) roundStart = latest;
   else {
@@ -195,7 +232,7 @@ export function protectedRegion(ms: readonly Message[]): Region {
   const complete = exchanges.filter((e) => e.results.every((r) => r >= 0));
   const recent = complete.slice(-2);
   const older = recent.length > 0 ? recent[0]!.at : undefined;
-  const inRound = exchanges.filter((e) => e.at >= roundStart).length;
+  const inRound = counted.filter((e) => e.at >= roundStart).length;
   let start = inRound <= 2 ? Math.min(roundStart, older ?? roundStart) : (older ?? roundStart);
   for (let changed = true; changed;) {
     changed = false;
@@ -352,9 +389,8 @@ export function directChecks(c: CompactionUnderTest): CheckFailure[] {
   for (const m of replacement)
     if (m.role === "user") for (const b of blocks(m)) if (textOf(b) !== undefined) userTexts.add(textOf(b)!);
   for (const i of region.instructions) {
-    for (const b of blocks(original[i]!)) {
-      const t = textOf(b);
-      if (t !== undefined && t.trim() !== "" && !userTexts.has(t))
+    for (const t of ownWords(original[i]!)) {
+      if (!userTexts.has(t))
         fail("instruction", `current instruction (message ${i}) ${JSON.stringify(t.slice(0, 40))} missing`);
     }
   }
@@ -393,7 +429,9 @@ export function directChecks(c: CompactionUnderTest): CheckFailure[] {
       if (b.type === "tool_use") {
         const same = calls.get(String(r.id));
         if (!same) fail("invented-call", `call ${JSON.stringify(r.id)} is not in the original`);
-        else if (!same.some((x) => x.name === r.name && stableJson(x.input) === stableJson(r.input)))
+        else if (
+          !same.some((x) => x.name === r.name && sameButRedacted(stableJson(x.input), stableJson(r.input)))
+        )
           fail(
             "invented-call",
             `call ${JSON.stringify(r.id)} has another name or input than in the original`,
