@@ -151,8 +151,9 @@ export async function loadMessageFile(
       return { messages: parseMessages(list, isObject ? "messages" : "(root)"), via: "canonical" };
     } catch (e) {
       if (!(e instanceof ModelError)) throw e;
-      // Not canonical: perhaps an OpenAI body; otherwise the canonical error stands.
-      const provider = providerOf(list);
+      // Not canonical: perhaps an OpenAI body, or an Anthropic one with two messages of one role in a
+      // row (the API combines them); otherwise the canonical error stands.
+      const provider = providerOf(list) ?? (onlyUserAndAssistant(list) ? "anthropic" : undefined);
       if (provider === undefined) throw usageError(`${file}: ${e.message}`);
       return { messages: importedLive(text, file, provider), via: provider };
     }
@@ -172,6 +173,13 @@ function looksLikeAnthropicBody(list: unknown[]): boolean {
     if (m === null || typeof m !== "object") return false;
     const r = m as Record<string, unknown>;
     return r.role === (i % 2 === 0 ? "user" : "assistant") && r.meta === undefined && r.usage === undefined;
+  });
+}
+
+function onlyUserAndAssistant(list: unknown[]): boolean {
+  return list.every((m) => {
+    const r = m as Record<string, unknown> | null;
+    return r !== null && typeof r === "object" && (r.role === "user" || r.role === "assistant");
   });
 }
 

@@ -129,17 +129,39 @@ function roundStartFrom(messages: readonly Message[], lastCallIndex: number): nu
 
 /**
  * How many exchanges count for the round: all of them, less a batch of calls
- * in flight at the very end (nothing non-empty after its message). No request
- * carries such a batch (a provider takes no call without its result), so a
- * round judged with it would differ from the round of what is sent, and a
- * compaction checked on the history would fail when checked on its requests.
+ * still in flight at the end (no result, and the conversation did not go on
+ * after it: no instruction and no assistant message follows; see
+ * `conversationGoesOnAfter`). No request carries such a batch (a provider
+ * takes no call without its result), so a round judged with it would differ
+ * from the round of what is sent, and a compaction checked on the history
+ * would fail when checked on its requests.
  */
 function countedExchanges(messages: readonly Message[], t: ExchangeTable): number {
   const n = t.callIndex.length;
   if (n === 0) return 0;
-  let last = messages.length - 1;
-  while (last >= 0 && messages[last]!.content.length === 0) last--;
-  return t.callIndex[n - 1] === last && t.lastResult[n - 1] === -1 ? n - 1 : n;
+  const at = t.callIndex[n - 1]!;
+  return t.lastResult[n - 1] === -1 && !conversationGoesOnAfter(messages, at) ? n - 1 : n;
+}
+
+/**
+ * Whether an instruction or a non-empty assistant message follows message
+ * `index`. A call with no result is abandoned when the conversation went on
+ * after it, and in flight otherwise (checkpoints, branch summaries and results
+ * of other calls are not the conversation going on). The exporters use this
+ * too: an abandoned call gets a synthetic error result, an in-flight one is
+ * left out of the request.
+ */
+export function conversationGoesOnAfter(messages: readonly Message[], index: number): boolean {
+  return index < lastConversationIndex(messages);
+}
+
+/** Index of the last instruction or non-empty assistant message (-1: none); see `conversationGoesOnAfter`. */
+export function lastConversationIndex(messages: readonly Message[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if ((isAssistantRole(m) && m.content.length > 0) || isPlainUser(m)) return i;
+  }
+  return -1;
 }
 
 /** Start of the current round (DESIGN.md "Current round"). */

@@ -1,10 +1,12 @@
 /**
- * Abandoned calls: a tool call with no result, followed later by a plain user
- * message. Every importer closes them with a synthetic error result placed
- * right after the call's message; a call without a result at the very end of
- * a branch stays in flight.
+ * Abandoned calls: a tool call with no result, after which the conversation
+ * went on (an instruction or an assistant message follows: the contract's
+ * `conversationGoesOnAfter`, which the exporters use too). Every importer
+ * closes them with a synthetic error result placed right after the call's
+ * message; any other call without a result stays in flight.
  */
 import { isPlainUser } from "../contract/classify.js";
+import { lastConversationIndex } from "../contract/rounds.js";
 import type { Block, JournalEntry, Message, MessageEntry, ToolResultBlock } from "../model/index.js";
 import { isMessageKind } from "../model/index.js";
 
@@ -44,12 +46,13 @@ export function closeAbandonedCalls(messages: readonly Message[]): CloseResult<M
   const out: Message[] = [];
   let closed = 0;
   let inFlight = 0;
+  const lastConversation = lastConversationIndex(messages);
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!;
     out.push(m);
     const missing = callIds(m).filter((id) => !results.has(id));
     if (missing.length === 0) continue;
-    const abandoned = messages.slice(i + 1).some(isPlainUser);
+    const abandoned = i < lastConversation;
     if (abandoned) {
       out.push({ role: "user", content: missing.map(syntheticResult), meta: { synthetic: true } });
       closed += missing.length;
@@ -62,8 +65,8 @@ export function closeAbandonedCalls(messages: readonly Message[]): CloseResult<M
 
 /**
  * Closes the abandoned calls of a journal tree. A call is abandoned when no
- * result for it exists anywhere in the journal and a plain user message
- * follows it somewhere in its subtree. The synthetic result becomes a new
+ * result for it exists anywhere in the journal and an instruction or an
+ * assistant message follows it somewhere in its subtree. The synthetic result becomes a new
  * `tool_result` entry (id `<call entry id>-synthetic-result`) placed right after
  * the call's entry; the call entry's children are moved under it. Compaction
  * replacements are closed as linear arrays.
@@ -80,14 +83,17 @@ export function closeAbandonedInEntries(entries: readonly JournalEntry[]): Close
       children.set(e.parent_id, list);
     }
   }
-  const hasPlainUserBelow = (id: string): boolean => {
+  const goesOn = (m: Message) =>
+    ((m.role === "assistant" || m.role === "assistant_interrupted") && m.content.length > 0) ||
+    isPlainUser(m);
+  const conversationBelow = (id: string): boolean => {
     const stack = [...(children.get(id) ?? [])];
     const seen = new Set<string>();
     while (stack.length > 0) {
       const e = stack.pop()!;
       if (seen.has(e.id)) continue;
       seen.add(e.id);
-      if (isMessageKind(e.kind) && isPlainUser(e.payload as Message)) return true;
+      if (isMessageKind(e.kind) && goesOn(e.payload as Message)) return true;
       stack.push(...(children.get(e.id) ?? []));
     }
     return false;
@@ -108,7 +114,7 @@ export function closeAbandonedInEntries(entries: readonly JournalEntry[]): Close
     if (isMessageKind(e.kind)) {
       const missing = callIds(e.payload as Message).filter((id) => !results.has(id));
       if (missing.length > 0) {
-        if (hasPlainUserBelow(e.id)) {
+        if (conversationBelow(e.id)) {
           const synth: MessageEntry = {
             id: `${e.id}-synthetic-result`,
             parent_id: e.id,

@@ -11,8 +11,9 @@
  * 3. Pairing: right after an assistant message with calls comes one user
  *    message with exactly their results, in call order (a result recorded
  *    later is moved up). A call with no result anywhere gets a synthetic error
- *    result, unless nothing follows it (in flight), in which case the call is
- *    left out. A result whose call is not before it becomes a user text block
+ *    result when the conversation went on after it (an instruction or an
+ *    assistant message follows: the contract's `conversationGoesOnAfter`), and
+ *    is left out otherwise (in flight). A result whose call is not before it becomes a user text block
  *    (`[compact-safe: tool result for <id>; its call is not in the history] ...`),
  *    which the contract never takes for a user instruction.
  * 4. Empty messages are dropped; the first non-system message must be from the
@@ -32,6 +33,7 @@
 import type { Block, Message, ToolResultBlock, ToolUseBlock } from "../model/index.js";
 import { ABANDONED_RESULT_TEXT } from "./abandoned.js";
 import { CONVERSATION_START_TEXT, RESULT_AS_TEXT_PREFIX } from "../contract/markers.js";
+import { lastConversationIndex } from "../contract/rounds.js";
 
 export { CONVERSATION_START_TEXT };
 
@@ -145,10 +147,9 @@ export function prepareForProvider(messages: readonly Message[], provider: Provi
       positions.set(id, list);
     }),
   );
-  let lastNonEmpty = -1;
-  convo.forEach((m, i) => {
-    if (m.content.length > 0) lastNonEmpty = i;
-  });
+  // A call with no result is abandoned (synthetic error result) when the conversation went on after it,
+  // and in flight (left out) otherwise: the contract's rule, so the request has the history's round.
+  const lastProgress = lastConversationIndex(convo);
   const consumed = new Set<string>(); // "msg:block"
   const called = new Set<string>();
   const out: Message[] = [];
@@ -171,7 +172,7 @@ export function prepareForProvider(messages: readonly Message[], provider: Provi
       continue;
     }
     const results: Block[] = [];
-    const restNonEmpty = i < lastNonEmpty;
+    const goesOn = i < lastProgress;
     const kept: Block[] = [];
     for (const b of content) {
       if (b.type !== "tool_use") {
@@ -185,7 +186,7 @@ export function prepareForProvider(messages: readonly Message[], provider: Provi
         consumed.add(`${pos.msg}:${pos.block}`);
         results.push(convo[pos.msg]!.content[pos.block]!);
         kept.push(b);
-      } else if (restNonEmpty) {
+      } else if (goesOn) {
         results.push(
           provider === "anthropic"
             ? { type: "tool_result", tool_use_id: id, content: ABANDONED_RESULT_TEXT, is_error: true }

@@ -215,12 +215,14 @@ export function protectedRegion(ms: readonly Message[]): Region {
   ms.forEach((m, i) => {
     if (plainUser(m)) latest = i;
   });
-  // A batch in flight at the very end is in no request, so it does not count for the round.
-  let lastFull = ms.length - 1;
-  while (lastFull >= 0 && blocks(ms[lastFull]!).length === 0) lastFull--;
+  // A batch still in flight (no result, and no instruction or assistant message after it) is in no
+  // request, so it does not count for the round.
   const tail = exchanges[exchanges.length - 1];
-  const counted =
-    tail && tail.at === lastFull && tail.results.every((r) => r < 0) ? exchanges.slice(0, -1) : exchanges;
+  const inFlight =
+    tail !== undefined &&
+    tail.results.every((r) => r < 0) &&
+    !ms.slice(tail.at + 1).some((m) => (isAssistant(m) && blocks(m).length > 0) || plainUser(m));
+  const counted = inFlight ? exchanges.slice(0, -1) : exchanges;
   let roundStart: number;
   const newest = counted[counted.length - 1];
   if (latest < 0) roundStart = 0;
