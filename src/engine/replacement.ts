@@ -5,7 +5,7 @@
  * round). It validates its own output and fails closed. Pure.
  */
 import type { Block, CoverageReceipt, Message, TextBlock } from "../model/types.js";
-import { canonicalJson, isAssistantRole, isText, isToolResult } from "../model/blocks.js";
+import { canonicalJson, isAssistantRole, isToolResult } from "../model/blocks.js";
 import { CHECKPOINT_MARKER } from "../contract/markers.js";
 import { isBranchSummary, isCheckpoint, isPlainUser, userWords } from "../contract/classify.js";
 import { protectedRound, type ProtectedRound } from "../contract/rounds.js";
