@@ -67,6 +67,15 @@ export interface CompactOptions {
   /** The clock of the budget (tests pass a fake; default `Date.now`). */
   now?: () => number;
   estimator?: TokenEstimator;
+  /**
+   * What the request each provider would receive for a message array measures
+   * (named figures, e.g. `{ anthropic, openai }`, in the same unit before and
+   * after). When given, no figure of the replacement may be larger than the
+   * history's: shrinking is judged on what is actually sent, on top of the
+   * estimator's own figures. The CLI passes its exporters' bodies, estimated
+   * (`providerRequestTokens`); a host passes what its own conversion sends.
+   */
+  requestSizes?: (messages: readonly Message[]) => Readonly<Record<string, number>>;
 }
 
 /**
@@ -194,6 +203,35 @@ function notSmaller(before: SentTokens, after: SentTokens): string | undefined {
   return undefined;
 }
 
+/** Why `after` makes a request larger than `before` does, or undefined when none grows. */
+function requestGrows(
+  before: Readonly<Record<string, number>>,
+  after: Readonly<Record<string, number>>,
+): string | undefined {
+  for (const [name, was] of Object.entries(before)) {
+    const now = after[name];
+    if (now !== undefined && now > was)
+      return `the ${name} request would grow from ${was} to ${now} tokens as sent`;
+  }
+  return undefined;
+}
+
+/** Judges a candidate replacement against the history in every measure given (memoizing the history's). */
+function shrinkJudge(
+  messages: readonly Message[],
+  sentBefore: SentTokens,
+  estimator: TokenEstimator,
+  requestSizes: CompactOptions["requestSizes"],
+): (candidate: readonly Message[]) => string | undefined {
+  let requestsBefore: Readonly<Record<string, number>> | undefined;
+  return (candidate) => {
+    const estimate = notSmaller(sentBefore, sentTokens(candidate, estimator));
+    if (estimate !== undefined || !requestSizes) return estimate;
+    requestsBefore ??= requestSizes(messages);
+    return requestGrows(requestsBefore, requestSizes(candidate));
+  };
+}
+
 /** What the protected round and the anchors cost: the part of a replacement that cannot shrink. */
 function fixedCost(
   messages: readonly Message[],
@@ -211,7 +249,7 @@ function fixedCost(
 }
 
 interface PruneContext {
-  sentBefore: SentTokens;
+  judge: (candidate: readonly Message[]) => string | undefined;
   tokensBefore: number;
   target: number;
   anchors: string;
@@ -231,7 +269,7 @@ function tryPruneOnly(messages: readonly Message[], regionStart: number, c: Prun
   const grows =
     prunedTokens >= c.tokensBefore
       ? "it found nothing to prune outside the protected round"
-      : notSmaller(c.sentBefore, sentTokens(prunedMessages, c.estimator));
+      : c.judge(prunedMessages);
   if (grows !== undefined)
     return errorResult("nothing_to_compact", `nothing to compact by prune-only: ${grows}`, 0);
   const verdict = validateSurvivalContract(messages, prunedMessages, {
@@ -284,6 +322,7 @@ export async function compactMessagesSafe(
   } = measureForPrune(messages, round.regionStart, estimator);
   const target = options.target ?? Math.floor(tokensBefore / 2);
   const anchors = options.anchors?.trim() ?? "";
+  const judge = shrinkJudge(messages, sentBefore, estimator, options.requestSizes);
 
   if (round.regionStart === 0) {
     return errorResult(
@@ -298,7 +337,7 @@ export async function compactMessagesSafe(
   // built at all (it would be thrown away for the summary path).
   if (options.pruneOnly || tokensBefore - pruneSavingsBound <= target) {
     const pruned = tryPruneOnly(messages, round.regionStart, {
-      sentBefore,
+      judge,
       tokensBefore,
       target,
       anchors,
@@ -334,7 +373,7 @@ export async function compactMessagesSafe(
   const grows =
     tokensAfter >= tokensBefore
       ? `the replacement would be ${tokensAfter} tokens, not smaller than the history's ${tokensBefore}`
-      : notSmaller(sentBefore, sentTokens(replacement, estimator));
+      : judge(replacement);
   if (grows !== undefined) {
     return errorResult(
       "nothing_to_compact",

@@ -32,3 +32,5 @@ export type { OpenAIRequestBody, OpenAIMessage, OpenAIToolCall } from "./export-
 export { toJournalLines } from "./export-journal.js";
 export { checkProviderShape } from "./check-shape.js";
 export type { ShapeCheck } from "./check-shape.js";
+export { providerRequestTokens } from "./request-size.js";
+export type { ProviderRequestTokens } from "./request-size.js";

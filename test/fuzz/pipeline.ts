@@ -14,9 +14,15 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Message } from "../../src/model/types.js";
 import { ModelError } from "../../src/model/index.js";
-import { FormatError, importText, toAnthropicRequest, toOpenAIRequest } from "../../src/formats/index.js";
+import {
+  FormatError,
+  importText,
+  providerRequestTokens,
+  toAnthropicRequest,
+  toOpenAIRequest,
+} from "../../src/formats/index.js";
 import { liveContext, parseJournal } from "../../src/journal/index.js";
-import { compactMessagesSafe } from "../../src/engine/index.js";
+import { compactMessagesSafe, fastEstimator } from "../../src/engine/index.js";
 import { extractiveSummarizer } from "../../src/summarizers/index.js";
 import { validateSurvivalContract } from "../../src/contract/index.js";
 import { repoRoot } from "../support.js";
@@ -132,6 +138,8 @@ export async function runInProcess(c: FuzzCase): Promise<CaseOutcome> {
       target: c.target,
       pruneOnly: c.pruneOnly,
       trigger: "manual",
+      // As the command line does: shrinking judged on the exported requests too.
+      requestSizes: (ms) => providerRequestTokens(ms, fastEstimator.text),
     });
   } catch (e) {
     failures.push({ cls: "crash:compact", message: firstLine(e) });

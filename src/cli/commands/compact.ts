@@ -20,6 +20,8 @@ import {
 import { readAnchors, readBackgroundFile, readLiveState } from "../../journal/workspace.js";
 import { compactMessagesSafe, DEFAULT_LADDER_BUDGET_MS, type CompactSuccess } from "../../engine/compact.js";
 import { measurePressure } from "../../engine/pressure.js";
+import { fastEstimator } from "../../engine/tokens.js";
+import { providerRequestTokens } from "../../formats/request-size.js";
 import { formatReceipt } from "../../engine/replacement.js";
 import type { Summarizer } from "../../summarizers/types.js";
 import { extractiveSummarizer } from "../../summarizers/extractive.js";
@@ -194,6 +196,8 @@ async function compactEntries(
     backoffMs: backoffFromEnv(),
     // The ladder's budget (5 minutes) is never shorter than one request's timeout.
     budgetMs: Math.max(DEFAULT_LADDER_BUDGET_MS, o.timeout ?? 0),
+    // Shrinking is judged on the requests the exporters would send, too.
+    requestSizes: (ms) => providerRequestTokens(ms, fastEstimator.text),
   });
   if (!result.ok) {
     const { kind, message } = result.error;
