@@ -58,10 +58,12 @@ export async function requireFile(file: string): Promise<number> {
   return st.size;
 }
 
+const FIRST_LINE_LIMIT = 64 * 1024 * 1024;
+
 /**
  * Whether a file is a compact-safe journal: its first non-blank line is an
- * object with `id`, `kind` and `payload`. Reads at most the first 64 KiB
- * (a first line longer than that is decided by the format detector).
+ * object with `id`, `kind` and `payload`. Reads up to the end of that line
+ * (at most 64 MiB; a longer first line is left to the format detector).
  */
 export async function looksLikeJournal(file: string): Promise<boolean> {
   // O_NONBLOCK: a FIFO swapped in after `requireFile` must not block the open.
@@ -69,25 +71,41 @@ export async function looksLikeJournal(file: string): Promise<boolean> {
   try {
     const why = notRegularFile(await fh.stat());
     if (why !== null) throw usageError(`${file}: ${why}`);
-    const buf = Buffer.alloc(64 * 1024);
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-    const text = buf.subarray(0, bytesRead).toString("utf8");
-    for (const line of text.split("\n")) {
-      if (line.trim() === "") continue;
-      try {
-        const o = parseJsonLimited(line) as Record<string, unknown>;
-        return (
-          o !== null &&
-          typeof o === "object" &&
-          typeof o.id === "string" &&
-          typeof o.kind === "string" &&
-          typeof o.payload === "object"
-        );
-      } catch {
-        return false;
+    // The first non-blank line, read in chunks up to its end (a first entry can be a large pasted file).
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let seenText = false;
+    let complete = false;
+    while (!complete && size < FIRST_LINE_LIMIT) {
+      const buf = Buffer.alloc(256 * 1024);
+      const { bytesRead } = await fh.read(buf, 0, buf.length, size);
+      if (bytesRead === 0) break;
+      const chunk = buf.subarray(0, bytesRead);
+      chunks.push(chunk);
+      size += bytesRead;
+      let from = 0;
+      if (!seenText) {
+        while (from < chunk.length && /\s/.test(String.fromCharCode(chunk[from]!))) from++;
+        seenText = from < chunk.length;
       }
+      complete = seenText && chunk.indexOf(0x0a, from) >= 0;
     }
-    return false;
+    const text = Buffer.concat(chunks).toString("utf8").trimStart();
+    const nl = text.indexOf("\n");
+    const line = text.length === 0 ? undefined : nl >= 0 ? text.slice(0, nl) : text;
+    if (line === undefined) return false;
+    try {
+      const o = parseJsonLimited(line) as Record<string, unknown>;
+      return (
+        o !== null &&
+        typeof o === "object" &&
+        typeof o.id === "string" &&
+        typeof o.kind === "string" &&
+        typeof o.payload === "object"
+      );
+    } catch {
+      return false;
+    }
   } finally {
     await fh.close();
   }

@@ -8,7 +8,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { corpusDir } from "../support.js";
 import { oneLineError, run, tempDir } from "./helpers.js";
@@ -79,4 +79,30 @@ test("import --force over an existing FIFO refuses instead of blocking on its ba
     oneLineError(r.stderr),
     /out\.fifo: is a named pipe \(FIFO\), not a regular file; refusing to write to it/,
   );
+});
+
+test("a journal whose first line is longer than 64 KiB is still recognised as a journal (compact --in-place)", async (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  const ms: unknown[] = [{ role: "user", content: "x".repeat(100_000) }];
+  for (let k = 0; k < 6; k++) {
+    const args = JSON.stringify({ command: `ls ${k}` });
+    ms.push({
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: `c${k}`, type: "function", function: { name: "bash", arguments: args } }],
+    });
+    ms.push({ role: "tool", tool_call_id: `c${k}`, content: "out ".repeat(3000) });
+  }
+  ms.push({ role: "user", content: "thanks" });
+  writeFileSync(join(dir, "m.json"), JSON.stringify(ms));
+  const j = join(dir, "j.jsonl");
+  assert.equal((await run(["import", join(dir, "m.json"), "--out", j])).code, 0);
+  // Without its header line, the journal's first line is the 100 KB user entry.
+  const lines = readFileSync(j, "utf8").split("\n");
+  const noHeader = join(dir, "no-header.jsonl");
+  writeFileSync(noHeader, lines.slice(1).join("\n"));
+  const r = await run(["compact", noHeader, "--in-place", "--json", "--workspace", dir]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal((JSON.parse(r.stdout) as { journal: string }).journal, noHeader);
 });

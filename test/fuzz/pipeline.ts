@@ -69,9 +69,9 @@ function isClearError(e: unknown): boolean {
   return (e instanceof FormatError || e instanceof ModelError) && !e.message.includes("\n");
 }
 
-/** Is the first non-blank line a journal entry? (as src/cli/io.ts looksLikeJournal decides, on the first 64 KiB) */
+/** Is the first non-blank line a journal entry? (as src/cli/io.ts looksLikeJournal decides) */
 function looksLikeJournal(bytes: Buffer): boolean {
-  const text = bytes.subarray(0, 64 * 1024).toString("utf8");
+  const text = bytes.toString("utf8");
   for (const line of text.split("\n")) {
     if (line.trim() === "") continue;
     try {
