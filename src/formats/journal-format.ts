@@ -2,18 +2,21 @@
  * compact-safe's own journal JSONL, read tolerantly for import/export (the
  * `journal` layer owns writing and locking). Every line is checked with the
  * model's entry schema; broken lines, invalid entries and duplicate ids are
- * reported and skipped.
+ * reported and skipped. Repeated tool ids are handled as in every import
+ * (tool-ids.ts): the new journal gets unique call ids, with a warning each.
  */
 import type { JournalEntry } from "../model/index.js";
 import { parseJournalEntry } from "../model/index.js";
 import { parseLine, splitLines } from "./lines.js";
 import { ReportBuilder } from "./report.js";
+import { SourceLines, uniqueToolIds } from "./tool-ids.js";
 import type { ImportResult } from "./types.js";
 
 export function importJournal(text: string, file: string): ImportResult {
   const rb = new ReportBuilder("journal", file);
   const entries: JournalEntry[] = [];
   const ids = new Set<string>();
+  const lines = new SourceLines();
   for (const raw of splitLines(text)) {
     if (raw.text.trim() === "") {
       rb.line("blank");
@@ -34,6 +37,7 @@ export function importJournal(text: string, file: string): ImportResult {
         continue;
       }
       ids.add(e.id);
+      lines.entry(e.id, raw.line);
       entries.push(e);
       rb.imported();
     } catch (err) {
@@ -41,5 +45,7 @@ export function importJournal(text: string, file: string): ImportResult {
       rb.skip(raw.line, err instanceof Error ? err.message : String(err), false);
     }
   }
-  return { entries, report: rb.finish(entries) };
+  const unique = uniqueToolIds(entries, file, lines);
+  for (const f of unique.findings) rb.warn(f.line, f.message);
+  return { entries: unique.entries, report: rb.finish(unique.entries) };
 }

@@ -12,6 +12,7 @@ import { parseArguments } from "./codex.js";
 import { fromAnthropicContent } from "./convert.js";
 import { isRecord } from "./lines.js";
 import { ReportBuilder } from "./report.js";
+import { SourceLines } from "./tool-ids.js";
 import { FormatError, type FormatName, type ImportResult } from "./types.js";
 
 function parseJsonDocument(text: string, file: string): unknown {
@@ -30,6 +31,7 @@ function finish(
   file: string,
   format: FormatName,
   headerExtra: Record<string, unknown>,
+  lines: SourceLines = new SourceLines("message"),
 ): ImportResult {
   const created = new Date().toISOString();
   const header: JournalEntry = {
@@ -56,10 +58,12 @@ function finish(
       created_at: created,
       payload: message,
     };
+    lines.entry(e.id, line);
+    lines.blocks(message.content, line);
     entries.push(e);
     last = e.id;
   }
-  return finishImport(entries, rb);
+  return finishImport(entries, rb, lines);
 }
 
 function openAiContent(content: unknown): Block[] {
@@ -100,6 +104,7 @@ export function importOpenAI(text: string, file: string): ImportResult {
       `${file}: expected an array of messages, { messages: [...] } or a SWE-agent trajectory with "history"`,
     );
   const rb = new ReportBuilder("openai", file);
+  const lines = new SourceLines("message");
   const out: { line: number; message: Message }[] = [];
   let lastFunctionCallId: string | undefined;
   arr.forEach((raw, i) => {
@@ -178,6 +183,7 @@ export function importOpenAI(text: string, file: string): ImportResult {
                   .map((x) => (x as { text: string }).text)
                   .join("\n"),
         };
+        lines.blocks([b], line);
         // Consecutive tool messages answer one assistant message: one tool-result message.
         if (
           prev &&
@@ -198,7 +204,7 @@ export function importOpenAI(text: string, file: string): ImportResult {
     }
     rb.imported();
   });
-  return finish(rb, out, file, "openai", {});
+  return finish(rb, out, file, "openai", {}, lines);
 }
 
 /** Anthropic Messages: an array of messages, or `{ system, messages }`. */

@@ -22,11 +22,12 @@
  *   are accounted as skipped by design.
  */
 import type { Block, CompactionEntry, JournalEntry, Message, MessageEntry, Usage } from "../model/index.js";
-import { kindForMessage } from "../model/index.js";
+import { isMessageKind, kindForMessage } from "../model/index.js";
 import { roughTokens } from "./claude-code.js";
 import { isRecord, objectLines } from "./lines.js";
 import { completeHeader, finishImport, nearestImported, startHeader } from "./source-tree.js";
 import { ReportBuilder } from "./report.js";
+import { SourceLines } from "./tool-ids.js";
 import type { ImportResult } from "./types.js";
 
 /** pi's framing of a compaction summary (coding-agent `messages.ts`). */
@@ -188,11 +189,15 @@ export function importPi(text: string, file: string): ImportResult {
   const recordIds: (string | undefined)[] = [];
   let lastEntry = header.id;
   let model = "unknown";
+  const lines = new SourceLines();
+  let currentLine = 0;
 
   const resolve = (id: unknown): string | null => nearestImported(id, entryFor, parentOf);
   const add = (e: JournalEntry, sourceId: string | undefined) => {
     entries.push(e);
     byId.set(e.id, e);
+    lines.entry(e.id, currentLine);
+    if (isMessageKind(e.kind)) lines.blocks((e.payload as Message).content, currentLine);
     if (sourceId) entryFor.set(sourceId, e.id);
     lastEntry = e.id;
   };
@@ -214,6 +219,7 @@ export function importPi(text: string, file: string): ImportResult {
     const type = String(o.type ?? "?");
     const role = isRecord(o.message) ? String(o.message.role) : "";
     rb.line(type === "message" ? `message:${role}` : type);
+    currentLine = raw.line;
     const treeId = typeof o.id === "string" && type !== "session" ? o.id : undefined;
     if (treeId) parentOf.set(treeId, typeof o.parentId === "string" ? o.parentId : null);
     const recordIndex = recordIds.length;
@@ -369,5 +375,5 @@ export function importPi(text: string, file: string): ImportResult {
     rb.skip(raw.line, `unknown entry type ${JSON.stringify(type)}`, false);
   }
   completeHeader(header, entries, file);
-  return finishImport(entries, rb);
+  return finishImport(entries, rb, lines);
 }
