@@ -201,7 +201,9 @@ function providerOf(list: unknown[]): "openai" | undefined {
 }
 
 function importedLive(text: string, file: string, format: "anthropic" | "openai"): Message[] {
-  const { entries } = importText(text, file, { format });
+  // Two histories compared with each other: repeated tool ids are kept as written on both sides
+  // (renaming each on its own could pair a call of one with another call of the other).
+  const { entries } = importText(text, file, { format, toolIds: "keep" });
   const live = liveContext(entries);
   return live;
 }

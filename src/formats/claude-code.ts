@@ -24,7 +24,7 @@ import { fromAnthropicContent, textOf } from "./convert.js";
 import { isRecord, objectLines } from "./lines.js";
 import { finishImport, nearestImported } from "./source-tree.js";
 import { ReportBuilder } from "./report.js";
-import { SourceLines } from "./tool-ids.js";
+import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
 import type { ImportResult } from "./types.js";
 
 const BY_DESIGN: Record<string, string> = {
@@ -64,7 +64,7 @@ export function roughTokens(messages: readonly Message[]): number {
   return Math.ceil(JSON.stringify(messages.map((m) => m.content)).length / 4);
 }
 
-export function importClaudeCode(text: string, file: string): ImportResult {
+export function importClaudeCode(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
   const rb = new ReportBuilder("claude-code", file);
   const parsed: { line: number; o: Record<string, unknown>; kind: string }[] = [];
   // Pass 1: parse every line and record every uuid's parent (including lines we skip).
@@ -297,5 +297,5 @@ export function importClaudeCode(text: string, file: string): ImportResult {
   if (!hp.created_at) hp.created_at = new Date(0).toISOString();
   header.created_at = String(hp.created_at);
   for (const e of side) if (e.parent_id === HEADER_ID || e.parent_id === null) e.parent_id = HEADER_ID;
-  return finishImport([header, ...side, ...main], rb, lines);
+  return finishImport([header, ...side, ...main], rb, lines, options);
 }

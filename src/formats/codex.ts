@@ -32,7 +32,7 @@ import { textOf } from "./convert.js";
 import { isRecord, objectLines } from "./lines.js";
 import { completeHeader, finishImport, startHeader } from "./source-tree.js";
 import { ReportBuilder } from "./report.js";
-import { SourceLines } from "./tool-ids.js";
+import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
 import type { ImportResult } from "./types.js";
 
 /** The text Codex puts before a compaction summary (codex-rs/core/templates/compact/summary_prefix.md). */
@@ -198,7 +198,7 @@ export function responseItemsToMessages(items: readonly unknown[]): Message[] {
   return out;
 }
 
-export function importCodex(text: string, file: string): ImportResult {
+export function importCodex(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
   const rb = new ReportBuilder("codex", file);
   const header: JournalEntry = startHeader("codex");
   const entries: JournalEntry[] = [header];
@@ -408,5 +408,5 @@ export function importCodex(text: string, file: string): ImportResult {
     rb.imported();
   }
   completeHeader(header, entries, file);
-  return finishImport(entries, rb, lines);
+  return finishImport(entries, rb, lines, options);
 }

@@ -12,7 +12,7 @@ import { parseArguments } from "./codex.js";
 import { fromAnthropicContent } from "./convert.js";
 import { isRecord } from "./lines.js";
 import { ReportBuilder } from "./report.js";
-import { SourceLines } from "./tool-ids.js";
+import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
 import { FormatError, type FormatName, type ImportResult } from "./types.js";
 
 function parseJsonDocument(text: string, file: string): unknown {
@@ -32,6 +32,7 @@ function finish(
   format: FormatName,
   headerExtra: Record<string, unknown>,
   lines: SourceLines = new SourceLines("message"),
+  options: ToolIdOptions = {},
 ): ImportResult {
   const created = new Date().toISOString();
   const header: JournalEntry = {
@@ -63,7 +64,7 @@ function finish(
     entries.push(e);
     last = e.id;
   }
-  return finishImport(entries, rb, lines);
+  return finishImport(entries, rb, lines, options);
 }
 
 function openAiContent(content: unknown): Block[] {
@@ -90,7 +91,7 @@ function openAiContent(content: unknown): Block[] {
 const OPENAI_EXTRA_META = ["name", "agent", "message_type", "thought", "action", "tool_call_ids"];
 
 /** OpenAI Chat Completions messages: an array, `{ messages }`, or a SWE-agent `.traj` (`history`). */
-export function importOpenAI(text: string, file: string): ImportResult {
+export function importOpenAI(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
   const doc = parseJsonDocument(text, file);
   const arr = Array.isArray(doc)
     ? doc
@@ -204,7 +205,7 @@ export function importOpenAI(text: string, file: string): ImportResult {
     }
     rb.imported();
   });
-  return finish(rb, out, file, "openai", {}, lines);
+  return finish(rb, out, file, "openai", {}, lines, options);
 }
 
 /** Anthropic Messages: an array of messages, or `{ system, messages }`. */
@@ -245,7 +246,7 @@ function opensWithMarker(b: Block): boolean {
   );
 }
 
-export function importAnthropic(text: string, file: string): ImportResult {
+export function importAnthropic(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
   const doc = parseJsonDocument(text, file);
   const arr = Array.isArray(doc)
     ? doc
@@ -280,5 +281,5 @@ export function importAnthropic(text: string, file: string): ImportResult {
     splitAtMarkers(message).forEach((m, part) => out.push({ line, message: m, part }));
     rb.imported();
   });
-  return finish(rb, out, file, "anthropic", {});
+  return finish(rb, out, file, "anthropic", {}, undefined, options);
 }

@@ -152,7 +152,6 @@ const cases: { format: FormatName; text: string; id: string; line: number; unit:
   { format: "pi", text: jsonl(...piLines), id: "p1", line: 5, unit: "line" },
   { format: "openai", text: JSON.stringify(openaiMessages), id: "o1", line: 4, unit: "message" },
   { format: "anthropic", text: JSON.stringify(anthropicMessages), id: "n1", line: 4, unit: "message" },
-  { format: "journal", text: jsonl(...journalLines), id: "j1", line: 5, unit: "line" },
 ];
 
 for (const c of cases) {
@@ -183,6 +182,32 @@ for (const c of cases) {
     assert.equal(r.report.synthetic_results, 0);
   });
 }
+
+test("a journal is never rewritten: its import keeps repeated ids as written, with a warning naming the line", () => {
+  const r = importAs("journal", jsonl(...journalLines));
+  assert.deepEqual(toolIds(liveContext(r.entries)), ["call:j1", "result:j1", "call:j1", "result:j1"]);
+  assert.deepEqual(r.report.warnings, [
+    { line: 5, message: 'tool call id "j1" already used by the call at line 3; kept as written' },
+  ]);
+  // On request, a journal is repaired like any other import.
+  const repaired = importText(jsonl(...journalLines), "s.jsonl", { format: "journal", toolIds: "repair" });
+  assert.deepEqual(toolIds(liveContext(repaired.entries)), [
+    "call:j1",
+    "result:j1",
+    "call:j1_dup2",
+    "result:j1_dup2",
+  ]);
+});
+
+test("toolIds keep: ids stay as written (two histories compared with each other read alike)", () => {
+  const r = importText(JSON.stringify(openaiMessages), "s.json", { format: "openai", toolIds: "keep" });
+  assert.deepEqual(toolIds(liveContext(r.entries)), ["call:o1", "result:o1", "call:o1", "result:o1"]);
+  assert.match(r.report.warnings[0]!.message, /already used by the call at message 2; kept as written$/);
+  // A second result is reported, not refused.
+  const twice = [...openaiMessages.slice(0, 3), { role: "tool", tool_call_id: "o1", content: "again" }];
+  const r2 = importText(JSON.stringify(twice), "s.json", { format: "openai", toolIds: "keep" });
+  assert.match(r2.report.warnings[0]!.message, /^duplicate tool result id "o1"/);
+});
 
 test("the suffix never collides with an id the file already uses", () => {
   const msgs = [
@@ -256,6 +281,18 @@ test("Claude Code: a line repeated by a resumed session is read once, not as a s
     [[4, false]],
   );
   assert.deepEqual(toolIds(liveContext(r2.entries)), ["call:t1", "result:t1"]);
+});
+
+test("pi: an entry written twice (same id) is read once, not as a second call", () => {
+  const lines = [...piLines.slice(0, 3), piLines[2], ...piLines.slice(3, 4)];
+  const r = importAs("pi", jsonl(...lines));
+  assert.deepEqual(toolIds(liveContext(r.entries)), ["call:p1", "result:p1"]);
+  assert.deepEqual(r.report.warnings, []);
+  assert.deepEqual(
+    r.report.skipped.map((s) => [s.line, s.by_design, s.reason]),
+    [[4, true, "repeated line: id e2 was read at line 3 (same entry)"]],
+  );
+  assert.equal(new Set(r.entries.map((e) => e.id)).size, r.entries.length, "entry ids are unique");
 });
 
 test("calls of one message with the same id are answered in order; an earlier open call stays unanswered", () => {

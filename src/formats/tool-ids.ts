@@ -59,6 +59,23 @@ export interface ToolIdFinding {
   double_result: boolean;
 }
 
+/** How an import treats repeated tool ids. */
+export interface ToolIdOptions {
+  /**
+   * `repair` (default, except for a journal): rename a repeated call id,
+   * refuse a second result. `keep` (the default for a journal, which is never
+   * rewritten): keep them as written and report them as warnings; also for
+   * reading two histories that are compared with each other (`validate`),
+   * where renaming each one on its own could pair different calls.
+   */
+  toolIds?: "repair" | "keep";
+}
+
+/** The warning an import records for a finding. */
+export function toolIdWarning(f: ToolIdFinding, kept: boolean): string {
+  return kept ? `${f.message}; kept as written` : f.message;
+}
+
 export interface ToolIdRepair {
   entries: JournalEntry[];
   /** The calls renamed (repair mode), or every repeated id found (report mode). */
