@@ -60,3 +60,63 @@ test("import: a reused call id is renamed with a warning naming FILE:LINE; a sec
   );
   assert.equal(existsSync(out), false);
 });
+
+test("compact, export and validate of a journal that reuses a call id: read as written on every side (validate exit 0; it refused when it renamed)", async (t) => {
+  const { dir, cleanup } = tempDir("cs-toolids-");
+  t.after(cleanup);
+  const at = "2026-01-01T00:00:00Z";
+  const words = (n: number, seed: number) =>
+    Array.from({ length: n }, (_, i) => `w${((i + seed) * 7919) % 10007}`).join(" ");
+  const entry = (id: string, parent: string, kind: string, payload: unknown) =>
+    line({ id, parent_id: parent, kind, created_at: at, payload });
+  const call = (id: string, cmd: string) => ({
+    role: "assistant",
+    content: [{ type: "tool_use", id, name: "bash", input: { cmd } }],
+  });
+  const result = (id: string, text: string) => ({
+    role: "user",
+    content: [{ type: "tool_result", tool_use_id: id, content: text }],
+  });
+  const journal = join(dir, "session.jsonl");
+  writeFileSync(
+    journal,
+    [
+      line({
+        id: "h",
+        parent_id: null,
+        kind: "header",
+        created_at: at,
+        payload: { session_id: "s", created_at: at, schema_version: 2, source_format: "compact-safe" },
+      }),
+      entry("e1", "h", "user", { role: "user", content: [{ type: "text", text: `first ${words(300, 1)}` }] }),
+      entry("e2", "e1", "assistant", call("x", "ls")),
+      entry("e3", "e2", "tool_result", result("x", words(3000, 2))),
+      entry("e3a", "e3", "assistant", call("p", "pwd")),
+      entry("e3b", "e3a", "tool_result", result("p", words(2000, 5))),
+      entry("e3c", "e3b", "assistant", call("q", "id")),
+      entry("e3d", "e3c", "tool_result", result("q", words(2000, 7))),
+      entry("e4", "e3d", "assistant", { role: "assistant", content: [{ type: "text", text: "listed" }] }),
+      entry("e5", "e4", "user", { role: "user", content: [{ type: "text", text: "now cat it" }] }),
+      entry("e6", "e5", "assistant", call("x", "cat a")),
+      entry("e7", "e6", "tool_result", result("x", "contents of a")),
+    ].join("\n") + "\n",
+  );
+  const before = await run(["export", journal, "--to", "anthropic", "--out", join(dir, "before.json")]);
+  assert.equal(before.code, 0, before.stderr);
+  assert.match(before.stderr, /session\.jsonl:11: tool call id "x" already used by the call at line 3/);
+  const comp = await run(["compact", journal, "--json", "--workspace", dir, "--target", "200"], { cwd: dir });
+  assert.equal(comp.code, 0, comp.stderr);
+  const receipt = JSON.parse(comp.stdout) as { path: string };
+  assert.notEqual(receipt.path, "none");
+  const after = await run(["export", journal, "--to", "anthropic", "--out", join(dir, "after.json")]);
+  assert.equal(after.code, 0, after.stderr);
+  // The first `x` was summarized; the one kept is the last round's, under its own id.
+  const kept = readFileSync(join(dir, "after.json"), "utf8");
+  assert.doesNotMatch(kept, /_dup|"cmd": "ls"/);
+  assert.match(kept, /"id": "x"/);
+  const v = await run(
+    ["validate", join(dir, "before.json"), join(dir, "after.json"), "--path", receipt.path],
+    { cwd: dir },
+  );
+  assert.equal(v.code, 0, v.stderr + v.stdout);
+});
