@@ -16,6 +16,7 @@ import {
 import { formatProblems, liveContext, readJournal } from "../journal/index.js";
 import { FORMAT_NAMES, FormatError, type FormatName, type ImportReport } from "../formats/types.js";
 import { importFile, importText } from "../formats/detect.js";
+import { filePlace } from "../formats/tool-ids.js";
 import { CliError, EXIT, usageError } from "./errors.js";
 
 export type Session =
@@ -131,6 +132,19 @@ export async function loadSession(file: string, format?: FormatName): Promise<Se
   return { kind: "import", file, format: report.format, entries, report, problems: broken };
 }
 
+/**
+ * What an import changed, one `FILE:LINE: message` line each (`FILE: message
+ * N: ...` for a JSON message array), e.g. a repeated tool call id renamed.
+ */
+export function importWarnings(report: ImportReport): string[] {
+  return report.warnings.map((w) => `${filePlace(report.file, unitOf(report), w.line)} ${w.message}`);
+}
+
+/** What a report's line numbers count: lines of a JSONL file, or messages of a JSON message array. */
+export function unitOf(report: ImportReport): "line" | "message" {
+  return report.format === "openai" || report.format === "anthropic" ? "message" : "line";
+}
+
 /** The live context of a session (the projection of its active path). */
 export function sessionLive(session: Session): Message[] {
   return liveContext(session.entries);
@@ -213,7 +227,9 @@ function providerOf(list: unknown[]): "openai" | undefined {
 }
 
 function importedLive(text: string, file: string, format: "anthropic" | "openai"): Message[] {
-  const { entries } = importText(text, file, { format });
+  // Two histories compared with each other: repeated tool ids are kept as written on both sides
+  // (renaming each on its own could pair a call of one with another call of the other).
+  const { entries } = importText(text, file, { format, toolIds: "keep" });
   const live = liveContext(entries);
   return live;
 }

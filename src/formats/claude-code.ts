@@ -24,6 +24,7 @@ import { fromAnthropicContent, textOf } from "./convert.js";
 import { isRecord, objectLines } from "./lines.js";
 import { finishImport, nearestImported } from "./source-tree.js";
 import { ReportBuilder } from "./report.js";
+import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
 import type { ImportResult } from "./types.js";
 
 const BY_DESIGN: Record<string, string> = {
@@ -63,7 +64,7 @@ export function roughTokens(messages: readonly Message[]): number {
   return Math.ceil(JSON.stringify(messages.map((m) => m.content)).length / 4);
 }
 
-export function importClaudeCode(text: string, file: string): ImportResult {
+export function importClaudeCode(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
   const rb = new ReportBuilder("claude-code", file);
   const parsed: { line: number; o: Record<string, unknown>; kind: string }[] = [];
   // Pass 1: parse every line and record every uuid's parent (including lines we skip).
@@ -73,7 +74,8 @@ export function importClaudeCode(text: string, file: string): ImportResult {
       String(o.type ?? "?") + (o.type === "system" && typeof o.subtype === "string" ? `:${o.subtype}` : "");
     rb.line(kind);
     parsed.push({ line: raw.line, o, kind });
-    if (typeof o.uuid === "string") {
+    if (typeof o.uuid === "string" && !parentOf.has(o.uuid)) {
+      // A repeated uuid (a resumed session repeats earlier lines) keeps its first parent.
       const parent =
         o.subtype === "compact_boundary" && typeof o.logicalParentUuid === "string"
           ? o.logicalParentUuid
@@ -97,6 +99,9 @@ export function importClaudeCode(text: string, file: string): ImportResult {
   const groupOfEntry = new Map<string, Group>(); // entry id (assistant or its results) -> group
   const pendingBoundaries = new Map<string, { o: Record<string, unknown>; line: number }>();
   let lastModel = "unknown";
+  const lines = new SourceLines();
+  /** The first user/assistant line of each uuid, with its message as read. */
+  const firstRead = new Map<string, { line: number; message: string }>();
 
   const resolve = (uuid: unknown): string | null => nearestImported(uuid, entryFor, parentOf);
   const add = (e: JournalEntry, sidechain: boolean) => {
@@ -132,7 +137,23 @@ export function importClaudeCode(text: string, file: string): ImportResult {
       rb.skip(line, `${kind} line without ${uuid ? "a message" : "a uuid"}`, false);
       continue;
     }
+    const read = firstRead.get(uuid);
+    const asRead = JSON.stringify([o.type, msg]);
+    if (read !== undefined) {
+      // A resumed session repeats earlier lines: the same message is read once (its tool ids are not repeats).
+      if (read.message === asRead)
+        rb.skip(line, `repeated line: uuid ${uuid} was read at line ${read.line} (same message)`, true);
+      else
+        rb.skip(
+          line,
+          `uuid ${uuid} was read at line ${read.line} with another message; the first is kept`,
+          false,
+        );
+      continue;
+    }
+    firstRead.set(uuid, { line, message: asRead });
     const content: Block[] = fromAnthropicContent(msg.content);
+    lines.blocks(content, line);
     const meta: Record<string, unknown> = { source_uuid: uuid, timestamp: ts };
     if (sidechain) meta.is_sidechain = true;
     if (o.isMeta === true) meta.is_meta = true;
@@ -174,6 +195,7 @@ export function importClaudeCode(text: string, file: string): ImportResult {
         },
       };
       add(entry, sidechain);
+      lines.entry(id, boundary ? boundary.line : line);
       entryFor.set(uuid, id);
       rb.imported();
       if (boundary) {
@@ -275,5 +297,5 @@ export function importClaudeCode(text: string, file: string): ImportResult {
   if (!hp.created_at) hp.created_at = new Date(0).toISOString();
   header.created_at = String(hp.created_at);
   for (const e of side) if (e.parent_id === HEADER_ID || e.parent_id === null) e.parent_id = HEADER_ID;
-  return finishImport([header, ...side, ...main], rb);
+  return finishImport([header, ...side, ...main], rb, lines, options);
 }

@@ -32,6 +32,7 @@ import { textOf } from "./convert.js";
 import { isRecord, objectLines } from "./lines.js";
 import { completeHeader, finishImport, startHeader } from "./source-tree.js";
 import { ReportBuilder } from "./report.js";
+import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
 import type { ImportResult } from "./types.js";
 
 /** The text Codex puts before a compaction summary (codex-rs/core/templates/compact/summary_prefix.md). */
@@ -197,7 +198,7 @@ export function responseItemsToMessages(items: readonly unknown[]): Message[] {
   return out;
 }
 
-export function importCodex(text: string, file: string): ImportResult {
+export function importCodex(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
   const rb = new ReportBuilder("codex", file);
   const header: JournalEntry = startHeader("codex");
   const entries: JournalEntry[] = [header];
@@ -206,9 +207,11 @@ export function importCodex(text: string, file: string): ImportResult {
   let model = "unknown";
   let pendingUsage: Usage | undefined;
   let live: Message[] = [];
+  const lines = new SourceLines();
 
   const push = (e: JournalEntry) => {
     entries.push(e);
+    if (/^L\d+$/.test(e.id)) lines.entry(e.id, Number(e.id.slice(1)));
     last = e.id;
     if (e.kind === "compaction") live = [...e.payload.replacement];
     else if (e.kind !== "header") live.push(e.payload as Message);
@@ -326,6 +329,8 @@ export function importCodex(text: string, file: string): ImportResult {
     }
     const ms = modelSideBlocks(p);
     const rs = resultBlock(p);
+    if (ms) lines.blocks(ms, raw.line);
+    if (rs) lines.blocks([rs], raw.line);
     if (ms) {
       if (cur?.side === "assistant") {
         cur.entry.payload.content.push(...ms);
@@ -403,5 +408,5 @@ export function importCodex(text: string, file: string): ImportResult {
     rb.imported();
   }
   completeHeader(header, entries, file);
-  return finishImport(entries, rb);
+  return finishImport(entries, rb, lines, options);
 }

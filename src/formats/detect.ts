@@ -10,6 +10,7 @@ import { importJournal } from "./journal-format.js";
 import { isRecord, parseLine, splitLines } from "./lines.js";
 import { importAnthropic, importOpenAI } from "./messages-json.js";
 import { importPi } from "./pi.js";
+import type { ToolIdOptions } from "./tool-ids.js";
 import { FORMAT_NAMES, FormatError, type FormatName, type ImportResult } from "./types.js";
 
 const ANTHROPIC_BLOCKS = new Set([
@@ -126,7 +127,7 @@ export function detectFormat(text: string, fileName: string): FormatName {
   throw new FormatError(`${fileName}: not a known session format (tried: ${FORMAT_NAMES.join(", ")})`);
 }
 
-export interface ImportOptions {
+export interface ImportOptions extends ToolIdOptions {
   /** Force a format instead of detecting it. */
   format?: FormatName;
 }
@@ -139,8 +140,8 @@ export function importText(text: string, fileName: string, options: ImportOption
       `unknown format ${JSON.stringify(format)} (expected one of ${FORMAT_NAMES.join(", ")})`,
     );
   }
-  if (format === "journal") return importJournal(text, fileName); // its entries are validated line by line
-  const result = convert(format, text, fileName);
+  if (format === "journal") return importJournal(text, fileName, options); // its entries are validated line by line
+  const result = convert(format, text, fileName, options);
   // Every route that takes messages validates them first (shape and nesting), with the path named:
   // a block the converter passed through as found (a text block without `text`) is refused here.
   result.entries.forEach((e, i) => {
@@ -154,18 +155,23 @@ export function importText(text: string, fileName: string, options: ImportOption
   return result;
 }
 
-function convert(format: Exclude<FormatName, "journal">, text: string, fileName: string): ImportResult {
+function convert(
+  format: Exclude<FormatName, "journal">,
+  text: string,
+  fileName: string,
+  options: ToolIdOptions,
+): ImportResult {
   switch (format) {
     case "claude-code":
-      return importClaudeCode(text, fileName);
+      return importClaudeCode(text, fileName, options);
     case "codex":
-      return importCodex(text, fileName);
+      return importCodex(text, fileName, options);
     case "pi":
-      return importPi(text, fileName);
+      return importPi(text, fileName, options);
     case "openai":
-      return importOpenAI(text, fileName);
+      return importOpenAI(text, fileName, options);
     case "anthropic":
-      return importAnthropic(text, fileName);
+      return importAnthropic(text, fileName, options);
   }
 }
 

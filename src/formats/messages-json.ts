@@ -12,6 +12,7 @@ import { parseArguments } from "./codex.js";
 import { fromAnthropicContent } from "./convert.js";
 import { isRecord } from "./lines.js";
 import { ReportBuilder } from "./report.js";
+import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
 import { FormatError, type FormatName, type ImportResult } from "./types.js";
 
 function parseJsonDocument(text: string, file: string): unknown {
@@ -30,6 +31,8 @@ function finish(
   file: string,
   format: FormatName,
   headerExtra: Record<string, unknown>,
+  lines: SourceLines = new SourceLines("message"),
+  options: ToolIdOptions = {},
 ): ImportResult {
   const created = new Date().toISOString();
   const header: JournalEntry = {
@@ -56,10 +59,12 @@ function finish(
       created_at: created,
       payload: message,
     };
+    lines.entry(e.id, line);
+    lines.blocks(message.content, line);
     entries.push(e);
     last = e.id;
   }
-  return finishImport(entries, rb);
+  return finishImport(entries, rb, lines, options);
 }
 
 function openAiContent(content: unknown): Block[] {
@@ -86,7 +91,7 @@ function openAiContent(content: unknown): Block[] {
 const OPENAI_EXTRA_META = ["name", "agent", "message_type", "thought", "action", "tool_call_ids"];
 
 /** OpenAI Chat Completions messages: an array, `{ messages }`, or a SWE-agent `.traj` (`history`). */
-export function importOpenAI(text: string, file: string): ImportResult {
+export function importOpenAI(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
   const doc = parseJsonDocument(text, file);
   const arr = Array.isArray(doc)
     ? doc
@@ -100,6 +105,7 @@ export function importOpenAI(text: string, file: string): ImportResult {
       `${file}: expected an array of messages, { messages: [...] } or a SWE-agent trajectory with "history"`,
     );
   const rb = new ReportBuilder("openai", file);
+  const lines = new SourceLines("message");
   const out: { line: number; message: Message }[] = [];
   let lastFunctionCallId: string | undefined;
   arr.forEach((raw, i) => {
@@ -178,6 +184,7 @@ export function importOpenAI(text: string, file: string): ImportResult {
                   .map((x) => (x as { text: string }).text)
                   .join("\n"),
         };
+        lines.blocks([b], line);
         // Consecutive tool messages answer one assistant message: one tool-result message.
         if (
           prev &&
@@ -198,7 +205,7 @@ export function importOpenAI(text: string, file: string): ImportResult {
     }
     rb.imported();
   });
-  return finish(rb, out, file, "openai", {});
+  return finish(rb, out, file, "openai", {}, lines, options);
 }
 
 /** Anthropic Messages: an array of messages, or `{ system, messages }`. */
@@ -239,7 +246,7 @@ function opensWithMarker(b: Block): boolean {
   );
 }
 
-export function importAnthropic(text: string, file: string): ImportResult {
+export function importAnthropic(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
   const doc = parseJsonDocument(text, file);
   const arr = Array.isArray(doc)
     ? doc
@@ -274,5 +281,5 @@ export function importAnthropic(text: string, file: string): ImportResult {
     splitAtMarkers(message).forEach((m, part) => out.push({ line, message: m, part }));
     rb.imported();
   });
-  return finish(rb, out, file, "anthropic", {});
+  return finish(rb, out, file, "anthropic", {}, undefined, options);
 }

@@ -22,11 +22,12 @@
  *   are accounted as skipped by design.
  */
 import type { Block, CompactionEntry, JournalEntry, Message, MessageEntry, Usage } from "../model/index.js";
-import { kindForMessage } from "../model/index.js";
+import { isMessageKind, kindForMessage } from "../model/index.js";
 import { roughTokens } from "./claude-code.js";
 import { isRecord, objectLines } from "./lines.js";
 import { completeHeader, finishImport, nearestImported, startHeader } from "./source-tree.js";
 import { ReportBuilder } from "./report.js";
+import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
 import type { ImportResult } from "./types.js";
 
 /** pi's framing of a compaction summary (coding-agent `messages.ts`). */
@@ -177,7 +178,7 @@ function convertMessage(
   }
 }
 
-export function importPi(text: string, file: string): ImportResult {
+export function importPi(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
   const rb = new ReportBuilder("pi", file);
   const header: JournalEntry = startHeader("pi");
   const entries: JournalEntry[] = [header];
@@ -188,11 +189,17 @@ export function importPi(text: string, file: string): ImportResult {
   const recordIds: (string | undefined)[] = [];
   let lastEntry = header.id;
   let model = "unknown";
+  const lines = new SourceLines();
+  let currentLine = 0;
+  /** The first line of each entry id, with its record as read. */
+  const firstRead = new Map<string, { line: number; record: string }>();
 
   const resolve = (id: unknown): string | null => nearestImported(id, entryFor, parentOf);
   const add = (e: JournalEntry, sourceId: string | undefined) => {
     entries.push(e);
     byId.set(e.id, e);
+    lines.entry(e.id, currentLine);
+    if (isMessageKind(e.kind)) lines.blocks((e.payload as Message).content, currentLine);
     if (sourceId) entryFor.set(sourceId, e.id);
     lastEntry = e.id;
   };
@@ -214,10 +221,30 @@ export function importPi(text: string, file: string): ImportResult {
     const type = String(o.type ?? "?");
     const role = isRecord(o.message) ? String(o.message.role) : "";
     rb.line(type === "message" ? `message:${role}` : type);
+    currentLine = raw.line;
     const treeId = typeof o.id === "string" && type !== "session" ? o.id : undefined;
-    if (treeId) parentOf.set(treeId, typeof o.parentId === "string" ? o.parentId : null);
+    // A repeated id (a line written twice) keeps its first parent.
+    if (treeId && !parentOf.has(treeId))
+      parentOf.set(treeId, typeof o.parentId === "string" ? o.parentId : null);
     const recordIndex = recordIds.length;
     recordIds.push(treeId);
+    if (treeId) {
+      const read = firstRead.get(treeId);
+      const asRead = JSON.stringify(o);
+      if (read !== undefined) {
+        // The same entry read again is one entry (its tool ids are not repeats); another one is broken.
+        if (read.record === asRead)
+          rb.skip(raw.line, `repeated line: id ${treeId} was read at line ${read.line} (same entry)`, true);
+        else
+          rb.skip(
+            raw.line,
+            `id ${treeId} was read at line ${read.line} with another entry; the first is kept`,
+            false,
+          );
+        continue;
+      }
+      firstRead.set(treeId, { line: raw.line, record: asRead });
+    }
     const ts =
       typeof o.timestamp === "string"
         ? o.timestamp
@@ -369,5 +396,5 @@ export function importPi(text: string, file: string): ImportResult {
     rb.skip(raw.line, `unknown entry type ${JSON.stringify(type)}`, false);
   }
   completeHeader(header, entries, file);
-  return finishImport(entries, rb);
+  return finishImport(entries, rb, lines, options);
 }

@@ -16,6 +16,7 @@ export class ReportBuilder {
       synthetic_results: 0,
       in_flight_calls: 0,
       notes: [],
+      warnings: [],
     };
   }
   /** Counts one input line of the given source kind. */
@@ -31,6 +32,9 @@ export class ReportBuilder {
   }
   note(text: string): void {
     this.report.notes.push(text);
+  }
+  warn(line: number | undefined, message: string): void {
+    this.report.warnings.push(line === undefined ? { message } : { line, message });
   }
   finish(entries: readonly JournalEntry[]): ImportReport {
     const r = this.report;

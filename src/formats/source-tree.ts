@@ -6,6 +6,7 @@
 import type { HeaderEntry, JournalEntry } from "../model/index.js";
 import { closeAbandonedInEntries } from "./abandoned.js";
 import type { ReportBuilder } from "./report.js";
+import { SourceLines, toolIdWarning, uniqueToolIds, type ToolIdOptions } from "./tool-ids.js";
 import type { ImportResult } from "./types.js";
 
 /** The header entry an importer starts from; it fills in the identity as it reads. */
@@ -42,12 +43,22 @@ export function nearestImported(
 }
 
 /**
- * The end of every import: abandoned calls closed with synthetic results (a
- * call at the very end stays in flight), counted in the report, which then
- * accounts for every line.
+ * The end of every import: repeated tool call ids made unique (a warning with
+ * the line for each; a second result for one call is refused, see
+ * tool-ids.ts; with `toolIds: "keep"` they are only reported), then abandoned calls closed with synthetic results (a call at
+ * the very end stays in flight), counted in the report, which then accounts
+ * for every line.
  */
-export function finishImport(entries: JournalEntry[], rb: ReportBuilder): ImportResult {
-  const closed = closeAbandonedInEntries(entries);
+export function finishImport(
+  entries: JournalEntry[],
+  rb: ReportBuilder,
+  lines: SourceLines = new SourceLines(),
+  options: ToolIdOptions = {},
+): ImportResult {
+  const keep = options.toolIds === "keep";
+  const unique = uniqueToolIds(entries, rb.report.file, lines, keep ? "report" : "repair");
+  for (const f of unique.findings) rb.warn(f.line, toolIdWarning(f, keep));
+  const closed = closeAbandonedInEntries(unique.entries);
   rb.report.synthetic_results = closed.closed;
   rb.report.in_flight_calls = closed.inFlight;
   return { entries: closed.value, report: rb.finish(closed.value) };

@@ -38,6 +38,16 @@ export interface ImportReport {
   in_flight_calls: number;
   /** Other observations (e.g. a compaction whose kept range could not be found). */
   notes: string[];
+  /** What the import changed in the history, with the source line (e.g. a repeated tool call id made unique). */
+  warnings: ImportWarning[];
+}
+
+/** A change the import made to the history, e.g. a repeated tool call id renamed. */
+export interface ImportWarning {
+  /** 1-based source line (JSON formats: message number); absent when the importer does not know it. */
+  line?: number;
+  /** One line, without the file name. */
+  message: string;
 }
 
 export interface ImportResult {

@@ -17,6 +17,7 @@ import {
   parseJournalEntry,
   parseJsonLimited,
 } from "../model/index.js";
+import { SourceLines, uniqueToolIds } from "../formats/tool-ids.js";
 
 export interface JournalProblem {
   /** 1-based line number in the file. */
@@ -127,11 +128,25 @@ class JournalCollector {
 
   finish(): JournalReadResult {
     this.checkTree();
+    this.checkToolIds();
     this.problems.sort((a, b) => a.line - b.line);
     return {
       entries: this.entries,
       report: { file: this.file, lines: this.lines, entries: this.entries.length, problems: this.problems },
     };
+  }
+
+  /**
+   * Reports repeated tool ids on a path (a call id used twice, a call
+   * answered twice), with the entry's line. The journal is the user's
+   * history: it is never rewritten, so nothing is renamed here (an import
+   * renames them; see formats/tool-ids.ts).
+   */
+  private checkToolIds(): void {
+    const lines = new SourceLines();
+    for (const [id, n] of this.lineOf) lines.entry(id, n);
+    for (const f of uniqueToolIds(this.entries, this.file, lines, "report").findings)
+      this.problems.push({ line: f.line ?? 0, reason: `${f.message}; the journal keeps it as written` });
   }
 
   /** Reports entries whose parent is missing and cycles in the parent links. Entries are kept. */

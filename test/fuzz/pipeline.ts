@@ -103,8 +103,9 @@ export function load(c: FuzzCase): { error: string } | { live: Message[] } {
 }
 
 /** Reads an exported body back as `validate` does (through the importer of that provider). */
+/** A request body read back the way `validate` reads it (repeated tool ids kept as written on both sides). */
 function readBack(body: unknown, format: "anthropic" | "openai"): Message[] {
-  return liveContext(importText(JSON.stringify(body), `${format}.json`, { format }).entries);
+  return liveContext(importText(JSON.stringify(body), `${format}.json`, { format, toolIds: "keep" }).entries);
 }
 
 export async function runInProcess(c: FuzzCase): Promise<CaseOutcome> {

@@ -28,7 +28,7 @@ import { extractiveSummarizer } from "../../summarizers/extractive.js";
 import { MAX_TIMEOUT_MS } from "../../summarizers/llm-common.js";
 import { FORMAT_NAMES } from "../../formats/types.js";
 import { CliError, EXIT, usageError } from "../errors.js";
-import { loadSession, looksLikeJournal, parseFormat, requireFile } from "../io.js";
+import { importWarnings, loadSession, looksLikeJournal, parseFormat, requireFile } from "../io.js";
 import { err, num, out, printJson, progress, PROGRESS_MIN_BYTES, style } from "../output.js";
 import { splitHeader, writeNewJournal } from "./import.js";
 
@@ -404,6 +404,9 @@ export function register(program: Command): void {
         const session = await loadSession(file, format);
         for (const p of session.problems.slice(0, 5))
           err(style.yellow(`compact-safe: warning: ${p} (skipped)`, process.stderr));
+        if (session.kind === "import")
+          for (const w of importWarnings(session.report).slice(0, 5))
+            err(style.yellow(`compact-safe: warning: ${w}`, process.stderr));
         bar.step("compacting");
         const outcome = await compactEntries(session.entries, o, prepared);
         if (outcome.kind === "compacted" && !o.dryRun && o.out !== undefined) {

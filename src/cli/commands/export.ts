@@ -9,7 +9,7 @@ import { toAnthropicRequest } from "../../formats/export-anthropic.js";
 import { toOpenAIRequest } from "../../formats/export-openai.js";
 import { toJournalLines } from "../../formats/export-journal.js";
 import { FORMAT_NAMES } from "../../formats/types.js";
-import { loadSession, parseFormat, sessionLive, type Session } from "../io.js";
+import { importWarnings, loadSession, parseFormat, sessionLive, type Session } from "../io.js";
 import { err, style } from "../output.js";
 
 interface ExportOptions {
@@ -77,6 +77,9 @@ export function register(program: Command): void {
       const session = await loadSession(file, parseFormat(o.format));
       for (const p of session.problems.slice(0, 5))
         err(style.yellow(`compact-safe: warning: ${p} (skipped)`, process.stderr));
+      if (session.kind === "import")
+        for (const w of importWarnings(session.report).slice(0, 5))
+          err(style.yellow(`compact-safe: warning: ${w}`, process.stderr));
       const live = sessionLive(session);
       let text: string;
       if (o.to === "anthropic") text = `${JSON.stringify(toAnthropicRequest(live), null, 2)}\n`;

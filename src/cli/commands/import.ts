@@ -6,8 +6,9 @@ import { importFile } from "../../formats/detect.js";
 import type { ImportReport } from "../../formats/types.js";
 import { FORMAT_NAMES } from "../../formats/types.js";
 import { CliError, EXIT } from "../errors.js";
-import { parseFormat, requireFile } from "../io.js";
-import { num, out, printJson, progress, PROGRESS_MIN_BYTES, style, table } from "../output.js";
+import { importWarnings, parseFormat, requireFile, unitOf } from "../io.js";
+import { placeOf } from "../../formats/tool-ids.js";
+import { err, num, out, printJson, progress, PROGRESS_MIN_BYTES, style, table } from "../output.js";
 
 interface ImportOptions {
   format?: string;
@@ -80,6 +81,12 @@ export function reportLines(report: ImportReport, journal: string | null): strin
       lines.push(style.yellow(`  line ${s.line}: ${s.reason}`));
   }
   for (const n of report.notes) lines.push(`note: ${n}`);
+  for (const w of report.warnings)
+    lines.push(
+      style.yellow(
+        `warning: ${w.line === undefined ? "" : `${placeOf(unitOf(report), w.line)}: `}${w.message}`,
+      ),
+    );
   return lines;
 }
 
@@ -112,6 +119,8 @@ export function register(program: Command): void {
       } finally {
         bar.done();
       }
+      for (const w of importWarnings(result.report))
+        err(style.yellow(`compact-safe: warning: ${w}`, process.stderr));
       if (o.json) printJson({ journal: o.out, entries: result.entries.length, report: result.report });
       else for (const line of reportLines(result.report, o.out)) out(line);
     });
