@@ -9,3 +9,4 @@ export * from "./engine/index.js";
 export * from "./summarizers/index.js";
 export * from "./journal/index.js";
 export * from "./formats/index.js";
+export * from "./route/index.js";

@@ -4,12 +4,7 @@
  * 0 ok; 1 contract violation or compaction refused; 2 usage or input error;
  * 3 summarizer failed; 4 journal locked.
  */
-import { JournalExistsError, JournalLockedError, UnknownLeafError } from "../journal/index.js";
-import { AnchorsError, BackgroundFileError } from "../journal/workspace.js";
-import { ModelError } from "../model/index.js";
-import { MatrixError } from "../contract/index.js";
-import { FormatError } from "../formats/types.js";
-import { SummarizerError } from "../summarizers/types.js";
+import { CompactSafeError, type ErrorCode } from "../model/errors.js";
 
 export const EXIT = {
   OK: 0,
@@ -37,22 +32,25 @@ export function oneLine(message: string): string {
   return message.replace(/\s*\n\s*/g, " ").trim();
 }
 
-/** Maps any error to a CliError: library errors the user can cause get their exit code; anything else is an input error. */
+/** The exit code of each library error code: the one table. */
+export const EXIT_BY_CODE: Readonly<Record<ErrorCode, ExitCode>> = {
+  invalid_message: EXIT.USAGE,
+  json_too_deep: EXIT.USAGE,
+  unknown_format: EXIT.USAGE,
+  invalid_matrix: EXIT.USAGE,
+  invalid_anchors: EXIT.USAGE,
+  invalid_background: EXIT.USAGE,
+  journal_exists: EXIT.USAGE,
+  unknown_leaf: EXIT.USAGE,
+  empty_session: EXIT.USAGE,
+  journal_locked: EXIT.LOCKED,
+  summarizer_failed: EXIT.SUMMARIZER,
+};
+
+/** Maps any error to a CliError: library errors get their code's exit code; anything else is an input error. */
 export function toCliError(e: unknown): CliError {
   if (e instanceof CliError) return e;
-  if (e instanceof JournalLockedError) return new CliError(e.message, EXIT.LOCKED, { cause: e });
-  if (e instanceof SummarizerError) return new CliError(e.message, EXIT.SUMMARIZER, { cause: e });
-  if (
-    e instanceof FormatError ||
-    e instanceof ModelError ||
-    e instanceof MatrixError ||
-    e instanceof AnchorsError ||
-    e instanceof BackgroundFileError ||
-    e instanceof JournalExistsError ||
-    e instanceof UnknownLeafError
-  ) {
-    return new CliError(e.message, EXIT.USAGE, { cause: e });
-  }
+  if (e instanceof CompactSafeError) return new CliError(e.message, EXIT_BY_CODE[e.code], { cause: e });
   const err = e as NodeJS.ErrnoException | undefined;
   if (err && typeof err.code === "string" && typeof err.path === "string") {
     const what =

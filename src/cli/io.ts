@@ -5,7 +5,7 @@
  */
 import { constants, type Stats } from "node:fs";
 import { open, readFile, stat } from "node:fs/promises";
-import type { JournalEntry, Message } from "../model/index.js";
+import type { HeaderEntry, JournalEntry, Message } from "../model/index.js";
 import {
   JsonDepthError,
   ModelError,
@@ -13,7 +13,13 @@ import {
   parseJsonLimited,
   parseMessages,
 } from "../model/index.js";
-import { formatProblems, liveContext, readJournal } from "../journal/index.js";
+import {
+  createJournal,
+  formatProblems,
+  JournalExistsError,
+  liveContext,
+  readJournal,
+} from "../journal/index.js";
 import { FORMAT_NAMES, FormatError, type FormatName, type ImportReport } from "../formats/types.js";
 import { importFile, importText } from "../formats/detect.js";
 import { filePlace } from "../formats/tool-ids.js";
@@ -185,9 +191,16 @@ export async function loadMessageFile(
       if (!(e instanceof ModelError)) throw e;
       // Not canonical: perhaps an OpenAI body, or an Anthropic one with two messages of one role in a
       // row (the API combines them); otherwise the canonical error stands.
-      const provider = providerOf(list) ?? (onlyUserAndAssistant(list) ? "anthropic" : undefined);
-      if (provider === undefined) throw usageError(`${file}: ${e.message}`);
-      return { messages: importedLive(text, file, provider), via: provider };
+      const provider = providerOf(list);
+      if (provider !== undefined) return { messages: importedLive(text, file, provider), via: provider };
+      if (onlyUserAndAssistant(list)) {
+        try {
+          return { messages: importedLive(text, file, "anthropic"), via: "anthropic" };
+        } catch {
+          // Not an Anthropic body either: the canonical error names the place.
+        }
+      }
+      throw usageError(`${file}: ${e.message}`);
     }
   }
   return { messages: importedLive(text, file, "anthropic"), via: "anthropic" };
@@ -232,4 +245,34 @@ function importedLive(text: string, file: string, format: "anthropic" | "openai"
   const { entries } = importText(text, file, { format, toolIds: "keep" });
   const live = liveContext(entries);
   return live;
+}
+
+/** Splits imported entries into the header and the rest (a header is made when the source had none). */
+export function splitHeader(
+  entries: readonly JournalEntry[],
+  format: string,
+  file: string,
+): { header: HeaderEntry; rest: JournalEntry[] } {
+  const first = entries[0];
+  if (first !== undefined && first.kind === "header") return { header: first, rest: entries.slice(1) };
+  throw new CliError(`${file}: the ${format} importer returned no header entry`, EXIT.USAGE);
+}
+
+/** Writes a new journal; an existing one is replaced only with --force (backed up first). */
+export async function writeNewJournal(
+  file: string,
+  header: HeaderEntry,
+  rest: readonly JournalEntry[],
+  force: boolean,
+): Promise<void> {
+  try {
+    await createJournal(file, header, rest, { overwrite: force });
+  } catch (e) {
+    if (e instanceof JournalExistsError)
+      throw new CliError(
+        `${file}: journal already exists (use --force to replace it; a backup is kept)`,
+        EXIT.USAGE,
+      );
+    throw e;
+  }
 }

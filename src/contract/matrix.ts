@@ -5,6 +5,7 @@ import { ModelError, parseMessages } from "../model/schema.js";
 import { JsonDepthError, parseJsonLimited } from "../model/depth.js";
 import { validateSurvivalContract } from "./validate.js";
 import { currentRoundStart } from "./rounds.js";
+import { CompactSafeError } from "../model/errors.js";
 
 export interface MatrixCase {
   id: string;
@@ -21,9 +22,9 @@ export interface Matrix {
   cases: MatrixCase[];
 }
 
-export class MatrixError extends Error {
+export class MatrixError extends CompactSafeError {
   constructor(message: string) {
-    super(message);
+    super("invalid_matrix", message);
     this.name = "MatrixError";
   }
 }

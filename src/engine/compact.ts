@@ -5,7 +5,13 @@
  * result is `ok`. It never mutates its input; a failure leaves the caller's
  * history untouched (the host commits only an `ok` result).
  */
-import type { CompactionPath, CompactionTrigger, CoverageReceipt, Message } from "../model/types.js";
+import type {
+  CompactionPath,
+  CompactionPayload,
+  CompactionTrigger,
+  CoverageReceipt,
+  Message,
+} from "../model/types.js";
 import { isAssistantRole, isToolResult, isToolUse } from "../model/blocks.js";
 import { parseMessages } from "../model/schema.js";
 import { isCheckpoint } from "../contract/classify.js";
@@ -26,15 +32,17 @@ import {
 } from "./tokens.js";
 import { boundMessage, buildReplacementHistory } from "./replacement.js";
 import { pruneOldResults, type PruneStats } from "./prune.js";
-import { clearBilledUsage } from "./pressure.js";
+import { clearBilledUsage, defaultTarget } from "./pressure.js";
 import { redactSecrets } from "./redact.js";
 import type { LiveState } from "./live-state.js";
 
 export interface CompactOptions {
   /** The summarizer; default: the embedded extractive summarizer (offline). */
   summarizer?: Summarizer;
-  /** Size to reach, in estimated tokens (default: half the current size). */
+  /** Size to reach, in estimated tokens (default: `defaultTarget(current size, window)`). */
   target?: number;
+  /** The model's context window, in tokens: the default target is half of it (see `defaultTarget`). */
+  window?: number;
   trigger?: CompactionTrigger;
   /** What the summary should keep in focus. */
   focus?: string;
@@ -97,6 +105,8 @@ export interface CompactError {
 
 export interface CompactSuccess {
   ok: true;
+  /** The ready `compaction` payload: the journal layer turns it into an entry (`compactionEntry`). */
+  payload: CompactionPayload;
   path: CompactionPath;
   replacement: Message[];
   /** The checkpoint written (summary path) or kept (prune-only; null when there is none). */
@@ -158,6 +168,21 @@ function dropOldestUnit(units: Message[][]): Message[][] | undefined {
   const i = units.findIndex((u) => !u.some(isCheckpoint));
   if (i < 0 || units.length <= 1) return undefined;
   return [...units.slice(0, i), ...units.slice(i + 1)];
+}
+
+/** A success, with its ready `compaction` payload. */
+function succeed(r: Omit<CompactSuccess, "ok" | "payload">): CompactSuccess {
+  const payload: CompactionPayload = {
+    summary: r.summary,
+    tokens_before: r.tokens_before,
+    tokens_after: r.tokens_after,
+    model: r.model,
+    path: r.path,
+    coverage: r.coverage,
+    trigger: r.trigger,
+    replacement: r.replacement,
+  };
+  return { ok: true, payload, ...r };
 }
 
 function errorResult(kind: CompactErrorKind, message: string, attempts: number): CompactResult {
@@ -279,8 +304,7 @@ function tryPruneOnly(messages: readonly Message[], regionStart: number, c: Prun
   });
   if (!verdict.valid) return errorResult("contract_violation", `prune-only refused: ${verdict.reason}`, 0);
   const region = prunedMessages.slice(regionStart);
-  return {
-    ok: true,
+  return succeed({
     path: "prune-only",
     replacement: prunedMessages,
     checkpoint: prunedMessages.find(isCheckpoint) ?? null,
@@ -300,7 +324,7 @@ function tryPruneOnly(messages: readonly Message[], regionStart: number, c: Prun
     trigger: c.trigger,
     attempts: 0,
     prune: pruned.stats,
-  };
+  });
 }
 
 /**
@@ -320,7 +344,7 @@ export async function compactMessagesSafe(
     sent: sentBefore,
     pruneSavingsBound,
   } = measureForPrune(messages, round.regionStart, estimator);
-  const target = options.target ?? Math.floor(tokensBefore / 2);
+  const target = options.target ?? defaultTarget(tokensBefore, options.window);
   const anchors = options.anchors?.trim() ?? "";
   const judge = shrinkJudge(messages, sentBefore, estimator, options.requestSizes);
 
@@ -381,8 +405,7 @@ export async function compactMessagesSafe(
       outcome.attempts,
     );
   }
-  return {
-    ok: true,
+  return succeed({
     path: "summary",
     replacement,
     checkpoint: built.checkpoint,
@@ -396,7 +419,7 @@ export async function compactMessagesSafe(
     trigger,
     attempts: outcome.attempts,
     prune: { stubbed: 0, deduplicated: 0, imagesDropped: 0, bytesRemoved: 0 },
-  };
+  });
 }
 
 type LadderOutcome =

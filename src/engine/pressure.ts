@@ -84,6 +84,17 @@ export function shouldCompact(state: PressureState, options: PressureOptions): C
   return { ...p, compact: p.tokens >= thresholdTokens, thresholdTokens };
 }
 
+/**
+ * The one default target of a compaction, in estimated tokens: half the
+ * model's window when one is given; but a compaction must still shrink, so
+ * when the live context is already at or under that (or no window is given),
+ * half the live size.
+ */
+export function defaultTarget(liveTokens: number, window?: number): number {
+  const half = window !== undefined ? Math.floor(window / 2) : undefined;
+  return half !== undefined && liveTokens > half ? half : Math.floor(liveTokens / 2);
+}
+
 /** A history rewrite clears the billed figure: the replacement carries no recorded usage. */
 export function clearBilledUsage(messages: readonly Message[]): Message[] {
   return messages.map((m) => {

@@ -2,6 +2,7 @@
  * Shared types of the importers: the per-line report and the import result.
  */
 import type { JournalEntry } from "../model/index.js";
+import { CompactSafeError } from "../model/errors.js";
 
 export const FORMAT_NAMES = ["journal", "claude-code", "codex", "pi", "openai", "anthropic"] as const;
 export type FormatName = (typeof FORMAT_NAMES)[number];
@@ -56,9 +57,9 @@ export interface ImportResult {
 }
 
 /** A user-caused import error (unknown format, missing file); the message is one line. */
-export class FormatError extends Error {
+export class FormatError extends CompactSafeError {
   constructor(message: string) {
-    super(message);
+    super("unknown_format", message);
     this.name = "FormatError";
   }
 }

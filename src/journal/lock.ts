@@ -30,6 +30,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { link, open, readdir, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
+import { CompactSafeError } from "../model/errors.js";
 
 export interface LockHolder {
   pid: number;
@@ -39,11 +40,12 @@ export interface LockHolder {
   token?: string;
 }
 
-export class JournalLockedError extends Error {
+export class JournalLockedError extends CompactSafeError {
   readonly lockFile: string;
   readonly holder: LockHolder | null;
   constructor(lockFile: string, holder: LockHolder | null) {
     super(
+      "journal_locked",
       holder === null
         ? `journal lock ${lockFile} is empty or unreadable (left by a writer of an older version that was killed?); ` +
             `it is broken automatically once it is ${UNREADABLE_GRACE_MS / 1000} s old, or remove it if no compact-safe is running`

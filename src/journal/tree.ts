@@ -8,8 +8,15 @@
  */
 import { randomUUID } from "node:crypto";
 import { BRANCH_SUMMARY_MARKER } from "../contract/markers.js";
-import type { BranchSummaryEntry, CompactionEntry, JournalEntry, Message } from "../model/index.js";
+import type {
+  BranchSummaryEntry,
+  CompactionEntry,
+  CompactionPayload,
+  JournalEntry,
+  Message,
+} from "../model/index.js";
 import { isMessageKind } from "../model/index.js";
+import { CompactSafeError } from "../model/errors.js";
 
 /** A fresh random entry id. */
 export function newEntryId(): string {
@@ -19,6 +26,15 @@ export function newEntryId(): string {
 /** The current time as an ISO-8601 string (the `created_at` of new entries). */
 export function nowIso(): string {
   return new Date().toISOString();
+}
+
+/**
+ * The journal entry of a compaction: the engine's ready payload
+ * (`CompactSuccess.payload`) under a fresh id, child of `parentId` (the leaf
+ * it compacts). The one place a `compaction` entry is built from a payload.
+ */
+export function compactionEntry(payload: CompactionPayload, parentId: string): CompactionEntry {
+  return { id: newEntryId(), parent_id: parentId, kind: "compaction", created_at: nowIso(), payload };
 }
 
 /**
@@ -32,10 +48,10 @@ export function indexEntries(entries: readonly JournalEntry[]): Map<string, Jour
 }
 
 /** Thrown when a requested leaf id is not in the journal. */
-export class UnknownLeafError extends Error {
+export class UnknownLeafError extends CompactSafeError {
   readonly leafId: string;
   constructor(leafId: string) {
-    super(`leaf ${JSON.stringify(leafId)} is not an entry of this journal`);
+    super("unknown_leaf", `leaf ${JSON.stringify(leafId)} is not an entry of this journal`);
     this.name = "UnknownLeafError";
     this.leafId = leafId;
   }

@@ -12,6 +12,7 @@ import { z } from "zod";
 import type { LiveState } from "../engine/live-state.js";
 import type { BackgroundHandle } from "../summarizers/types.js";
 import { JsonDepthError, parseJsonLimited } from "../model/depth.js";
+import { CompactSafeError } from "../model/errors.js";
 
 /** Where anchors are written (and read first). */
 export const ANCHORS_FILE = join(".codewhale", "anchors.md");
@@ -19,20 +20,20 @@ export const ANCHORS_FILE = join(".codewhale", "anchors.md");
 export const LEGACY_ANCHORS_FILE = join(".deepseek", "anchors.md");
 
 /** A user-caused problem with the anchors file (a symbolic link, unreadable); the message names the path. */
-export class AnchorsError extends Error {
+export class AnchorsError extends CompactSafeError {
   readonly file: string;
   constructor(file: string, message: string) {
-    super(`${file}: ${message}`);
+    super("invalid_anchors", `${file}: ${message}`);
     this.name = "AnchorsError";
     this.file = file;
   }
 }
 
 /** A background-work file that is not a valid list of handles; the message names the path and JSON path. */
-export class BackgroundFileError extends Error {
+export class BackgroundFileError extends CompactSafeError {
   readonly file: string;
   constructor(file: string, message: string) {
-    super(`${file}: ${message}`);
+    super("invalid_background", `${file}: ${message}`);
     this.name = "BackgroundFileError";
     this.file = file;
   }

@@ -12,6 +12,7 @@ import { notRegularFile, parseJournalEntry } from "../model/index.js";
 import type { AcquireLockOptions } from "./lock.js";
 import { isProcessAlive, withJournalLock } from "./lock.js";
 import { newEntryId } from "./tree.js";
+import { CompactSafeError } from "../model/errors.js";
 
 export interface LockOption {
   /** Take the journal lock (default true). Pass false only when the caller already holds it. */
@@ -31,10 +32,10 @@ export interface CreateOptions extends RewriteOptions {
 }
 
 /** Thrown by `createJournal` when the file exists and `overwrite` is not set. */
-export class JournalExistsError extends Error {
+export class JournalExistsError extends CompactSafeError {
   readonly file: string;
   constructor(file: string) {
-    super(`${file}: journal already exists (pass overwrite to replace it; a backup is kept)`);
+    super("journal_exists", `${file}: journal already exists (pass overwrite to replace it; a backup is kept)`);
     this.name = "JournalExistsError";
     this.file = file;
   }

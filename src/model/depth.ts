@@ -10,6 +10,7 @@
  * Depth counts containers: `1` is 0 levels, `[]` and `{}` 1, `{"a":[1]}` 2.
  * The real sessions of the corpus nest at most 9 levels.
  */
+import { CompactSafeError } from "./errors.js";
 
 /** The deepest nesting accepted in any JSON text read (a file, a line): 512 levels. */
 export const MAX_JSON_DEPTH = 512;
@@ -57,12 +58,12 @@ export function tooDeepAt(text: string, limit: number = MAX_JSON_DEPTH): number 
 }
 
 /** JSON text nested deeper than the limit; `line` and `column` (1-based) locate the bracket that crosses it. */
-export class JsonDepthError extends Error {
+export class JsonDepthError extends CompactSafeError {
   readonly line: number;
   readonly column: number;
   readonly limit: number;
   constructor(line: number, column: number, limit: number) {
-    super(`JSON nested deeper than ${limit} levels (the limit), at line ${line}, column ${column}`);
+    super("json_too_deep", `JSON nested deeper than ${limit} levels (the limit), at line ${line}, column ${column}`);
     this.name = "JsonDepthError";
     this.line = line;
     this.column = column;

@@ -3,3 +3,4 @@ export * from "./schema.js";
 export * from "./blocks.js";
 export * from "./files.js";
 export * from "./depth.js";
+export * from "./errors.js";

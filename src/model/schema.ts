@@ -8,12 +8,13 @@ import { z } from "zod";
 import type { Block, JournalEntry, Message } from "./types.js";
 import { JOURNAL_KINDS, isMessageKind } from "./types.js";
 import { MAX_MESSAGE_DEPTH } from "./depth.js";
+import { CompactSafeError } from "./errors.js";
 
-export class ModelError extends Error {
+export class ModelError extends CompactSafeError {
   /** JSON path of the offending value, e.g. `messages[3].content[1]`. */
   readonly path: string;
   constructor(path: string, detail: string) {
-    super(`${path}: ${detail}`);
+    super("invalid_message", `${path}: ${detail}`);
     this.name = "ModelError";
     this.path = path;
   }

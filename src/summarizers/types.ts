@@ -4,6 +4,7 @@
  * retries, the failure ladder and the rejection of unusable summaries.
  */
 import type { Message } from "../model/types.js";
+import { CompactSafeError } from "../model/errors.js";
 
 export interface SummaryRequest {
   /** Everything outside the protected round, in order (including any previous checkpoint). */
@@ -49,7 +50,7 @@ export interface Summarizer {
  */
 export type SummarizerErrorKind = "transient" | "deterministic" | "prompt_too_long";
 
-export class SummarizerError extends Error {
+export class SummarizerError extends CompactSafeError {
   readonly kind: SummarizerErrorKind;
   readonly status?: number;
   /** Server-suggested wait (from `retry-after`), in milliseconds. */
@@ -59,7 +60,7 @@ export class SummarizerError extends Error {
     message: string,
     opts: { status?: number; retryAfterMs?: number; cause?: unknown } = {},
   ) {
-    super(message, { cause: opts.cause });
+    super("summarizer_failed", message, { cause: opts.cause });
     this.name = "SummarizerError";
     this.kind = kind;
     this.status = opts.status;

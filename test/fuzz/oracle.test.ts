@@ -309,7 +309,13 @@ test("the oracle's region protects the one complete exchange before a round that
     { role: "user", content: [{ type: "text", text: "second" }] },
     { role: "assistant", content: [{ type: "tool_use", id: "b", name: "Bash", input: {} }] },
   ];
-  assert.deepEqual(protectedRegion(ms), { roundStart: 3, start: 1, instructions: [3] });
+  // The batch in flight at the end is in no request, so it does not count for the round: the tail
+  // ("second", then the call) walks back to the round of the complete exchange, from "first".
+  assert.deepEqual(protectedRegion(ms), { roundStart: 0, start: 0, instructions: [0, 3] });
+  // Once the conversation goes on after the call (an assistant message), it is abandoned, not in
+  // flight: the round starts at "second" and the complete exchange before it is still protected.
+  const goesOn: Message[] = [...ms, { role: "assistant", content: [{ type: "text", text: "stopped" }] }];
+  assert.deepEqual(protectedRegion(goesOn), { roundStart: 3, start: 1, instructions: [3] });
 });
 
 test("the oracle's region: a toolless tail walks back to the last exchanges; chat-only keeps the latest turn", () => {
@@ -339,4 +345,28 @@ test("a kept input may carry secret-redaction markers, and nothing else may diff
   assert.ok(!sameButRedacted(orig, '{"command":"POSTHOG_API_KEY=[REDACTED:env-secret] entire HELP"}'));
   assert.ok(!sameButRedacted(orig, '{"command":"rm -rf / [REDACTED:x]"}'));
   assert.ok(!sameButRedacted(orig, '{"command":"POSTHOG_API_KEY=phc_xxx entire help!"}'));
+});
+
+test("a small result whose nested blocks put it over 8 KiB may lose them, content kept whole; a small one may not", async () => {
+  const { boundProblem } = await import("./oracle.js");
+  const heavy = [{ type: "image_url", image_url: { url: "data:image/png;base64," + "A".repeat(9000) } }];
+  const light = [{ type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }];
+  const orig = (blocks: unknown[]) => ({
+    type: "tool_result",
+    tool_use_id: "c",
+    content: "screenshot",
+    content_blocks: blocks,
+  });
+  assert.equal(
+    boundProblem(orig(heavy), { type: "tool_result", tool_use_id: "c", content: "screenshot" }),
+    null,
+  );
+  assert.equal(
+    boundProblem(orig(light), { type: "tool_result", tool_use_id: "c", content: "screenshot" }),
+    "content_blocks altered",
+  );
+  assert.equal(
+    boundProblem(orig(heavy), { type: "tool_result", tool_use_id: "c", content: "screen" }),
+    "content altered",
+  );
 });

@@ -6,31 +6,33 @@
  */
 import type { Command } from "commander";
 import { Option } from "commander";
-import type { CompactionEntry, CoverageReceipt, JournalEntry } from "../../model/index.js";
-import {
-  activePath,
-  appendEntries,
-  newEntryId,
-  nowIso,
-  projectPath,
-  readJournal,
-  withJournalLock,
-  formatProblems,
-} from "../../journal/index.js";
-import { readAnchors, readBackgroundFile, readLiveState } from "../../journal/workspace.js";
-import { compactMessagesSafe, DEFAULT_LADDER_BUDGET_MS, type CompactSuccess } from "../../engine/compact.js";
-import { measurePressure } from "../../engine/pressure.js";
-import { fastEstimator } from "../../engine/tokens.js";
-import { providerRequestTokens } from "../../formats/request-size.js";
+import type { CoverageReceipt } from "../../model/index.js";
+import { readBackgroundFile } from "../../journal/workspace.js";
+import { DEFAULT_LADDER_BUDGET_MS } from "../../engine/compact.js";
 import { formatReceipt } from "../../engine/replacement.js";
-import type { Summarizer } from "../../summarizers/types.js";
+import type { BackgroundHandle, Summarizer } from "../../summarizers/types.js";
 import { extractiveSummarizer } from "../../summarizers/extractive.js";
-import { MAX_TIMEOUT_MS } from "../../summarizers/llm-common.js";
+import { percent, positiveInt, timeoutSeconds } from "../options.js";
 import { FORMAT_NAMES } from "../../formats/types.js";
+import {
+  compactEntries,
+  compactJournal,
+  DEFAULT_THRESHOLD,
+  DEFAULT_WINDOW,
+  type CompactJournalOptions,
+  type EntriesOutcome,
+} from "../../route/index.js";
 import { CliError, EXIT, usageError } from "../errors.js";
-import { importWarnings, loadSession, looksLikeJournal, parseFormat, requireFile } from "../io.js";
+import {
+  importWarnings,
+  loadSession,
+  looksLikeJournal,
+  parseFormat,
+  requireFile,
+  splitHeader,
+  writeNewJournal,
+} from "../io.js";
 import { err, num, out, printJson, progress, PROGRESS_MIN_BYTES, style } from "../output.js";
-import { splitHeader, writeNewJournal } from "./import.js";
 
 interface CompactCliOptions {
   format?: string;
@@ -65,48 +67,6 @@ export interface CompactReceipt {
   checkpoint_id: string | null;
   /** The journal written; null on --dry-run. */
   journal: string | null;
-}
-
-export const DEFAULT_WINDOW = 200_000;
-export const DEFAULT_THRESHOLD = 80;
-
-/**
- * The target when `--target` is not given: half the window; but a manual
- * compaction must still shrink, so when the live context is already at or
- * under that, half the live size.
- */
-export function defaultTarget(window: number, liveTokens: number): number {
-  const half = Math.floor(window / 2);
-  return liveTokens > half ? half : Math.floor(liveTokens / 2);
-}
-
-export function positiveInt(name: string) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n <= 0)
-      throw usageError(`${name}: expected a positive whole number, got ${JSON.stringify(value)}`);
-    return n;
-  };
-}
-
-function percent(value: string): number {
-  const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || n <= 0 || n > 100)
-    throw usageError(`--threshold: expected a percentage in (0, 100], got ${JSON.stringify(value)}`);
-  return n;
-}
-
-/** The longest `--timeout`: Node's longest timer (about 24.8 days). */
-const MAX_TIMEOUT_SECONDS = Math.floor(MAX_TIMEOUT_MS / 1000);
-
-/** `--timeout SECONDS`: a positive number of seconds (fractions allowed, at least 1 ms), returned in ms. */
-export function timeoutSeconds(value: string): number {
-  const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || n < 0.001 || n > MAX_TIMEOUT_SECONDS)
-    throw usageError(
-      `--timeout: expected a positive number of seconds (0.001 to ${MAX_TIMEOUT_SECONDS}), got ${JSON.stringify(value)}`,
-    );
-  return Math.round(n * 1000);
 }
 
 /** Backoff of the summarizer's retry ladder: COMPACT_SAFE_BACKOFF_MS (milliseconds), default the engine's (1,000). */
@@ -152,82 +112,40 @@ async function makeSummarizer(o: CompactCliOptions): Promise<Summarizer> {
   return anthropicSummarizer({ model: o.model, baseURL: o.baseUrl, apiKey: key, timeoutMs: o.timeout });
 }
 
-interface Prepared {
-  summarizer: Summarizer;
-  anchors: string | undefined;
-  liveState: Awaited<ReturnType<typeof readLiveState>>;
-}
-
-type Outcome =
-  | {
-      kind: "compacted";
-      result: CompactSuccess;
-      entry: CompactionEntry;
-      liveTokens: number;
-      pressure: number;
-    }
-  | { kind: "not-needed"; liveTokens: number; pressure: number; thresholdTokens: number }
-  | { kind: "nothing"; reason: string; liveTokens: number; target: number };
-
-/** Runs the compaction over the active path of `entries`; never writes. */
-async function compactEntries(
-  entries: readonly JournalEntry[],
+/** The CLI's options as the library route takes them. */
+function routeOptions(
   o: CompactCliOptions,
-  p: Prepared,
-): Promise<Outcome> {
-  const path = activePath(entries);
-  const leaf = path[path.length - 1];
-  if (leaf === undefined) throw usageError("the session holds no entries");
-  const live = projectPath(path);
-  const pressure = measurePressure({ messages: live });
-  const thresholdTokens = Math.floor((o.window * o.threshold) / 100);
-  if (o.ifNeeded && pressure.tokens < thresholdTokens) {
-    return { kind: "not-needed", liveTokens: pressure.estimate, pressure: pressure.tokens, thresholdTokens };
-  }
-  const target = o.target ?? defaultTarget(o.window, pressure.estimate);
-  const result = await compactMessagesSafe(live, {
-    summarizer: p.summarizer,
-    target,
-    trigger: o.ifNeeded ? "auto" : "manual",
+  summarizer: Summarizer,
+  workspace: string,
+  background: BackgroundHandle[] | undefined,
+): CompactJournalOptions {
+  return {
+    summarizer,
+    target: o.target,
+    window: o.window,
+    threshold: o.threshold / 100,
+    ifNeeded: o.ifNeeded === true,
     focus: o.focus,
-    anchors: p.anchors,
-    liveState: p.liveState,
+    workspace,
+    background,
     pruneOnly: o.pruneOnly === true,
+    dryRun: o.dryRun === true,
     backoffMs: backoffFromEnv(),
     // The ladder's budget (5 minutes) is never shorter than one request's timeout.
     budgetMs: Math.max(DEFAULT_LADDER_BUDGET_MS, o.timeout ?? 0),
-    // Shrinking is judged on the requests the exporters would send, too.
-    requestSizes: (ms) => providerRequestTokens(ms, fastEstimator.text),
-  });
-  if (!result.ok) {
-    const { kind, message } = result.error;
-    // Not a failure: the history cannot shrink; nothing is written and the exit code is 0.
-    if (kind === "nothing_to_compact")
-      return { kind: "nothing", reason: message, liveTokens: pressure.estimate, target };
-    if (kind === "summarizer_failed") throw new CliError(`summarizer failed: ${message}`, EXIT.SUMMARIZER);
-    throw new CliError(`compaction refused (${kind}): ${message}`, EXIT.VIOLATION);
-  }
-  const entry: CompactionEntry = {
-    id: newEntryId(),
-    parent_id: leaf.id,
-    kind: "compaction",
-    created_at: nowIso(),
-    payload: {
-      summary: result.summary,
-      tokens_before: result.tokens_before,
-      tokens_after: result.tokens_after,
-      model: result.model,
-      path: result.path,
-      coverage: result.coverage,
-      trigger: o.ifNeeded ? "auto" : "manual",
-      replacement: result.replacement,
-    },
   };
-  return { kind: "compacted", result, entry, liveTokens: pressure.estimate, pressure: pressure.tokens };
+}
+
+/** Exit codes for what the route refused; `nothing` and `not-needed` are not failures. */
+function throwIfRefused(outcome: EntriesOutcome): void {
+  if (outcome.kind !== "refused") return;
+  const { kind, message } = outcome.error;
+  if (kind === "summarizer_failed") throw new CliError(`summarizer failed: ${message}`, EXIT.SUMMARIZER);
+  throw new CliError(`compaction refused (${kind}): ${message}`, EXIT.VIOLATION);
 }
 
 function report(
-  outcome: Outcome,
+  outcome: EntriesOutcome,
   o: CompactCliOptions,
   source: string,
   journal: string | null,
@@ -239,7 +157,7 @@ function report(
         path: "none",
         compacted: false,
         reason: outcome.reason,
-        tokens_before: outcome.liveTokens,
+        tokens_before: outcome.decision.estimate,
         target: outcome.target,
         journal: null,
       });
@@ -247,17 +165,19 @@ function report(
     return;
   }
   if (outcome.kind === "not-needed") {
-    const msg = `no compaction needed: ${num(outcome.pressure)} tokens is under the threshold (${num(outcome.thresholdTokens)} = ${o.threshold}% of ${num(o.window)})`;
+    const d = outcome.decision;
+    const msg = `no compaction needed: ${num(d.tokens)} tokens is under the threshold (${num(d.thresholdTokens)} = ${o.threshold}% of ${num(o.window)})`;
     if (o.json)
       printJson({
         compacted: false,
         reason: msg,
-        tokens: outcome.pressure,
-        threshold_tokens: outcome.thresholdTokens,
+        tokens: d.tokens,
+        threshold_tokens: d.thresholdTokens,
       });
     else out(msg);
     return;
   }
+  if (outcome.kind === "refused") return;
   const r = outcome.result;
   if (o.json) {
     const receipt: CompactReceipt = {
@@ -337,7 +257,7 @@ export function register(program: Command): void {
       "--threshold <pct>",
       "pressure threshold in percent of the window, for --if-needed",
       percent,
-      DEFAULT_THRESHOLD,
+      DEFAULT_THRESHOLD * 100,
     )
     .option(
       "--target <tokens>",
@@ -372,43 +292,39 @@ export function register(program: Command): void {
 
       const summarizer = await makeSummarizer(o);
       const workspace = o.workspace ?? process.cwd();
-      const anchors = (await readAnchors(workspace))?.text;
       if (o.background !== undefined) await requireFile(o.background);
       const background = o.background !== undefined ? await readBackgroundFile(o.background) : undefined;
-      const liveState = await readLiveState(workspace, background);
-      const prepared: Prepared = { summarizer, anchors, liveState };
       const bar = progress(3, { json: o.json === true, show: size >= PROGRESS_MIN_BYTES });
+      const warn = (p: string) => err(style.yellow(`compact-safe: warning: ${p} (skipped)`, process.stderr));
+      const route: CompactJournalOptions = {
+        ...routeOptions(o, summarizer, workspace, background),
+        onStep: (step) => bar.step(step),
+      };
 
       try {
         if (isJournal && o.out === undefined) {
           // In place: the lock is held from reading the journal to the append; a held lock fails at once (exit 4).
-          const run = async (): Promise<Outcome> => {
-            bar.step("reading");
-            const { entries, report: rr } = await readJournal(file);
-            for (const p of formatProblems(rr).slice(0, 5))
-              err(style.yellow(`compact-safe: warning: ${p} (skipped)`, process.stderr));
-            bar.step("compacting");
-            const outcome = await compactEntries(entries, o, prepared);
-            if (outcome.kind === "compacted" && !o.dryRun) {
-              bar.step("writing");
-              await appendEntries(file, [outcome.entry], { lock: false });
-            }
-            return outcome;
-          };
-          const outcome = o.dryRun ? await run() : await withJournalLock(file, run);
+          let shown = 0;
+          const outcome = await compactJournal(file, {
+            ...route,
+            onProblem: (p) => {
+              if (shown++ < 5) warn(p);
+            },
+          });
           bar.done();
-          report(outcome, o, file, o.dryRun ? null : file, true);
+          throwIfRefused(outcome);
+          report(outcome, o, file, outcome.journal, true);
           return;
         }
         bar.step("reading");
         const session = await loadSession(file, format);
-        for (const p of session.problems.slice(0, 5))
-          err(style.yellow(`compact-safe: warning: ${p} (skipped)`, process.stderr));
+        for (const p of session.problems.slice(0, 5)) warn(p);
         if (session.kind === "import")
           for (const w of importWarnings(session.report).slice(0, 5))
             err(style.yellow(`compact-safe: warning: ${w}`, process.stderr));
         bar.step("compacting");
-        const outcome = await compactEntries(session.entries, o, prepared);
+        const outcome = await compactEntries(session.entries, { ...route, onStep: undefined });
+        throwIfRefused(outcome);
         if (outcome.kind === "compacted" && !o.dryRun && o.out !== undefined) {
           bar.step("writing");
           const { header, rest } = splitHeader(session.entries, session.format, file);

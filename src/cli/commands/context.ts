@@ -14,7 +14,8 @@ import { formatReceipt } from "../../engine/replacement.js";
 import { FORMAT_NAMES } from "../../formats/types.js";
 import { loadSession, parseFormat, type Session } from "../io.js";
 import { num, out, printJson, style, table } from "../output.js";
-import { DEFAULT_WINDOW, positiveInt } from "./compact.js";
+import { DEFAULT_WINDOW } from "../../route/index.js";
+import { positiveInt } from "../options.js";
 
 /**
  * The stable `context --json` object. Fields are only ever added, never

@@ -1,12 +1,9 @@
 /** `compact-safe import FILE --out JOURNAL`: a session file of any known format becomes a new journal. */
 import type { Command } from "commander";
-import type { HeaderEntry, JournalEntry } from "../../model/index.js";
-import { createJournal, JournalExistsError } from "../../journal/index.js";
 import { importFile } from "../../formats/detect.js";
 import type { ImportReport } from "../../formats/types.js";
 import { FORMAT_NAMES } from "../../formats/types.js";
-import { CliError, EXIT } from "../errors.js";
-import { importWarnings, parseFormat, requireFile, unitOf } from "../io.js";
+import { importWarnings, parseFormat, requireFile, splitHeader, unitOf, writeNewJournal } from "../io.js";
 import { placeOf } from "../../formats/tool-ids.js";
 import { err, num, out, printJson, progress, PROGRESS_MIN_BYTES, style, table } from "../output.js";
 
@@ -15,36 +12,6 @@ interface ImportOptions {
   out: string;
   force?: boolean;
   json?: boolean;
-}
-
-/** Splits imported entries into the header and the rest (a header is made when the source had none). */
-export function splitHeader(
-  entries: readonly JournalEntry[],
-  format: string,
-  file: string,
-): { header: HeaderEntry; rest: JournalEntry[] } {
-  const first = entries[0];
-  if (first !== undefined && first.kind === "header") return { header: first, rest: entries.slice(1) };
-  throw new CliError(`${file}: the ${format} importer returned no header entry`, EXIT.USAGE);
-}
-
-/** Writes a new journal; an existing one is replaced only with --force (backed up first). */
-export async function writeNewJournal(
-  file: string,
-  header: HeaderEntry,
-  rest: readonly JournalEntry[],
-  force: boolean,
-): Promise<void> {
-  try {
-    await createJournal(file, header, rest, { overwrite: force });
-  } catch (e) {
-    if (e instanceof JournalExistsError)
-      throw new CliError(
-        `${file}: journal already exists (use --force to replace it; a backup is kept)`,
-        EXIT.USAGE,
-      );
-    throw e;
-  }
 }
 
 /** The human summary of an import report. */

@@ -1,0 +1,32 @@
+/**
+ * The one error family of compact-safe: every error a user can cause is a
+ * `CompactSafeError` with a stable `code`, so a host can branch on the code
+ * and the command line maps codes to exit codes in one table
+ * (`src/cli/errors.ts`). Expected refusals of a compaction are not errors:
+ * they come back as result unions (`{ ok: false, error: { kind } }`).
+ */
+export const ERROR_CODES = [
+  "invalid_message", // ModelError: a message or entry that is not valid (names its path)
+  "json_too_deep", // JsonDepthError: JSON nested past the limit (names line and column)
+  "unknown_format", // FormatError: a file no importer reads, or a broken document (names file and line)
+  "invalid_matrix", // MatrixError: a fixture matrix that is not valid
+  "invalid_anchors", // AnchorsError: an anchors file that cannot be used
+  "invalid_background", // BackgroundFileError: a background-work file that is not a list of handles
+  "journal_exists", // JournalExistsError: a new journal would replace an existing one
+  "unknown_leaf", // UnknownLeafError: a leaf id that is not in the journal
+  "empty_session", // a session with no entries to compact
+  "journal_locked", // JournalLockedError: another writer holds the journal's lock
+  "summarizer_failed", // SummarizerError: the summarizer could not be used
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export class CompactSafeError extends Error {
+  /** Stable: hosts may branch on it; the CLI maps it to an exit code. */
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "CompactSafeError";
+    this.code = code;
+  }
+}

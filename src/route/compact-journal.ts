@@ -1,0 +1,164 @@
+/**
+ * One route for a compaction of a file, as one library call:
+ *
+ *   lock → tolerant read → active path → live context → pressure and the
+ *   threshold → `compactMessagesSafe` → the `compaction` entry → fsynced
+ *   append → receipt.
+ *
+ * The command line's `compact` is argument parsing, this, and printing; a
+ * host that embeds the library gets exactly what the command line does. This
+ * layer composes the ones below it (journal I/O, the engine, the exporters'
+ * request measure); it prints nothing and never exits the process.
+ */
+import type { CompactionEntry, JournalEntry } from "../model/index.js";
+import { CompactSafeError } from "../model/errors.js";
+import {
+  activePath,
+  appendEntries,
+  compactionEntry,
+  formatProblems,
+  projectPath,
+  readJournal,
+  withJournalLock,
+} from "../journal/index.js";
+import { readAnchors, readLiveState } from "../journal/workspace.js";
+import {
+  compactMessagesSafe,
+  type CompactError,
+  type CompactOptions,
+  type CompactSuccess,
+} from "../engine/compact.js";
+import { defaultTarget, shouldCompact, type CompactDecision } from "../engine/pressure.js";
+import { fastEstimator } from "../engine/tokens.js";
+import type { LiveState } from "../engine/live-state.js";
+import type { BackgroundHandle } from "../summarizers/types.js";
+import { providerRequestTokens } from "../formats/request-size.js";
+
+/** The model's context window assumed when none is given (tokens). */
+export const DEFAULT_WINDOW = 200_000;
+/** The pressure, as a fraction of the window, at which `ifNeeded` compacts. */
+export const DEFAULT_THRESHOLD = 0.8;
+
+export interface CompactJournalOptions extends Omit<
+  CompactOptions,
+  "window" | "trigger" | "anchors" | "liveState" | "requestSizes"
+> {
+  /** The model's context window in tokens (default 200,000): the default target is half of it. */
+  window?: number;
+  /** With `ifNeeded`: the pressure, as a fraction of the window in (0, 1], that calls for compaction (default 0.8). */
+  threshold?: number;
+  /** Compact only when the pressure reaches the threshold (the trigger is then `auto`, else `manual`). */
+  ifNeeded?: boolean;
+  /**
+   * Where the pinned anchors (`.codewhale/anchors.md`) and the live state (git branch, worktree, HEAD)
+   * are read from, unless `anchors` / `liveState` are given. Default: neither is read.
+   */
+  workspace?: string;
+  /** The pinned anchors, restated verbatim in the checkpoint (default: read from `workspace`). */
+  anchors?: string;
+  /** Live state re-read at compaction time (default: read from `workspace`, with `background`). */
+  liveState?: LiveState;
+  /** Background-work handles to restate in the live state (with `workspace`). */
+  background?: readonly BackgroundHandle[];
+  /** Decide and compact, but write nothing (no lock is taken). */
+  dryRun?: boolean;
+  /** Each problem the tolerant reader reports (a broken line, a missing parent), one line each. */
+  onProblem?: (problem: string) => void;
+  /** Progress: called as each step starts. */
+  onStep?: (step: "reading" | "compacting" | "writing") => void;
+}
+
+/** What a compaction of a session's entries came to (nothing written yet). */
+export type EntriesOutcome =
+  | {
+      kind: "compacted";
+      result: CompactSuccess;
+      /** The `compaction` entry, child of the leaf it compacts. */
+      entry: CompactionEntry;
+      decision: CompactDecision;
+    }
+  /** `ifNeeded` and the pressure is under the threshold. */
+  | { kind: "not-needed"; decision: CompactDecision }
+  /** Not a failure: the history cannot shrink (the reason names the sizes). */
+  | { kind: "nothing"; reason: string; decision: CompactDecision; target: number }
+  /** The engine refused (contract violation, unusable summary) or the summarizer failed. */
+  | { kind: "refused"; error: CompactError; decision: CompactDecision };
+
+export type JournalOutcome = EntriesOutcome & {
+  /** The journal the entry was appended to; null when nothing was written (dry run, or not compacted). */
+  journal: string | null;
+};
+
+/**
+ * Decides and compacts the live context of `entries` (their active path);
+ * never writes. With `ifNeeded` the pressure must reach the threshold first.
+ */
+export async function compactEntries(
+  entries: readonly JournalEntry[],
+  options: CompactJournalOptions = {},
+): Promise<EntriesOutcome> {
+  const path = activePath(entries);
+  const leaf = path[path.length - 1];
+  if (leaf === undefined) throw new CompactSafeError("empty_session", "the session holds no entries");
+  const live = projectPath(path);
+  const window = options.window ?? DEFAULT_WINDOW;
+  const decision = shouldCompact(
+    { messages: live, estimator: options.estimator },
+    { window, threshold: options.threshold ?? DEFAULT_THRESHOLD },
+  );
+  if (options.ifNeeded && !decision.compact) return { kind: "not-needed", decision };
+  const anchors =
+    options.anchors ??
+    (options.workspace !== undefined ? (await readAnchors(options.workspace))?.text : undefined);
+  const liveState =
+    options.liveState ??
+    (options.workspace !== undefined
+      ? await readLiveState(options.workspace, options.background)
+      : undefined);
+  const estimator = options.estimator ?? fastEstimator;
+  const result = await compactMessagesSafe(live, {
+    ...options,
+    window,
+    anchors,
+    liveState,
+    trigger: options.ifNeeded ? "auto" : "manual",
+    // Shrinking is judged on the requests the exporters would send, too.
+    requestSizes: (ms) => providerRequestTokens(ms, estimator.text),
+  });
+  if (!result.ok) {
+    if (result.error.kind === "nothing_to_compact")
+      return {
+        kind: "nothing",
+        reason: result.error.message,
+        decision,
+        target: options.target ?? defaultTarget(decision.estimate, window),
+      };
+    return { kind: "refused", error: result.error, decision };
+  }
+  return { kind: "compacted", result, entry: compactionEntry(result.payload, leaf.id), decision };
+}
+
+/**
+ * Compacts a compact-safe journal in place: under its lock (a held lock
+ * throws `JournalLockedError` at once), reads it tolerantly, compacts its
+ * live context and appends ONE `compaction` entry, fsynced. Nothing is
+ * written unless the compaction is `ok`; a dry run takes no lock and writes
+ * nothing.
+ */
+export async function compactJournal(
+  file: string,
+  options: CompactJournalOptions = {},
+): Promise<JournalOutcome> {
+  const run = async (): Promise<JournalOutcome> => {
+    options.onStep?.("reading");
+    const { entries, report } = await readJournal(file);
+    for (const p of formatProblems(report)) options.onProblem?.(p);
+    options.onStep?.("compacting");
+    const outcome = await compactEntries(entries, options);
+    if (outcome.kind !== "compacted" || options.dryRun) return { ...outcome, journal: null };
+    options.onStep?.("writing");
+    await appendEntries(file, [outcome.entry], { lock: false });
+    return { ...outcome, journal: file };
+  };
+  return options.dryRun ? run() : withJournalLock(file, run);
+}

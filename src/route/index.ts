@@ -1,0 +1,2 @@
+/** The library's route for a compaction of a file (journal I/O, engine and exporters composed). */
+export * from "./compact-journal.js";
