@@ -35,7 +35,10 @@ export interface CreateOptions extends RewriteOptions {
 export class JournalExistsError extends CompactSafeError {
   readonly file: string;
   constructor(file: string) {
-    super("journal_exists", `${file}: journal already exists (pass overwrite to replace it; a backup is kept)`);
+    super(
+      "journal_exists",
+      `${file}: journal already exists (pass overwrite to replace it; a backup is kept)`,
+    );
     this.name = "JournalExistsError";
     this.file = file;
   }

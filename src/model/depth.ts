@@ -63,7 +63,10 @@ export class JsonDepthError extends CompactSafeError {
   readonly column: number;
   readonly limit: number;
   constructor(line: number, column: number, limit: number) {
-    super("json_too_deep", `JSON nested deeper than ${limit} levels (the limit), at line ${line}, column ${column}`);
+    super(
+      "json_too_deep",
+      `JSON nested deeper than ${limit} levels (the limit), at line ${line}, column ${column}`,
+    );
     this.name = "JsonDepthError";
     this.line = line;
     this.column = column;
