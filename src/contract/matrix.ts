@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import type { CompactionPath, Message } from "../model/types.js";
 import { ModelError, parseMessages } from "../model/schema.js";
 import { JsonDepthError, parseJsonLimited } from "../model/depth.js";
-import { validateSurvivalContract } from "./validate.js";
+import { validateLastRoundCoverage, validateSurvivalContract } from "./validate.js";
 import { currentRoundStart } from "./rounds.js";
 import { CompactSafeError } from "../model/errors.js";
 
@@ -45,10 +45,13 @@ export function parseMatrix(text: string, file: string): Matrix {
   if (d.schema_version !== 2)
     throw new MatrixError(`${file}: schema_version: expected 2, got ${JSON.stringify(d.schema_version)}`);
   if (!Array.isArray(d.cases)) throw new MatrixError(`${file}: cases: expected an array`);
+  const ids = new Set<string>();
   d.cases.forEach((c, i) => {
     const at = `cases[${i}]`;
     if (c === null || typeof c !== "object") throw new MatrixError(`${file}: ${at}: expected an object`);
     if (typeof c.id !== "string") throw new MatrixError(`${file}: ${at}: missing "id"`);
+    if (ids.has(c.id)) throw new MatrixError(`${file}: ${at}: duplicate id ${JSON.stringify(c.id)}`);
+    ids.add(c.id);
     if (c.expect !== "pass" && c.expect !== "fail")
       throw new MatrixError(`${file}: ${at}.expect: expected "pass" or "fail"`);
     if (c.anchors !== undefined && typeof c.anchors !== "string")
@@ -91,10 +94,22 @@ export interface CaseOutcome {
   /** Set when the computed current-round start differs from the case's `last_round_start`. */
   roundStartMismatch?: { expected: number; computed: number };
   agrees: boolean;
+  /** Why the case disagrees (one line), when it does. */
+  problem?: string;
 }
 
+/**
+ * The verdict on one case, as the independent `.mjs` validator gives it: the
+ * contract's verdict against `expect` (the coverage check must not pass a
+ * case the whole contract lets through), and the computed round start
+ * against `last_round_start` when the case gives one. The one runner: the
+ * CLI's `validate --matrix` prints what this returns.
+ */
 export function runMatrixCase(c: MatrixCase): CaseOutcome {
-  const r = validateSurvivalContract(c.original, c.replacement, { anchors: c.anchors, path: c.path });
+  const r = validateSurvivalContract(c.original, c.replacement, {
+    anchors: c.anchors,
+    path: c.path ?? "summary",
+  });
   const got = r.valid ? "pass" : "fail";
   const outcome: CaseOutcome = {
     id: c.id,
@@ -103,11 +118,20 @@ export function runMatrixCase(c: MatrixCase): CaseOutcome {
     reason: r.reason,
     agrees: got === c.expect,
   };
-  if (c.last_round_start !== undefined) {
+  const coverage = validateLastRoundCoverage(c.original, c.replacement);
+  if (!coverage.valid && r.valid) {
+    outcome.agrees = false;
+    outcome.problem = `coverage failed (${coverage.reason}) but the contract passed`;
+    return outcome;
+  }
+  if (!outcome.agrees)
+    outcome.problem = `expected ${c.expect}, got ${got} (${r.reason ?? "no violation found"})`;
+  else if (c.last_round_start !== undefined) {
     const computed = currentRoundStart(c.original);
     if (computed !== c.last_round_start) {
       outcome.roundStartMismatch = { expected: c.last_round_start, computed };
       outcome.agrees = false;
+      outcome.problem = `expected last_round_start ${c.last_round_start}, got ${computed}`;
     }
   }
   return outcome;

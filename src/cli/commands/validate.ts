@@ -7,13 +7,11 @@ import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { Option } from "commander";
 import {
-  currentRoundStart,
   parseMatrix,
-  validateLastRoundCoverage,
+  runMatrix,
   validateSurvivalContract,
   MatrixError,
   type Matrix,
-  type MatrixCase,
 } from "../../contract/index.js";
 import type { CompactionPath } from "../../model/index.js";
 import { CliError, EXIT, usageError } from "../errors.js";
@@ -29,21 +27,6 @@ interface ValidateOptions {
   json?: boolean;
 }
 
-/** The same per-case verdict as the independent .mjs validator: null when the case agrees. */
-export function caseDisagreement(c: MatrixCase): string | null {
-  const opts = { anchors: c.anchors, path: c.path ?? "summary" };
-  const coverage = validateLastRoundCoverage(c.original, c.replacement);
-  const verdict = validateSurvivalContract(c.original, c.replacement, opts);
-  if (!coverage.valid && verdict.valid) return `coverage failed (${coverage.reason}) but the contract passed`;
-  const got = verdict.valid ? "pass" : "fail";
-  if (got !== c.expect) return `expected ${c.expect}, got ${got} (${verdict.reason ?? "no violation found"})`;
-  if (c.last_round_start !== undefined) {
-    const r = currentRoundStart(c.original);
-    if (r !== c.last_round_start) return `expected last_round_start ${c.last_round_start}, got ${r}`;
-  }
-  return null;
-}
-
 async function loadMatrixFile(file: string): Promise<Matrix> {
   await requireFile(file);
   let text: string;
@@ -54,13 +37,7 @@ async function loadMatrixFile(file: string): Promise<Matrix> {
       `${file}: cannot read file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
     );
   }
-  const m = parseMatrix(text, file);
-  const ids = new Set<string>();
-  m.cases.forEach((c, i) => {
-    if (ids.has(c.id)) throw new MatrixError(`${file}: cases[${i}]: duplicate id ${JSON.stringify(c.id)}`);
-    ids.add(c.id);
-  });
-  return m;
+  return parseMatrix(text, file);
 }
 
 async function runMatrices(files: string[]): Promise<number> {
@@ -77,12 +54,11 @@ async function runMatrices(files: string[]): Promise<number> {
   let agreed = 0;
   let disagreed = 0;
   for (const [display, matrix] of matrices) {
-    for (const c of matrix.cases) {
-      const problem = caseDisagreement(c);
-      if (problem === null) agreed++;
+    for (const r of runMatrix(matrix)) {
+      if (r.agrees) agreed++;
       else {
         disagreed++;
-        out(`DISAGREE ${display} ${c.id}: ${problem}`);
+        out(`DISAGREE ${display} ${r.id}: ${r.problem}`);
       }
     }
   }
