@@ -2,11 +2,114 @@
  * compact-safe: compacts a coding agent's conversation history and proves
  * that what must survive did survive (compaction survival contract, schema
  * version 2).
+ *
+ * The public API, listed by name and grouped by layer as the README's table
+ * is. `src/index.test.ts` pins the list of runtime names: a change to the
+ * public surface is a deliberate act. Everything else is internal.
  */
-export * from "./model/index.js";
-export * from "./contract/index.js";
-export * from "./engine/index.js";
-export * from "./summarizers/index.js";
-export * from "./journal/index.js";
-export * from "./formats/index.js";
-export * from "./route/index.js";
+
+// model: the transcript types, their schemas, the error family and the constants
+export { CONSTANTS } from "./model/constants.js";
+export { CompactSafeError, ERROR_CODES, type ErrorCode } from "./model/errors.js";
+export { ModelError, parseMessages, parseJournalEntry } from "./model/schema.js";
+export type {
+  Role,
+  Block,
+  KnownBlock,
+  TextBlock,
+  ThinkingBlock,
+  RedactedThinkingBlock,
+  ToolUseBlock,
+  ToolResultBlock,
+  ImageUrlBlock,
+  OpaqueBlock,
+  Usage,
+  Message,
+  JournalKind,
+  MessageKind,
+  JournalEntry,
+  HeaderEntry,
+  CompactionEntry,
+  BranchSummaryEntry,
+  MessageEntry,
+  HeaderPayload,
+  CompactionPayload,
+  BranchSummaryPayload,
+  CompactionPath,
+  CompactionTrigger,
+  CoverageReceipt,
+} from "./model/types.js";
+
+// contract: the survival rules as data, the protected round, the validators, the fixture matrix
+export {
+  validateSurvivalContract,
+  type SurvivalOptions,
+  type ValidationResult,
+} from "./contract/validate.js";
+export { protectedRound, type ProtectedRound } from "./contract/rounds.js";
+export { isCheckpoint } from "./contract/classify.js";
+export { CHECKPOINT_MARKER } from "./contract/markers.js";
+export { KIND_RULES, BLOCK_RULES, LIVE_STATE_FIELDS } from "./contract/rules.js";
+export {
+  loadMatrix,
+  runMatrix,
+  MatrixError,
+  type Matrix,
+  type MatrixCase,
+  type CaseOutcome,
+} from "./contract/matrix.js";
+
+// engine: pressure, estimates, redaction and the safe compaction pass
+export {
+  compactMessagesSafe,
+  type CompactOptions,
+  type CompactResult,
+  type CompactSuccess,
+  type CompactError,
+  type CompactErrorKind,
+} from "./engine/compact.js";
+export {
+  shouldCompact,
+  defaultTarget,
+  type CompactDecision,
+  type Pressure,
+  type PressureState,
+  type PressureOptions,
+} from "./engine/pressure.js";
+export { estimateTokens, fastEstimator, exactEstimator, type TokenEstimator } from "./engine/tokens.js";
+export { redactSecrets } from "./engine/redact.js";
+export type { LiveState } from "./engine/live-state.js";
+
+// summarizers: the embedded extractive one (default, offline) and the LLM ones
+export { extractiveSummarizer } from "./summarizers/extractive.js";
+export { openaiCompatibleSummarizer } from "./summarizers/openai.js";
+export { anthropicSummarizer } from "./summarizers/anthropic.js";
+export {
+  SummarizerError,
+  type Summarizer,
+  type SummaryRequest,
+  type SummaryResult,
+  type BackgroundHandle,
+} from "./summarizers/types.js";
+
+// journal: the append-only session tree on disk, and the workspace around it
+export { readJournal, type JournalReadResult, type JournalReadReport } from "./journal/read.js";
+export { liveContext, compactionEntry } from "./journal/tree.js";
+export { withJournalLock, JournalLockedError } from "./journal/lock.js";
+export { readAnchors, readLiveState } from "./journal/workspace.js";
+
+// formats: importers from real agent sessions, exporters to request bodies
+export { importFile, importText } from "./formats/detect.js";
+export { toAnthropicRequest } from "./formats/export-anthropic.js";
+export { toOpenAIRequest } from "./formats/export-openai.js";
+export { providerRequestTokens } from "./formats/request-size.js";
+export { FormatError, type ImportResult, type ImportReport, type FormatName } from "./formats/types.js";
+
+// route: a compaction of a file, as one call (what `compact-safe compact` does)
+export {
+  compactJournal,
+  compactEntries,
+  type CompactJournalOptions,
+  type EntriesOutcome,
+  type JournalOutcome,
+} from "./route/compact-journal.js";

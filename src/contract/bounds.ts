@@ -2,8 +2,9 @@
  * The 8 KiB bound on tool results in the protected round: head and tail kept,
  * with a marker giving the original size. The cut never splits a character.
  */
+import { CONSTANTS } from "../model/constants.js";
 
-export const RESULT_BOUND_BYTES = 8192;
+export const RESULT_BOUND_BYTES = CONSTANTS.resultBoundBytes;
 
 export function utf8Length(s: string): number {
   return Buffer.byteLength(s, "utf8");

@@ -35,6 +35,7 @@ import { pruneOldResults, type PruneStats } from "./prune.js";
 import { clearBilledUsage, defaultTarget } from "./pressure.js";
 import { redactSecrets } from "./redact.js";
 import type { LiveState } from "./live-state.js";
+import { CONSTANTS } from "../model/constants.js";
 
 export interface CompactOptions {
   /** The summarizer; default: the embedded extractive summarizer (offline). */
@@ -426,9 +427,9 @@ type LadderOutcome =
   { ok: true; summary: SummaryResult; attempts: number } | { ok: false; result: CompactResult };
 
 /** The longest wait the ladder sleeps, whatever `retry-after` asks (ms): 60 s. */
-export const MAX_RETRY_AFTER_MS = 60_000;
+export const MAX_RETRY_AFTER_MS = CONSTANTS.maxRetryAfterMs;
 /** Default time budget of the whole summary ladder (ms): 5 minutes. */
-export const DEFAULT_LADDER_BUDGET_MS = 300_000;
+export const DEFAULT_LADDER_BUDGET_MS = CONSTANTS.ladderBudgetMs;
 
 const seconds = (ms: number): string => `${Number((Math.max(0, ms) / 1000).toFixed(3))} s`;
 
@@ -467,8 +468,8 @@ async function summarizeWithLadder(
 ): Promise<LadderOutcome> {
   const summarizer = options.summarizer ?? extractiveSummarizer();
   const sleep = options.sleep ?? defaultSleep;
-  const maxRetries = options.maxRetries ?? 3;
-  const backoff = options.backoffMs ?? 1000;
+  const maxRetries = options.maxRetries ?? CONSTANTS.maxRetries;
+  const backoff = options.backoffMs ?? CONSTANTS.backoffMs;
   const maxWait = options.maxRetryAfterMs ?? MAX_RETRY_AFTER_MS;
   const now = options.now ?? Date.now;
   const budget = options.budgetMs ?? DEFAULT_LADDER_BUDGET_MS;

@@ -6,6 +6,7 @@
 import type { Message, Usage } from "../model/types.js";
 import { isAssistantRole } from "../model/blocks.js";
 import { estimateTokens, fastEstimator, type TokenEstimator } from "./tokens.js";
+import { CONSTANTS } from "../model/constants.js";
 
 export interface PressureState {
   messages: readonly Message[];
@@ -74,7 +75,7 @@ export interface CompactDecision extends Pressure {
 }
 
 export function shouldCompact(state: PressureState, options: PressureOptions): CompactDecision {
-  const threshold = options.threshold ?? 0.8;
+  const threshold = options.threshold ?? CONSTANTS.threshold;
   if (!(options.window > 0))
     throw new RangeError(`window must be a positive number of tokens, got ${options.window}`);
   if (!(threshold > 0 && threshold <= 1))

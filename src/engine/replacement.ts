@@ -14,8 +14,9 @@ import { validateSurvivalContract } from "../contract/validate.js";
 import { fastEstimator, type TokenEstimator } from "./tokens.js";
 import { renderLiveState, type LiveState } from "./live-state.js";
 import { redactSecrets } from "./redact.js";
+import { CONSTANTS } from "../model/constants.js";
 
-export const DEFAULT_RETAINED_USER_TOKENS = 20_000;
+export const DEFAULT_RETAINED_USER_TOKENS = CONSTANTS.retainedUserTokens;
 
 export interface ReplacementOptions {
   /** The handoff summary (already checked for usability and redacted). */

@@ -13,6 +13,7 @@ import type { LiveState } from "../engine/live-state.js";
 import type { BackgroundHandle } from "../summarizers/types.js";
 import { JsonDepthError, parseJsonLimited } from "../model/depth.js";
 import { CompactSafeError } from "../model/errors.js";
+import { CONSTANTS } from "../model/constants.js";
 
 /** Where anchors are written (and read first). */
 export const ANCHORS_FILE = join(".codewhale", "anchors.md");
@@ -50,7 +51,7 @@ async function lstatOrNull(path: string) {
 }
 
 /** The largest anchors file read or written: 64 KiB (anchors are restated in every checkpoint). */
-export const MAX_ANCHORS_BYTES = 64 * 1024;
+export const MAX_ANCHORS_BYTES = CONSTANTS.maxAnchorsBytes;
 
 /**
  * Control characters shown escaped, visibly: C0 except tab and newline (a

@@ -11,9 +11,10 @@
  * The real sessions of the corpus nest at most 9 levels.
  */
 import { CompactSafeError } from "./errors.js";
+import { CONSTANTS } from "./constants.js";
 
 /** The deepest nesting accepted in any JSON text read (a file, a line): 512 levels. */
-export const MAX_JSON_DEPTH = 512;
+export const MAX_JSON_DEPTH = CONSTANTS.maxJsonDepth;
 
 /**
  * The deepest nesting accepted in one message, counted from the message
@@ -21,7 +22,7 @@ export const MAX_JSON_DEPTH = 512;
  * (journal entry, compaction replacement, session-format line), well within
  * `MAX_JSON_DEPTH`, so whatever is written can be read back.
  */
-export const MAX_MESSAGE_DEPTH = 256;
+export const MAX_MESSAGE_DEPTH = CONSTANTS.maxMessageDepth;
 
 /**
  * Index in `text` of the bracket that opens nesting level `limit + 1`, or -1

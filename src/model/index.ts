@@ -4,3 +4,4 @@ export * from "./blocks.js";
 export * from "./files.js";
 export * from "./depth.js";
 export * from "./errors.js";
+export * from "./constants.js";

@@ -33,11 +33,12 @@ import { fastEstimator } from "../engine/tokens.js";
 import type { LiveState } from "../engine/live-state.js";
 import type { BackgroundHandle } from "../summarizers/types.js";
 import { providerRequestTokens } from "../formats/request-size.js";
+import { CONSTANTS } from "../model/constants.js";
 
 /** The model's context window assumed when none is given (tokens). */
-export const DEFAULT_WINDOW = 200_000;
+export const DEFAULT_WINDOW = CONSTANTS.window;
 /** The pressure, as a fraction of the window, at which `ifNeeded` compacts. */
-export const DEFAULT_THRESHOLD = 0.8;
+export const DEFAULT_THRESHOLD = CONSTANTS.threshold;
 
 export interface CompactJournalOptions extends Omit<
   CompactOptions,

@@ -2,8 +2,9 @@
 import { SummarizerError, type SummaryRequest } from "./types.js";
 import { classifyHttpFailure, rootCauseMessage, type ResponseSink } from "./errors.js";
 import { DEFAULT_SUMMARY_TOKENS } from "./extractive.js";
+import { CONSTANTS } from "../model/constants.js";
 
-export const DEFAULT_TIMEOUT_MS = 120_000;
+export const DEFAULT_TIMEOUT_MS = CONSTANTS.requestTimeoutMs;
 /** The longest timer Node keeps (about 24.8 days); a longer one would fire at once. */
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 

@@ -4,14 +4,11 @@
  */
 import { makeCase, type Profile } from "./generate.js";
 import { runInProcess } from "./pipeline.js";
-import {
-  importText,
-  liveContext,
-  parseJournal,
-  compactMessagesSafe,
-  extractiveSummarizer,
-  protectedRound,
-} from "../../src/index.js";
+import { importText } from "../../src/formats/index.js";
+import { liveContext, parseJournal } from "../../src/journal/index.js";
+import { compactMessagesSafe } from "../../src/engine/index.js";
+import { extractiveSummarizer } from "../../src/summarizers/index.js";
+import { protectedRound } from "../../src/contract/index.js";
 import { protectedRegion } from "./oracle.js";
 
 const [seed, index, profile] = process.argv.slice(2);

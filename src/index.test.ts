@@ -1,0 +1,111 @@
+/**
+ * The public surface, pinned: the runtime names `src/index.ts` exports, and
+ * the README's library table, which must list exactly them. Changing the
+ * public API means changing this list on purpose.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as api from "./index.js";
+
+/** The repository root: this file runs as dist/src/index.test.js. */
+const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+
+const PUBLIC = {
+  model: ["CONSTANTS", "CompactSafeError", "ERROR_CODES", "ModelError", "parseMessages", "parseJournalEntry"],
+  contract: [
+    "validateSurvivalContract",
+    "protectedRound",
+    "isCheckpoint",
+    "CHECKPOINT_MARKER",
+    "KIND_RULES",
+    "BLOCK_RULES",
+    "LIVE_STATE_FIELDS",
+    "loadMatrix",
+    "runMatrix",
+    "MatrixError",
+  ],
+  engine: [
+    "compactMessagesSafe",
+    "shouldCompact",
+    "defaultTarget",
+    "estimateTokens",
+    "fastEstimator",
+    "exactEstimator",
+    "redactSecrets",
+  ],
+  summarizers: [
+    "extractiveSummarizer",
+    "openaiCompatibleSummarizer",
+    "anthropicSummarizer",
+    "SummarizerError",
+  ],
+  journal: [
+    "readJournal",
+    "liveContext",
+    "compactionEntry",
+    "withJournalLock",
+    "JournalLockedError",
+    "readAnchors",
+    "readLiveState",
+  ],
+  formats: [
+    "importFile",
+    "importText",
+    "toAnthropicRequest",
+    "toOpenAIRequest",
+    "providerRequestTokens",
+    "FormatError",
+  ],
+  route: ["compactJournal", "compactEntries"],
+};
+
+test("src/index.ts exports exactly the pinned public names", () => {
+  assert.deepEqual(Object.keys(api).sort(), Object.values(PUBLIC).flat().sort());
+});
+
+test("the README's library table lists exactly the public names, by layer", () => {
+  const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
+  const at = readme.indexOf("The main exports, by layer:");
+  assert.ok(at >= 0, "README: the library table is missing");
+  const rows = readme
+    .slice(at)
+    .split("\n")
+    .filter((l) => l.startsWith("| "))
+    .slice(2); // header and rule
+  const table: Record<string, string[]> = {};
+  for (const row of rows) {
+    const [layer, names] = row
+      .split("|")
+      .slice(1, 3)
+      .map((c) => c.trim());
+    // Runtime names come first; types may follow after a semicolon.
+    table[layer!] = [...names!.split(";")[0]!.matchAll(/`([A-Za-z_][A-Za-z0-9_]*)`/g)].map((m) => m[1]!);
+  }
+  assert.deepEqual(table, PUBLIC);
+});
+
+test("every library error class is a CompactSafeError with its stable code", () => {
+  const cases: [Error, string][] = [
+    [new api.ModelError("messages[0]", "bad"), "invalid_message"],
+    [new api.FormatError("f: unknown"), "unknown_format"],
+    [new api.MatrixError("m: bad"), "invalid_matrix"],
+    [new api.SummarizerError("transient", "down"), "summarizer_failed"],
+    [new api.JournalLockedError("j.lock", null), "journal_locked"],
+  ];
+  for (const [e, code] of cases) {
+    assert.ok(e instanceof api.CompactSafeError, e.name);
+    assert.equal((e as api.CompactSafeError).code, code);
+    assert.ok((api.ERROR_CODES as readonly string[]).includes(code));
+  }
+});
+
+test("docs/SURVIVAL_CONTRACT.md quotes every constant with its value", () => {
+  const doc = readFileSync(join(repoRoot, "docs", "SURVIVAL_CONTRACT.md"), "utf8");
+  for (const [k, v] of Object.entries(api.CONSTANTS)) {
+    const row = new RegExp(`\\|\\s*\`${k}\`\\s*\\|\\s*${String(v).replace(".", "\\.")}\\s*\\|`);
+    assert.match(doc, row, `docs/SURVIVAL_CONTRACT.md does not quote ${k} = ${v}`);
+  }
+});

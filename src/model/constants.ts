@@ -1,0 +1,33 @@
+/**
+ * The numbers compact-safe runs on, in one object: the code reads them from
+ * here, and `docs/SURVIVAL_CONTRACT.md` quotes them (a test checks that it
+ * does). Change one here and it changes everywhere.
+ */
+export const CONSTANTS = Object.freeze({
+  /** A protected tool result keeps at most this many bytes of UTF-8 (head and tail), nested blocks included. */
+  resultBoundBytes: 8192,
+  /** Token budget for older plain user messages retained beside the checkpoint. */
+  retainedUserTokens: 20_000,
+  /** Size cap of a summary, in tokens. */
+  summaryMaxTokens: 2_000,
+  /** Transient summarizer errors are retried this many times. */
+  maxRetries: 3,
+  /** First backoff delay between retries, in ms (doubled each retry). */
+  backoffMs: 1_000,
+  /** The longest server-asked wait (`retry-after`) or backoff honoured, in ms. */
+  maxRetryAfterMs: 60_000,
+  /** Time budget of the whole summary ladder (calls, retries, waits), in ms. */
+  ladderBudgetMs: 300_000,
+  /** Per-request timeout of an LLM summarizer, body included, in ms. */
+  requestTimeoutMs: 120_000,
+  /** The model's context window assumed when none is given, in tokens. */
+  window: 200_000,
+  /** Pressure, as a fraction of the window, at which a compaction is due. */
+  threshold: 0.8,
+  /** JSON text nested deeper than this is refused before it is parsed. */
+  maxJsonDepth: 512,
+  /** A message may nest this many levels (from the message itself). */
+  maxMessageDepth: 256,
+  /** The anchors file is read up to this many bytes. */
+  maxAnchorsBytes: 64 * 1024,
+});
