@@ -1,7 +1,7 @@
 /** What the LLM summarizers share: options, key lookup, the output cap and the SDK error mapping. */
 import { SummarizerError, type SummaryRequest } from "./types.js";
 import { classifyHttpFailure, rootCauseMessage, type ResponseSink } from "./errors.js";
-import { DEFAULT_SUMMARY_TOKENS } from "./extractive.js";
+import { DEFAULT_SUMMARY_TOKENS } from "./extractive/sections.js";
 
 export const DEFAULT_TIMEOUT_MS = 120_000;
 /** The longest timer Node keeps (about 24.8 days); a longer one would fire at once. */
