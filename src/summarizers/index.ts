@@ -11,7 +11,7 @@ export {
   CHARS_PER_TOKEN,
   type ExtractiveOptions,
   type SummarySection,
-} from "./extractive.js";
+} from "./extractive/index.js";
 export { openaiCompatibleSummarizer, type OpenAICompatibleOptions } from "./openai.js";
 export { anthropicSummarizer, type AnthropicSummarizerOptions } from "./anthropic.js";
 export { DEFAULT_TIMEOUT_MS, type LlmSummarizerOptions } from "./llm-common.js";

@@ -1,7 +1,7 @@
 /** What the LLM summarizers share: options, key lookup, the output cap and the SDK error mapping. */
 import { SummarizerError, type SummaryRequest } from "./types.js";
 import { classifyHttpFailure, rootCauseMessage, type ResponseSink } from "./errors.js";
-import { DEFAULT_SUMMARY_TOKENS } from "./extractive.js";
+import { DEFAULT_SUMMARY_TOKENS } from "./extractive/sections.js";
 import { CONSTANTS } from "../model/constants.js";
 
 export const DEFAULT_TIMEOUT_MS = CONSTANTS.requestTimeoutMs;

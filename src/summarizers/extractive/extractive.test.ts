@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { Block, Message } from "../model/index.js";
-import { CHECKPOINT_MARKER } from "../contract/markers.js";
+import type { Block, Message } from "../../model/index.js";
+import { CHECKPOINT_MARKER } from "../../contract/markers.js";
 import {
   extractiveSummarizer,
   extractiveSummary,
@@ -13,8 +13,8 @@ import {
   QUOTED_DATA_NOTE,
   quoteData,
   unquoteData,
-} from "./extractive.js";
-import { isModifyingTool, modifiedPathsOf, shellCommandOf } from "./transcript.js";
+} from "./index.js";
+import { isModifyingTool, modifiedPathsOf, shellCommandOf } from "../transcript.js";
 
 const user = (text: string): Message => ({ role: "user", content: [{ type: "text", text }] });
 const assistant = (...content: Block[]): Message => ({ role: "assistant", content });

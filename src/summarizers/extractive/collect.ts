@@ -1,0 +1,218 @@
+/**
+ * Collection: one pass over the summarized span (linear in the input) that
+ * gathers the facts the note is written from: plain user messages, work
+ * notes, tool calls by name, modified paths, shell commands with their
+ * outcomes, error lines, calls still running, the last assistant text, and
+ * what earlier checkpoints said (folded by `fold.ts`).
+ *
+ * Texts that are quoted whole (user messages, the next step) are redacted
+ * here; one-line facts keep a window past their cut that is redacted when
+ * they are written, so that a secret across the cut is seen whole and only
+ * the items a section keeps pay for redaction.
+ */
+import type { Message, ToolResultBlock, ToolUseBlock } from "../../model/index.js";
+import {
+  checkpointMarkerOf,
+  clip,
+  isPlainUserMessage,
+  modifiedPathsOf,
+  oneLine,
+  safeHead,
+  safeTail,
+  shellCommandOf,
+  textOf,
+} from "../transcript.js";
+import { redactSecrets } from "../../engine/redact.js";
+import { foldCheckpoint, noEarlierParts, type EarlierParts } from "./fold.js";
+import { quoteData } from "./quote.js";
+import { commandOutcome, ERROR_LINE_CHARS, errorLine } from "./results.js";
+
+/** A work note (the first line of an assistant text) is cut to this many characters. */
+export const NOTE_CHARS = 200;
+/** Work notes built at most (newest first); older assistant texts are only counted. */
+const MAX_WORK_NOTES = 1000;
+/** A command is written on one line of at most this many characters. */
+export const COMMAND_CHARS = 160;
+/** Characters past a cut that are redacted with the kept part, so a secret across the cut is seen whole. */
+export const REDACT_MARGIN = 256;
+
+export interface CommandEntry {
+  /** The command on one line, cut to COMMAND_CHARS (not redacted: the key that counts repeats). */
+  cmd: string;
+  /** The command on one line with room past the cut, redacted when the command is written. */
+  window: string;
+  count: number;
+  /** Index of the latest run (recency). */
+  last: number;
+  outcome: string;
+}
+
+export interface PathEntry {
+  path: string;
+  first: number;
+  last: number;
+  attempts: number;
+  failures: number;
+}
+
+export interface CallInfo {
+  tool: ToolUseBlock;
+  order: number;
+  paths: string[];
+  command?: CommandEntry;
+  done: boolean;
+}
+
+/** The facts of a span. Orders (`first`, `last`, `order`) count blocks from the span's start. */
+export interface Collected {
+  userMessages: string[];
+  /** Work notes (cut, not redacted) and their windows (redacted when a note is written). */
+  work: { text: string; window: string }[];
+  toolCounts: Map<string, number>;
+  toolCalls: number;
+  paths: Map<string, PathEntry>;
+  commands: Map<string, CommandEntry>;
+  errors: Map<string, { count: number; last: number }>;
+  /** Calls without a result so far, by id. */
+  calls: Map<string, CallInfo>;
+  /** Older assistant texts left out of `work` (beyond the newest MAX_WORK_NOTES); counted in the cut marker. */
+  workOmitted: number;
+  lastAssistantText?: string;
+  earlier: EarlierParts;
+}
+
+/**
+ * A user text with its secrets redacted, where only the head that a note of
+ * `cap` characters can ever quote is scanned: the rest of a longer text is
+ * replaced by spaces, so the length (which the cut markers report) stays and
+ * nothing of it can be shown.
+ */
+function redactQuotable(text: string, cap: number): string {
+  if (text.length <= cap + REDACT_MARGIN) return redactSecrets(text);
+  const head = safeHead(redactSecrets(safeHead(text, cap + REDACT_MARGIN)), cap);
+  return head + " ".repeat(Math.max(0, text.length - head.length));
+}
+
+/** Like redactQuotable for a text that is quoted by its head and its tail (the next step). */
+function redactEnds(text: string, cap: number): string {
+  if (text.length <= 2 * (cap + REDACT_MARGIN)) return redactSecrets(text);
+  const head = safeHead(redactSecrets(safeHead(text, cap + REDACT_MARGIN)), cap);
+  const tail = safeTail(redactSecrets(safeTail(text, cap + REDACT_MARGIN)), cap);
+  return head + " ".repeat(Math.max(0, text.length - head.length - tail.length)) + tail;
+}
+
+/** The facts of `messages`; `quoteCap` is the most of one text a note can quote (its whole budget). */
+export function collect(messages: readonly Message[], quoteCap: number): Collected {
+  const c: Collected = {
+    userMessages: [],
+    work: [],
+    toolCounts: new Map(),
+    toolCalls: 0,
+    paths: new Map(),
+    commands: new Map(),
+    errors: new Map(),
+    calls: new Map(),
+    workOmitted: 0,
+    earlier: noEarlierParts(),
+  };
+  let order = 0;
+  let lastAssistantIdx = -1;
+  const assistantTexts: string[] = [];
+
+  for (const m of messages) {
+    if (checkpointMarkerOf(m) !== undefined) {
+      foldCheckpoint(redactSecrets(textOf(m)), c.earlier);
+      continue;
+    }
+    if (isPlainUserMessage(m)) {
+      c.userMessages.push(redactQuotable(textOf(m), quoteCap));
+    }
+    const assistant = m.role === "assistant" || m.role === "assistant_interrupted";
+    for (const b of m.content) {
+      order++;
+      if (assistant && b.type === "text") {
+        const t = (b as { text?: unknown }).text;
+        if (typeof t === "string" && t.trim() !== "") {
+          assistantTexts.push(t);
+          lastAssistantIdx = assistantTexts.length - 1;
+        }
+      } else if (b.type === "tool_use") {
+        collectCall(c, b as ToolUseBlock, order);
+      } else if (b.type === "tool_result") {
+        collectResult(c, b as ToolResultBlock, order);
+      }
+    }
+  }
+  // Work notes: the first line of each assistant text except the last one (that is the next step).
+  // Only the newest MAX_WORK_NOTES can ever be shown (the section is a few thousand characters);
+  // older ones are counted, not built, so a 100k-message span does not allocate a note per message.
+  const firstNote = Math.max(0, assistantTexts.length - MAX_WORK_NOTES);
+  c.workOmitted = firstNote;
+  for (let i = firstNote; i < assistantTexts.length; i++) {
+    if (i === lastAssistantIdx) continue;
+    const window = oneLine(assistantTexts[i], NOTE_CHARS + REDACT_MARGIN);
+    if (window !== "") c.work.push({ text: clip(window, NOTE_CHARS), window });
+  }
+  if (lastAssistantIdx >= 0) c.lastAssistantText = redactEnds(assistantTexts[lastAssistantIdx], quoteCap);
+  return c;
+}
+
+/** A tool call: counted by name, its modified paths and its shell command noted, and kept until its result. */
+function collectCall(c: Collected, tool: ToolUseBlock, order: number): void {
+  c.toolCalls++;
+  const name = typeof tool.name === "string" ? tool.name : "tool";
+  c.toolCounts.set(name, (c.toolCounts.get(name) ?? 0) + 1);
+  const paths = modifiedPathsOf(tool);
+  for (const p of paths) {
+    const e = c.paths.get(p);
+    if (e) {
+      e.last = order;
+      e.attempts++;
+    } else c.paths.set(p, { path: p, first: order, last: order, attempts: 1, failures: 0 });
+  }
+  const info: CallInfo = { tool, order, paths, done: false };
+  const cmdRaw = shellCommandOf(tool);
+  if (cmdRaw !== undefined) {
+    const window = oneLine(cmdRaw, COMMAND_CHARS + REDACT_MARGIN);
+    const cmd = clip(window, COMMAND_CHARS);
+    let e = c.commands.get(cmd);
+    if (e) {
+      e.count++;
+      e.last = order;
+      e.outcome = "no result";
+    } else {
+      e = { cmd, window, count: 1, last: order, outcome: "no result" };
+      c.commands.set(cmd, e);
+    }
+    info.command = e;
+  }
+  if (typeof tool.id === "string") c.calls.set(tool.id, info);
+}
+
+/** A tool result: its error line noted, and its call's paths and command given their outcome. */
+function collectResult(c: Collected, r: ToolResultBlock, order: number): void {
+  const call = typeof r.tool_use_id === "string" ? c.calls.get(r.tool_use_id) : undefined;
+  const content = typeof r.content === "string" ? r.content : "";
+  let line = "";
+  if (r.is_error === true) {
+    line = clip(errorLine(content), ERROR_LINE_CHARS);
+    const e = c.errors.get(line);
+    if (e) {
+      e.count++;
+      e.last = order;
+    } else c.errors.set(line, { count: 1, last: order });
+  }
+  if (call) {
+    call.done = true;
+    if (r.is_error === true) {
+      for (const p of call.paths) {
+        const e = c.paths.get(p);
+        if (e) e.failures++;
+      }
+    }
+    if (call.command)
+      call.command.outcome = r.is_error === true ? `error: ${quoteData(line)}` : commandOutcome(content);
+    // Answered calls leave the map: it holds only the calls still running (and stays small).
+    c.calls.delete(r.tool_use_id);
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * Folding an earlier checkpoint into the new note. Our own checkpoints are
+ * parsed by section and their items merged as older entries; the coverage
+ * receipt, anchors and live state are dropped (the engine re-reads them,
+ * never copies them). A checkpoint with none of our sections (another
+ * agent's) is kept as bounded text under "Earlier summary".
+ */
+import { EARLIER_SUMMARY_SECTION, SECTIONS, SUMMARY_SECTIONS, type SummarySection } from "./sections.js";
+
+/** What earlier checkpoints said, as older entries of the new note's sections. */
+export interface EarlierParts {
+  objective?: string;
+  userQuotes: string[];
+  work: string[];
+  files: string[];
+  commands: string[];
+  errors: string[];
+  nextStep?: string;
+  /** Foreign checkpoints (and an earlier "Earlier summary" section), kept as text. */
+  freeText: string[];
+}
+
+export function noEarlierParts(): EarlierParts {
+  return { userQuotes: [], work: [], files: [], commands: [], errors: [], freeText: [] };
+}
+
+/** Sections whose quotes are fenced by us (fences there are always balanced). */
+const FENCED_SECTIONS = new Set<string>(SECTIONS.filter((s) => s.fenced).map((s) => s.name));
+
+/**
+ * Split a note into its `## ` sections. Inside the Objective and User
+ * direction sections, lines within our fenced quotes are never headers (a
+ * quoted user message may contain `## ...`); other sections hold no raw
+ * `## ` lines, because free text is written with its headers demoted.
+ */
+export function splitSections(text: string): { preamble: string; sections: Map<string, string> } {
+  const sections = new Map<string, string>();
+  const lines = text.split("\n");
+  let fence: string | undefined;
+  let current: string | undefined;
+  let buf: string[] = [];
+  let preamble = "";
+  const flush = () => {
+    const body = buf.join("\n").replace(/^\n+|\n+$/g, "");
+    if (current === undefined) preamble = body;
+    else sections.set(current, sections.has(current) ? `${sections.get(current)}\n${body}` : body);
+    buf = [];
+  };
+  for (const line of lines) {
+    if (fence !== undefined) {
+      if (line === fence) fence = undefined;
+      buf.push(line);
+      continue;
+    }
+    if (line.startsWith("## ")) {
+      flush();
+      current = line.slice(3).trim();
+      continue;
+    }
+    if (current !== undefined && FENCED_SECTIONS.has(current) && /^`{3,}$/.test(line)) fence = line;
+    buf.push(line);
+  }
+  flush();
+  return { preamble, sections };
+}
+
+/** The items of a list section (cut markers and "(none…)" placeholders left out). */
+function listItems(body: string | undefined): string[] {
+  if (!body) return [];
+  const out: string[] = [];
+  for (const line of body.split("\n")) {
+    if (!line.startsWith("- ")) continue;
+    const item = line.slice(2).trim();
+    if (item === "" || item.startsWith("[… ") || item.startsWith("(none")) continue;
+    out.push(item);
+  }
+  return out;
+}
+
+/** Fenced quotes (the bodies) in a User direction section. */
+function fencedBodies(body: string | undefined): string[] {
+  if (!body) return [];
+  const out: string[] = [];
+  const lines = body.split("\n");
+  let fence: string | undefined;
+  let buf: string[] = [];
+  for (const line of lines) {
+    if (fence === undefined) {
+      const fm = /^(`{3,})\s*$/.exec(line);
+      if (fm) {
+        fence = fm[1];
+        buf = [];
+      }
+    } else if (line === fence) {
+      out.push(buf.join("\n"));
+      fence = undefined;
+    } else buf.push(line);
+  }
+  return out;
+}
+
+/** Fold a previous checkpoint's text (redacted) into `into`, as older entries. */
+export function foldCheckpoint(text: string, into: EarlierParts): void {
+  const { sections } = splitSections(text);
+  const section = (name: SummarySection) => sections.get(name);
+  const known = SUMMARY_SECTIONS.some((s) => sections.has(s));
+  if (!known) {
+    // A later foreign checkpoint already covers the earlier ones: keep only the latest.
+    into.freeText = [text.trim()];
+    return;
+  }
+  if (into.objective === undefined) {
+    // The original request: the first fenced quote of the earlier Objective (a Focus line is per compaction and dropped).
+    const quoted = fencedBodies(section("Objective"))[0];
+    if (quoted !== undefined && quoted.trim() !== "") into.objective = quoted;
+  }
+  into.userQuotes.push(...fencedBodies(section("User direction")));
+  into.work.push(...listItems(section("Work done")).filter((i) => !/^\d+ tool calls \(/.test(i)));
+  into.files.push(...listItems(section("Files changed")).map((i) => i.split(" — ")[0]));
+  into.commands.push(...listItems(section("Commands run")));
+  into.errors.push(...listItems(section("Errors")));
+  const next = section("Next step");
+  if (next !== undefined && next.trim() !== "") into.nextStep = next.trim();
+  const earlier = sections.get(EARLIER_SUMMARY_SECTION);
+  if (earlier !== undefined && earlier.trim() !== "") into.freeText.push(earlier.trim());
+}

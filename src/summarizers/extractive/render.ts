@@ -1,0 +1,319 @@
+/**
+ * Rendering: the note's text from the collected facts. Every section of the
+ * table (`sections.ts`) gets a body here; the character budget is split
+ * between the sections by their weights, every section keeps something, and
+ * a section that needs less than its share gives the rest to the others.
+ */
+import type { BackgroundHandle, SummaryRequest } from "../types.js";
+import { clip, oneLine, safeHead } from "../transcript.js";
+import { redactSecrets } from "../../engine/redact.js";
+import { COMMAND_CHARS, NOTE_CHARS, REDACT_MARGIN, type CallInfo, type Collected } from "./collect.js";
+import { EARLIER_SUMMARY, SECTIONS, type SummarySection } from "./sections.js";
+import { QUOTED_DATA_NOTE, quoteData, unquoteData } from "./quote.js";
+import {
+  demoteHeaders,
+  fitted,
+  headTail,
+  quoteBounded,
+  redactedCut,
+  renderList,
+  renderUserDirection,
+  type Item,
+} from "./bounded.js";
+
+/** How a section's body is written. */
+interface SectionBody {
+  /** The body within `budget` characters. */
+  render: (budget: number) => string;
+  /** The full size without rendering (lists: their lines add up; no sorting or joining). */
+  measure?: () => number;
+}
+
+interface SectionPlan extends SectionBody {
+  name: string;
+  weight: number;
+  /** Characters the section needs to be rendered in full (measured by rendering it unbounded, or by `measure`). */
+  need: number;
+}
+
+/**
+ * The note for the collected facts, at most `totalChars` characters: the
+ * sections of the table in order, each under its `## ` header, then
+ * "Earlier summary" when another agent's checkpoint was folded in.
+ */
+export function renderNote(c: Collected, request: SummaryRequest, totalChars: number): string {
+  const bodies = sectionBodies(c, request);
+  const plans: SectionPlan[] = SECTIONS.map((s) => ({
+    name: s.name,
+    weight: s.weight,
+    need: 0,
+    ...bodies[s.name],
+  }));
+  if (c.earlier.freeText.length > 0) {
+    const free = demoteHeaders(c.earlier.freeText.join("\n\n"));
+    plans.push({ ...EARLIER_SUMMARY, need: 0, render: (b) => headTail(free, b, 0.6) });
+  }
+
+  for (const p of plans) p.need = p.measure ? p.measure() : p.render(Number.MAX_SAFE_INTEGER).length;
+  const headers = plans.reduce((s, p) => s + `## ${p.name}\n`.length + 1, 0);
+  const budgets = allocate(plans, Math.max(0, totalChars - headers));
+  let out = "";
+  plans.forEach((p, i) => {
+    const body = p.render(budgets[i]);
+    out += `${i === 0 ? "" : "\n"}## ${p.name}\n${body.length <= budgets[i] ? body : fitted(body, budgets[i])}`;
+  });
+  out = out.replace(/\n+$/, "\n");
+  return out.length <= totalChars ? out : safeHead(out, totalChars);
+}
+
+/** Split `total` characters between sections by weight; a section never gets more than it needs. */
+function allocate(plans: SectionPlan[], total: number): number[] {
+  const alloc = plans.map(() => 0);
+  let open = plans.map((_, i) => i);
+  let remaining = total;
+  for (;;) {
+    const wsum = open.reduce((s, i) => s + plans[i].weight, 0);
+    if (open.length === 0 || wsum <= 0) break;
+    const satisfied = open.filter((i) => plans[i].need <= (remaining * plans[i].weight) / wsum);
+    if (satisfied.length === 0) {
+      for (const i of open) alloc[i] = Math.floor((remaining * plans[i].weight) / wsum);
+      break;
+    }
+    for (const i of satisfied) {
+      alloc[i] = plans[i].need;
+      remaining -= plans[i].need;
+    }
+    open = open.filter((i) => !satisfied.includes(i));
+  }
+  return alloc;
+}
+
+const NO_ASSISTANT_TEXT = "(no assistant text in the summarized span)";
+
+/** The body of every section of the table (a list's items are built once, when first asked for). */
+function sectionBodies(c: Collected, request: SummaryRequest): Record<SummarySection, SectionBody> {
+  const commands = lazy(() => commandItems(c));
+  const errors = lazy(() => errorItems(c));
+  const focus = request.focus?.trim();
+  const nextStep = c.lastAssistantText ?? c.earlier.nextStep;
+  return {
+    Objective: { render: (b) => objective(c, focus, b) },
+    "User direction": { render: (b) => renderUserDirection(c.userMessages, c.earlier.userQuotes, b) },
+    "Work done": listBody(
+      lazy(() => workItems(c)),
+      "notes",
+      NO_ASSISTANT_TEXT,
+      c.workOmitted,
+    ),
+    "Files changed": listBody(
+      lazy(() => fileItems(c)),
+      "paths",
+      "(no file modified by a tool call)",
+    ),
+    "Commands run": quotedDataBody(listBody(commands, "commands", "(no shell command)"), commands),
+    Errors: quotedDataBody(listBody(errors, "errors", "(no error result)"), errors),
+    "Still running": listBody(
+      lazy(() => runningItems(c, request.background ?? [])),
+      "entries",
+      "(nothing in flight)",
+    ),
+    "Next step": {
+      render: (b) =>
+        nextStep !== undefined
+          ? headTail(demoteHeaders(nextStep), b, 0.4)
+          : fitted(`${NO_ASSISTANT_TEXT}\n`, b),
+    },
+  };
+}
+
+function lazy<T>(f: () => T): () => T {
+  let v: T | undefined;
+  let done = false;
+  return () => {
+    if (!done) {
+      v = f();
+      done = true;
+    }
+    return v as T;
+  };
+}
+
+/** A list section: its items within the budget, or `empty` when it has none. */
+function listBody(items: () => Item[], what: string, empty: string, omitted = 0): Required<SectionBody> {
+  return {
+    render: (budget) =>
+      items().length === 0 ? fitted(`${empty}\n`, budget) : renderList(items(), budget, what, omitted),
+    // The unbounded size: `- text\n` per item (what renderList writes when all fit).
+    measure: () => {
+      const all = items();
+      if (all.length === 0) return empty.length + 1;
+      let n = omitted > 0 ? `- [… ${omitted} more ${what} cut]\n`.length : 0;
+      for (const it of all) n += it.text.length + 3;
+      return n;
+    },
+  };
+}
+
+const DATA_NOTE = `${QUOTED_DATA_NOTE}\n`;
+
+/** A list section that quotes tool output: the note that it is data opens it (when it lists anything). */
+function quotedDataBody(list: Required<SectionBody>, items: () => Item[]): SectionBody {
+  return {
+    render: (budget) =>
+      items().length === 0 || budget <= DATA_NOTE.length * 2
+        ? list.render(budget)
+        : DATA_NOTE + list.render(budget - DATA_NOTE.length),
+    measure: () => list.measure() + (items().length === 0 ? 0 : DATA_NOTE.length),
+  };
+}
+
+/** Objective: the focus, then the original request (an earlier checkpoint's, then this span's first). */
+function objective(c: Collected, focus: string | undefined, budget: number): string {
+  const earlier = c.earlier.objective;
+  const firstRequest = c.userMessages[0];
+  let out = "";
+  if (focus) out += fitted(`Focus: ${redactSecrets(oneLine(focus))}\n`, Math.max(16, Math.floor(budget / 3)));
+  const rest = budget - out.length;
+  if (earlier !== undefined && firstRequest !== undefined) {
+    out += quoteBounded(earlier, Math.floor(rest / 2));
+    const lead = "Then, in this span:\n";
+    out += lead + quoteBounded(firstRequest, budget - out.length - lead.length);
+  } else if (earlier !== undefined) out += quoteBounded(earlier, rest);
+  else if (firstRequest !== undefined) out += quoteBounded(firstRequest, rest);
+  else out += fitted("(no plain user request in the summarized span)\n", rest);
+  return out;
+}
+
+/** Work done: the tool calls by name, then the work notes (newest first by priority, displayed in order). */
+function workItems(c: Collected): Item[] {
+  const items: Item[] = [];
+  if (c.toolCalls > 0) {
+    const top = [...c.toolCounts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 8);
+    items.push({
+      text: `${c.toolCalls} tool calls (${top.map(([k, v]) => `${k} ${v}`).join(", ")})`,
+      rank: -1,
+      render() {
+        return redactSecrets(this.text);
+      },
+    });
+  }
+  const seen = new Set<string>();
+  const notes: Item[] = [];
+  const all: { text: string; window?: string }[] = [...c.earlier.work.map((text) => ({ text })), ...c.work];
+  for (let i = all.length - 1; i >= 0; i--) {
+    const { text, window } = all[i]!;
+    if (seen.has(text)) continue;
+    seen.add(text);
+    notes.push({
+      text,
+      rank: i,
+      render: window === undefined ? undefined : () => redactedCut(window, NOTE_CHARS),
+    });
+  }
+  return [...items, ...notes];
+}
+
+/** Files changed: newest touched first by priority, listed in first-touched order (earlier notes' first). */
+function fileItems(c: Collected): Item[] {
+  const e = c.earlier;
+  const out: Item[] = [];
+  const current = [...c.paths.values()].sort((a, b) => b.last - a.last);
+  for (const p of current) {
+    const failed =
+      p.failures >= p.attempts
+        ? ` — failed (${p.failures} attempt${p.failures === 1 ? "" : "s"} errored)`
+        : "";
+    const path = oneLine(p.path);
+    out.push({
+      text: `${path}${failed}`,
+      rank: e.files.length + p.first,
+      render: () => `${redactSecrets(path)}${failed}`,
+    });
+  }
+  e.files.forEach((f, i) => {
+    if (!c.paths.has(f)) out.push({ text: f, rank: i });
+  });
+  return out;
+}
+
+/** Commands run: newest run first by priority, with their count and outcome. */
+function commandItems(c: Collected): Item[] {
+  const e = c.earlier;
+  const out: Item[] = [];
+  const base = e.commands.length;
+  const cur = [...c.commands.values()].sort((a, b) => b.last - a.last);
+  for (const cmd of cur) {
+    const tail = `${cmd.count > 1 ? ` (×${cmd.count})` : ""} → ${cmd.outcome}`;
+    out.push({
+      text: `$ ${cmd.cmd}${tail}`,
+      rank: base + cmd.last,
+      render: () => `$ ${redactedCut(cmd.window, COMMAND_CHARS)}${tail}`,
+    });
+  }
+  for (let i = e.commands.length - 1; i >= 0; i--) out.push({ text: e.commands[i], rank: i });
+  return out;
+}
+
+/** Errors: newest first by priority, quoted as data, with their count. */
+function errorItems(c: Collected): Item[] {
+  const e = c.earlier;
+  const out: Item[] = [];
+  const base = e.errors.length;
+  const cur = [...c.errors.entries()].sort((a, b) => b[1].last - a[1].last);
+  for (const [line, info] of cur)
+    out.push({
+      text: info.count > 1 ? `${quoteData(line)} (×${info.count})` : quoteData(line),
+      rank: base + info.last,
+    });
+  // Earlier items: ours are quoted already; a foreign note's are quoted here.
+  for (let i = e.errors.length - 1; i >= 0; i--) {
+    const item = e.errors[i];
+    if (c.errors.has(unquoteData(item))) continue;
+    out.push({ text: item.startsWith("`") ? item : quoteData(item), rank: i });
+  }
+  return out;
+}
+
+/** Still running: the host's background handles, then the calls without a result (newest first). */
+function runningItems(c: Collected, background: readonly BackgroundHandle[]): Item[] {
+  const out: Item[] = [];
+  const pending = [...c.calls.values()].filter((i) => !i.done).sort((a, b) => b.order - a.order);
+  for (const p of pending)
+    out.push({ text: describeCall(p, false), rank: p.order, render: () => describeCall(p, true) });
+  background.forEach((h, i) =>
+    out.unshift({
+      text: `background ${describeHandle(h)}`,
+      rank: Number.MAX_SAFE_INTEGER - background.length + i,
+    }),
+  );
+  return out;
+}
+
+/** A call still running, as measured (`redact` false) or as written (every part redacted before it is cut). */
+function describeCall(info: CallInfo, redact: boolean): string {
+  const r = redact ? redactSecrets : (x: string) => x;
+  const t = info.tool;
+  const name = typeof t.name === "string" ? t.name : "tool";
+  const detail =
+    (info.command !== undefined ? clip(r(info.command.window), COMMAND_CHARS) : undefined) ??
+    (info.paths[0] !== undefined
+      ? r(info.paths[0])
+      : clip(r(oneLine(safeJson(t.input), 121 + REDACT_MARGIN)), 120));
+  return r(`${name} (${typeof t.id === "string" ? t.id : "?"}): ${detail} — no result yet`);
+}
+
+function safeJson(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? "";
+  } catch {
+    return "";
+  }
+}
+
+function describeHandle(h: BackgroundHandle): string {
+  const parts = [`${h.kind} ${h.id}`];
+  if (h.command)
+    parts.push(clip(redactSecrets(oneLine(h.command, COMMAND_CHARS + REDACT_MARGIN)), COMMAND_CHARS));
+  if (h.status) parts.push(`(${h.status})`);
+  return redactSecrets(parts.join(": ").replace(/: \(/, " ("));
+}
