@@ -35,13 +35,6 @@ export function isExporterTextBlock(text: string): boolean {
   return text === CONVERSATION_START_TEXT || text.startsWith(RESULT_AS_TEXT_PREFIX);
 }
 
-/** A user message that an exporter wrote (a conversation opener, a result whose call is not in the history). */
-export function isExporterText(m: Message): boolean {
-  if (m.role !== "user") return false;
-  const first = firstText(m);
-  return first !== undefined && isExporterTextBlock(first.text);
-}
-
 /**
  * The user's own words in a user message: its non-empty text blocks, less
  * the texts an exporter wrote. Text beside tool results counts: an agent
@@ -66,11 +59,6 @@ export function isCheckpoint(m: Message): boolean {
   return checkpointMarkerOf(m) !== undefined;
 }
 
-/** True for compact-safe's own checkpoints (as opposed to another agent's). */
-export function isOwnCheckpoint(m: Message): boolean {
-  return checkpointMarkerOf(m) === CHECKPOINT_MARKER;
-}
-
 export function isBranchSummary(m: Message): boolean {
   return opensWith(m, ALL_BRANCH_SUMMARY_MARKERS) !== undefined;
 }
@@ -84,14 +72,6 @@ export function isPlainUser(m: Message): boolean {
   if (m.role !== "user") return false;
   if (userWords(m).length === 0) return false;
   return !isCheckpoint(m) && !isBranchSummary(m);
-}
-
-export function checkpointIndices(messages: readonly Message[]): number[] {
-  const out: number[] = [];
-  messages.forEach((m, i) => {
-    if (isCheckpoint(m)) out.push(i);
-  });
-  return out;
 }
 
 /** All text of a message's text blocks, joined by newlines. */

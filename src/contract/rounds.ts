@@ -6,17 +6,6 @@ import type { Message } from "../model/types.js";
 import { isAssistantRole, isToolResult, isToolUse } from "../model/blocks.js";
 import { isPlainUser } from "./classify.js";
 
-export interface ToolExchange {
-  /** Index of the assistant message holding the batch of calls. */
-  callIndex: number;
-  callIds: string[];
-  /** Index of the message carrying each call's result, parallel to `callIds` (-1 when there is none). */
-  resultIndices: number[];
-  /** Index of the latest message carrying one of its results (-1 when there is none). */
-  lastResultIndex: number;
-  complete: boolean;
-}
-
 export interface ProtectedRound {
   /** Start of the current round (the latest plain user message, or the walk-back target). */
   roundStart: number;
@@ -28,38 +17,6 @@ export interface ProtectedRound {
   protectedExchangeIndices: number[];
   /** Ids of calls with no result anywhere in the history. */
   unresolvedCallIds: string[];
-}
-
-/** Every tool exchange in order of its calling message. */
-export function findExchanges(messages: readonly Message[]): ToolExchange[] {
-  const exchanges: ToolExchange[] = [];
-  // Calls still waiting for their result: answered calls leave the map, so it stays small.
-  const open = new Map<string, { ex: ToolExchange; k: number }>();
-  for (let i = 0; i < messages.length; i++) {
-    const m = messages[i]!;
-    for (const b of m.content) {
-      if (!isToolResult(b)) continue;
-      const waiting = open.get(b.tool_use_id);
-      if (!waiting) continue;
-      waiting.ex.resultIndices[waiting.k] = i;
-      waiting.ex.lastResultIndex = i;
-      open.delete(b.tool_use_id);
-    }
-    if (!isAssistantRole(m)) continue;
-    let ex: ToolExchange | undefined;
-    for (const b of m.content) {
-      if (!isToolUse(b)) continue;
-      if (!ex) {
-        ex = { callIndex: i, callIds: [], resultIndices: [], lastResultIndex: -1, complete: false };
-        exchanges.push(ex);
-      }
-      ex.callIds.push(b.id);
-      ex.resultIndices.push(-1);
-      open.set(b.id, { ex, k: ex.callIds.length - 1 });
-    }
-  }
-  for (const ex of exchanges) ex.complete = !ex.resultIndices.includes(-1);
-  return exchanges;
 }
 
 /**

@@ -2,7 +2,7 @@
  * Conversions shared by importers and exporters: Anthropic content blocks to
  * canonical blocks and back, images as `data:` URLs, tool-result content.
  */
-import type { Block, ImageUrlBlock, Message, ToolResultBlock } from "../model/index.js";
+import type { Block, ImageUrlBlock, ToolResultBlock } from "../model/index.js";
 import { isRecord } from "./lines.js";
 
 /** An Anthropic image source as a canonical `image_url` block (base64 becomes a `data:` URL). */
@@ -127,9 +127,4 @@ export function textOf(blocks: readonly Block[]): string {
     .filter((b) => b.type === "text" && typeof (b as { text?: unknown }).text === "string")
     .map((b) => (b as { text: string }).text)
     .join("\n");
-}
-
-/** A shallow message copy without provenance (meta, usage). */
-export function bareMessage(m: Message): Message {
-  return { role: m.role, content: m.content };
 }

@@ -39,8 +39,6 @@ export { CONVERSATION_START_TEXT };
 
 export type Provider = "anthropic" | "openai";
 
-export const IN_FLIGHT_NOTE = "in-flight call left out of the request";
-
 export interface Prepared {
   /** Anthropic only: the system messages, in order. */
   system: Message[];

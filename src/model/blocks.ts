@@ -12,14 +12,6 @@ export function isAssistantRole(m: Message): boolean {
   return m.role === "assistant" || m.role === "assistant_interrupted";
 }
 
-/** Concatenated text of a message's text blocks. */
-export function messageText(m: Message): string {
-  return m.content
-    .filter(isText)
-    .map((b) => b.text)
-    .join("\n");
-}
-
 export function toolUses(m: Message): ToolUseBlock[] {
   return m.content.filter(isToolUse);
 }

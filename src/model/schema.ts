@@ -176,11 +176,6 @@ function plainlyValid(b: Record<string, unknown>): boolean {
   }
 }
 
-/** Validates one content block. Unknown types are kept opaque. */
-export function parseBlock(data: unknown, path = "block"): Block {
-  return parseBlockShape(data, path, 0);
-}
-
 function parseBlockShape(data: unknown, path: string, nesting: number): Block {
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
     throw new ModelError(path, "a content block must be an object");

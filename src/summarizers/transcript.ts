@@ -3,7 +3,7 @@
  * messages, reading shell commands and modified file paths out of tool inputs,
  * and bounding strings. All functions are pure and linear in their input.
  */
-import type { Block, Message, ToolUseBlock } from "../model/index.js";
+import type { ToolUseBlock } from "../model/index.js";
 import {
   allText as textOf,
   checkpointMarkerOf,
@@ -13,15 +13,6 @@ import {
 
 // Checkpoint and plain-user recognition are contract rules: one implementation, in src/contract.
 export { checkpointMarkerOf, isCheckpointMessage, isPlainUserMessage, textOf };
-
-/** The first text block of a message, if any. */
-export function firstTextBlock(m: Message): string | undefined {
-  for (const b of m.content) {
-    if (b.type === "text" && typeof (b as { text?: unknown }).text === "string")
-      return (b as { text: string }).text;
-  }
-  return undefined;
-}
 
 /** The first non-blank line of a string, trimmed, without scanning past it. */
 export function firstLine(s: string): string {
@@ -340,9 +331,4 @@ export function modifiedPathsOf(tool: ToolUseBlock): string[] {
     for (const p of patchPaths(s)) out.push(p);
   }
   return out;
-}
-
-/** A short, one-line rendering of a block for logs and prompts. */
-export function blockKind(b: Block): string {
-  return typeof b.type === "string" ? b.type : "unknown";
 }
