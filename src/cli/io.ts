@@ -8,6 +8,7 @@ import { open, readFile, stat } from "node:fs/promises";
 import type { HeaderEntry, JournalEntry, Message } from "../model/index.js";
 import {
   JsonDepthError,
+  looksLikeJournalEntry,
   ModelError,
   notRegularFile,
   parseJsonLimited,
@@ -102,14 +103,7 @@ export async function looksLikeJournal(file: string): Promise<boolean> {
     const line = text.length === 0 ? undefined : nl >= 0 ? text.slice(0, nl) : text;
     if (line === undefined) return false;
     try {
-      const o = parseJsonLimited(line) as Record<string, unknown>;
-      return (
-        o !== null &&
-        typeof o === "object" &&
-        typeof o.id === "string" &&
-        typeof o.kind === "string" &&
-        typeof o.payload === "object"
-      );
+      return looksLikeJournalEntry(parseJsonLimited(line));
     } catch {
       return false;
     }

@@ -12,7 +12,7 @@ import type {
   CoverageReceipt,
   Message,
 } from "../model/types.js";
-import { isAssistantRole, isToolResult, isToolUse } from "../model/blocks.js";
+import { isToolResult, isToolUse } from "../model/blocks.js";
 import { parseMessages } from "../model/schema.js";
 import { isCheckpoint } from "../contract/classify.js";
 import { protectedRound, type ProtectedRound } from "../contract/rounds.js";
@@ -30,7 +30,7 @@ import {
   type SentTokens,
   type TokenEstimator,
 } from "./tokens.js";
-import { boundMessage, buildReplacementHistory } from "./replacement.js";
+import { boundMessage, buildReplacementHistory, coverageReceipt } from "./replacement.js";
 import { pruneOldResults, type PruneStats } from "./prune.js";
 import { clearBilledUsage, defaultTarget } from "./pressure.js";
 import { redactSecrets } from "./redact.js";
@@ -309,13 +309,7 @@ function tryPruneOnly(messages: readonly Message[], regionStart: number, c: Prun
     path: "prune-only",
     replacement: prunedMessages,
     checkpoint: prunedMessages.find(isCheckpoint) ?? null,
-    coverage: {
-      path: "prune-only",
-      last_round_messages: region.length,
-      last_round_tool_results: region.reduce((n, m) => n + m.content.filter(isToolResult).length, 0),
-      last_round_assistant: region.filter(isAssistantRole).length,
-      anchors_chars: c.anchors.length,
-    },
+    coverage: coverageReceipt("prune-only", region, c.anchors),
     tokens_before: c.tokensBefore,
     tokens_after: prunedTokens,
     target: c.target,

@@ -4,7 +4,7 @@
  * budget, branch summaries, exactly one checkpoint, the bounded protected
  * round). It validates its own output and fails closed. Pure.
  */
-import type { Block, CoverageReceipt, Message, TextBlock } from "../model/types.js";
+import type { Block, CompactionPath, CoverageReceipt, Message, TextBlock } from "../model/types.js";
 import { canonicalJson, isAssistantRole, isToolResult } from "../model/blocks.js";
 import { CHECKPOINT_MARKER } from "../contract/markers.js";
 import { isBranchSummary, isCheckpoint, isPlainUser, userWords } from "../contract/classify.js";
@@ -37,6 +37,25 @@ export type ReplacementResult =
 
 export function userTruncationMarker(originalTokens: number): string {
   return `\n[compact-safe: older user message truncated; about ${originalTokens} tokens in all]`;
+}
+
+/**
+ * The coverage receipt of a compaction: what of the protected round it kept
+ * (`kept`: the region as it stands in the replacement). The one place a
+ * receipt is built; `formatReceipt` writes it as the checkpoint's line.
+ */
+export function coverageReceipt(
+  path: CompactionPath,
+  kept: readonly Message[],
+  anchors: string,
+): CoverageReceipt {
+  return {
+    path,
+    last_round_messages: kept.length,
+    last_round_tool_results: kept.reduce((n, m) => n + m.content.filter(isToolResult).length, 0),
+    last_round_assistant: kept.filter(isAssistantRole).length,
+    anchors_chars: anchors.length,
+  };
 }
 
 export function formatReceipt(c: CoverageReceipt): string {
@@ -183,13 +202,7 @@ export function buildReplacementHistory(
   const kept = region.map(boundMessage);
 
   // 4. Exactly one checkpoint.
-  const coverage: CoverageReceipt = {
-    path: "summary",
-    last_round_messages: kept.length,
-    last_round_tool_results: kept.reduce((n, m) => n + m.content.filter(isToolResult).length, 0),
-    last_round_assistant: kept.filter(isAssistantRole).length,
-    anchors_chars: anchors.length,
-  };
+  const coverage = coverageReceipt("summary", kept, anchors);
   const checkpoint = buildCheckpoint(options.summary, coverage, anchors, options.liveState);
 
   const replacement = [...system, ...users, ...branches, checkpoint, ...kept];

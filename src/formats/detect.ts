@@ -7,6 +7,7 @@ import { ModelError, parseJournalEntry } from "../model/schema.js";
 import { importClaudeCode } from "./claude-code.js";
 import { importCodex } from "./codex.js";
 import { importJournal } from "./journal-format.js";
+import { looksLikeJournalEntry } from "../model/schema.js";
 import { isRecord, parseLine, splitLines } from "./lines.js";
 import { importAnthropic, importOpenAI } from "./messages-json.js";
 import { importPi } from "./pi.js";
@@ -45,7 +46,7 @@ function isMessageArray(v: unknown): v is unknown[] {
 
 /** Which known format a record of a JSONL file belongs to, if recognisable. */
 function jsonlKind(o: Record<string, unknown>): FormatName | undefined {
-  if (typeof o.id === "string" && typeof o.kind === "string" && isRecord(o.payload)) return "journal";
+  if (looksLikeJournalEntry(o)) return "journal";
   const t = o.type;
   if (
     t === "session_meta" ||

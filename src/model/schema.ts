@@ -300,6 +300,24 @@ function plainEntry(e: Record<string, unknown>): boolean {
 }
 
 /** Validates one journal entry `{ id, parent_id?, kind, created_at, payload }`. */
+/**
+ * The one journal recogniser: a record shaped like a compact-safe journal
+ * entry (a string `id`, a string `kind`, an object `payload`). A file is a
+ * journal when its first non-blank line is one; the format detector and the
+ * command line both ask this.
+ */
+export function looksLikeJournalEntry(o: unknown): boolean {
+  if (o === null || typeof o !== "object" || Array.isArray(o)) return false;
+  const r = o as Record<string, unknown>;
+  return (
+    typeof r.id === "string" &&
+    typeof r.kind === "string" &&
+    r.payload !== null &&
+    typeof r.payload === "object" &&
+    !Array.isArray(r.payload)
+  );
+}
+
 export function parseJournalEntry(data: unknown, path = "entry"): JournalEntry {
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
     throw new ModelError(path, "a journal entry must be an object");

@@ -13,7 +13,7 @@
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Message } from "../../src/model/types.js";
-import { ModelError } from "../../src/model/index.js";
+import { looksLikeJournalEntry, ModelError } from "../../src/model/index.js";
 import {
   FormatError,
   importText,
@@ -69,25 +69,18 @@ function isClearError(e: unknown): boolean {
   return (e instanceof FormatError || e instanceof ModelError) && !e.message.includes("\n");
 }
 
-/** Is the first non-blank line a journal entry? (as src/cli/io.ts looksLikeJournal decides) */
+/** Is the first non-blank line a journal entry? (asked as src/cli/io.ts looksLikeJournal asks it) */
 function looksLikeJournal(bytes: Buffer): boolean {
-  const text = bytes.toString("utf8");
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue;
-    try {
-      const o = JSON.parse(line) as Record<string, unknown>;
-      return (
-        o !== null &&
-        typeof o === "object" &&
-        typeof o.id === "string" &&
-        typeof o.kind === "string" &&
-        typeof o.payload === "object"
-      );
-    } catch {
-      return false;
-    }
+  const line = bytes
+    .toString("utf8")
+    .split("\n")
+    .find((l) => l.trim() !== "");
+  if (line === undefined) return false;
+  try {
+    return looksLikeJournalEntry(JSON.parse(line));
+  } catch {
+    return false;
   }
-  return false;
 }
 
 /** Imports the bytes as the CLI would; a clear error (string) or the live context. */
