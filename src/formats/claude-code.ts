@@ -18,7 +18,7 @@
  *   follows it become one `compaction` entry whose replacement is the summary
  *   (Claude Code's checkpoint). Its parent is the boundary's `logicalParentUuid`.
  */
-import type { Block, CompactionEntry, JournalEntry, Message, MessageEntry, Usage } from "../model/index.js";
+import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../model/index.js";
 import { kindForMessage } from "../model/index.js";
 import { fromAnthropicContent, textOf } from "./convert.js";
 import { isRecord, objectLines } from "./lines.js";
@@ -26,6 +26,7 @@ import { finishImport, nearestImported } from "./source-tree.js";
 import { ReportBuilder } from "./report.js";
 import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
 import type { ImportResult } from "./types.js";
+import { importedCompactionEntry } from "./imported-compaction.js";
 
 const BY_DESIGN: Record<string, string> = {
   progress: "progress event (hook/tool progress, not part of the conversation)",
@@ -60,10 +61,6 @@ interface Group {
 }
 
 /** Rough token estimate of messages (4 characters a token), for the `tokens_after` of imported compactions. */
-export function roughTokens(messages: readonly Message[]): number {
-  return Math.ceil(JSON.stringify(messages.map((m) => m.content)).length / 4);
-}
-
 export function importClaudeCode(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
   const rb = new ReportBuilder("claude-code", file);
   const parsed: { line: number; o: Record<string, unknown>; kind: string }[] = [];
@@ -176,24 +173,18 @@ export function importClaudeCode(text: string, file: string, options: ToolIdOpti
       const id = boundary ? String(boundary.o.uuid) : uuid;
       const parent = boundary ? (resolve(boundary.o.logicalParentUuid) ?? HEADER_ID) : parentEntry;
       const replacement = [checkpoint];
-      const entry: CompactionEntry = {
+      const entry = importedCompactionEntry({
         id,
-        parent_id: parent,
-        kind: "compaction",
-        created_at: boundary && typeof boundary.o.timestamp === "string" ? boundary.o.timestamp : ts,
-        payload: {
-          summary: textOf(content),
-          tokens_before: typeof cm.preTokens === "number" ? cm.preTokens : 0,
-          tokens_after: roughTokens(replacement),
-          model: lastModel,
-          path: "summary",
-          coverage: null,
-          trigger: cm.trigger === "manual" ? "manual" : "auto",
-          replacement,
-          source_agent: "claude-code",
-          trigger_recorded: cm.trigger === "manual" || cm.trigger === "auto",
-        },
-      };
+        parentId: parent,
+        createdAt: boundary && typeof boundary.o.timestamp === "string" ? boundary.o.timestamp : ts,
+        sourceAgent: "claude-code",
+        summary: textOf(content),
+        tokensBefore: typeof cm.preTokens === "number" ? cm.preTokens : 0,
+        model: lastModel,
+        trigger: cm.trigger === "manual" ? "manual" : "auto",
+        triggerRecorded: cm.trigger === "manual" || cm.trigger === "auto",
+        replacement,
+      });
       add(entry, sidechain);
       lines.entry(id, boundary ? boundary.line : line);
       entryFor.set(uuid, id);

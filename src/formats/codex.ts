@@ -25,9 +25,9 @@
  *   accounted as skipped by design; `token_count` usage is attached to the next
  *   assistant message, `turn_context.model` to the messages' meta.
  */
-import type { Block, CompactionEntry, JournalEntry, Message, MessageEntry, Usage } from "../model/index.js";
+import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../model/index.js";
 import { MAX_MESSAGE_DEPTH, kindForMessage, parseJsonLimited } from "../model/index.js";
-import { roughTokens } from "./claude-code.js";
+import { importedCompactionEntry } from "./imported-compaction.js";
 import { textOf } from "./convert.js";
 import { isRecord, objectLines } from "./lines.js";
 import { completeHeader, finishImport, startHeader } from "./source-tree.js";
@@ -295,25 +295,19 @@ export function importCodex(text: string, file: string, options: ToolIdOptions =
           },
         ];
       }
-      const entry: CompactionEntry = {
+      const entry = importedCompactionEntry({
         id,
-        parent_id: last,
-        kind: "compaction",
-        created_at: ts,
-        payload: {
-          summary: message,
-          tokens_before: roughTokens(live),
-          tokens_after: roughTokens(replacement),
-          model,
-          path: "summary",
-          coverage: null,
-          trigger: "auto",
-          trigger_recorded: false,
-          replacement,
-          source_agent: "codex",
-          replacement_history_recorded: Array.isArray(p.replacement_history),
-        },
-      };
+        parentId: last,
+        createdAt: ts,
+        sourceAgent: "codex",
+        summary: message,
+        tokensBefore: live,
+        model,
+        trigger: "auto",
+        triggerRecorded: false,
+        replacement,
+        extra: { replacement_history_recorded: Array.isArray(p.replacement_history) },
+      });
       cur = undefined;
       push(entry);
       rb.imported();

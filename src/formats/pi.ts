@@ -21,9 +21,9 @@
  * - `model_change`, `thinking_level_change`, `custom`, `label`, `session_info`
  *   are accounted as skipped by design.
  */
-import type { Block, CompactionEntry, JournalEntry, Message, MessageEntry, Usage } from "../model/index.js";
+import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../model/index.js";
 import { isMessageKind, kindForMessage } from "../model/index.js";
-import { roughTokens } from "./claude-code.js";
+import { importedCompactionEntry } from "./imported-compaction.js";
 import { isRecord, objectLines } from "./lines.js";
 import { completeHeader, finishImport, nearestImported, startHeader } from "./source-tree.js";
 import { ReportBuilder } from "./report.js";
@@ -370,25 +370,19 @@ export function importPi(text: string, file: string, options: ToolIdOptions = {}
         meta: { timestamp: ts, is_compact_summary: true },
       };
       const replacement = [checkpoint, ...kept];
-      const entry: CompactionEntry = {
+      const entry = importedCompactionEntry({
         id,
-        parent_id: parent,
-        kind: "compaction",
-        created_at: ts,
-        payload: {
-          summary,
-          tokens_before: typeof o.tokensBefore === "number" ? o.tokensBefore : 0,
-          tokens_after: roughTokens(replacement),
-          model,
-          path: "summary",
-          coverage: null,
-          trigger: "auto",
-          trigger_recorded: false,
-          replacement,
-          source_agent: "pi",
-          first_kept_entry_id: firstKept ?? null,
-        },
-      };
+        parentId: parent,
+        createdAt: ts,
+        sourceAgent: "pi",
+        summary,
+        tokensBefore: typeof o.tokensBefore === "number" ? o.tokensBefore : 0,
+        model,
+        trigger: "auto",
+        triggerRecorded: false,
+        replacement,
+        extra: { first_kept_entry_id: firstKept ?? null },
+      });
       add(entry, treeId ?? id);
       rb.imported();
       continue;
