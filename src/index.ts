@@ -96,7 +96,7 @@ export {
 export { readJournal, type JournalReadResult, type JournalReadReport } from "./journal/read.js";
 export { liveContext, compactionEntry } from "./journal/tree.js";
 export { withJournalLock, JournalLockedError } from "./journal/lock.js";
-export { readAnchors, readLiveState } from "./journal/workspace.js";
+export { readAnchors, readLiveState } from "./workspace/index.js";
 
 // formats: importers from real agent sessions, exporters to request bodies
 export { importFile, importText } from "./formats/detect.js";

@@ -21,7 +21,7 @@ import {
   readJournal,
   withJournalLock,
 } from "../journal/index.js";
-import { readAnchors, readLiveState } from "../journal/workspace.js";
+import { readAnchors, readLiveState } from "../workspace/index.js";
 import {
   compactMessagesSafe,
   type CompactError,

@@ -1,6 +1,6 @@
 /** `compact-safe anchor show|set TEXT|clear`: the user's pinned anchors, restated verbatim in every checkpoint. */
 import type { Command } from "commander";
-import { clearAnchors, readAnchors, writeAnchors } from "../../journal/workspace.js";
+import { clearAnchors, readAnchors, writeAnchors } from "../../workspace/index.js";
 import { out, printJson } from "../output.js";
 
 interface AnchorOptions {

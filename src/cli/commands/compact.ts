@@ -7,7 +7,7 @@
 import type { Command } from "commander";
 import { Option } from "commander";
 import type { CoverageReceipt } from "../../model/index.js";
-import { readBackgroundFile } from "../../journal/workspace.js";
+import { readBackgroundFile } from "../../workspace/index.js";
 import { DEFAULT_LADDER_BUDGET_MS } from "../../engine/compact.js";
 import { formatReceipt } from "../../engine/replacement.js";
 import type { BackgroundHandle, Summarizer } from "../../summarizers/types.js";

@@ -7,7 +7,7 @@ import type { Command } from "commander";
 import type { CoverageReceipt, JournalEntry, Message } from "../../model/index.js";
 import { isToolResult, isToolUse } from "../../model/index.js";
 import { activePath, latestCompaction, projectPath } from "../../journal/index.js";
-import { readAnchors } from "../../journal/workspace.js";
+import { readAnchors } from "../../workspace/index.js";
 import { allText, checkpointMarkerOf, isCheckpoint, isPlainUser } from "../../contract/index.js";
 import { measurePressure } from "../../engine/pressure.js";
 import { formatReceipt } from "../../engine/replacement.js";

@@ -17,7 +17,7 @@ import type { CompactionPath } from "../../model/index.js";
 import { CliError, EXIT, usageError } from "../errors.js";
 import { loadMessageFile, requireFile } from "../io.js";
 import { out, printJson, style } from "../output.js";
-import { escapeControlCharacters } from "../../journal/workspace.js";
+import { escapeControlCharacters } from "../../workspace/index.js";
 
 interface ValidateOptions {
   matrix?: string[];

@@ -12,7 +12,7 @@ import {
   readBackgroundFile,
   readLiveState,
   writeAnchors,
-} from "./workspace.js";
+} from "./index.js";
 
 const tmp = () => mkdtempSync(join(tmpdir(), "cs-ws-"));
 

@@ -1,0 +1,3 @@
+/** The workspace around a session: pinned anchors and live state. */
+export * from "./anchors.js";
+export * from "./live-state.js";
