@@ -9,7 +9,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
-import { makeCase, type FuzzCase, type Profile } from "./generate.js";
+import { fuzzSources, makeCase, type FuzzCase, type Profile } from "./generate.js";
 import type { CaseOutcome, Failure, OutcomeClass } from "./pipeline.js";
 import { runCliCase } from "./cli.js";
 
@@ -263,6 +263,7 @@ export function formatReport(r: CampaignReport): string {
     ` (of ${c.compacted + c.refusal + c["clear-error"] + c.failure})`;
   const out = [
     `fuzz seed ${r.seed}: ${(r.ms / 1000).toFixed(1)} s`,
+    fuzzSources(),
     line("in process", r.inProcess),
     line("command line", r.cli),
     "outcomes:",
