@@ -121,6 +121,9 @@ function inProcess(
         void worker.terminate().then(start, reject);
       };
       worker.on("message", (m: { type: string; index?: number; outcome?: CaseOutcome }) => {
+        // A worker given up on (hang, crash) can still deliver messages before it is terminated: the case it
+        // was running already has its failure, and the cases after it go to the next worker.
+        if (finished) return;
         if (m.type === "start") {
           current = m.index;
           if (timer) clearTimeout(timer);
