@@ -1,5 +1,6 @@
 /** Paths and helpers shared by the test suites. */
 import { existsSync, readdirSync } from "node:fs";
+import { describe, test } from "node:test";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -16,20 +17,40 @@ export const repoRoot = (() => {
 
 /** The shared folder beside the repository (corpus, peers, spec); override with COMPACT_SAFE_SHARED. */
 export const sharedDir = resolve(process.env.COMPACT_SAFE_SHARED ?? join(repoRoot, "..", "shared"));
-if (!existsSync(join(sharedDir, "corpus"))) {
-  throw new Error(
-    `the shared corpus is not at ${sharedDir}/corpus: the tests read real sessions from ../shared beside the clone; ` +
-      "set COMPACT_SAFE_SHARED to its folder",
-  );
-}
-
 export const corpusDir = join(sharedDir, "corpus");
 export const peerMatrix = join(sharedDir, "peers", "codewhale-matrix.json");
 export const projectMatrix = join(repoRoot, "contract", "fixtures", "matrix.json");
 export const cliPath = join(repoRoot, "dist", "src", "cli", "main.js");
+/**
+ * The small real Claude Code session bundled in the repository (examples/, MIT): the fixture of the
+ * unit and e2e tests that need a real session file, so that they run on a clone without ../shared.
+ */
+export const exampleSession = join(repoRoot, "examples", "entire-1a-8a83a35a9b-0.jsonl");
+
+/**
+ * Why the corpus suites cannot run here, or false when they can. Only the absence of the corpus folder
+ * skips them: with the folder present, a missing or broken file fails its suite. With
+ * COMPACT_SAFE_REQUIRE_CORPUS=1 (set by .ci/run) an absent corpus is an error, never a skip.
+ */
+export const corpusMissing: string | false = existsSync(corpusDir)
+  ? false
+  : `corpus missing: ${corpusDir} not found (the corpus suites need ../shared beside the clone, or COMPACT_SAFE_SHARED)`;
+if (corpusMissing && process.env.COMPACT_SAFE_REQUIRE_CORPUS === "1") {
+  throw new Error(`${corpusMissing}; COMPACT_SAFE_REQUIRE_CORPUS=1 forbids skipping the corpus suites`);
+}
+
+/**
+ * A corpus suite: the tests that read ../shared (the corpus, the peer matrix). They are registered under a
+ * `corpus: NAME` suite when the corpus is present; without it, one skipped test named so says why.
+ */
+export function corpusSuite(name: string, body: () => void): void {
+  if (corpusMissing) test(`corpus: ${name}`, { skip: corpusMissing }, () => {});
+  else describe(`corpus: ${name}`, body);
+}
 
 /** Every session file of the corpus (sidecars and licences excluded), as paths. */
 export function corpusFiles(): string[] {
+  if (corpusMissing) throw new Error(corpusMissing);
   const out: string[] = [];
   for (const sub of readdirSync(corpusDir, { withFileTypes: true })) {
     if (!sub.isDirectory() || sub.name === "LICENSES") continue;

@@ -1,7 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
-import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 import type { Message } from "../model/types.js";
 import {
@@ -15,17 +14,15 @@ import {
   loadMatrix,
   parseMatrix,
   MatrixError,
-  runMatrix,
   protectedRound,
   currentRoundStart,
   boundResultContent,
   isValidBoundedResult,
   utf8Length,
-  validateSurvivalContract,
-  validateLastRoundCoverage,
   placeholderKind,
 } from "./index.js";
-import { peerMatrix, projectMatrix, repoRoot } from "../../test/support.js";
+import { projectMatrix, repoRoot } from "../../test/support.js";
+import { matrixAgreementTests } from "../../test/matrix-agreement.js";
 
 const u = (text: string): Message => ({ role: "user", content: [{ type: "text", text }] });
 const a = (text: string): Message => ({ role: "assistant", content: [{ type: "text", text }] });
@@ -38,40 +35,7 @@ const result = (id: string, content = `out ${id}`): Message => ({
   content: [{ type: "tool_result", tool_use_id: id, content }],
 });
 
-for (const [name, file] of [
-  ["peer (Rust reference) matrix", peerMatrix],
-  ["project matrix", projectMatrix],
-] as const) {
-  test(`TypeScript validators agree with every case of the ${name}`, () => {
-    const outcomes = runMatrix(loadMatrix(file));
-    const bad = outcomes
-      .filter((o) => !o.agrees)
-      .map(
-        (o) =>
-          `${o.id}: expected ${o.expect}, got ${o.got} (${o.reason}) ${JSON.stringify(o.roundStartMismatch ?? "")}`,
-      );
-    assert.deepEqual(bad, []);
-    assert.ok(outcomes.length >= (file === peerMatrix ? 12 : 40), `only ${outcomes.length} cases`);
-  });
-
-  test(`the independent .mjs validator agrees case by case with the TypeScript one on the ${name}`, async () => {
-    const mjs = await import(
-      pathToFileURL(join(repoRoot, "contract", "validate_survival_contract.mjs")).href
-    );
-    const m = loadMatrix(file);
-    for (const c of m.cases) {
-      const ts = validateSurvivalContract(c.original, c.replacement, { anchors: c.anchors, path: c.path });
-      const js = mjs.validateSurvivalContract(c.original, c.replacement, {
-        anchors: c.anchors,
-        path: c.path,
-      });
-      assert.equal(ts.valid, js.valid, `${c.id}: ts=${ts.reason} mjs=${js.reason}`);
-      const tsCov = validateLastRoundCoverage(c.original, c.replacement);
-      const jsCov = mjs.validateLastRoundCoverage(c.original, c.replacement);
-      assert.equal(tsCov.valid, jsCov.valid, `${c.id} (coverage): ts=${tsCov.reason} mjs=${jsCov.reason}`);
-    }
-  });
-}
+matrixAgreementTests("project matrix", projectMatrix, 40);
 
 test("matrix errors name the file and the JSON path", () => {
   assert.throws(

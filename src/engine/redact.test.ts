@@ -1,6 +1,5 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
 import {
   GITLEAKS_RULES_INFO,
   redactSecrets,
@@ -8,8 +7,6 @@ import {
   redactValue,
   shannonEntropy,
 } from "./redact.js";
-
-const CORPUS = new URL("../../../../shared/corpus/", import.meta.url).pathname;
 
 // Fake secrets built at run time, so that this file itself holds nothing that a secret scanner flags.
 const j = (...p: string[]) => p.join("");
@@ -183,32 +180,6 @@ test("an sk-… run inside an encrypted base64 blob is not a key (the Codex corp
     "EeXek1DIijTWXtOBfAi55MCP8zEJP4sk-JBNbzYG111HnIiRfH6VFvNeZSiIp5hOHaWLdQIey==";
   assert.equal(redactSecrets(blob), blob);
   assert.equal(redactSecrets(`"encrypted_content":"${blob}"`), `"encrypted_content":"${blob}"`);
-});
-
-test("the real Codex session's encrypted reasoning blobs are left untouched", (t) => {
-  const file = `${CORPUS}codex/coda-rollout-2025-10-04T22-31-15.jsonl`;
-  if (!existsSync(file)) {
-    t.skip(`corpus not found at ${file}`);
-    return;
-  }
-  let blobs = 0;
-  let withSk = 0;
-  for (const line of readFileSync(file, "utf8").split("\n")) {
-    if (!line.includes("encrypted_content")) continue;
-    let o: { payload?: { encrypted_content?: unknown } };
-    try {
-      o = JSON.parse(line) as typeof o;
-    } catch {
-      continue;
-    }
-    const blob = o.payload?.encrypted_content;
-    if (typeof blob !== "string") continue;
-    blobs++;
-    if (blob.includes("sk-")) withSk++;
-    assert.equal(redactSecrets(blob), blob);
-  }
-  assert.ok(blobs > 100, `found ${blobs} blobs`);
-  assert.ok(withSk >= 1, "the corpus holds the sk- false-positive case");
 });
 
 test("several secrets in one text are all replaced and counted", () => {

@@ -1,5 +1,6 @@
 /**
- * Every real session in ../shared/corpus: it imports, every line is
+ * The formats layer's corpus suite (skipped, saying so, on a clone without
+ * ../shared). Every real session in ../shared/corpus: it imports, every line is
  * accounted for, the known broken lines are reported with their numbers, the
  * live context exports to request bodies the providers accept, and
  * export-then-import gives the same messages.
@@ -12,7 +13,7 @@
  * sends one system string).
  */
 import assert from "node:assert/strict";
-import { corpusDir, corpusFiles } from "../../test/support.js";
+import { corpusDir, corpusFiles, corpusSuite } from "../../test/support.js";
 import { test } from "node:test";
 import { liveContext } from "../journal/tree.js";
 import type { Message } from "../model/index.js";
@@ -23,8 +24,6 @@ import { toAnthropicRequest } from "./export-anthropic.js";
 import { toOpenAIRequest } from "./export-openai.js";
 import { prepareForProvider, type Provider } from "./prepare.js";
 import type { ImportResult } from "./types.js";
-
-const files = corpusFiles();
 
 /** The broken lines named in SOURCES.md, with the line numbers found in the files. */
 const KNOWN_BROKEN: Record<string, { line: number; reason: RegExp }[]> = {
@@ -84,54 +83,60 @@ function normalise(
   return { system, messages: p.messages };
 }
 
-test("the corpus is present", () => {
-  assert.ok(files.length >= 20, `expected the 20 corpus files under ${corpusDir}, found ${files.length}`);
-});
+corpusSuite("formats", () => {
+  const files = corpusFiles();
 
-for (const file of files) {
-  const name = file.split("/").pop()!;
-  test(`corpus ${name}: imports, accounts for every line, exports, round-trips`, async () => {
-    const r = await importFile(file);
-    console.log(table(name, r));
-    const { report } = r;
-    // Every line accounted for.
-    assert.equal(report.imported + report.skipped.length, report.total);
-    assert.ok(report.total > 0);
-    const lines = new Set(report.skipped.map((s) => s.line));
-    assert.equal(lines.size, report.skipped.length, "a line is skipped at most once");
-    // Known broken lines, exactly.
-    const broken = report.skipped.filter((s) => !s.by_design);
-    const expected = KNOWN_BROKEN[name] ?? [];
-    assert.deepEqual(
-      broken.map((b) => b.line),
-      expected.map((e) => e.line),
-      `broken lines of ${name}: ${JSON.stringify(broken)}`,
-    );
-    for (const e of expected) assert.match(broken.find((b) => b.line === e.line)!.reason, e.reason);
-    assert.equal(report.by_entry_kind.compaction ?? 0, COMPACTIONS[name] ?? 0, "prior compactions");
-    // Every entry is a valid journal entry, ids are unique, parents exist.
-    const ids = new Set<string>();
-    for (const [i, e] of r.entries.entries()) {
-      parseJournalEntry(e, `entries[${i}]`);
-      assert.ok(!ids.has(e.id), `duplicate id ${e.id}`);
-      ids.add(e.id);
-    }
-    for (const e of r.entries)
-      if (e.parent_id) assert.ok(ids.has(e.parent_id), `missing parent ${e.parent_id} of ${e.id}`);
-    assert.equal(r.entries[0]!.kind, "header");
-    // Live context: with a compaction on the path, it starts with a recognised checkpoint.
-    const live = liveContext(r.entries);
-    assert.ok(live.length > 0);
-    // Exports are accepted.
-    const anthropic = toAnthropicRequest(live);
-    const openai = toOpenAIRequest(live);
-    assert.deepEqual(checkProviderShape(anthropic, "anthropic"), { ok: true });
-    assert.deepEqual(checkProviderShape(openai, "openai"), { ok: true });
-    assert.ok(!JSON.stringify(anthropic).includes('"meta"') || !anthropic.messages.some((m) => "meta" in m));
-    // Round trips.
-    const backA = importText(JSON.stringify(anthropic), `${name}.anthropic.json`, { format: "anthropic" });
-    assert.deepEqual(normalise(liveContext(backA.entries), "anthropic"), normalise(live, "anthropic"));
-    const backO = importText(JSON.stringify(openai), `${name}.openai.json`, { format: "openai" });
-    assert.deepEqual(normalise(liveContext(backO.entries), "openai"), normalise(live, "openai"));
+  test("the corpus is present", () => {
+    assert.ok(files.length >= 20, `expected the 20 corpus files under ${corpusDir}, found ${files.length}`);
   });
-}
+
+  for (const file of files) {
+    const name = file.split("/").pop()!;
+    test(`corpus ${name}: imports, accounts for every line, exports, round-trips`, async () => {
+      const r = await importFile(file);
+      console.log(table(name, r));
+      const { report } = r;
+      // Every line accounted for.
+      assert.equal(report.imported + report.skipped.length, report.total);
+      assert.ok(report.total > 0);
+      const lines = new Set(report.skipped.map((s) => s.line));
+      assert.equal(lines.size, report.skipped.length, "a line is skipped at most once");
+      // Known broken lines, exactly.
+      const broken = report.skipped.filter((s) => !s.by_design);
+      const expected = KNOWN_BROKEN[name] ?? [];
+      assert.deepEqual(
+        broken.map((b) => b.line),
+        expected.map((e) => e.line),
+        `broken lines of ${name}: ${JSON.stringify(broken)}`,
+      );
+      for (const e of expected) assert.match(broken.find((b) => b.line === e.line)!.reason, e.reason);
+      assert.equal(report.by_entry_kind.compaction ?? 0, COMPACTIONS[name] ?? 0, "prior compactions");
+      // Every entry is a valid journal entry, ids are unique, parents exist.
+      const ids = new Set<string>();
+      for (const [i, e] of r.entries.entries()) {
+        parseJournalEntry(e, `entries[${i}]`);
+        assert.ok(!ids.has(e.id), `duplicate id ${e.id}`);
+        ids.add(e.id);
+      }
+      for (const e of r.entries)
+        if (e.parent_id) assert.ok(ids.has(e.parent_id), `missing parent ${e.parent_id} of ${e.id}`);
+      assert.equal(r.entries[0]!.kind, "header");
+      // Live context: with a compaction on the path, it starts with a recognised checkpoint.
+      const live = liveContext(r.entries);
+      assert.ok(live.length > 0);
+      // Exports are accepted.
+      const anthropic = toAnthropicRequest(live);
+      const openai = toOpenAIRequest(live);
+      assert.deepEqual(checkProviderShape(anthropic, "anthropic"), { ok: true });
+      assert.deepEqual(checkProviderShape(openai, "openai"), { ok: true });
+      assert.ok(
+        !JSON.stringify(anthropic).includes('"meta"') || !anthropic.messages.some((m) => "meta" in m),
+      );
+      // Round trips.
+      const backA = importText(JSON.stringify(anthropic), `${name}.anthropic.json`, { format: "anthropic" });
+      assert.deepEqual(normalise(liveContext(backA.entries), "anthropic"), normalise(live, "anthropic"));
+      const backO = importText(JSON.stringify(openai), `${name}.openai.json`, { format: "openai" });
+      assert.deepEqual(normalise(liveContext(backO.entries), "openai"), normalise(live, "openai"));
+    });
+  }
+});

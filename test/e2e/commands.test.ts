@@ -1,7 +1,6 @@
 /** The commands one by one through the built binary: help, version, anchors, context, dry-run, restore, validate, errors. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
@@ -12,11 +11,11 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { corpusDir, projectMatrix, peerMatrix, repoRoot } from "../support.js";
+import { exampleSession, projectMatrix, repoRoot } from "../support.js";
 import { acquireLock, readJournalSync } from "../../src/journal/index.js";
-import { oneLineError, run, tempDir } from "./helpers.js";
+import { matrixLikeMjs, oneLineError, run, tempDir } from "./helpers.js";
 
-const small = join(corpusDir, "claude-code", "entire-1a-8a83a35a9b-0.jsonl");
+const small = exampleSession;
 const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string };
 
 async function imported(dir: string, name = "j.jsonl"): Promise<string> {
@@ -122,16 +121,7 @@ test("missing file and unknown format: exit 2, one line naming the file; --debug
 });
 
 test("validate --matrix: same output and exit code as the dependency-free .mjs validator", async () => {
-  const files = [projectMatrix, ...(existsSync(peerMatrix) ? [peerMatrix] : [])];
-  const r = await run(["validate", "--matrix", ...files]);
-  const mjs = execFileSync(
-    process.execPath,
-    [join(repoRoot, "contract", "validate_survival_contract.mjs"), ...files],
-    { encoding: "utf8" },
-  );
-  assert.equal(r.code, 0, r.stdout + r.stderr);
-  assert.equal(r.stdout, mjs);
-  assert.match(r.stdout, /^ok \d+ survival-contract fixtures\n$/);
+  await matrixLikeMjs([projectMatrix]);
 });
 
 test("validate --matrix: a disagreeing case exits 1; a broken matrix exits 2 naming the file and JSON path", async () => {
@@ -256,14 +246,19 @@ test("import: report with counts per kind and skipped lines; refuses to overwrit
       readdirSync(dir).some((f) => f.startsWith("j.jsonl.bak-")),
       "the replaced journal was backed up",
     );
-    const broken = await run([
-      "import",
-      join(corpusDir, "claude-code", "entire-7d-66f047ac98-0.jsonl"),
-      "--out",
-      join(dir, "b.jsonl"),
-    ]);
-    assert.equal(broken.code, 0);
-    assert.match(broken.stdout, /line 172: /, "the known broken line is reported with its number");
+    // A broken line (two JSON values on one line) is reported with its number and the rest imports.
+    const lines = readFileSync(small, "utf8").split("\n");
+    lines[4] = '{"type":"user"}{"type":"assistant"}';
+    const brokenSrc = join(dir, "broken.jsonl");
+    writeFileSync(brokenSrc, lines.join("\n"));
+    const broken = await run(["import", brokenSrc, "--out", join(dir, "b.jsonl")]);
+    assert.equal(broken.code, 0, broken.stderr);
+    assert.match(broken.stdout, /1 broken/);
+    assert.match(
+      broken.stdout,
+      /line 5: .*two JSON values concatenated/,
+      "the broken line is reported with its number",
+    );
   } finally {
     cleanup();
   }

@@ -8,12 +8,12 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { copyFileSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { corpusDir } from "../support.js";
+import { exampleSession } from "../support.js";
 import { parseJournal } from "../../src/journal/index.js";
 import { exited, run, spawnCli, tempDir } from "./helpers.js";
 
 const TRIALS = 60;
-const small = join(corpusDir, "claude-code", "entire-1a-8a83a35a9b-0.jsonl");
+const small = exampleSession;
 
 test(
   `compact killed with SIGKILL at ${TRIALS} random moments never tears the journal`,

@@ -1,9 +1,10 @@
 /** Running the built `compact-safe` binary from the end-to-end tests. */
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import assert from "node:assert/strict";
+import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cliPath } from "../support.js";
+import { cliPath, repoRoot } from "../support.js";
 
 export interface RunResult {
   code: number | null;
@@ -101,4 +102,17 @@ export function oneLineError(stderr: string): string {
     throw new Error(`expected one "compact-safe: ..." error line on stderr, got:\n${stderr}`);
   }
   return lines[0]!;
+}
+
+/** `validate --matrix FILES` exits 0 with the same output as the dependency-free .mjs validator. */
+export async function matrixLikeMjs(files: readonly string[]): Promise<void> {
+  const r = await run(["validate", "--matrix", ...files]);
+  const mjs = execFileSync(
+    process.execPath,
+    [join(repoRoot, "contract", "validate_survival_contract.mjs"), ...files],
+    { encoding: "utf8" },
+  );
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.equal(r.stdout, mjs);
+  assert.match(r.stdout, /^ok \d+ survival-contract fixtures\n$/);
 }

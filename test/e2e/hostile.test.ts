@@ -3,10 +3,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { corpusDir } from "../support.js";
+import { exampleSession } from "../support.js";
 import { run, tempDir } from "./helpers.js";
 
-const small = join(corpusDir, "claude-code", "entire-1a-8a83a35a9b-0.jsonl");
+const small = exampleSession;
 const deep = (levels: number) => "[".repeat(levels) + "1" + "]".repeat(levels);
 const base = { sessionId: "s1", cwd: "/x", version: "1.0.98", isSidechain: false, userType: "external" };
 let clock = 0;

@@ -10,10 +10,10 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { corpusDir } from "../support.js";
+import { exampleSession } from "../support.js";
 import { oneLineError, run, tempDir } from "./helpers.js";
 
-const small = join(corpusDir, "claude-code", "entire-1a-8a83a35a9b-0.jsonl");
+const small = exampleSession;
 const TIMEOUT_MS = 8_000;
 
 test("a FIFO, a character device or a folder as input: exit 2 at once with one line naming it", async (t) => {

@@ -3,12 +3,12 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { corpusDir } from "../support.js";
+import { exampleSession } from "../support.js";
 import { anthropicReply, openaiReply, startFakeProvider } from "../../src/summarizers/testing/index.js";
 import { readJournalSync } from "../../src/journal/index.js";
 import { oneLineError, run, tempDir } from "./helpers.js";
 
-const small = join(corpusDir, "claude-code", "entire-1a-8a83a35a9b-0.jsonl");
+const small = exampleSession;
 
 const SUMMARY =
   "## Objective\nFind out why git status broke in the user's repository.\n\n## Work done\nInspected the gc log and the worktree folder; found an interrupted gc.\n\n## Next step\nDocument the limitation.";

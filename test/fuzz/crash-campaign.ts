@@ -25,7 +25,7 @@ import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseJournal } from "../../src/journal/index.js";
 import type { JournalEntry } from "../../src/model/index.js";
-import { corpusFiles, repoRoot } from "../support.js";
+import { corpusFiles, corpusMissing, exampleSession } from "../support.js";
 import { exited, pool, run, spawnCli, tempDir } from "../e2e/helpers.js";
 import { mulberry32 } from "./rng.js";
 
@@ -70,10 +70,10 @@ export interface CrashCampaignResult {
   finished: number;
 }
 
-/** The sessions killed over: corpus files under 1 MB of every format, and the bundled example. */
+/** The sessions killed over: the bundled example, and corpus files under 1 MB of every format (when present). */
 export function campaignSources(): string[] {
-  const small = corpusFiles().filter((f) => statSync(f).size < 1_000_000);
-  return [join(repoRoot, "examples", "entire-1a-8a83a35a9b-0.jsonl"), ...small];
+  const small = corpusMissing ? [] : corpusFiles().filter((f) => statSync(f).size < 1_000_000);
+  return [exampleSession, ...small];
 }
 
 interface Trial {
@@ -286,6 +286,7 @@ export async function runCrashCampaign(options: CrashCampaignOptions = {}): Prom
   const seed = options.seed ?? 1;
   const log = options.log ?? (() => undefined);
   const sources = campaignSources();
+  if (corpusMissing) log(`crash campaign: sources: the bundled example only (${corpusMissing})`);
   const trials = planTrials(seed, runs, sources).filter(
     (t) => options.only === undefined || options.only.includes(t.index),
   );

@@ -10,7 +10,9 @@
  * window of a real corpus session (mutated as JSON and as lines: dropped,
  * duplicated, truncated or junk lines, missing fields, wrong types, huge
  * strings, control characters, duplicate ids, deep nesting, markers); some
- * get byte flips or a cut on top. The corpus is read, never written.
+ * get byte flips or a cut on top. The corpus is read, never written. On a
+ * clone without ../shared every case starts from the generated histories
+ * (`fuzzSources()` says so).
  */
 import { readFileSync } from "node:fs";
 import { basename, relative } from "node:path";
@@ -19,7 +21,7 @@ import type { Block, JournalEntry, Message } from "../../src/model/types.js";
 import { kindForMessage } from "../../src/model/types.js";
 import { toAnthropicRequest, toOpenAIRequest } from "../../src/formats/index.js";
 import { history } from "../arbitraries.js";
-import { corpusDir, corpusFiles } from "../support.js";
+import { corpusDir, corpusFiles, corpusMissing } from "../support.js";
 import { caseSeed, mulberry32, type Rng } from "./rng.js";
 import {
   CHECKPOINT_MARKERS,
@@ -218,6 +220,13 @@ export function journalText(ms: readonly Message[], tag: string): string {
 
 // --------------------------------------------------------------- corpus
 
+/** Where the cases start from: one line for the campaign's report. */
+export function fuzzSources(): string {
+  return corpusMissing
+    ? `fuzz sources: generated histories only (${corpusMissing}; the corpus windows are not drawn)`
+    : `fuzz sources: generated histories and windows of the corpus at ${corpusDir}`;
+}
+
 let corpusCache: { rel: string; text: string }[] | undefined;
 function corpus(): { rel: string; text: string }[] {
   corpusCache ??= corpusFiles().map((f) => ({ rel: relative(corpusDir, f), text: readFileSync(f, "utf8") }));
@@ -350,9 +359,11 @@ export function makeCase(seed: number, index: number, profile: Profile): FuzzCas
   let planted = 0;
   const nonce = () => `${PLANTED_TAG}${s}-${planted++}`;
   const mutations: string[] = [];
-  const src = rng.chance(0.5)
-    ? arbitraryCase(s, rng, lim, nonce, mutations)
-    : corpusCase(rng, lim, nonce, mutations);
+  // Without the corpus, the cases it would have started are generated ones too (same draws otherwise).
+  const src =
+    rng.chance(0.5) || corpusMissing
+      ? arbitraryCase(s, rng, lim, nonce, mutations)
+      : corpusCase(rng, lim, nonce, mutations);
   let bytes: Buffer = Buffer.from(src.text, "utf8");
   if (rng.chance(0.08)) {
     const r = mutateBytes(bytes, rng);

@@ -9,7 +9,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
-import { makeCase, type FuzzCase, type Profile } from "./generate.js";
+import { fuzzSources, makeCase, type FuzzCase, type Profile } from "./generate.js";
 import type { CaseOutcome, Failure, OutcomeClass } from "./pipeline.js";
 import { runCliCase } from "./cli.js";
 
@@ -121,6 +121,9 @@ function inProcess(
         void worker.terminate().then(start, reject);
       };
       worker.on("message", (m: { type: string; index?: number; outcome?: CaseOutcome }) => {
+        // A worker given up on (hang, crash) can still deliver messages before it is terminated: the case it
+        // was running already has its failure, and the cases after it go to the next worker.
+        if (finished) return;
         if (m.type === "start") {
           current = m.index;
           if (timer) clearTimeout(timer);
@@ -263,6 +266,7 @@ export function formatReport(r: CampaignReport): string {
     ` (of ${c.compacted + c.refusal + c["clear-error"] + c.failure})`;
   const out = [
     `fuzz seed ${r.seed}: ${(r.ms / 1000).toFixed(1)} s`,
+    fuzzSources(),
     line("in process", r.inProcess),
     line("command line", r.cli),
     "outcomes:",
