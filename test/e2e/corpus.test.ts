@@ -10,7 +10,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { basename, join } from "node:path";
 import { corpusDir, corpusFiles, corpusSuite, peerMatrix, projectMatrix } from "../support.js";
-import { matrixLikeMjs, pool, run, tempDir } from "./helpers.js";
+import { cliMatchesRunMatrix, matrixLikeMjs, pool, run, tempDir } from "./helpers.js";
 
 corpusSuite("e2e", () => {
   const files = corpusFiles();
@@ -109,6 +109,10 @@ corpusSuite("e2e", () => {
     const broken = await run(["import", src, "--out", join(dir, "b.jsonl")]);
     assert.equal(broken.code, 0, broken.stderr);
     assert.match(broken.stdout, /line 172: /, "the known broken line is reported with its number");
+  });
+
+  test("validate --matrix on the peer matrix gives runMatrix's verdicts", async () => {
+    assert.deepEqual(await cliMatchesRunMatrix(peerMatrix), []);
   });
 
   test("validate --matrix on the project and peer matrices: same output and exit code as the .mjs validator", async () => {

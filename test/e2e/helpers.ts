@@ -116,3 +116,23 @@ export async function matrixLikeMjs(files: readonly string[]): Promise<void> {
   assert.equal(r.stdout, mjs);
   assert.match(r.stdout, /^ok \d+ survival-contract fixtures\n$/);
 }
+
+/**
+ * `validate --matrix FILE` prints what the library's `runMatrix` returns: the
+ * same DISAGREE lines, the same count and exit code. Returns the cases that
+ * disagree.
+ */
+export async function cliMatchesRunMatrix(file: string): Promise<string[]> {
+  const { loadMatrix, runMatrix } = await import("../../src/contract/index.js");
+  const lib = runMatrix(loadMatrix(file));
+  const cli = await run(["validate", "--matrix", file]);
+  const disagree = lib.filter((r) => !r.agrees);
+  assert.equal(cli.code, disagree.length === 0 ? 0 : 1, cli.stderr);
+  const lines = cli.stdout.trim().split("\n");
+  assert.deepEqual(
+    lines.filter((l) => l.startsWith("DISAGREE")),
+    disagree.map((r) => `DISAGREE ${file} ${r.id}: ${r.problem}`),
+  );
+  assert.equal(lines.at(-1), `ok ${lib.length - disagree.length} survival-contract fixtures`);
+  return disagree.map((r) => r.id);
+}
