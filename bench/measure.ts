@@ -13,7 +13,7 @@ import { liveContext } from "../src/journal/tree.js";
 import { compactMessagesSafe, type CompactResult } from "../src/engine/compact.js";
 import { estimateTokens, exactEstimator, fastEstimator } from "../src/engine/tokens.js";
 import { validateSurvivalContract } from "../src/contract/validate.js";
-import { billedRequests, estimatorError, median } from "./billed.js";
+import { billedRequests, estimatorError, median, type EstimatorError } from "./billed.js";
 import { measureRetention, type RetentionFigure } from "./retention.js";
 import { syntheticSession } from "./synthetic.js";
 import { TARGETS } from "./targets.js";
@@ -21,15 +21,17 @@ import { TARGETS } from "./targets.js";
 export const MB = 1024 * 1024;
 const TARGET_FRACTION = 0.3;
 
-export interface EstimatorFigures {
-  requests: number;
-  mape: number;
-  mape_single_anchor: number;
-  mape_no_overhead: number;
-  mape_fitted_overhead: number;
-  overhead: number;
-  apes: number[];
-}
+/** An estimator's error on one session's billed requests, as the report shows it. */
+export type EstimatorFigures = Pick<
+  EstimatorError,
+  | "requests"
+  | "mape"
+  | "mape_single_anchor"
+  | "mape_no_overhead"
+  | "mape_fitted_overhead"
+  | "overhead"
+  | "apes"
+>;
 
 export interface RetentionOut {
   total: number;
