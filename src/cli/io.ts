@@ -116,9 +116,15 @@ export async function looksLikeJournal(file: string): Promise<boolean> {
  * Loads a session: a journal is read as is (with its problems reported); any
  * other format is imported (never modifying the source file).
  */
-export async function loadSession(file: string, format?: FormatName): Promise<Session> {
+export async function loadSession(
+  file: string,
+  format?: FormatName,
+  known?: { journal: boolean },
+): Promise<Session> {
   await requireFile(file);
-  const isJournal = format === "journal" || (format === undefined && (await looksLikeJournal(file)));
+  // `known`: the caller has recognised the file already (one journal detection per command).
+  const isJournal =
+    known?.journal ?? (format === "journal" || (format === undefined && (await looksLikeJournal(file))));
   if (isJournal) {
     const { entries, report } = await readJournal(file);
     if (entries.length === 0 && report.problems.length > 0) {

@@ -44,7 +44,17 @@ export interface JournalReadResult {
 export interface ReadJournalOptions {
   /** Bytes per read (default 1 MiB). */
   chunkSize?: number;
+  /** Called for every line, in order: what it became (an entry of `kind`, or a line reported as `problem`). */
+  onLine?: (line: number, outcome: LineOutcome) => void;
 }
+
+/**
+ * What one line became: an entry (`id`, `kind`), or a line that is not one
+ * (`kind` "blank", "unparsable" or "invalid", or a duplicate entry's kind, with
+ * the `problem` that was reported).
+ */
+export type LineOutcome =
+  { kind: string; id: string; problem?: undefined } | { kind: string; problem: string };
 
 const NEWLINE = 0x0a;
 const MAX_DETAIL = 200;
@@ -68,17 +78,28 @@ class JournalCollector {
   readonly problems: JournalProblem[] = [];
   lines = 0;
 
-  constructor(readonly file: string) {}
+  constructor(
+    readonly file: string,
+    private readonly onLine?: ReadJournalOptions["onLine"],
+  ) {}
+
+  private problem(line: number, kind: string, reason: string): void {
+    this.problems.push({ line, reason });
+    this.onLine?.(line, { kind, problem: reason });
+  }
 
   /** One line of bytes, without its `\n`. `terminated` is false for a last line with no newline. */
   line(bytes: Uint8Array, terminated: boolean): void {
     const n = ++this.lines;
-    if (isBlank(bytes)) return;
+    if (isBlank(bytes)) {
+      this.onLine?.(n, { kind: "blank", problem: "blank line" });
+      return;
+    }
     let text: string;
     try {
       text = this.decoder.decode(bytes);
     } catch {
-      this.problems.push({ line: n, reason: "invalid UTF-8" });
+      this.problem(n, "unparsable", "invalid UTF-8");
       return;
     }
     let data: unknown;
@@ -87,19 +108,21 @@ class JournalCollector {
       data = parseJsonLimited(text);
     } catch (err) {
       if (err instanceof JsonDepthError) {
-        this.problems.push({
-          line: n,
-          reason: `broken JSON: nested deeper than ${err.limit} levels (the limit), at column ${err.column}`,
-        });
+        this.problem(
+          n,
+          "unparsable",
+          `broken JSON: nested deeper than ${err.limit} levels (the limit), at column ${err.column}`,
+        );
         return;
       }
       const detail = oneLine((err as Error).message);
-      this.problems.push({
-        line: n,
-        reason: terminated
+      this.problem(
+        n,
+        "unparsable",
+        terminated
           ? `broken JSON: ${detail}`
           : `truncated last line (no trailing newline and not valid JSON: ${detail})`,
-      });
+      );
       return;
     }
     let entry: JournalEntry;
@@ -108,22 +131,25 @@ class JournalCollector {
     } catch (err) {
       if (!(err instanceof ModelError)) throw err;
       const unknownKind = err.message.includes("unknown kind");
-      this.problems.push({
-        line: n,
-        reason: `${unknownKind ? "unknown kind" : "invalid entry"}: ${oneLine(err.message)}`,
-      });
+      this.problem(
+        n,
+        "invalid",
+        `${unknownKind ? "unknown kind" : "invalid entry"}: ${oneLine(err.message)}`,
+      );
       return;
     }
     const first = this.lineOf.get(entry.id);
     if (first !== undefined) {
-      this.problems.push({
-        line: n,
-        reason: `duplicate id ${JSON.stringify(entry.id)} (first on line ${first}); this entry is skipped`,
-      });
+      this.problem(
+        n,
+        entry.kind,
+        `duplicate id ${JSON.stringify(entry.id)} (first on line ${first}); this entry is skipped`,
+      );
       return;
     }
     this.lineOf.set(entry.id, n);
     this.entries.push(entry);
+    this.onLine?.(n, { kind: entry.kind, id: entry.id });
   }
 
   finish(): JournalReadResult {
@@ -209,7 +235,7 @@ export async function readJournal(
   options: ReadJournalOptions = {},
 ): Promise<JournalReadResult> {
   const chunkSize = Math.max(1, options.chunkSize ?? 1 << 20);
-  const collector = new JournalCollector(file);
+  const collector = new JournalCollector(file, options.onLine);
   // O_NONBLOCK and a check of what was opened: a FIFO or a device would block or never end.
   const fh = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
@@ -253,8 +279,12 @@ export async function readJournal(
 }
 
 /** Parses journal content already in memory (bytes or a string). `file` names it in the report. */
-export function parseJournal(content: Uint8Array | string, file = "<journal>"): JournalReadResult {
-  const collector = new JournalCollector(file);
+export function parseJournal(
+  content: Uint8Array | string,
+  file = "<journal>",
+  options: Pick<ReadJournalOptions, "onLine"> = {},
+): JournalReadResult {
+  const collector = new JournalCollector(file, options.onLine);
   collectBuffer(collector, typeof content === "string" ? Buffer.from(content, "utf8") : content);
   return collector.finish();
 }

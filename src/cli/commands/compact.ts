@@ -317,7 +317,7 @@ export function register(program: Command): void {
           return;
         }
         bar.step("reading");
-        const session = await loadSession(file, format);
+        const session = await loadSession(file, format, { journal: isJournal });
         for (const p of session.problems.slice(0, 5)) warn(p);
         if (session.kind === "import")
           for (const w of importWarnings(session.report).slice(0, 5))
