@@ -198,5 +198,9 @@ export async function importFile(path: string, options: ImportOptions = {}): Pro
       `${path}: cannot be read (${code ?? (e instanceof Error ? e.message : String(e))})`,
     );
   }
-  return importText(bytes.toString("utf8"), path, options);
+  const text = bytes.toString("utf8");
+  // A journal is read from its bytes, as the journal layer reads it: a line of invalid UTF-8 is a
+  // broken line there, not a line of replacement characters.
+  if ((options.format ?? detectFormat(text, path)) === "journal") return importJournal(bytes, path, options);
+  return importText(text, path, options);
 }

@@ -13,7 +13,11 @@ import { SourceLines, toolIdWarning, uniqueToolIds, type ToolIdOptions } from ".
 import type { ImportResult } from "./types.js";
 
 /** Imports a journal through the journal layer's one tolerant reader, reporting every line. */
-export function importJournal(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
+export function importJournal(
+  text: string | Uint8Array,
+  file: string,
+  options: ToolIdOptions = {},
+): ImportResult {
   const rb = new ReportBuilder("journal", file);
   const lines = new SourceLines();
   const { entries } = parseJournal(text, file, {

@@ -106,3 +106,33 @@ test("a journal whose first line is longer than 64 KiB is still recognised as a 
   assert.equal(r.code, 0, r.stderr);
   assert.equal((JSON.parse(r.stdout) as { journal: string }).journal, noHeader);
 });
+
+test("import of a journal reads it as the journal reader does: a line of invalid UTF-8 is a broken line, and the imported journal exports the same live context", async (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  const ms = [
+    { role: "user", content: "first request" },
+    { role: "assistant", content: "first answer" },
+    { role: "user", content: "second request" },
+    { role: "assistant", content: "second answer" },
+  ];
+  writeFileSync(join(dir, "m.json"), JSON.stringify(ms));
+  const j = join(dir, "j.jsonl");
+  assert.equal((await run(["import", join(dir, "m.json"), "--out", j])).code, 0);
+  // Line 3 (the first answer) gets a byte that is not UTF-8: its child's parent is then missing.
+  const lines = readFileSync(j).toString("latin1").split("\n");
+  lines[2] = lines[2]!.replace("first answer", "first \xff answer");
+  const src = join(dir, "src.jsonl");
+  writeFileSync(src, Buffer.from(lines.join("\n"), "latin1"));
+  const imp = await run(["import", src, "--out", join(dir, "copy.jsonl"), "--json"]);
+  assert.equal(imp.code, 0, imp.stderr);
+  const { report } = JSON.parse(imp.stdout) as { report: { skipped: { line: number; reason: string }[] } };
+  assert.deepEqual(
+    report.skipped.filter((s) => s.reason.includes("UTF-8")).map((s) => s.line),
+    [3],
+  );
+  const a = await run(["export", src, "--to", "anthropic"]);
+  const b = await run(["export", join(dir, "copy.jsonl"), "--to", "anthropic"]);
+  assert.equal(a.code, 0, a.stderr);
+  assert.equal(b.stdout, a.stdout);
+});
