@@ -59,7 +59,7 @@ const PUBLIC = {
     "providerRequestTokens",
     "FormatError",
   ],
-  route: ["compactJournal", "compactEntries"],
+  route: ["compactJournal", "compactEntries", "auditEntries"],
 };
 
 test("src/index.ts exports exactly the pinned public names", () => {

@@ -113,3 +113,4 @@ export {
   type EntriesOutcome,
   type JournalOutcome,
 } from "./route/compact-journal.js";
+export { auditEntries, type SessionAudit, type CompactionAudit, type AuditLosses } from "./route/audit.js";

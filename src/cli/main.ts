@@ -12,6 +12,7 @@ import * as importCmd from "./commands/import.js";
 import * as exportCmd from "./commands/export.js";
 import * as compact from "./commands/compact.js";
 import * as context from "./commands/context.js";
+import * as audit from "./commands/audit.js";
 import * as anchor from "./commands/anchor.js";
 import * as restore from "./commands/restore.js";
 
@@ -44,7 +45,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       writeErr: (s) => process.stderr.write(s),
       outputError: (s, write) => write(`compact-safe: ${s.replace(/^error: /, "")}`),
     });
-  for (const mod of [validate, importCmd, exportCmd, compact, context, anchor, restore])
+  for (const mod of [validate, importCmd, exportCmd, compact, context, audit, anchor, restore])
     mod.register(program, setExit);
   for (const cmd of program.commands) cmd.exitOverride();
 

@@ -1,2 +1,3 @@
 /** The library's route for a compaction of a file (journal I/O, engine and exporters composed). */
 export * from "./compact-journal.js";
+export * from "./audit.js";

@@ -1,0 +1,84 @@
+/**
+ * `compact-safe audit SESSION`: the survival contract's verdict on every
+ * compaction a session records (Claude Code's, Codex's, pi's and
+ * compact-safe's own), one line each and a summary line; exit 0 when every
+ * one kept the contract, 1 otherwise. `-` reads the session from stdin.
+ */
+import type { Command } from "commander";
+import { auditEntries, type CompactionAudit, type SessionAudit } from "../../route/index.js";
+import { importText } from "../../formats/detect.js";
+import { FORMAT_NAMES } from "../../formats/types.js";
+import type { JournalEntry } from "../../model/index.js";
+import { EXIT } from "../errors.js";
+import { loadSession, parseFormat } from "../io.js";
+import { out, printJson, style } from "../output.js";
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function lost(a: CompactionAudit): string {
+  const l = a.losses;
+  const parts = [
+    [l.user_texts.length, "user text"],
+    [l.tool_calls.length, "tool call"],
+    [l.tool_results.length, "tool result"],
+    [l.assistant_texts.length, "assistant text"],
+  ]
+    .filter(([n]) => (n as number) > 0)
+    .map(([n, what]) => `${n} ${what}${n === 1 ? "" : "s"}`);
+  return parts.length > 0 ? `lost ${parts.join(", ")}` : "";
+}
+
+/** One line per compaction. */
+export function auditLines(audit: SessionAudit): string[] {
+  const lines = audit.compactions.map((a) => {
+    const head = `${a.id} (${a.source}, ${a.path}, ${a.messages_before} → ${a.messages_after} messages)`;
+    const notes = [
+      lost(a),
+      a.placeholder ? "placeholder summary" : "",
+      a.stacked_checkpoints ? "stacked checkpoints" : "",
+    ]
+      .filter((s) => s !== "")
+      .join("; ");
+    if (a.messages_before === 0) return `${head}: ${style.yellow("no history before it in the file")}`;
+    if (a.kept && notes === "") return `${head}: ${style.green("kept the contract")}`;
+    return `${head}: ${a.kept ? style.yellow("kept the contract") : style.red(`VIOLATION: ${a.reason}`)}${notes ? ` (${notes})` : ""}`;
+  });
+  const n = audit.compactions.length;
+  lines.push(
+    n === 0
+      ? "no compaction recorded in this session"
+      : `${audit.kept} of ${n} compaction${n === 1 ? "" : "s"} kept the survival contract`,
+  );
+  return lines;
+}
+
+export function register(program: Command, setExit: (code: number) => void): void {
+  program
+    .command("audit")
+    .summary("check every compaction a session records against the survival contract")
+    .description(
+      "For every compaction recorded in SESSION (Claude Code's, Codex's, pi's and compact-safe's own), the " +
+        "contract's verdict on the live context just before it against the replacement it installed: " +
+        "which user texts, tool calls, tool results and assistant texts of the protected last round were lost, " +
+        "whether the summary is a placeholder, whether checkpoints stacked. SESSION `-` reads standard input.\n\n" +
+        "Exit codes: 0 every compaction kept the contract (or there is none); 1 at least one did not; " +
+        "2 usage or input error.",
+    )
+    .argument("<session>", "a journal or a session file of any importable format, or - for standard input")
+    .option("--format <format>", `force the input format (${FORMAT_NAMES.join(", ")}); default: detected`)
+    .option("--json", "print { compactions: [...], kept } (see README)")
+    .action(async (file: string, o: { format?: string; json?: boolean }) => {
+      const format = parseFormat(o.format);
+      let entries: JournalEntry[];
+      if (file === "-") entries = importText(await readStdin(), "<stdin>", { format }).entries;
+      else entries = (await loadSession(file, format)).entries;
+      const audit = auditEntries(entries);
+      if (o.json) printJson(audit);
+      else for (const l of auditLines(audit)) out(l);
+      setExit(audit.kept === audit.compactions.length ? EXIT.OK : EXIT.VIOLATION);
+    });
+}

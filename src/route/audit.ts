@@ -1,0 +1,107 @@
+/**
+ * Auditing the compactions a session records (Claude Code's, Codex's, pi's
+ * and compact-safe's own): for each one, the survival contract's verdict on
+ * the live context just before it against the replacement it installed, and
+ * what of the protected last round it lost, piece by piece.
+ */
+import type { CompactionEntry, JournalEntry, Message } from "../model/index.js";
+import { isAssistantRole, isText, isToolResult, isToolUse } from "../model/blocks.js";
+import { isCheckpoint, userWords } from "../contract/classify.js";
+import { protectedRound } from "../contract/rounds.js";
+import { checkpointSummaryPart, validateSurvivalContract } from "../contract/validate.js";
+import { placeholderKind } from "../contract/placeholder.js";
+import { activePath, projectPath } from "../journal/tree.js";
+
+/** What one compaction lost of the protected last round (texts clipped to 80 characters). */
+export interface AuditLosses {
+  user_texts: string[];
+  tool_calls: string[];
+  tool_results: string[];
+  assistant_texts: string[];
+}
+
+export interface CompactionAudit {
+  /** The compaction entry's id. */
+  id: string;
+  /** Who wrote it: `compact-safe`, or the agent it was imported from (`claude-code`, `codex`, `pi`). */
+  source: string;
+  path: string;
+  /** Messages of the live context just before it, and of its replacement. */
+  messages_before: number;
+  messages_after: number;
+  /** The contract's verdict: true when the replacement keeps what must survive. */
+  kept: boolean;
+  /** The first violation the validator names (null when kept). */
+  reason: string | null;
+  losses: AuditLosses;
+  /** The checkpoint's summary is a placeholder (empty, "(no summary available)", a refusal). */
+  placeholder: boolean;
+  /** More than one checkpoint in the replacement. */
+  stacked_checkpoints: boolean;
+}
+
+export interface SessionAudit {
+  compactions: CompactionAudit[];
+  /** How many kept the contract. */
+  kept: number;
+}
+
+const clip = (s: string) => (s.length > 80 ? `${s.slice(0, 80)}…` : s);
+
+/** The pieces of the protected last round of `before` that `after` does not carry (by text or id). */
+export function protectedLosses(before: readonly Message[], after: readonly Message[]): AuditLosses {
+  const round = protectedRound(before);
+  const userTexts = new Set<string>();
+  const assistantTexts = new Set<string>();
+  const calls = new Set<string>();
+  const results = new Set<string>();
+  for (const m of after) {
+    for (const b of m.content) {
+      if (isText(b))
+        (m.role === "user" ? userTexts : isAssistantRole(m) ? assistantTexts : new Set()).add(b.text);
+      else if (isToolUse(b)) calls.add(b.id);
+      else if (isToolResult(b)) results.add(b.tool_use_id);
+    }
+  }
+  const losses: AuditLosses = { user_texts: [], tool_calls: [], tool_results: [], assistant_texts: [] };
+  for (const i of round.instructionIndices)
+    for (const b of userWords(before[i]!)) if (!userTexts.has(b.text)) losses.user_texts.push(clip(b.text));
+  for (let i = round.regionStart; i < before.length; i++) {
+    const m = before[i]!;
+    for (const b of m.content) {
+      if (isToolUse(b) && !calls.has(b.id)) losses.tool_calls.push(b.id);
+      else if (isToolResult(b) && !results.has(b.tool_use_id)) losses.tool_results.push(b.tool_use_id);
+      else if (isText(b) && isAssistantRole(m) && b.text.trim() !== "" && !assistantTexts.has(b.text))
+        losses.assistant_texts.push(clip(b.text));
+    }
+  }
+  return losses;
+}
+
+/** The audit of one compaction entry, against the live context at its parent. */
+export function auditCompaction(entries: readonly JournalEntry[], c: CompactionEntry): CompactionAudit {
+  const before = c.parent_id ? projectPath(activePath(entries, c.parent_id)) : [];
+  const after = c.payload.replacement;
+  const verdict = validateSurvivalContract(before, after, { path: c.payload.path });
+  const checkpoints = after.filter(isCheckpoint);
+  return {
+    id: c.id,
+    source: typeof c.payload.source_agent === "string" ? c.payload.source_agent : "compact-safe",
+    path: c.payload.path,
+    messages_before: before.length,
+    messages_after: after.length,
+    kept: verdict.valid,
+    reason: verdict.valid ? null : (verdict.reason ?? "violation"),
+    losses: protectedLosses(before, after),
+    placeholder: checkpoints.some((m) => placeholderKind(checkpointSummaryPart(m)) !== undefined),
+    stacked_checkpoints: checkpoints.length > 1,
+  };
+}
+
+/** Audits every compaction the entries record, in file order. */
+export function auditEntries(entries: readonly JournalEntry[]): SessionAudit {
+  const compactions = entries
+    .filter((e): e is CompactionEntry => e.kind === "compaction")
+    .map((c) => auditCompaction(entries, c));
+  return { compactions, kept: compactions.filter((a) => a.kept).length };
+}

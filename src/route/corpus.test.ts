@@ -1,0 +1,56 @@
+/**
+ * The audit verdicts of every compaction the corpus sessions record, pinned:
+ * Claude Code's own compactions keep only a summary, so each loses the
+ * protected last round; pi's keep it but for one tool result; Codex's
+ * rollouts here record none. A change in a verdict is a change on purpose.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { relative } from "node:path";
+import { corpusDir, corpusFiles, corpusSuite } from "../../test/support.js";
+import { importFile } from "../formats/detect.js";
+import { auditEntries } from "./audit.js";
+
+const PINNED: Record<string, string[]> = {
+  "claude-code/ccviewer-mock-fe5e1c67.jsonl": [],
+  "claude-code/entire-0e-3fdc072c53-0.jsonl": ["claude-code lost u1 c2 r2 a1"],
+  "claude-code/entire-1a-8a83a35a9b-0.jsonl": [],
+  "claude-code/entire-7d-66f047ac98-0.jsonl": [],
+  "claude-code/entire-98-78b713483d-0.jsonl": ["claude-code lost u1 c2 r2 a2"],
+  "claude-code/entire-ad-a8171575ce-0.jsonl": [],
+  "claude-code/entire-cd-95adddad32-0.jsonl": [
+    "claude-code lost u1 c2 r2 a0",
+    "claude-code lost u3 c2 r2 a0",
+    "claude-code lost u1 c2 r2 a1",
+  ],
+  "claude-code/entire-d3-7d736cbc10-0.jsonl": [],
+  "claude-code/entire-fc-99c919b212-0.jsonl": ["claude-code kept u0 c0 r0 a0 no-history"],
+  "codex/acidicsoil-rollout-2025-11-17T15-30-28.jsonl": [],
+  "codex/coda-rollout-2025-10-04T22-31-15.jsonl": [],
+  "codex/moonmind-rollout-2025-11-12T17-48-11.jsonl": [],
+  "codex/neurodata-rollout-2025-09-26T17-01-04.jsonl": [],
+  "codex/openprintkit-rollout-2025-10-31T19-02-58.jsonl": [],
+  "gjc/gjc-03-raddit-dashboard-pr.jsonl": ["pi kept u0 c0 r0 a0"],
+  "openai/replay-function_calling-marshmallow-1867.traj": [],
+  "pi/pi-mono-before-compaction.jsonl": ["pi kept u0 c0 r0 a0", "pi lost u0 c0 r1 a0"],
+  "pi/pi-mono-large-session.jsonl": [],
+  "pi/pi-mono-root-compact.jsonl": ["pi kept u0 c0 r0 a0"],
+  "pi/pi-mono-root-session.jsonl": ["pi kept u0 c0 r0 a0"],
+};
+
+corpusSuite("route", () => {
+  test("audit: the verdict on every compaction recorded in the corpus sessions", async () => {
+    const got: Record<string, string[]> = {};
+    for (const file of corpusFiles().sort()) {
+      const { entries } = await importFile(file);
+      got[relative(corpusDir, file)] = auditEntries(entries).compactions.map(
+        (c) =>
+          `${c.source} ${c.kept ? "kept" : "lost"} u${c.losses.user_texts.length} c${c.losses.tool_calls.length} ` +
+          `r${c.losses.tool_results.length} a${c.losses.assistant_texts.length}` +
+          `${c.placeholder ? " placeholder" : ""}${c.stacked_checkpoints ? " stacked" : ""}` +
+          `${c.messages_before === 0 ? " no-history" : ""}`,
+      );
+    }
+    assert.deepEqual(got, PINNED);
+  });
+});
