@@ -12,7 +12,7 @@ import { checkpointSummaryPart, validateSurvivalContract } from "../contract/val
 import { placeholderKind } from "../contract/placeholder.js";
 import { activePath, projectPath } from "../journal/tree.js";
 
-/** What one compaction lost of the protected last round (texts clipped to 80 characters). */
+/** What one compaction lost of the protected last round (texts whole, as they were written). */
 export interface AuditLosses {
   user_texts: string[];
   tool_calls: string[];
@@ -46,8 +46,6 @@ export interface SessionAudit {
   kept: number;
 }
 
-const clip = (s: string) => (s.length > 80 ? `${s.slice(0, 80)}…` : s);
-
 /** The pieces of the protected last round of `before` that `after` does not carry (by text or id). */
 export function protectedLosses(before: readonly Message[], after: readonly Message[]): AuditLosses {
   const round = protectedRound(before);
@@ -65,14 +63,14 @@ export function protectedLosses(before: readonly Message[], after: readonly Mess
   }
   const losses: AuditLosses = { user_texts: [], tool_calls: [], tool_results: [], assistant_texts: [] };
   for (const i of round.instructionIndices)
-    for (const b of userWords(before[i]!)) if (!userTexts.has(b.text)) losses.user_texts.push(clip(b.text));
+    for (const b of userWords(before[i]!)) if (!userTexts.has(b.text)) losses.user_texts.push(b.text);
   for (let i = round.regionStart; i < before.length; i++) {
     const m = before[i]!;
     for (const b of m.content) {
       if (isToolUse(b) && !calls.has(b.id)) losses.tool_calls.push(b.id);
       else if (isToolResult(b) && !results.has(b.tool_use_id)) losses.tool_results.push(b.tool_use_id);
       else if (isText(b) && isAssistantRole(m) && b.text.trim() !== "" && !assistantTexts.has(b.text))
-        losses.assistant_texts.push(clip(b.text));
+        losses.assistant_texts.push(b.text);
     }
   }
   return losses;
