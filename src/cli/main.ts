@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { EXIT, toCliError } from "./errors.js";
+import { ignoreClosedPipes } from "./output.js";
 import * as validate from "./commands/validate.js";
 import * as importCmd from "./commands/import.js";
 import * as exportCmd from "./commands/export.js";
@@ -24,6 +25,7 @@ function packageVersion(): string {
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
+  ignoreClosedPipes();
   let exitCode: number = EXIT.OK;
   const setExit = (code: number) => {
     exitCode = code;

@@ -6,6 +6,21 @@ import type { WriteStream } from "node:tty";
 
 type Stream = NodeJS.WriteStream | WriteStream;
 
+/**
+ * A reader that stops early (`compact-safe export F | head`) closes the pipe:
+ * the rest of the output is not wanted, which is not an error. Without a
+ * listener Node would crash with a stack trace on the next write; with this
+ * one the command finishes its work and exits with its own code.
+ */
+export function ignoreClosedPipes(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (e: NodeJS.ErrnoException) => {
+      if (e.code === "EPIPE" || e.code === "ERR_STREAM_DESTROYED") return;
+      throw e;
+    });
+  }
+}
+
 /** Colour is used only on a TTY, when NO_COLOR is unset (or empty) and TERM is not `dumb`. */
 export function colorEnabled(stream: Stream = process.stdout): boolean {
   if (process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== "") return false;

@@ -8,7 +8,12 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { relative } from "node:path";
 import { corpusDir, corpusFiles, corpusSuite } from "../../test/support.js";
-import { importFile } from "../formats/detect.js";
+import { readFileSync } from "node:fs";
+import { importFile, importText } from "../formats/detect.js";
+import { claudeCodeOrigin, toClaudeCodeFork } from "../formats/write-claude-code.js";
+import { liveContext } from "../journal/tree.js";
+import { validateSurvivalContract } from "../contract/validate.js";
+import { compactEntries } from "./compact-journal.js";
 import { auditEntries } from "./audit.js";
 
 const PINNED: Record<string, string[]> = {
@@ -52,5 +57,28 @@ corpusSuite("route", () => {
       );
     }
     assert.deepEqual(got, PINNED);
+  });
+
+  test("write-back: for every Claude Code session, the fork read back keeps what must survive of the original", async () => {
+    const files = corpusFiles().filter((f) => relative(corpusDir, f).startsWith("claude-code/"));
+    assert.ok(files.length >= 3);
+    for (const file of files) {
+      const text = readFileSync(file, "utf8");
+      const { entries } = importText(text, file, { format: "claude-code" });
+      const original = liveContext(entries);
+      const outcome = await compactEntries(entries, { target: 2000 });
+      assert.equal(outcome.kind, "compacted", `${file}: ${outcome.kind}`);
+      if (outcome.kind !== "compacted") continue;
+      const fork = toClaudeCodeFork(outcome.result.replacement, claudeCodeOrigin(text), {
+        tokensBefore: outcome.result.tokens_before,
+      });
+      const back = liveContext(
+        importText(fork.text, `${fork.sessionId}.jsonl`, { format: "claude-code" }).entries,
+      );
+      const verdict = validateSurvivalContract(original, back, { path: outcome.result.path });
+      assert.ok(verdict.valid, `${relative(corpusDir, file)}: ${verdict.reason}`);
+      // The fork's context is the replacement, with the checkpoint first (Claude Code's compact summary).
+      assert.equal(back.length, outcome.result.replacement.length);
+    }
   });
 });

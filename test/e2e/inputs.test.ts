@@ -136,3 +136,17 @@ test("import of a journal reads it as the journal reader does: a line of invalid
   assert.equal(a.code, 0, a.stderr);
   assert.equal(b.stdout, a.stdout);
 });
+
+test("a reader that closes the pipe early (| head) gets no stack trace; the command ends with its own code", async () => {
+  const { spawn } = await import("node:child_process");
+  const { cliPath } = await import("../support.js");
+  const child = spawn(process.execPath, [cliPath, "context", exampleSession], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  child.stdout.destroy(); // the reader is gone before the first line is written
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  assert.doesNotMatch(stderr, /EPIPE| {4}at /);
+  assert.equal(code, 0);
+});

@@ -6,9 +6,13 @@
  */
 import type { Command } from "commander";
 import { Option } from "commander";
+import { readFile, stat, writeFile } from "node:fs/promises";
+import type { Stats } from "node:fs";
+import { dirname, join } from "node:path";
 import type { CoverageReceipt } from "../../model/index.js";
+import { claudeCodeOrigin, toClaudeCodeFork } from "../../formats/write-claude-code.js";
 import { readBackgroundFile } from "../../workspace/index.js";
-import { DEFAULT_LADDER_BUDGET_MS } from "../../engine/compact.js";
+import { DEFAULT_LADDER_BUDGET_MS, type CompactSuccess } from "../../engine/compact.js";
 import { formatReceipt } from "../../engine/replacement.js";
 import type { BackgroundHandle, Summarizer } from "../../summarizers/types.js";
 import { extractiveSummarizer } from "../../summarizers/extractive.js";
@@ -52,6 +56,7 @@ interface CompactCliOptions {
   focus?: string;
   pruneOnly?: boolean;
   dryRun?: boolean;
+  fork?: boolean;
   json?: boolean;
 }
 
@@ -67,6 +72,14 @@ export interface CompactReceipt {
   checkpoint_id: string | null;
   /** The journal written; null on --dry-run. */
   journal: string | null;
+  /** With --fork: the agent session written, its id, and the command that resumes it. */
+  fork?: ForkReceipt;
+}
+
+export interface ForkReceipt {
+  path: string;
+  session_id: string;
+  resume: string;
 }
 
 /** Backoff of the summarizer's retry ladder: COMPACT_SAFE_BACKOFF_MS (milliseconds), default the engine's (1,000). */
@@ -150,6 +163,7 @@ function report(
   source: string,
   journal: string | null,
   appended: boolean,
+  fork?: ForkReceipt,
 ): void {
   if (outcome.kind === "nothing") {
     if (o.json)
@@ -189,13 +203,14 @@ function report(
       coverage: r.coverage,
       checkpoint_id: journal === null ? null : outcome.entry.id,
       journal,
+      ...(fork ? { fork } : {}),
     };
     printJson(receipt);
     return;
   }
   const pct = r.tokens_before > 0 ? Math.round((1 - r.tokens_after / r.tokens_before) * 100) : 0;
   out(
-    `${journal === null ? style.yellow("dry run: ") : ""}${style.bold(`compacted ${source}`)} (path ${r.path}, summarizer ${r.model})`,
+    `${o.dryRun ? style.yellow("dry run: ") : ""}${style.bold(`compacted ${source}`)} (path ${r.path}, summarizer ${r.model})`,
   );
   out(
     `  tokens: ${num(r.tokens_before)} → ${num(r.tokens_after)} (−${pct}%), target ${num(r.target)} ${r.target_reached ? style.green("reached") : style.yellow("not reached")}`,
@@ -205,11 +220,47 @@ function report(
     out(
       `  pruned: ${r.prune.stubbed} results stubbed, ${r.prune.deduplicated} repeated reads dropped, ${num(r.prune.bytesRemoved)} bytes removed`,
     );
+  if (fork) {
+    out(`  fork: new session ${fork.session_id} written to ${fork.path} (the original is untouched)`);
+    out(`  resume it with: ${style.bold(fork.resume)}`);
+    return;
+  }
   if (journal === null) out(`  nothing written (--dry-run)`);
   else
     out(
       `  checkpoint: compaction entry ${outcome.entry.id} ${appended ? "appended to" : "written in the new journal"} ${journal}`,
     );
+}
+
+/**
+ * Writes the fork of a Claude Code session: a new session file beside the
+ * original (or at --out), never over an existing file unless --force. Refuses
+ * when the original changed during the run (another process appending to it).
+ */
+async function writeClaudeCodeFork(
+  file: string,
+  before: Stats,
+  result: CompactSuccess,
+  o: CompactCliOptions,
+): Promise<ForkReceipt> {
+  const text = await readFile(file, "utf8");
+  const now = await stat(file);
+  if (now.size !== before.size || now.mtimeMs !== before.mtimeMs)
+    throw usageError(
+      `${file}: the session changed while it was compacted (is the agent still writing it?); nothing written`,
+    );
+  const fork = toClaudeCodeFork(result.replacement, claudeCodeOrigin(text), {
+    tokensBefore: result.tokens_before,
+  });
+  const path = o.out ?? join(dirname(file), `${fork.sessionId}.jsonl`);
+  try {
+    await writeFile(path, fork.text, { flag: o.force ? "w" : "wx" });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "EEXIST")
+      throw usageError(`${path}: already exists (use --force to replace it)`);
+    throw e;
+  }
+  return { path, session_id: fork.sessionId, resume: `claude --resume ${fork.sessionId}` };
 }
 
 export function register(program: Command): void {
@@ -272,6 +323,11 @@ export function register(program: Command): void {
     .option("--background <file>", "JSON list of background-work handles { id, kind, command?, status? }")
     .option("--focus <text>", "what the summary should keep in focus")
     .option("--prune-only", "only try the prune-only path (no summary)")
+    .option(
+      "--fork",
+      "write the result back as a NEW session of the agent FILE came from (Claude Code), beside FILE or at --out, " +
+        "and print the command that resumes it; FILE is never modified",
+    )
     .option("--dry-run", "print what would happen; write nothing")
     .option("--json", "print the receipt as JSON")
     .action(async (file: string, o: CompactCliOptions) => {
@@ -284,7 +340,12 @@ export function register(program: Command): void {
           `${file}: --in-place appends to compact-safe journals only and this is a session file; use --out JOURNAL to write a new journal (the source is never modified)`,
         );
       }
-      if (!isJournal && o.out === undefined && !o.dryRun)
+      if (o.fork && (isJournal || o.inPlace))
+        throw usageError(
+          `${file}: --fork writes an agent's own session (Claude Code) from its session file; ` +
+            "for a compact-safe journal use --in-place or --out",
+        );
+      if (!isJournal && o.out === undefined && !o.dryRun && !o.fork)
         throw usageError(
           `${file}: not a journal; use --out JOURNAL to write the compacted session as a new journal`,
         );
@@ -317,7 +378,12 @@ export function register(program: Command): void {
           return;
         }
         bar.step("reading");
+        const before = o.fork ? await stat(file) : undefined;
         const session = await loadSession(file, format, { journal: isJournal });
+        if (o.fork && session.format !== "claude-code")
+          throw usageError(
+            `${file}: --fork writes Claude Code sessions (this is a ${session.format} session; Codex and pi write-back are not built yet)`,
+          );
         for (const p of session.problems.slice(0, 5)) warn(p);
         if (session.kind === "import")
           for (const w of importWarnings(session.report).slice(0, 5))
@@ -325,6 +391,13 @@ export function register(program: Command): void {
         bar.step("compacting");
         const outcome = await compactEntries(session.entries, { ...route, onStep: undefined });
         throwIfRefused(outcome);
+        if (o.fork && outcome.kind === "compacted" && !o.dryRun) {
+          bar.step("writing");
+          const fork = await writeClaudeCodeFork(file, before!, outcome.result, o);
+          bar.done();
+          report(outcome, o, file, null, false, fork);
+          return;
+        }
         if (outcome.kind === "compacted" && !o.dryRun && o.out !== undefined) {
           bar.step("writing");
           const { header, rest } = splitHeader(session.entries, session.format, file);
