@@ -16,9 +16,9 @@ test("a case is a pure function of (seed, index, profile)", () => {
 });
 
 test("a case that does not finish in time is a hang failure, and the campaign goes on", async () => {
-  // Seed 370's first three cases are generated histories (the same with or without the corpus), two of them
+  // Seed 7740's first three cases are generated histories (the same with or without the corpus), two of them
   // over 100 KB, so that a case outlasts the 1 ms limit however fast the machine.
-  const r = await runCampaign({ seed: 370, cases: 3, cliCases: 0, profile: "test", caseTimeoutMs: 1 });
+  const r = await runCampaign({ seed: 7740, cases: 3, cliCases: 0, profile: "test", caseTimeoutMs: 1 });
   assert.equal(
     r.inProcess.failure + r.inProcess.compacted + r.inProcess.refusal + r.inProcess["clear-error"],
     3,
@@ -53,4 +53,11 @@ test("process checks: hang, signal, exit code, stack trace, error lines, raw Jav
     run({ code: 2, stderr: "compact-safe: warning: x:3: bad line (skipped)\ncompact-safe: no entries\n" }),
     [],
   );
+});
+
+test("campaigns with neighbouring seeds run different cases", async () => {
+  const { caseSeed } = await import("./rng.js");
+  const a = new Set(Array.from({ length: 10_000 }, (_, i) => caseSeed(20261202, i)));
+  const shared = Array.from({ length: 10_000 }, (_, i) => caseSeed(20261203, i)).filter((s) => a.has(s));
+  assert.equal(shared.length, 0);
 });

@@ -34,12 +34,23 @@ export function mulberry32(seed: number): Rng {
   };
 }
 
-/** The seed of case `index` of a campaign seeded with `seed` (a hash, so neighbouring cases differ). */
-export function caseSeed(seed: number, index: number): number {
-  let h = (seed ^ 0x9e3779b9) >>> 0;
-  h = Math.imul(h ^ index, 0x85ebca6b) >>> 0;
+/** A 32-bit finaliser (murmur3's): every input bit moves every output bit. */
+function mix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b) >>> 0;
   h ^= h >>> 13;
   h = Math.imul(h, 0xc2b2ae35) >>> 0;
   h ^= h >>> 16;
   return h >>> 0;
+}
+
+/**
+ * The seed of case `index` of a campaign seeded with `seed`: the campaign's
+ * seed is hashed first and the index added after, so two campaigns share no
+ * cases unless their hashed seeds fall within one campaign's length of each
+ * other (with the index XORed into the seed, seeds 2k and 2k+1 ran the very
+ * same cases in another order).
+ */
+export function caseSeed(seed: number, index: number): number {
+  return mix32((mix32((seed ^ 0x9e3779b9) >>> 0) + index) >>> 0);
 }
