@@ -2,9 +2,10 @@
 // The quick-start demo (`npm run demo`, after the build): a real Claude Code
 // session from examples/ is imported into a temporary journal, inspected,
 // compacted with the embedded extractive summarizer (offline) to about 30 %
-// of its live size, and inspected again. examples/ is never modified.
+// of its live size, inspected and audited, restored; then a copy is compacted
+// into a new Claude Code session (write-back). examples/ is never modified.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -39,9 +40,15 @@ const live = JSON.parse(cs(["context", journal, "--json"], { capture: true })).e
 const target = Math.floor(live * 0.3);
 cs(["compact", journal, "--in-place", "--target", String(target), "--workspace", work, "--json"]);
 cs(["context", journal, "--window", "200000"]);
+cs(["audit", journal]);
 cs(["restore", journal]);
 cs(["context", journal, "--window", "200000"]);
+// Write-back: the same session compacted into a NEW Claude Code session that `claude --resume` loads.
+const copy = join(work, "claude-session.jsonl");
+copyFileSync(session, copy);
+cs(["compact", copy, "--fork", "--workspace", work]);
 rmSync(work, { recursive: true, force: true });
 console.log(
-  "\nDone: the journal kept every original entry; the compaction was appended, and `restore` moved the leaf back.",
+  "\nDone: the journal kept every original entry; the compaction was appended, `audit` checked it, and `restore` moved the leaf back.",
 );
+console.log("The fork is a new Claude Code session beside the original; the original was not modified.");
