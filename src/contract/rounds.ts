@@ -112,12 +112,14 @@ export function conversationGoesOnAfter(messages: readonly Message[], index: num
   return index < lastConversationIndex(messages);
 }
 
-/** Index of the last instruction or non-empty assistant message (-1: none); see `conversationGoesOnAfter`. */
+/** An instruction or a non-empty assistant message: the conversation going on (see `conversationGoesOnAfter`). */
+export function movesConversationOn(m: Message): boolean {
+  return (isAssistantRole(m) && m.content.length > 0) || isPlainUser(m);
+}
+
+/** Index of the last message that moves the conversation on (-1: none); see `conversationGoesOnAfter`. */
 export function lastConversationIndex(messages: readonly Message[]): number {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!;
-    if ((isAssistantRole(m) && m.content.length > 0) || isPlainUser(m)) return i;
-  }
+  for (let i = messages.length - 1; i >= 0; i--) if (movesConversationOn(messages[i]!)) return i;
   return -1;
 }
 

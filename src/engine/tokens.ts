@@ -275,20 +275,21 @@ function latestUserTurn(messages: readonly Message[]): number {
   return -1;
 }
 
-function thinkingTokens(m: Message, estimator: TokenEstimator): number {
-  if (estimator.thinking) return estimator.thinking(m);
+/** Tokens of the blocks of `m` that `pick` selects, by the estimator's text measure (block framing included). */
+function pickedBlockTokens(m: Message, estimator: TokenEstimator, pick: (b: Block) => boolean): number {
   let n = 0;
-  for (const b of m.content)
-    if (isThinkingBlock(b)) n += FAST_CALIBRATION.perBlock + estimator.text(blockCostText(b));
+  for (const b of m.content) if (pick(b)) n += FAST_CALIBRATION.perBlock + estimator.text(blockCostText(b));
   return n;
 }
 
+function thinkingTokens(m: Message, estimator: TokenEstimator): number {
+  return estimator.thinking ? estimator.thinking(m) : pickedBlockTokens(m, estimator, isThinkingBlock);
+}
+
 function unsignedThinkingTokens(m: Message, estimator: TokenEstimator): number {
-  if (estimator.unsignedThinking) return estimator.unsignedThinking(m);
-  let n = 0;
-  for (const b of m.content)
-    if (isUnsignedThinking(b)) n += FAST_CALIBRATION.perBlock + estimator.text(blockCostText(b));
-  return n;
+  return estimator.unsignedThinking
+    ? estimator.unsignedThinking(m)
+    : pickedBlockTokens(m, estimator, isUnsignedThinking);
 }
 
 /** Estimated tokens of the request each provider receives for these messages. */

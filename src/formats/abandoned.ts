@@ -5,8 +5,7 @@
  * closes them with a synthetic error result placed right after the call's
  * message; any other call without a result stays in flight.
  */
-import { isPlainUser } from "../contract/classify.js";
-import { lastConversationIndex } from "../contract/rounds.js";
+import { lastConversationIndex, movesConversationOn } from "../contract/rounds.js";
 import type { Block, JournalEntry, Message, MessageEntry, ToolResultBlock } from "../model/index.js";
 import { isMessageKind } from "../model/index.js";
 
@@ -83,9 +82,6 @@ export function closeAbandonedInEntries(entries: readonly JournalEntry[]): Close
       children.set(e.parent_id, list);
     }
   }
-  const goesOn = (m: Message) =>
-    ((m.role === "assistant" || m.role === "assistant_interrupted") && m.content.length > 0) ||
-    isPlainUser(m);
   const conversationBelow = (id: string): boolean => {
     const stack = [...(children.get(id) ?? [])];
     const seen = new Set<string>();
@@ -93,7 +89,7 @@ export function closeAbandonedInEntries(entries: readonly JournalEntry[]): Close
       const e = stack.pop()!;
       if (seen.has(e.id)) continue;
       seen.add(e.id);
-      if (isMessageKind(e.kind) && goesOn(e.payload as Message)) return true;
+      if (isMessageKind(e.kind) && movesConversationOn(e.payload as Message)) return true;
       stack.push(...(children.get(e.id) ?? []));
     }
     return false;

@@ -43,7 +43,6 @@ export interface ClaudeCodeFork {
 /** Reads the fields the fork carries over from the original session's text (the last line that has them). */
 export function claudeCodeOrigin(text: string): ClaudeCodeOrigin {
   const origin: ClaudeCodeOrigin = { leafUuid: null, cwd: process.cwd(), version: "unknown" };
-  let sawCwd = false;
   for (const line of text.split("\n")) {
     if (line.trim() === "") continue;
     let o: unknown;
@@ -54,16 +53,12 @@ export function claudeCodeOrigin(text: string): ClaudeCodeOrigin {
     }
     if (!isRecord(o)) continue;
     if (typeof o.uuid === "string" && o.isSidechain !== true) origin.leafUuid = o.uuid;
-    if (typeof o.cwd === "string") {
-      origin.cwd = o.cwd;
-      sawCwd = true;
-    }
+    if (typeof o.cwd === "string") origin.cwd = o.cwd;
     if (typeof o.version === "string") origin.version = o.version;
     if (typeof o.gitBranch === "string") origin.gitBranch = o.gitBranch;
     const m = o.message;
     if (isRecord(m) && m.role === "assistant" && typeof m.model === "string") origin.model = m.model;
   }
-  if (!sawCwd) origin.cwd = process.cwd();
   return origin;
 }
 

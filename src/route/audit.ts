@@ -54,9 +54,9 @@ export function protectedLosses(before: readonly Message[], after: readonly Mess
   const calls = new Set<string>();
   const results = new Set<string>();
   for (const m of after) {
+    const texts = m.role === "user" ? userTexts : isAssistantRole(m) ? assistantTexts : undefined;
     for (const b of m.content) {
-      if (isText(b))
-        (m.role === "user" ? userTexts : isAssistantRole(m) ? assistantTexts : new Set()).add(b.text);
+      if (isText(b)) texts?.add(b.text);
       else if (isToolUse(b)) calls.add(b.id);
       else if (isToolResult(b)) results.add(b.tool_use_id);
     }

@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cliPath, exampleSession } from "../support.js";
 import { run, tempDir } from "./helpers.js";
@@ -58,7 +58,6 @@ test("audit: a compaction that lost the protected round exits 1 and names what i
       replacement: [{ role: "user", content: [{ type: "text", text: "Summary of the session so far." }] }],
     },
   };
-  const { writeFileSync } = await import("node:fs");
   writeFileSync(j, `${lines.join("\n")}\n${JSON.stringify(lossy)}\n`);
   const r = await run(["audit", j]);
   assert.equal(r.code, 1, r.stdout);

@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { copyFileSync, readFileSync, readdirSync } from "node:fs";
+import { copyFileSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { exampleSession } from "../support.js";
 import { run, tempDir } from "./helpers.js";
@@ -57,7 +57,6 @@ test("compact --fork: another agent's session, a journal and an existing --out a
   assert.equal(journal.code, 2);
   assert.match(journal.stderr, /--fork writes an agent's own session/);
   const codex = join(dir, "rollout.json");
-  const { writeFileSync } = await import("node:fs");
   writeFileSync(
     codex,
     JSON.stringify([

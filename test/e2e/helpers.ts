@@ -5,6 +5,7 @@ import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cliPath, repoRoot } from "../support.js";
+import { loadMatrix, runMatrix } from "../../src/contract/index.js";
 
 export interface RunResult {
   code: number | null;
@@ -123,7 +124,6 @@ export async function matrixLikeMjs(files: readonly string[]): Promise<void> {
  * disagree.
  */
 export async function cliMatchesRunMatrix(file: string): Promise<string[]> {
-  const { loadMatrix, runMatrix } = await import("../../src/contract/index.js");
   const lib = runMatrix(loadMatrix(file));
   const cli = await run(["validate", "--matrix", file]);
   const disagree = lib.filter((r) => !r.agrees);

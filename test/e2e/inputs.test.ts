@@ -7,10 +7,10 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { exampleSession } from "../support.js";
+import { cliPath, exampleSession } from "../support.js";
 import { oneLineError, run, tempDir } from "./helpers.js";
 
 const small = exampleSession;
@@ -138,8 +138,6 @@ test("import of a journal reads it as the journal reader does: a line of invalid
 });
 
 test("a reader that closes the pipe early (| head) gets no stack trace; the command ends with its own code", async () => {
-  const { spawn } = await import("node:child_process");
-  const { cliPath } = await import("../support.js");
   const child = spawn(process.execPath, [cliPath, "context", exampleSession], {
     stdio: ["ignore", "pipe", "pipe"],
   });

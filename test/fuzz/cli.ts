@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cliPath } from "../support.js";
 import type { FuzzCase } from "./generate.js";
-import type { CaseOutcome, Failure, OutcomeClass } from "./pipeline.js";
+import { caseRecorder, type CaseOutcome, type Failure } from "./pipeline.js";
 
 interface Run {
   code: number | null;
@@ -85,16 +85,8 @@ export function processProblems(step: string, r: Run, timeoutMs: number): Failur
 }
 
 export async function runCliCase(c: FuzzCase, timeoutMs: number): Promise<CaseOutcome> {
-  const t0 = performance.now();
+  const { failures, done } = caseRecorder(c.index);
   const dir = mkdtempSync(join(tmpdir(), "cs-fuzz-cli-"));
-  const failures: Failure[] = [];
-  const done = (outcome: OutcomeClass, detail: string): CaseOutcome => ({
-    index: c.index,
-    outcome: failures.length > 0 ? "failure" : outcome,
-    detail,
-    failures,
-    ms: Math.round(performance.now() - t0),
-  });
   const step = async (name: string, args: string[], allowed: number[]): Promise<Run | undefined> => {
     const r = await runCli(args, dir, timeoutMs);
     const problems = processProblems(name, r, timeoutMs);

@@ -6,7 +6,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Block, Message } from "../../src/model/types.js";
-import { directChecks, protectedRegion, type CompactionUnderTest } from "./oracle.js";
+import {
+  boundProblem,
+  directChecks,
+  protectedRegion,
+  sameButRedacted,
+  type CompactionUnderTest,
+} from "./oracle.js";
 
 const big = "0123456789abcdef\n".repeat(1300); // 22,100 bytes of ASCII
 const bigBytes = Buffer.byteLength(big);
@@ -333,8 +339,7 @@ test("the oracle's region: a toolless tail walks back to the last exchanges; cha
   assert.equal(protectedRegion(chat).start, 3); // a, b, ok, thanks, bye: from "thanks"
 });
 
-test("a kept input may carry secret-redaction markers, and nothing else may differ", async () => {
-  const { sameButRedacted } = await import("./oracle.js");
+test("a kept input may carry secret-redaction markers, and nothing else may differ", () => {
   const orig = '{"command":"POSTHOG_API_KEY=phc_xxx entire help"}';
   assert.ok(sameButRedacted(orig, orig));
   assert.ok(sameButRedacted(orig, '{"command":"POSTHOG_API_KEY=[REDACTED:env-secret] entire help"}'));
@@ -347,8 +352,7 @@ test("a kept input may carry secret-redaction markers, and nothing else may diff
   assert.ok(!sameButRedacted(orig, '{"command":"POSTHOG_API_KEY=phc_xxx entire help!"}'));
 });
 
-test("a small result whose nested blocks put it over 8 KiB may lose them, content kept whole; a small one may not", async () => {
-  const { boundProblem } = await import("./oracle.js");
+test("a small result whose nested blocks put it over 8 KiB may lose them, content kept whole; a small one may not", () => {
   const heavy = [{ type: "image_url", image_url: { url: "data:image/png;base64," + "A".repeat(9000) } }];
   const light = [{ type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }];
   const orig = (blocks: unknown[]) => ({

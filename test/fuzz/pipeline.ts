@@ -101,16 +101,28 @@ function readBack(body: unknown, format: "anthropic" | "openai"): Message[] {
   return liveContext(importText(JSON.stringify(body), `${format}.json`, { format, toolIds: "keep" }).entries);
 }
 
-export async function runInProcess(c: FuzzCase): Promise<CaseOutcome> {
+/**
+ * The failures of one case as they are found, and `done`, which closes the
+ * case: any failure makes the outcome a failure; the time runs from here.
+ */
+export function caseRecorder(index: number): {
+  failures: Failure[];
+  done: (outcome: OutcomeClass, detail: string) => CaseOutcome;
+} {
   const t0 = performance.now();
   const failures: Failure[] = [];
   const done = (outcome: OutcomeClass, detail: string): CaseOutcome => ({
-    index: c.index,
+    index,
     outcome: failures.length > 0 ? "failure" : outcome,
     detail,
     failures,
     ms: Math.round(performance.now() - t0),
   });
+  return { failures, done };
+}
+
+export async function runInProcess(c: FuzzCase): Promise<CaseOutcome> {
+  const { failures, done } = caseRecorder(c.index);
 
   let live: Message[];
   try {
