@@ -23,7 +23,7 @@ if (files.length === 0) {
   process.exit(2);
 }
 // The corpus suites (corpus.test.ts) need ../shared beside the clone; without it they are skipped, and this
-// says so once, at the end. COMPACT_SAFE_REQUIRE_CORPUS=1 (.ci/run) makes a missing corpus an error instead.
+// says so once, at the end. COMPACT_SAFE_REQUIRE_CORPUS=1 makes a missing corpus an error instead.
 let corpusMissing = false;
 try {
   ({ corpusMissing } = await import(pathToFileURL(resolve("dist", "test", "support.js")).href));

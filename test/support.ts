@@ -30,7 +30,7 @@ export const exampleSession = join(repoRoot, "examples", "entire-1a-8a83a35a9b-0
 /**
  * Why the corpus suites cannot run here, or false when they can. Only the absence of the corpus folder
  * skips them: with the folder present, a missing or broken file fails its suite. With
- * COMPACT_SAFE_REQUIRE_CORPUS=1 (set by .ci/run) an absent corpus is an error, never a skip.
+ * COMPACT_SAFE_REQUIRE_CORPUS=1 an absent corpus is an error, never a skip.
  */
 export const corpusMissing: string | false = existsSync(corpusDir)
   ? false
