@@ -90,6 +90,18 @@ export type JournalOutcome = EntriesOutcome & {
   journal: string | null;
 };
 
+/** The anchors and live state the options give, else read from `workspace` (neither when there is none). */
+async function readWorkspace(
+  options: CompactJournalOptions,
+): Promise<Pick<CompactJournalOptions, "anchors" | "liveState">> {
+  const ws = options.workspace;
+  return {
+    anchors: options.anchors ?? (ws !== undefined ? ((await readAnchors(ws))?.text ?? "") : undefined),
+    liveState:
+      options.liveState ?? (ws !== undefined ? await readLiveState(ws, options.background) : undefined),
+  };
+}
+
 /**
  * Decides and compacts the live context of `entries` (their active path);
  * never writes. With `ifNeeded` the pressure must reach the threshold first.
@@ -108,14 +120,7 @@ export async function compactEntries(
     { window, threshold: options.threshold ?? DEFAULT_THRESHOLD },
   );
   if (options.ifNeeded && !decision.compact) return { kind: "not-needed", decision };
-  const anchors =
-    options.anchors ??
-    (options.workspace !== undefined ? (await readAnchors(options.workspace))?.text : undefined);
-  const liveState =
-    options.liveState ??
-    (options.workspace !== undefined
-      ? await readLiveState(options.workspace, options.background)
-      : undefined);
+  const { anchors, liveState } = await readWorkspace(options);
   const estimator = options.estimator ?? fastEstimator;
   const result = await compactMessagesSafe(live, {
     ...options,
@@ -150,12 +155,14 @@ export async function compactJournal(
   file: string,
   options: CompactJournalOptions = {},
 ): Promise<JournalOutcome> {
+  // The workspace (anchors, git state) is read before the lock is taken: the lock covers the journal only.
+  const withWorkspace = { ...options, ...(await readWorkspace(options)) };
   const run = async (): Promise<JournalOutcome> => {
     options.onStep?.("reading");
     const { entries, report } = await readJournal(file);
     for (const p of formatProblems(report)) options.onProblem?.(p);
     options.onStep?.("compacting");
-    const outcome = await compactEntries(entries, options);
+    const outcome = await compactEntries(entries, withWorkspace);
     if (outcome.kind !== "compacted" || options.dryRun) return { ...outcome, journal: null };
     options.onStep?.("writing");
     await appendEntries(file, [outcome.entry], { lock: false });
