@@ -66,7 +66,7 @@ test("compact --fork: another agent's session, a journal and an existing --out a
   );
   const other = await run(["compact", codex, "--fork"]);
   assert.equal(other.code, 2);
-  assert.match(other.stderr, /--fork writes Claude Code sessions \(this is a openai session/);
+  assert.match(other.stderr, /--fork writes agent sessions \(claude-code.*\); this file is openai,/);
   writeFileSync(join(dir, "taken.jsonl"), "x");
   const taken = await run(["compact", orig, "--fork", "--out", join(dir, "taken.jsonl"), "--workspace", dir]);
   assert.equal(taken.code, 2);

@@ -8,9 +8,8 @@ import type { Command } from "commander";
 import { Option } from "commander";
 import { readFile, stat, writeFile } from "node:fs/promises";
 import type { Stats } from "node:fs";
-import { dirname, join } from "node:path";
 import type { CoverageReceipt } from "../../model/index.js";
-import { claudeCodeOrigin, toClaudeCodeFork } from "../../formats/write-claude-code.js";
+import { forkFormats, forkWriterFor, type ForkWriter } from "../../formats/write-back.js";
 import { readBackgroundFile } from "../../workspace/index.js";
 import { DEFAULT_LADDER_BUDGET_MS, type CompactSuccess } from "../../engine/compact.js";
 import { formatReceipt } from "../../engine/replacement.js";
@@ -233,13 +232,14 @@ function report(
 }
 
 /**
- * Writes the fork of a Claude Code session: a new session file beside the
+ * Writes the fork of an agent session: a new session file beside the
  * original (or at --out), never over an existing file unless --force. Refuses
  * when the original changed during the run (another process appending to it).
  */
-async function writeClaudeCodeFork(
+async function writeFork(
   file: string,
   before: Stats,
+  writer: ForkWriter,
   result: CompactSuccess,
   o: CompactCliOptions,
 ): Promise<ForkReceipt> {
@@ -249,10 +249,13 @@ async function writeClaudeCodeFork(
     throw usageError(
       `${file}: the session changed while it was compacted (is the agent still writing it?); nothing written`,
     );
-  const fork = toClaudeCodeFork(result.replacement, claudeCodeOrigin(text), {
+  const fork = writer({
+    replacement: result.replacement,
+    originalText: text,
+    originalPath: file,
     tokensBefore: result.tokens_before,
   });
-  const path = o.out ?? join(dirname(file), `${fork.sessionId}.jsonl`);
+  const path = o.out ?? fork.defaultPath;
   try {
     await writeFile(path, fork.text, { flag: o.force ? "w" : "wx" });
   } catch (e) {
@@ -260,7 +263,7 @@ async function writeClaudeCodeFork(
       throw usageError(`${path}: already exists (use --force to replace it)`);
     throw e;
   }
-  return { path, session_id: fork.sessionId, resume: `claude --resume ${fork.sessionId}` };
+  return { path, session_id: fork.sessionId, resume: fork.resume(path) };
 }
 
 export function register(program: Command): void {
@@ -325,7 +328,7 @@ export function register(program: Command): void {
     .option("--prune-only", "only try the prune-only path (no summary)")
     .option(
       "--fork",
-      "write the result back as a NEW session of the agent FILE came from (Claude Code), beside FILE or at --out, " +
+      `write the result back as a NEW session of the agent FILE came from (${forkFormats()}), beside FILE or at --out, ` +
         "and print the command that resumes it; FILE is never modified",
     )
     .option("--dry-run", "print what would happen; write nothing")
@@ -342,7 +345,7 @@ export function register(program: Command): void {
       }
       if (o.fork && (isJournal || o.inPlace))
         throw usageError(
-          `${file}: --fork writes an agent's own session (Claude Code) from its session file; ` +
+          `${file}: --fork writes an agent's own session (${forkFormats()}) from its session file; ` +
             "for a compact-safe journal use --in-place or --out",
         );
       if (!isJournal && o.out === undefined && !o.dryRun && !o.fork)
@@ -380,9 +383,11 @@ export function register(program: Command): void {
         bar.step("reading");
         const before = o.fork ? await stat(file) : undefined;
         const session = await loadSession(file, format, { journal: isJournal });
-        if (o.fork && session.format !== "claude-code")
+        const writer = o.fork ? forkWriterFor(session.format) : undefined;
+        if (o.fork && writer === undefined)
           throw usageError(
-            `${file}: --fork writes Claude Code sessions (this is a ${session.format} session; Codex and pi write-back are not built yet)`,
+            `${file}: --fork writes agent sessions (${forkFormats()}); this file is ${session.format}, ` +
+              "so use --out JOURNAL to write a compact-safe journal instead",
           );
         for (const p of session.problems.slice(0, 5)) warn(p);
         if (session.kind === "import")
@@ -393,7 +398,7 @@ export function register(program: Command): void {
         throwIfRefused(outcome);
         if (o.fork && outcome.kind === "compacted" && !o.dryRun) {
           bar.step("writing");
-          const fork = await writeClaudeCodeFork(file, before!, outcome.result, o);
+          const fork = await writeFork(file, before!, writer!, outcome.result, o);
           bar.done();
           report(outcome, o, file, null, false, fork);
           return;

@@ -1,0 +1,67 @@
+/**
+ * Write-back: a compacted history written as a NEW session of the agent the
+ * original came from (a fork the agent resumes). One writer per agent format;
+ * each takes the replacement and the original session's text and returns the
+ * new session's text, its id, where it goes and the command that resumes it.
+ * The original is never modified (the caller writes a new file only).
+ */
+import { dirname, join } from "node:path";
+import type { Message } from "../model/index.js";
+import type { FormatName } from "./types.js";
+import { claudeCodeOrigin, toClaudeCodeFork } from "./write-claude-code.js";
+
+export interface ForkInput {
+  /** The replacement the engine committed (checkpoint first on the summary path). */
+  replacement: readonly Message[];
+  /** The original session file's text, as read before the compaction. */
+  originalText: string;
+  /** The original session file's path. */
+  originalPath: string;
+  /** Estimated tokens of the live context before the compaction. */
+  tokensBefore: number;
+  now?: Date;
+  /** A fixed id for the new session (tests); default a fresh random one. */
+  sessionId?: string;
+}
+
+export interface WrittenFork {
+  sessionId: string;
+  /** The new session file's text. */
+  text: string;
+  /** Where the fork goes when the user gives no --out: beside the original, under the agent's own naming. */
+  defaultPath: string;
+  /** The command that resumes the fork written at `path`. */
+  resume(path: string): string;
+}
+
+export type ForkWriter = (input: ForkInput) => WrittenFork;
+
+const claudeCode: ForkWriter = (input) => {
+  const fork = toClaudeCodeFork(input.replacement, claudeCodeOrigin(input.originalText), {
+    tokensBefore: input.tokensBefore,
+    ...(input.now ? { now: input.now } : {}),
+    ...(input.sessionId ? { sessionId: input.sessionId } : {}),
+  });
+  return {
+    sessionId: fork.sessionId,
+    text: fork.text,
+    // Claude Code finds a session by its file name (<id>.jsonl) in the project folder of the original.
+    defaultPath: join(dirname(input.originalPath), `${fork.sessionId}.jsonl`),
+    resume: () => `claude --resume ${fork.sessionId}`,
+  };
+};
+
+/** The agents whose sessions can be written back, by import format. */
+export const FORK_WRITERS: Partial<Record<FormatName, ForkWriter>> = {
+  "claude-code": claudeCode,
+};
+
+/** The writer for `format`, or undefined when write-back into that format is not built. */
+export function forkWriterFor(format: FormatName): ForkWriter | undefined {
+  return FORK_WRITERS[format];
+}
+
+/** The formats that have a writer, for messages ("claude-code, codex"). */
+export function forkFormats(): string {
+  return Object.keys(FORK_WRITERS).join(", ");
+}
