@@ -1,0 +1,64 @@
+/**
+ * `npm run test:clients`: the real-client tests. Installs the pinned Claude
+ * Code, Codex and pi into a cache folder outside the tree, runs each against
+ * a fake model server on 127.0.0.1 with a temporary HOME, on corpus sessions,
+ * and prints one verdict line per session and check. Exits 1 when a check
+ * fails, 2 when it cannot run (no corpus, install failed).
+ *
+ * Options: `--only claude-code,codex,pi` runs some clients only.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { cliPath, corpusDir } from "../support.js";
+import { checkVersions, installClients } from "./install.js";
+import { claudeCodeClient } from "./claude-code.js";
+import type { ClientModule, SessionVerdict } from "./types.js";
+
+const CLIENTS: Record<string, ClientModule> = {
+  "claude-code": claudeCodeClient,
+};
+
+function log(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+async function main(): Promise<number> {
+  const args = process.argv.slice(2);
+  const onlyAt = args.indexOf("--only");
+  const only =
+    onlyAt >= 0 ? (args[onlyAt + 1] ?? "").split(",").filter((x) => x !== "") : Object.keys(CLIENTS);
+  const unknown = only.filter((c) => !(c in CLIENTS));
+  if (unknown.length > 0) {
+    log(`test:clients: unknown client ${unknown.join(", ")} (known: ${Object.keys(CLIENTS).join(", ")})`);
+    return 2;
+  }
+  if (!existsSync(join(corpusDir, "claude-code"))) {
+    log(`test:clients: the corpus is not at ${corpusDir} (the real-client tests resume its sessions)`);
+    return 2;
+  }
+  let bin: string;
+  try {
+    bin = await installClients(log);
+    for (const v of await checkVersions(bin)) log(`clients: ${v}`);
+  } catch (e) {
+    log(`test:clients: ${e instanceof Error ? e.message : String(e)}`);
+    return 2;
+  }
+  const verdicts: SessionVerdict[] = [];
+  for (const name of only) {
+    const started = Date.now();
+    const got = await CLIENTS[name]!({ bin, corpus: corpusDir, cli: cliPath, log });
+    for (const v of got)
+      console.log(`${v.ok ? "ok  " : "FAIL"} ${v.client.padEnd(11)} ${v.session}  [${v.check}]  ${v.detail}`);
+    log(`${name}: ${got.length} checks in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    verdicts.push(...got);
+  }
+  const failed = verdicts.filter((v) => !v.ok).length;
+  const sessions = new Set(verdicts.map((v) => `${v.client} ${v.session}`)).size;
+  console.log(
+    `test:clients: ${verdicts.length - failed}/${verdicts.length} checks passed on ${sessions} sessions (${only.join(", ")})`,
+  );
+  return failed === 0 && verdicts.length > 0 ? 0 : 1;
+}
+
+process.exitCode = await main();
