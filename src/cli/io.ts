@@ -22,7 +22,7 @@ import {
   readJournal,
 } from "../journal/index.js";
 import { FORMAT_NAMES, FormatError, type FormatName, type ImportReport } from "../formats/types.js";
-import { importFile, importText } from "../formats/detect.js";
+import { importFile, importText, wrongFormatHintFor } from "../formats/detect.js";
 import { filePlace } from "../formats/tool-ids.js";
 import { CliError, EXIT, usageError } from "./errors.js";
 
@@ -128,7 +128,12 @@ export async function loadSession(
   if (isJournal) {
     const { entries, report } = await readJournal(file);
     if (entries.length === 0 && report.problems.length > 0) {
-      throw new CliError(`${formatProblems(report)[0]} (no readable journal entry)`, EXIT.USAGE);
+      const hint =
+        format === "journal" ? wrongFormatHintFor(await readFile(file, "utf8"), file, "journal") : undefined;
+      throw new CliError(
+        `${formatProblems(report)[0]} (no readable journal entry)${hint !== undefined ? `; ${hint}` : ""}`,
+        EXIT.USAGE,
+      );
     }
     return { kind: "journal", file, format: "journal", entries, problems: formatProblems(report) };
   }

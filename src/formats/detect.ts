@@ -141,8 +141,24 @@ export function importText(text: string, fileName: string, options: ImportOption
       `unknown format ${JSON.stringify(format)} (expected one of ${FORMAT_NAMES.join(", ")})`,
     );
   }
-  if (format === "journal") return importJournal(text, fileName, options); // its entries are validated line by line
-  const result = convert(format, text, fileName, options);
+  let result: ImportResult;
+  try {
+    result =
+      format === "journal"
+        ? importJournal(text, fileName, options) // its entries are validated line by line
+        : convert(format, text, fileName, options);
+  } catch (e) {
+    // A forced format the file cannot be read as: say what it looks like.
+    const other =
+      options.format !== undefined && e instanceof FormatError
+        ? otherFormat(text, fileName, format)
+        : undefined;
+    if (other !== undefined)
+      throw new FormatError(`${e instanceof Error ? e.message : String(e)}; ${wrongFormatHint(other)}`);
+    throw e;
+  }
+  if (options.format !== undefined) refuseWrongFormat(result, text, fileName, format);
+  if (format === "journal") return result;
   // Every route that takes messages validates them first (shape and nesting), with the path named:
   // a block the converter passed through as found (a text block without `text`) is refused here.
   result.entries.forEach((e, i) => {
@@ -154,6 +170,45 @@ export function importText(text: string, fileName: string, options: ImportOption
     }
   });
   return result;
+}
+
+/**
+ * A forced format under which not one line of the file imports, when the
+ * content says it is another agent's session, is a wrong `--format`: an
+ * error that names the format the file looks like, instead of an empty
+ * history that "has nothing to compact".
+ */
+function refuseWrongFormat(result: ImportResult, text: string, fileName: string, format: FormatName): void {
+  if (result.report.imported > 0 || result.report.total === 0) return;
+  const other = otherFormat(text, fileName, format);
+  if (other === undefined) return; // not recognisably anything else: the report's skipped lines say what is wrong
+  throw new FormatError(
+    `${fileName}: none of its ${result.report.total} lines is a ${format} line; ${wrongFormatHint(other)}`,
+  );
+}
+
+/** The format the content says, when it is not `format` (undefined when it is, or when nothing matches). */
+function otherFormat(text: string, fileName: string, format: FormatName): FormatName | undefined {
+  try {
+    const detected = detectFormat(text, fileName);
+    return detected === format ? undefined : detected;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * For a file read under a forced `format` that does not fit: "it looks like
+ * a X session (give --format X, …)", or undefined when the content says
+ * nothing else.
+ */
+export function wrongFormatHintFor(text: string, fileName: string, format: FormatName): string | undefined {
+  const other = otherFormat(text, fileName, format);
+  return other === undefined ? undefined : wrongFormatHint(other);
+}
+
+function wrongFormatHint(detected: FormatName): string {
+  return `it looks like a ${detected} session (give --format ${detected}, or leave the format to be detected)`;
 }
 
 function convert(
@@ -201,6 +256,10 @@ export async function importFile(path: string, options: ImportOptions = {}): Pro
   const text = bytes.toString("utf8");
   // A journal is read from its bytes, as the journal layer reads it: a line of invalid UTF-8 is a
   // broken line there, not a line of replacement characters.
-  if ((options.format ?? detectFormat(text, path)) === "journal") return importJournal(bytes, path, options);
+  if ((options.format ?? detectFormat(text, path)) === "journal") {
+    const result = importJournal(bytes, path, options);
+    if (options.format !== undefined) refuseWrongFormat(result, text, path, "journal");
+    return result;
+  }
   return importText(text, path, options);
 }

@@ -73,3 +73,29 @@ test("compact --fork: another agent's session, a journal and an existing --out a
   assert.match(taken.stderr, /taken\.jsonl: already exists/);
   assert.equal(readFileSync(join(dir, "taken.jsonl"), "utf8"), "x");
 });
+
+test("a session forced to another agent's --format is a clear error that names the format it looks like, and writes nothing", async (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  const orig = join(dir, "orig.jsonl");
+  copyFileSync(exampleSession, orig);
+  const bytes = readFileSync(orig);
+  for (const format of ["codex", "pi", "openai", "anthropic", "journal"]) {
+    for (const args of [
+      ["compact", orig, "--fork", "--format", format, "--workspace", dir],
+      ["compact", orig, "--out", join(dir, "j.jsonl"), "--format", format, "--workspace", dir],
+      ["import", orig, "--out", join(dir, "j.jsonl"), "--format", format],
+    ]) {
+      const r = await run(args);
+      assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+      assert.match(
+        r.stderr,
+        /it looks like a claude-code session \(give --format claude-code, or leave the format to be detected\)/,
+        args.join(" "),
+      );
+      assert.equal(r.stderr.trim().split("\n").length, 1, "one line");
+    }
+  }
+  assert.deepEqual(readFileSync(orig), bytes);
+  assert.deepEqual(readdirSync(dir), ["orig.jsonl"], "nothing written");
+});

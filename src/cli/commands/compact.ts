@@ -338,6 +338,8 @@ export function register(program: Command): void {
       if (o.inPlace && o.out !== undefined) throw usageError("give --in-place or --out, not both");
       const size = await requireFile(file);
       const isJournal = format === "journal" || (format === undefined && (await looksLikeJournal(file)));
+      // A forced --format journal on a file that is not one: reading it gives the error that says what it is.
+      if (format === "journal" && !(await looksLikeJournal(file))) await loadSession(file, "journal");
       if (!isJournal && o.inPlace) {
         throw usageError(
           `${file}: --in-place appends to compact-safe journals only and this is a session file; use --out JOURNAL to write a new journal (the source is never modified)`,
