@@ -5,10 +5,11 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { copyFileSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { exampleSession } from "../support.js";
 import { run, tempDir } from "./helpers.js";
+import { openaiReply, startFakeProvider } from "../../src/summarizers/testing/index.js";
 
 test("compact --fork writes a new Claude Code session beside the original and prints how to resume it", async (t) => {
   const { dir, cleanup } = tempDir();
@@ -98,4 +99,102 @@ test("a session forced to another agent's --format is a clear error that names t
   }
   assert.deepEqual(readFileSync(orig), bytes);
   assert.deepEqual(readdirSync(dir), ["orig.jsonl"], "nothing written");
+});
+
+/** The example session's lines, without the empty string after the final newline. */
+function exampleLines(): string[] {
+  return readFileSync(exampleSession, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "");
+}
+
+test("compact --fork refuses a session whose last line is cut off (the agent still writing it): one line naming it, nothing written", async (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  const lines = exampleLines();
+  const cut = join(dir, "cut.jsonl");
+  writeFileSync(cut, lines.join("\n") + "\n" + lines.at(-1)!.slice(0, 200));
+  const bytes = readFileSync(cut);
+  const r = await run(["compact", cut, "--fork", "--workspace", dir]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(
+    r.stderr,
+    new RegExp(
+      `cut\\.jsonl:${lines.length + 1}: truncated last line .*a fork would lose that line, so nothing was written`,
+    ),
+  );
+  assert.equal(r.stderr.trim().split("\n").length, 1);
+  assert.deepEqual(readFileSync(cut), bytes);
+  assert.deepEqual(readdirSync(dir), ["cut.jsonl"]);
+});
+
+test("compact --fork keeps a last tool call still in flight: the fork ends with that call, unanswered, as the original does", async (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  const lines = exampleLines();
+  const calls = lines.map((l) => JSON.parse(l) as { type?: string; message?: { content?: unknown } });
+  const last = calls.findLastIndex(
+    (o) =>
+      o.type === "assistant" &&
+      Array.isArray(o.message?.content) &&
+      (o.message.content as Array<{ type?: string }>).some((b) => b.type === "tool_use"),
+  );
+  const file = join(dir, "inflight.jsonl");
+  writeFileSync(file, lines.slice(0, last + 1).join("\n") + "\n");
+  const r = await run(["compact", file, "--fork", "--json", "--target", "2000", "--workspace", dir]);
+  assert.equal(r.code, 0, r.stderr);
+  const receipt = JSON.parse(r.stdout) as { fork: { path: string } };
+  const forkLast = JSON.parse(readFileSync(receipt.fork.path, "utf8").trim().split("\n").at(-1)!) as {
+    message: { content: Array<{ type: string; id?: string }> };
+  };
+  const original = calls[last]!.message!.content as Array<{ type: string; id?: string }>;
+  assert.deepEqual(
+    forkLast.message.content.filter((b) => b.type === "tool_use").map((b) => b.id),
+    original.filter((b) => b.type === "tool_use").map((b) => b.id),
+  );
+});
+
+test("compact --fork refuses when the session grows while it is compacted (the agent appending): nothing written, the original as the agent left it", async (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  const orig = join(dir, "orig.jsonl");
+  copyFileSync(exampleSession, orig);
+  const appended = JSON.stringify({
+    type: "queue-operation",
+    operation: "enqueue",
+    timestamp: "2026-12-01T00:00:00Z",
+  });
+  // The summarizer's request arrives while compact-safe is at work: the agent appends a line then.
+  const provider = await startFakeProvider(() => {
+    appendFileSync(orig, appended + "\n");
+    return openaiReply.text("## Objective\nFix the git status breakage.\n\n## Next step\nDocument it.");
+  });
+  t.after(() => provider.close());
+  const before = readFileSync(orig, "utf8");
+  const r = await run(
+    [
+      "compact",
+      orig,
+      "--fork",
+      "--summarizer",
+      "openai",
+      "--model",
+      "fake",
+      "--base-url",
+      provider.openaiBaseURL,
+      "--target",
+      "2000",
+      "--workspace",
+      dir,
+    ],
+    { env: { OPENAI_API_KEY: "sk-test" } },
+  );
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(
+    r.stderr,
+    /orig\.jsonl: the session changed while it was compacted \(is the agent still writing it\?\); nothing written/,
+  );
+  assert.ok(provider.requestCount >= 1);
+  assert.equal(readFileSync(orig, "utf8"), before + appended + "\n", "only the agent's line was added");
+  assert.deepEqual(readdirSync(dir), ["orig.jsonl"]);
 });

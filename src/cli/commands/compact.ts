@@ -16,7 +16,7 @@ import { formatReceipt } from "../../engine/replacement.js";
 import type { BackgroundHandle, Summarizer } from "../../summarizers/types.js";
 import { extractiveSummarizer } from "../../summarizers/extractive.js";
 import { percent, positiveInt, timeoutSeconds } from "../options.js";
-import { FORMAT_NAMES } from "../../formats/types.js";
+import { FORMAT_NAMES, type ImportReport } from "../../formats/types.js";
 import {
   compactEntries,
   compactJournal,
@@ -266,6 +266,20 @@ async function writeFork(
   return { path, session_id: fork.sessionId, resume: fork.resume(path) };
 }
 
+/**
+ * The fork replaces the original for the user who resumes it, so a broken
+ * last line (the agent still writing it, or a crash mid-write) is not
+ * skipped as elsewhere: what it held would be missing from the fork.
+ */
+function refuseCutLastLine(file: string, report: ImportReport): void {
+  const last = report.skipped.find((s) => s.line === report.total && !s.by_design);
+  if (last !== undefined)
+    throw usageError(
+      `${file}:${last.line}: ${last.reason}; a fork would lose that line, so nothing was written ` +
+        "(let the agent finish writing, or repair the line)",
+    );
+}
+
 export function register(program: Command): void {
   program
     .command("compact")
@@ -391,6 +405,7 @@ export function register(program: Command): void {
             `${file}: --fork writes agent sessions (${forkFormats()}); this file is ${session.format}, ` +
               "so use --out JOURNAL to write a compact-safe journal instead",
           );
+        if (o.fork && session.kind === "import") refuseCutLastLine(file, session.report);
         for (const p of session.problems.slice(0, 5)) warn(p);
         if (session.kind === "import")
           for (const w of importWarnings(session.report).slice(0, 5))
