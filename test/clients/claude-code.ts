@@ -17,7 +17,7 @@
  *    compaction Claude Code just wrote.
  */
 import { isDeepStrictEqual } from "node:util";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeServer, type FakeServer } from "./fake-server.js";
@@ -39,6 +39,29 @@ export const CLAUDE_CODE_SESSIONS = [
 ];
 
 const PROMPT = "continue";
+
+/** Sessions also tried cut after their last tool call (in flight). */
+const IN_FLIGHT_SESSIONS = CLAUDE_CODE_SESSIONS.slice(0, 3);
+
+/** The session's lines up to its last assistant line with a tool call (that call then has no result). */
+export function cutAfterLastCall(text: string): string {
+  const lines = text.split("\n").filter((l) => l.trim() !== "");
+  const last = lines.findLastIndex((l) => {
+    try {
+      const o = JSON.parse(l) as { type?: string; isSidechain?: boolean; message?: { content?: unknown } };
+      return (
+        o.type === "assistant" &&
+        o.isSidechain !== true &&
+        Array.isArray(o.message?.content) &&
+        (o.message.content as Block[]).some((b) => b.type === "tool_use")
+      );
+    } catch {
+      return false;
+    }
+  });
+  if (last < 0) throw new Error("the session has no tool call");
+  return lines.slice(0, last + 1).join("\n") + "\n";
+}
 
 interface Block {
   type?: string;
@@ -115,10 +138,32 @@ export function compareWithFork(forkText: string, request: { messages: WireMessa
   const sent = request.messages.filter((m) => m.role !== "system");
   const systemAdded = request.messages.length - sent.length;
   const renamed = lines.flatMap(blocks).filter((b) => b.type === "tool_use" && b.name === "Task").length;
-  if (sent.length !== written.length + 1)
+  // A call the fork leaves in flight (its last line): Claude Code closes it itself on resume, with an
+  // interrupted tool result and an assistant "No response requested.", before the prompt.
+  const finalLine = written.at(-1);
+  const dangling =
+    finalLine?.role === "assistant"
+      ? blocks(finalLine)
+          .filter((b) => b.type === "tool_use")
+          .map((b) => b.id)
+      : [];
+  const closing = dangling.length > 0 ? 2 : 0;
+  if (sent.length !== written.length + closing + 1)
     throw new Error(
-      `B has ${sent.length} messages; the fork's ${lines.length} lines make ${written.length} (+1 prompt expected)`,
+      `B has ${sent.length} messages; the fork's ${lines.length} lines make ${written.length} (+${closing + 1} expected)`,
     );
+  if (closing > 0) {
+    const results = blocks(sent[written.length]!);
+    if (
+      sent[written.length]!.role !== "user" ||
+      !isDeepStrictEqual(
+        results.map((b) => (b.type === "tool_result" ? b.tool_use_id : b.type)),
+        dangling,
+      ) ||
+      sent[written.length + 1]!.role !== "assistant"
+    )
+      throw new Error("the call left in flight is not closed by Claude Code's own result before the prompt");
+  }
   for (let i = 0; i < written.length; i++) {
     if (sent[i]!.role !== written[i]!.role)
       throw new Error(`message ${i}: role ${sent[i]!.role}, fork ${written[i]!.role}`);
@@ -131,6 +176,7 @@ export function compareWithFork(forkText: string, request: { messages: WireMessa
     joined > 0 ? `${joined} consecutive user lines joined` : "",
     renamed > 0 ? `${renamed} Task calls named Agent` : "",
     systemAdded > 0 ? `${systemAdded} role-system messages of its own` : "",
+    closing > 0 ? `the in-flight call closed by its own interrupted result and "No response requested."` : "",
   ].filter((x) => x !== "");
   const prompt = last.at(-1);
   if (prompt?.type !== "text" || prompt.text !== PROMPT || reminders.length !== last.length - 1)
@@ -347,20 +393,25 @@ export async function claudeCodeClient(ctx: ClientContext): Promise<SessionVerdi
         mkdirSync(projectDir, { recursive: true });
         const original = readFileSync(join(ctx.corpus, session), "utf8");
         const c: Client = { home, workspace, projectDir, server, bin: ctx.bin };
-        for (const run of [forkCheck, ownCompactCheck]) {
-          // Each check starts from the corpus file as it is (a copy: the corpus is never written).
-          copyFileSync(join(ctx.corpus, session), join(projectDir, `${sessionId(original)}.jsonl`));
-          ctx.log(`claude-code ${session}: ${run === forkCheck ? "fork" : "own /compact"}`);
+        const checks: Array<[string, string | undefined, typeof forkCheck]> = [
+          ["fork A->B", original, forkCheck],
+          ["own /compact + audit", original, ownCompactCheck],
+          // The same session cut after its last tool call, as if that call were still running.
+          [
+            "fork, last call in flight",
+            IN_FLIGHT_SESSIONS.includes(session) ? cutAfterLastCall(original) : undefined,
+            forkCheck,
+          ],
+        ];
+        for (const [check, text, run] of checks) {
+          if (text === undefined) continue;
+          // Each check starts from its own copy (the corpus is never written).
+          writeFileSync(join(projectDir, `${sessionId(original)}.jsonl`), text);
+          ctx.log(`claude-code ${session}: ${check}`);
           try {
-            verdicts.push(await run(ctx, c, session, original));
+            verdicts.push({ ...(await run(ctx, c, session, text)), check });
           } catch (e) {
-            verdicts.push({
-              client: "claude-code",
-              session,
-              check: run === forkCheck ? "fork A->B" : "own /compact + audit",
-              ok: false,
-              detail: (e as Error).message,
-            });
+            verdicts.push({ client: "claude-code", session, check, ok: false, detail: (e as Error).message });
           }
         }
       } finally {
