@@ -123,3 +123,98 @@ test("Claude Code SessionStart hook: another source prints nothing; broken input
   assert.equal(missing.status, 0);
   assert.match(missing.stderr, /nope\.jsonl/);
 });
+
+const codexHook = join(repoRoot, "examples", "hooks", "codex-post-compact.mjs");
+
+/**
+ * A Codex rollout whose compaction (a `compacted` item, as Codex writes one)
+ * kept only its summary and the first request: the last instruction and the
+ * call that answered it are gone.
+ */
+function rollout(dir: string, keepLast: boolean): string {
+  const at = "2026-12-01T00:00:00.000Z";
+  const item = (type: string, payload: Record<string, unknown>) => ({ timestamp: at, type, payload });
+  const user = (text: string) => ({ type: "message", role: "user", content: [{ type: "input_text", text }] });
+  const call = { type: "function_call", name: "shell", arguments: '{"command":["ls"]}', call_id: "call_1" };
+  const output = { type: "function_call_output", call_id: "call_1", output: "src\ntest" };
+  const summary = user(
+    "Another language model started to solve this problem and produced a summary: a listing.",
+  );
+  const lines = [
+    item("session_meta", {
+      id: "0199b26c-0000-7000-8000-000000000001",
+      timestamp: at,
+      cwd: dir,
+      originator: "codex_cli_rs",
+      cli_version: "0.169.0",
+    }),
+    item("response_item", user("List the files.")),
+    item("response_item", {
+      type: "message",
+      role: "assistant",
+      content: [{ type: "output_text", text: "Listing." }],
+    }),
+    item("response_item", user("Now list them again and keep the hidden ones.")),
+    item("response_item", call),
+    item("response_item", output),
+    item("compacted", {
+      message: "a listing",
+      replacement_history: keepLast
+        ? [
+            user("List the files."),
+            summary,
+            user("Now list them again and keep the hidden ones."),
+            call,
+            output,
+          ]
+        : [user("List the files."), summary],
+    }),
+  ];
+  const file = join(dir, "rollout-2026-12-01T00-00-00-0199b26c-0000-7000-8000-000000000001.jsonl");
+  writeFileSync(file, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+  return file;
+}
+
+function runCodexHook(input: unknown) {
+  return spawnSync(process.execPath, [codexHook], { input: JSON.stringify(input), encoding: "utf8" });
+}
+
+test("Codex PostCompact hook: a compaction that lost the last round is reported to the user with the instruction as written", (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  const base = {
+    session_id: "s",
+    turn_id: "t",
+    cwd: dir,
+    hook_event_name: "PostCompact",
+    model: "m",
+    trigger: "auto",
+  };
+  const lost = runCodexHook({ ...base, transcript_path: rollout(dir, false) });
+  assert.equal(lost.status, 0, lost.stderr);
+  const out = JSON.parse(lost.stdout) as { systemMessage: string };
+  assert.match(out.systemMessage, /did not keep the survival contract/);
+  assert.match(out.systemMessage, /- Now list them again and keep the hidden ones\./);
+  assert.match(out.systemMessage, /call_1/);
+  const kept = runCodexHook({ ...base, transcript_path: rollout(dir, true) });
+  assert.equal(kept.status, 0, kept.stderr);
+  assert.match(
+    (JSON.parse(kept.stdout) as { systemMessage: string }).systemMessage,
+    /kept the survival contract/,
+  );
+});
+
+test("Codex PostCompact hook: another event prints nothing; broken input never fails the session", (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  const other = runCodexHook({ hook_event_name: "PreCompact", transcript_path: rollout(dir, false) });
+  assert.equal(other.status, 0);
+  assert.equal(other.stdout, "");
+  const broken = spawnSync(process.execPath, [codexHook], { input: "{not json", encoding: "utf8" });
+  assert.equal(broken.status, 0);
+  assert.equal(broken.stdout, "");
+  assert.match(broken.stderr, /^compact-safe hook: /);
+  const missing = runCodexHook({ hook_event_name: "PostCompact", transcript_path: join(dir, "nope.jsonl") });
+  assert.equal(missing.status, 0);
+  assert.match(missing.stderr, /nope\.jsonl/);
+});
