@@ -57,6 +57,7 @@ const PUBLIC = {
     "toAnthropicRequest",
     "toOpenAIRequest",
     "providerRequestTokens",
+    "writeFork",
     "FormatError",
   ],
   route: ["compactJournal", "compactEntries", "auditEntries"],

@@ -103,6 +103,7 @@ export { importFile, importText } from "./formats/detect.js";
 export { toAnthropicRequest } from "./formats/export-anthropic.js";
 export { toOpenAIRequest } from "./formats/export-openai.js";
 export { providerRequestTokens } from "./formats/request-size.js";
+export { writeFork, type ForkInput, type WrittenFork } from "./formats/write-back.js";
 export { FormatError, type ImportResult, type ImportReport, type FormatName } from "./formats/types.js";
 
 // route: a compaction of a file, as one call (what `compact-safe compact` does)

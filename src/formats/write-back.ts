@@ -7,7 +7,7 @@
  */
 import { dirname, join } from "node:path";
 import type { Message } from "../model/index.js";
-import type { FormatName } from "./types.js";
+import { FormatError, type FormatName } from "./types.js";
 import { claudeCodeOrigin, toClaudeCodeFork } from "./write-claude-code.js";
 
 export interface ForkInput {
@@ -64,4 +64,18 @@ export function forkWriterFor(format: FormatName): ForkWriter | undefined {
 /** The formats that have a writer, for messages ("claude-code, codex"). */
 export function forkFormats(): string {
   return Object.keys(FORK_WRITERS).join(", ");
+}
+
+/**
+ * The library's write-back: `input.replacement` (a compaction's result) as a
+ * new session of the agent `format` names, to be written as a new file (at
+ * `defaultPath`, beside the original, or anywhere the agent looks). Pure: it
+ * reads and writes nothing. Throws a `FormatError` for a format that has no
+ * writer.
+ */
+export function writeFork(format: FormatName, input: ForkInput): WrittenFork {
+  const writer = forkWriterFor(format);
+  if (writer === undefined)
+    throw new FormatError(`write-back into ${format} sessions is not built (it is for: ${forkFormats()})`);
+  return writer(input);
 }
