@@ -61,7 +61,7 @@ export function parseArguments(args: unknown): unknown {
   }
 }
 
-function contentBlocks(content: unknown): Block[] {
+export function contentBlocks(content: unknown): Block[] {
   if (typeof content === "string") return [{ type: "text", text: content }];
   if (!Array.isArray(content)) return [];
   const out: Block[] = [];
@@ -115,7 +115,7 @@ function outputContent(output: unknown): { content: string; is_error?: boolean }
 type Side = "assistant" | "results";
 
 /** Blocks of one model-side response item, or undefined when the item is not model-side. */
-function modelSideBlocks(p: Record<string, unknown>): Block[] | undefined {
+export function modelSideBlocks(p: Record<string, unknown>): Block[] | undefined {
   switch (p.type) {
     case "reasoning": {
       const blocks: Block[] = [];
@@ -162,7 +162,7 @@ function modelSideBlocks(p: Record<string, unknown>): Block[] | undefined {
   }
 }
 
-function resultBlock(p: Record<string, unknown>): Block | undefined {
+export function resultBlock(p: Record<string, unknown>): Block | undefined {
   if (
     p.type === "function_call_output" ||
     p.type === "custom_tool_call_output" ||

@@ -143,6 +143,7 @@ export function importText(text: string, fileName: string, options: ImportOption
   }
   if (format === "journal") return importJournal(text, fileName, options); // its entries are validated line by line
   const result = convert(format, text, fileName, options);
+  if (options.format !== undefined) refuseWrongFormat(result, text, fileName, options.format);
   // Every route that takes messages validates them first (shape and nesting), with the path named:
   // a block the converter passed through as found (a text block without `text`) is refused here.
   result.entries.forEach((e, i) => {
@@ -154,6 +155,26 @@ export function importText(text: string, fileName: string, options: ImportOption
     }
   });
   return result;
+}
+
+/**
+ * A forced format that reads nothing of a session that is plainly another
+ * agent's (e.g. a Codex rollout read as Claude Code): an error naming both,
+ * instead of an empty session that "has nothing to compact".
+ */
+function refuseWrongFormat(result: ImportResult, text: string, fileName: string, forced: FormatName): void {
+  if (result.entries.some((e) => e.kind !== "header")) return;
+  let detected: FormatName;
+  try {
+    detected = detectFormat(text, fileName);
+  } catch {
+    return; // not recognisable as any format: the forced reading stands
+  }
+  if (detected !== forced)
+    throw new FormatError(
+      `${fileName}: not a ${forced} session (nothing in it reads as ${forced}; it is a ${detected} session): ` +
+        `give --format ${detected}, or leave --format out`,
+    );
 }
 
 function convert(
