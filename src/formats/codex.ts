@@ -21,7 +21,8 @@
  *   environment-context wrappers, not earlier summaries), newest first within
  *   about 20,000 tokens (4 bytes a token), then the summary message, which
  *   opens with Codex's summary prefix (its checkpoint marker).
- * - `event_msg` and `turn_context` lines are UI/runtime records and are
+ * - `event_msg`, `turn_context` (and, from Codex 0.169, `world_state` and
+ *   `token_usage_record`) lines are UI/runtime records and are
  *   accounted as skipped by design; `token_count` usage is attached to the next
  *   assistant message, `turn_context.model` to the messages' meta.
  */
@@ -311,6 +312,11 @@ export function importCodex(text: string, file: string, options: ToolIdOptions =
       cur = undefined;
       push(entry);
       rb.imported();
+      continue;
+    }
+    if (type === "world_state" || type === "token_usage_record") {
+      // Newer Codex (0.169): a snapshot of its runtime state, and the usage of one response (UI and accounting).
+      rb.skip(raw.line, `${type} (Codex's runtime record; the conversation is in response_item lines)`, true);
       continue;
     }
     if (type !== "response_item") {

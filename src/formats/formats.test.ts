@@ -694,3 +694,31 @@ test("the exporters validate their messages: a block without its text, or conten
       e instanceof Error && e.name === "ModelError" && e.message.startsWith("messages[2].content[0]"),
   );
 });
+
+test("Codex 0.169's world_state and token_usage_record lines are runtime records, skipped by design", () => {
+  const r = importText(
+    jsonl(
+      { type: "session_meta", timestamp: "t", payload: { id: "s", timestamp: "t", cwd: "/w" } },
+      {
+        type: "response_item",
+        timestamp: "t",
+        payload: { type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] },
+      },
+      { type: "world_state", timestamp: "t", payload: { full: true, state: { agents_md: {} } } },
+      {
+        type: "token_usage_record",
+        timestamp: "t",
+        payload: { thread_id: "s", response_id: "r", usage: { input_tokens: 1, output_tokens: 1 } },
+      },
+    ),
+    "rollout.jsonl",
+  );
+  assert.equal(r.report.format, "codex");
+  assert.deepEqual(
+    r.report.skipped.map((s) => [s.line, s.by_design]),
+    [
+      [3, true],
+      [4, true],
+    ],
+  );
+});
