@@ -19,6 +19,9 @@
  *    event_msg lines), but Codex lists a session (the `codex resume` picker,
  *    `codex resume --last`) only when it holds a user_message event: without
  *    one the fork resumes by id but is missing from the list (checked).
+ *    Codex 0.169 lists from a state database it fills from the rollout files
+ *    once per CODEX_HOME: a fork written into a home Codex has used already
+ *    resumes by id, and is listed from its first resume on.
  *
  *
  * The items: every item of the replacement that is unchanged from the
