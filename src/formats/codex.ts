@@ -30,7 +30,7 @@ import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../model
 import { MAX_MESSAGE_DEPTH, kindForMessage, parseJsonLimited } from "../model/index.js";
 import { importedCompactionEntry } from "./imported-compaction.js";
 import { textOf } from "./convert.js";
-import { isRecord, objectLines } from "./lines.js";
+import { isRecord, objectLines, splitLines } from "./lines.js";
 import { completeHeader, finishImport, startHeader } from "./source-tree.js";
 import { ReportBuilder } from "./report.js";
 import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
@@ -199,6 +199,61 @@ export function responseItemsToMessages(items: readonly unknown[]): Message[] {
   return out;
 }
 
+/** The top-level `type` of a rollout line as Codex writes it (`{"timestamp":…,"type":…`), without parsing it. */
+function lineType(line: string): string | undefined {
+  return /^\{"timestamp":"[^"]*","type":"([a-z_]+)"/.exec(line)?.[1];
+}
+
+function payloadOf(line: string): Record<string, unknown> | undefined {
+  try {
+    const o: unknown = JSON.parse(line);
+    return isRecord(o) && isRecord(o.payload) ? o.payload : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The lines that hold the answer to Codex's own compaction request. Codex
+ * 0.169 records that answer (the summary message of its local compaction, or
+ * the encrypted `compaction` item of the remote one) as response items just
+ * before the `token_usage_record` of that response, and then the `compacted`
+ * item naming the response (`compaction_response_id`) that replaces the
+ * history. The answer was never part of the conversation: it is skipped, so
+ * that the context before the compaction is the one Codex compacted.
+ */
+export function compactionAnswerLines(text: string): Set<number> {
+  const out = new Set<number>();
+  if (!text.includes('"compaction_response_id"')) return out;
+  const raws = splitLines(text);
+  const records = new Map<string, number>();
+  raws.forEach((raw, i) => {
+    const type = lineType(raw.text);
+    if (type === "token_usage_record") {
+      const id = payloadOf(raw.text)?.response_id;
+      if (typeof id === "string") records.set(id, i);
+    } else if (type === "compacted") {
+      const id = payloadOf(raw.text)?.compaction_response_id;
+      const at = typeof id === "string" ? records.get(id) : undefined;
+      for (
+        let k = (at ?? 0) - 1;
+        at !== undefined && k >= 0 && lineType(raws[k]!.text) === "response_item";
+        k--
+      ) {
+        const p = payloadOf(raws[k]!.text);
+        const answer =
+          p !== undefined &&
+          ((p.type === "message" && p.role === "assistant") ||
+            p.type === "reasoning" ||
+            p.type === "compaction");
+        if (!answer) break;
+        out.add(raws[k]!.line);
+      }
+    }
+  });
+  return out;
+}
+
 export function importCodex(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
   const rb = new ReportBuilder("codex", file);
   const header: JournalEntry = startHeader("codex");
@@ -209,6 +264,7 @@ export function importCodex(text: string, file: string, options: ToolIdOptions =
   let pendingUsage: Usage | undefined;
   let live: Message[] = [];
   const lines = new SourceLines();
+  const compactionAnswers = compactionAnswerLines(text);
 
   const push = (e: JournalEntry) => {
     entries.push(e);
@@ -321,6 +377,14 @@ export function importCodex(text: string, file: string, options: ToolIdOptions =
     }
     if (type !== "response_item") {
       rb.skip(raw.line, `unknown line type ${JSON.stringify(type)}`, false);
+      continue;
+    }
+    if (compactionAnswers.has(raw.line)) {
+      rb.skip(
+        raw.line,
+        "the answer to Codex's compaction request (the compacted item after it replaces the history)",
+        true,
+      );
       continue;
     }
     if (sub === "ghost_snapshot") {

@@ -722,3 +722,45 @@ test("Codex 0.169's world_state and token_usage_record lines are runtime records
     ],
   );
 });
+
+test("Codex 0.169: the answer to Codex's own compaction request (recorded before the compacted item) is not conversation", () => {
+  const at = "2026-01-01T00:00:00.000Z";
+  const line = (type: string, payload: unknown) => ({ timestamp: at, type, payload });
+  const user = (text: string) => ({ type: "message", role: "user", content: [{ type: "input_text", text }] });
+  const said = (text: string) => ({
+    type: "message",
+    role: "assistant",
+    content: [{ type: "output_text", text }],
+  });
+  const local = said("SUMMARY OF THE FAKE");
+  const remote = { type: "compaction", encrypted_content: "ENCRYPTED SUMMARY OF THE FAKE" };
+  for (const answer of [local, remote]) {
+    const r = importText(
+      jsonl(
+        line("session_meta", { id: "s", timestamp: at, cwd: "/w" }),
+        line("response_item", user("do X")),
+        line("response_item", { type: "reasoning", summary: [], encrypted_content: "E1" }),
+        line("response_item", said("did X")),
+        line("token_usage_record", { response_id: "resp_turn", usage: {} }),
+        line("event_msg", { type: "task_started" }),
+        line("response_item", answer),
+        line("token_usage_record", { response_id: "resp_cmp", usage: {} }),
+        line("compacted", {
+          message: "Another language model started to solve this problem ... SUMMARY OF THE FAKE",
+          replacement_history: [user("do X"), user("Another language model ... SUMMARY OF THE FAKE")],
+          compaction_response_id: "resp_cmp",
+        }),
+        line("response_item", user("continue")),
+        line("response_item", said("ok")),
+        line("token_usage_record", { response_id: "resp_2", usage: {} }),
+      ),
+      "rollout.jsonl",
+    );
+    const answerLine = r.report.skipped.find((s) => s.line === 7);
+    assert.equal(answerLine?.by_design, true, String(answer.type));
+    assert.match(answerLine!.reason, /answer to Codex's compaction request/);
+    const before = JSON.stringify(r.entries.filter((e) => e.kind !== "compaction"));
+    assert.ok(!before.includes("OF THE FAKE"), String(answer.type));
+    assert.ok(before.includes("did X") && before.includes('"ok"'));
+  }
+});
