@@ -199,9 +199,9 @@ export function responseItemsToMessages(items: readonly unknown[]): Message[] {
   return out;
 }
 
-/** The top-level `type` of a rollout line as Codex writes it (`{"timestamp":…,"type":…`), without parsing it. */
+/** The top-level `type` of a rollout line as Codex writes it (`{"timestamp":…,["ordinal":N,]"type":…`), unparsed. */
 function lineType(line: string): string | undefined {
-  return /^\{"timestamp":"[^"]*","type":"([a-z_]+)"/.exec(line)?.[1];
+  return /^\{"timestamp":"[^"]*",(?:"ordinal":\d+,)?"type":"([a-z_]+)"/.exec(line)?.[1];
 }
 
 function payloadOf(line: string): Record<string, unknown> | undefined {

@@ -725,7 +725,12 @@ test("Codex 0.169's world_state and token_usage_record lines are runtime records
 
 test("Codex 0.169: the answer to Codex's own compaction request (recorded before the compacted item) is not conversation", () => {
   const at = "2026-01-01T00:00:00.000Z";
-  const line = (type: string, payload: unknown) => ({ timestamp: at, type, payload });
+  let ordinal: number | undefined;
+  // Legacy lines, and the paginated lines of a rollout Codex 0.169 started (an ordinal after the timestamp).
+  const line = (type: string, payload: unknown) =>
+    ordinal === undefined
+      ? { timestamp: at, type, payload }
+      : { timestamp: at, ordinal: ordinal++, type, payload };
   const user = (text: string) => ({ type: "message", role: "user", content: [{ type: "input_text", text }] });
   const said = (text: string) => ({
     type: "message",
@@ -734,7 +739,12 @@ test("Codex 0.169: the answer to Codex's own compaction request (recorded before
   });
   const local = said("SUMMARY OF THE FAKE");
   const remote = { type: "compaction", encrypted_content: "ENCRYPTED SUMMARY OF THE FAKE" };
-  for (const answer of [local, remote]) {
+  for (const [answer, first] of [
+    [local, undefined],
+    [remote, undefined],
+    [local, 0],
+  ] as const) {
+    ordinal = first;
     const r = importText(
       jsonl(
         line("session_meta", { id: "s", timestamp: at, cwd: "/w" }),

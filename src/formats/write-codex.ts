@@ -6,7 +6,8 @@
  * 1. a `session_meta` line: the original's session_meta payload (cwd,
  *    originator, cli_version, instructions, base instructions, git, source,
  *    model provider ...) with the new `id` (a UUIDv7, as Codex makes them)
- *    and the time of the fork;
+ *    and the time of the fork, in Codex's legacy layout (no `history_mode`:
+ *    the paginated layout of 0.169 needs an ordinal on every line);
  * 2. one `compacted` line whose `replacement_history` is the replacement as
  *    Responses items, and whose `message` is the checkpoint's text (the
  *    summary path) or empty (prune-only). On resume Codex takes the newest
@@ -283,6 +284,10 @@ export function toCodexFork(
   if ("session_id" in meta) meta.session_id = sessionId;
   delete meta.forked_from_id;
   delete meta.context_window;
+  // A rollout born in Codex 0.169 is "paginated": every line carries an ordinal, and Codex refuses to resume
+  // one whose records lack it ("final paginated rollout record ... is missing an ordinal"). The fork is
+  // written in the legacy layout (no ordinals), which Codex resumes and goes on writing (checked).
+  delete meta.history_mode;
   const checkpoint = replacement.find(isCheckpoint);
   const lines = [
     { timestamp: at, type: "session_meta", payload: meta },
