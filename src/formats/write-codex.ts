@@ -52,7 +52,7 @@ type Item = Record<string, unknown>;
 
 /** What the fork takes from the original rollout. */
 export interface CodexOrigin {
-  /** The original's `session_meta` payload (without its id and timestamp), or a minimal one. */
+  /** The original's `session_meta` payload (the fork replaces its ids and time), or a minimal one. */
   meta: Item;
   /** Every response item the original holds (top-level, and inside `compacted.replacement_history`). */
   items: Item[];
