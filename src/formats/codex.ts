@@ -21,7 +21,8 @@
  *   environment-context wrappers, not earlier summaries), newest first within
  *   about 20,000 tokens (4 bytes a token), then the summary message, which
  *   opens with Codex's summary prefix (its checkpoint marker).
- * - `event_msg` and `turn_context` lines are UI/runtime records and are
+ * - `event_msg`, `turn_context` (and, from Codex 0.169, `world_state` and
+ *   `token_usage_record`) lines are UI/runtime records and are
  *   accounted as skipped by design; `token_count` usage is attached to the next
  *   assistant message, `turn_context.model` to the messages' meta.
  */
@@ -29,7 +30,7 @@ import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../model
 import { MAX_MESSAGE_DEPTH, kindForMessage, parseJsonLimited } from "../model/index.js";
 import { importedCompactionEntry } from "./imported-compaction.js";
 import { textOf } from "./convert.js";
-import { isRecord, objectLines } from "./lines.js";
+import { isRecord, objectLines, splitLines } from "./lines.js";
 import { completeHeader, finishImport, startHeader } from "./source-tree.js";
 import { ReportBuilder } from "./report.js";
 import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
@@ -61,7 +62,7 @@ export function parseArguments(args: unknown): unknown {
   }
 }
 
-function contentBlocks(content: unknown): Block[] {
+export function contentBlocks(content: unknown): Block[] {
   if (typeof content === "string") return [{ type: "text", text: content }];
   if (!Array.isArray(content)) return [];
   const out: Block[] = [];
@@ -115,7 +116,7 @@ function outputContent(output: unknown): { content: string; is_error?: boolean }
 type Side = "assistant" | "results";
 
 /** Blocks of one model-side response item, or undefined when the item is not model-side. */
-function modelSideBlocks(p: Record<string, unknown>): Block[] | undefined {
+export function modelSideBlocks(p: Record<string, unknown>): Block[] | undefined {
   switch (p.type) {
     case "reasoning": {
       const blocks: Block[] = [];
@@ -162,7 +163,7 @@ function modelSideBlocks(p: Record<string, unknown>): Block[] | undefined {
   }
 }
 
-function resultBlock(p: Record<string, unknown>): Block | undefined {
+export function resultBlock(p: Record<string, unknown>): Block | undefined {
   if (
     p.type === "function_call_output" ||
     p.type === "custom_tool_call_output" ||
@@ -198,6 +199,61 @@ export function responseItemsToMessages(items: readonly unknown[]): Message[] {
   return out;
 }
 
+/** The top-level `type` of a rollout line as Codex writes it (`{"timestamp":…,["ordinal":N,]"type":…`), unparsed. */
+function lineType(line: string): string | undefined {
+  return /^\{"timestamp":"[^"]*",(?:"ordinal":\d+,)?"type":"([a-z_]+)"/.exec(line)?.[1];
+}
+
+function payloadOf(line: string): Record<string, unknown> | undefined {
+  try {
+    const o: unknown = JSON.parse(line);
+    return isRecord(o) && isRecord(o.payload) ? o.payload : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The lines that hold the answer to Codex's own compaction request. Codex
+ * 0.169 records that answer (the summary message of its local compaction, or
+ * the encrypted `compaction` item of the remote one) as response items just
+ * before the `token_usage_record` of that response, and then the `compacted`
+ * item naming the response (`compaction_response_id`) that replaces the
+ * history. The answer was never part of the conversation: it is skipped, so
+ * that the context before the compaction is the one Codex compacted.
+ */
+export function compactionAnswerLines(text: string): Set<number> {
+  const out = new Set<number>();
+  if (!text.includes('"compaction_response_id"')) return out;
+  const raws = splitLines(text);
+  const records = new Map<string, number>();
+  raws.forEach((raw, i) => {
+    const type = lineType(raw.text);
+    if (type === "token_usage_record") {
+      const id = payloadOf(raw.text)?.response_id;
+      if (typeof id === "string") records.set(id, i);
+    } else if (type === "compacted") {
+      const id = payloadOf(raw.text)?.compaction_response_id;
+      const at = typeof id === "string" ? records.get(id) : undefined;
+      for (
+        let k = (at ?? 0) - 1;
+        at !== undefined && k >= 0 && lineType(raws[k]!.text) === "response_item";
+        k--
+      ) {
+        const p = payloadOf(raws[k]!.text);
+        const answer =
+          p !== undefined &&
+          ((p.type === "message" && p.role === "assistant") ||
+            p.type === "reasoning" ||
+            p.type === "compaction");
+        if (!answer) break;
+        out.add(raws[k]!.line);
+      }
+    }
+  });
+  return out;
+}
+
 export function importCodex(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
   const rb = new ReportBuilder("codex", file);
   const header: JournalEntry = startHeader("codex");
@@ -208,6 +264,7 @@ export function importCodex(text: string, file: string, options: ToolIdOptions =
   let pendingUsage: Usage | undefined;
   let live: Message[] = [];
   const lines = new SourceLines();
+  const compactionAnswers = compactionAnswerLines(text);
 
   const push = (e: JournalEntry) => {
     entries.push(e);
@@ -313,8 +370,21 @@ export function importCodex(text: string, file: string, options: ToolIdOptions =
       rb.imported();
       continue;
     }
+    if (type === "world_state" || type === "token_usage_record") {
+      // Newer Codex (0.169): a snapshot of its runtime state, and the usage of one response (UI and accounting).
+      rb.skip(raw.line, `${type} (Codex's runtime record; the conversation is in response_item lines)`, true);
+      continue;
+    }
     if (type !== "response_item") {
       rb.skip(raw.line, `unknown line type ${JSON.stringify(type)}`, false);
+      continue;
+    }
+    if (compactionAnswers.has(raw.line)) {
+      rb.skip(
+        raw.line,
+        "the answer to Codex's compaction request (the compacted item after it replaces the history)",
+        true,
+      );
       continue;
     }
     if (sub === "ghost_snapshot") {

@@ -694,3 +694,83 @@ test("the exporters validate their messages: a block without its text, or conten
       e instanceof Error && e.name === "ModelError" && e.message.startsWith("messages[2].content[0]"),
   );
 });
+
+test("Codex 0.169's world_state and token_usage_record lines are runtime records, skipped by design", () => {
+  const r = importText(
+    jsonl(
+      { type: "session_meta", timestamp: "t", payload: { id: "s", timestamp: "t", cwd: "/w" } },
+      {
+        type: "response_item",
+        timestamp: "t",
+        payload: { type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] },
+      },
+      { type: "world_state", timestamp: "t", payload: { full: true, state: { agents_md: {} } } },
+      {
+        type: "token_usage_record",
+        timestamp: "t",
+        payload: { thread_id: "s", response_id: "r", usage: { input_tokens: 1, output_tokens: 1 } },
+      },
+    ),
+    "rollout.jsonl",
+  );
+  assert.equal(r.report.format, "codex");
+  assert.deepEqual(
+    r.report.skipped.map((s) => [s.line, s.by_design]),
+    [
+      [3, true],
+      [4, true],
+    ],
+  );
+});
+
+test("Codex 0.169: the answer to Codex's own compaction request (recorded before the compacted item) is not conversation", () => {
+  const at = "2026-01-01T00:00:00.000Z";
+  let ordinal: number | undefined;
+  // Legacy lines, and the paginated lines of a rollout Codex 0.169 started (an ordinal after the timestamp).
+  const line = (type: string, payload: unknown) =>
+    ordinal === undefined
+      ? { timestamp: at, type, payload }
+      : { timestamp: at, ordinal: ordinal++, type, payload };
+  const user = (text: string) => ({ type: "message", role: "user", content: [{ type: "input_text", text }] });
+  const said = (text: string) => ({
+    type: "message",
+    role: "assistant",
+    content: [{ type: "output_text", text }],
+  });
+  const local = said("SUMMARY OF THE FAKE");
+  const remote = { type: "compaction", encrypted_content: "ENCRYPTED SUMMARY OF THE FAKE" };
+  for (const [answer, first] of [
+    [local, undefined],
+    [remote, undefined],
+    [local, 0],
+  ] as const) {
+    ordinal = first;
+    const r = importText(
+      jsonl(
+        line("session_meta", { id: "s", timestamp: at, cwd: "/w" }),
+        line("response_item", user("do X")),
+        line("response_item", { type: "reasoning", summary: [], encrypted_content: "E1" }),
+        line("response_item", said("did X")),
+        line("token_usage_record", { response_id: "resp_turn", usage: {} }),
+        line("event_msg", { type: "task_started" }),
+        line("response_item", answer),
+        line("token_usage_record", { response_id: "resp_cmp", usage: {} }),
+        line("compacted", {
+          message: "Another language model started to solve this problem ... SUMMARY OF THE FAKE",
+          replacement_history: [user("do X"), user("Another language model ... SUMMARY OF THE FAKE")],
+          compaction_response_id: "resp_cmp",
+        }),
+        line("response_item", user("continue")),
+        line("response_item", said("ok")),
+        line("token_usage_record", { response_id: "resp_2", usage: {} }),
+      ),
+      "rollout.jsonl",
+    );
+    const answerLine = r.report.skipped.find((s) => s.line === 7);
+    assert.equal(answerLine?.by_design, true, String(answer.type));
+    assert.match(answerLine!.reason, /answer to Codex's compaction request/);
+    const before = JSON.stringify(r.entries.filter((e) => e.kind !== "compaction"));
+    assert.ok(!before.includes("OF THE FAKE"), String(answer.type));
+    assert.ok(before.includes("did X") && before.includes('"ok"'));
+  }
+});

@@ -9,6 +9,7 @@ import { dirname, join } from "node:path";
 import type { Message } from "../model/index.js";
 import { FormatError, type FormatName } from "./types.js";
 import { claudeCodeOrigin, toClaudeCodeFork } from "./write-claude-code.js";
+import { codexOrigin, toCodexFork } from "./write-codex.js";
 
 export interface ForkInput {
   /** The replacement the engine committed (checkpoint first on the summary path). */
@@ -51,9 +52,24 @@ const claudeCode: ForkWriter = (input) => {
   };
 };
 
+const codex: ForkWriter = (input) => {
+  const fork = toCodexFork(input.replacement, codexOrigin(input.originalText), {
+    ...(input.now ? { now: input.now } : {}),
+    ...(input.sessionId ? { sessionId: input.sessionId } : {}),
+  });
+  return {
+    sessionId: fork.sessionId,
+    text: fork.text,
+    // Codex finds a rollout by the id in its file name, anywhere under its sessions folder.
+    defaultPath: join(dirname(input.originalPath), fork.fileName),
+    resume: () => `codex resume ${fork.sessionId}`,
+  };
+};
+
 /** The agents whose sessions can be written back, by import format. */
 export const FORK_WRITERS: Partial<Record<FormatName, ForkWriter>> = {
   "claude-code": claudeCode,
+  codex,
 };
 
 /** The writer for `format`, or undefined when write-back into that format is not built. */

@@ -11,6 +11,8 @@ import { corpusDir, corpusFiles, corpusSuite } from "../../test/support.js";
 import { readFileSync } from "node:fs";
 import { importFile, importText } from "../formats/detect.js";
 import { claudeCodeOrigin, toClaudeCodeFork } from "../formats/write-claude-code.js";
+import { codexOrigin, toCodexFork } from "../formats/write-codex.js";
+import type { Message } from "../model/index.js";
 import { liveContext } from "../journal/tree.js";
 import { validateSurvivalContract } from "../contract/validate.js";
 import { compactEntries } from "./compact-journal.js";
@@ -80,5 +82,51 @@ corpusSuite("route", () => {
       // The fork's context is the replacement, with the checkpoint first (Claude Code's compact summary).
       assert.equal(back.length, outcome.result.replacement.length);
     }
+  });
+
+  test("write-back: for every Codex rollout, the fork read back is the replacement and keeps what must survive of the original", async () => {
+    const files = corpusFiles().filter((f) => relative(corpusDir, f).startsWith("codex/"));
+    assert.ok(files.length >= 3);
+    // A Codex function_call_output carries no error flag (the model sees its text only): compared without it.
+    const seen = (ms: readonly Message[]) =>
+      ms.map((m) => ({
+        role: m.role,
+        content: m.content.map((b) => (b.type === "tool_result" ? { ...b, is_error: undefined } : b)),
+      }));
+    const paths = new Set<string>();
+    for (const file of files) {
+      const name = relative(corpusDir, file);
+      const text = readFileSync(file, "utf8");
+      const { entries } = importText(text, file, { format: "codex" });
+      const original = liveContext(entries);
+      // The default (prune-only where it reaches the target) and a small target (the summary path).
+      for (const target of [undefined, 2000]) {
+        const outcome = await compactEntries(entries, target === undefined ? {} : { target });
+        assert.equal(outcome.kind, "compacted", `${name}: ${outcome.kind}`);
+        if (outcome.kind !== "compacted") continue;
+        paths.add(outcome.result.path);
+        const fork = toCodexFork(outcome.result.replacement, codexOrigin(text));
+        const lines = fork.text
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l) as { type: string; payload: Record<string, unknown> });
+        assert.deepEqual(
+          lines.map((l) => l.type),
+          ["session_meta", "compacted", "event_msg", "event_msg"],
+        );
+        assert.equal(lines[0]!.payload.id, fork.sessionId);
+        const back = liveContext(importText(fork.text, fork.fileName, { format: "codex" }).entries);
+        const verdict = validateSurvivalContract(original, back, { path: outcome.result.path });
+        assert.ok(verdict.valid, `${name} (${outcome.result.path}): ${verdict.reason}`);
+        assert.deepEqual(seen(back), seen(outcome.result.replacement), `${name} (${outcome.result.path})`);
+        // Reasoning goes back as the original's own item, encrypted content byte for byte.
+        const items = lines[1]!.payload.replacement_history as Record<string, unknown>[];
+        const reasoning = items.filter((it) => it.type === "reasoning");
+        assert.ok(reasoning.length > 0, name);
+        for (const it of reasoning)
+          assert.ok(text.includes(JSON.stringify(it)), `${name}: reasoning item rewritten`);
+      }
+    }
+    assert.deepEqual([...paths].sort(), ["prune-only", "summary"]);
   });
 });

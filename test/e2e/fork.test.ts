@@ -198,3 +198,204 @@ test("compact --fork refuses when the session grows while it is compacted (the a
   assert.equal(readFileSync(orig, "utf8"), before + appended + "\n", "only the agent's line was added");
   assert.deepEqual(readdirSync(dir), ["orig.jsonl"]);
 });
+
+/** A small Codex rollout in the shape Codex 0.5x writes: four rounds of reasoning, a shell call, and a patch. */
+function codexRollout(): string {
+  const at = "2025-11-02T10:00:00.000Z";
+  const line = (type: string, payload: unknown) => JSON.stringify({ timestamp: at, type, payload });
+  const meta = {
+    id: "019a4000-0000-7000-8000-000000000001",
+    timestamp: at,
+    cwd: "/home/u/proj",
+    originator: "codex_cli_rs",
+    cli_version: "0.57.0",
+    instructions: "Prefer small commits.",
+    source: "cli",
+    model_provider: "openai",
+    git: { commit_hash: "0123abcd", branch: "main", repository_url: "git@example.com:u/proj.git" },
+  };
+  const out = [
+    line("session_meta", meta),
+    line("response_item", {
+      type: "message",
+      role: "user",
+      content: [
+        {
+          type: "input_text",
+          text: "<environment_context>\n  <cwd>/home/u/proj</cwd>\n</environment_context>",
+        },
+      ],
+    }),
+  ];
+  for (let r = 1; r <= 4; r++) {
+    out.push(
+      line("turn_context", {
+        cwd: "/home/u/proj",
+        approval_policy: "on-request",
+        model: "gpt-5-codex",
+        summary: "auto",
+      }),
+    );
+    out.push(
+      line("event_msg", {
+        type: "user_message",
+        message: `step ${r}: read part ${r} and fix it`,
+        images: [],
+      }),
+    );
+    out.push(
+      line("response_item", {
+        type: "message",
+        role: "user",
+        content: [{ type: "input_text", text: `step ${r}: read part ${r} and fix it` }],
+      }),
+    );
+    out.push(
+      line("response_item", {
+        type: "reasoning",
+        summary: [{ type: "summary_text", text: `**Reading part ${r}**` }],
+        content: null,
+        encrypted_content: `gAAAAB${Buffer.from(`opaque reasoning ${r} `.repeat(20)).toString("base64")}`,
+      }),
+    );
+    out.push(
+      line("response_item", {
+        type: "function_call",
+        name: "shell",
+        arguments: `{"command":["bash","-lc","cat src/part${r}.ts"],"workdir":"/home/u/proj"}`,
+        call_id: `call_read_${r}`,
+      }),
+    );
+    out.push(
+      line("response_item", {
+        type: "function_call_output",
+        call_id: `call_read_${r}`,
+        output: JSON.stringify({
+          output: `export const part${r} = [\n${"  'a line of part',\n".repeat(400)}];\n`,
+          metadata: { exit_code: 0, duration_seconds: 0.1 },
+        }),
+      }),
+    );
+    out.push(
+      line("response_item", {
+        type: "custom_tool_call",
+        status: "completed",
+        call_id: `call_patch_${r}`,
+        name: "apply_patch",
+        input: `*** Begin Patch\n*** Update File: src/part${r}.ts\n@@\n-  'a line of part',\n+  'a fixed line',\n*** End Patch`,
+      }),
+    );
+    out.push(
+      line("response_item", {
+        type: "custom_tool_call_output",
+        call_id: `call_patch_${r}`,
+        output: JSON.stringify({
+          output: `Success. Updated the following files:\nM src/part${r}.ts\n`,
+          metadata: { exit_code: 0 },
+        }),
+      }),
+    );
+    out.push(
+      line("response_item", {
+        type: "message",
+        role: "assistant",
+        content: [{ type: "output_text", text: `Part ${r} is fixed.` }],
+      }),
+    );
+    out.push(line("event_msg", { type: "token_count", info: null }));
+  }
+  return out.join("\n") + "\n";
+}
+
+test("compact --fork writes a new Codex rollout beside the original, resumed by `codex resume ID`", async (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  const orig = join(dir, "rollout-2025-11-02T10-00-00-019a4000-0000-7000-8000-000000000001.jsonl");
+  writeFileSync(orig, codexRollout());
+  const bytes = readFileSync(orig);
+  const r = await run(["compact", orig, "--fork", "--json", "--target", "1500", "--workspace", dir]);
+  assert.equal(r.code, 0, r.stderr);
+  const receipt = JSON.parse(r.stdout) as {
+    path: string;
+    fork: { path: string; session_id: string; resume: string };
+  };
+  assert.equal(receipt.path, "summary");
+  const id = receipt.fork.session_id;
+  assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  assert.notEqual(id, "019a4000-0000-7000-8000-000000000001");
+  assert.match(
+    receipt.fork.path,
+    new RegExp(`^${dir}/rollout-\\d{4}-\\d\\d-\\d\\dT\\d\\d-\\d\\d-\\d\\d-${id}\\.jsonl$`),
+  );
+  assert.equal(receipt.fork.resume, `codex resume ${id}`);
+  assert.deepEqual(readFileSync(orig), bytes, "the original is never modified");
+  assert.equal(readdirSync(dir).length, 2);
+
+  const lines = readFileSync(receipt.fork.path, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { type: string; payload: Record<string, unknown> });
+  assert.deepEqual(
+    lines.map((l) => `${l.type}${l.type === "event_msg" ? `:${String(l.payload.type)}` : ""}`),
+    ["session_meta", "compacted", "event_msg:context_compacted", "event_msg:user_message"],
+  );
+  const meta = lines[0]!.payload;
+  assert.equal(meta.id, id);
+  const origMeta = (
+    JSON.parse(bytes.toString("utf8").split("\n")[0]!) as { payload: Record<string, unknown> }
+  ).payload;
+  for (const k of ["cwd", "originator", "cli_version", "instructions", "source", "model_provider", "git"])
+    assert.deepEqual(meta[k], origMeta[k], k);
+  assert.equal(lines[3]!.payload.message, "step 4: read part 4 and fix it");
+  // The checkpoint is the compaction's message and the first user item of its replacement history.
+  const compacted = lines[1]!.payload as { message: string; replacement_history: Record<string, unknown>[] };
+  assert.match(compacted.message, /^\[compact-safe checkpoint\]\n/);
+  const items = compacted.replacement_history;
+  assert.ok(
+    items.some(
+      (it) => it.role === "user" && JSON.stringify(it.content).includes("[compact-safe checkpoint]"),
+    ),
+  );
+  // Every call is followed by its output of the matching type; reasoning and calls are the original's items.
+  const origText = bytes.toString("utf8");
+  items.forEach((it, i) => {
+    if (it.type === "function_call" || it.type === "custom_tool_call") {
+      const outType = `${String(it.type)}_output`;
+      assert.ok(
+        items.slice(i + 1).some((o) => o.type === outType && o.call_id === it.call_id),
+        `${String(it.call_id)} has no ${outType}`,
+      );
+    }
+    if (it.type === "reasoning" || it.type === "function_call" || it.type === "custom_tool_call")
+      assert.ok(origText.includes(JSON.stringify(it)), `${String(it.type)} rewritten`);
+  });
+  assert.ok(items.some((it) => it.type === "reasoning"));
+  // Read back through our Codex importer, its context keeps what must survive of the original's.
+  for (const p of ["anthropic", "openai"] as const) {
+    const a = join(dir, `a.${p}.json`);
+    const b = join(dir, `b.${p}.json`);
+    assert.equal((await run(["export", orig, "--to", p, "--out", a])).code, 0);
+    assert.equal((await run(["export", receipt.fork.path, "--to", p, "--out", b])).code, 0);
+    const v = await run(["validate", a, b, "--path", receipt.path]);
+    assert.equal(v.code, 0, `${p}: ${v.stdout} ${v.stderr}`);
+  }
+});
+
+test("compact --fork: a Codex rollout given --format claude-code is a clear error that writes nothing", async (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  const orig = join(dir, "rollout.jsonl");
+  writeFileSync(orig, codexRollout());
+  const bytes = readFileSync(orig);
+  for (const args of [["--fork"], ["--out", join(dir, "j.jsonl")]]) {
+    const r = await run(["compact", orig, "--format", "claude-code", ...args, "--workspace", dir]);
+    assert.equal(r.code, 2, r.stdout);
+    assert.match(
+      r.stderr,
+      /rollout\.jsonl: none of its \d+ lines is a claude-code line; it looks like a codex session \(give --format codex/,
+    );
+    assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+  }
+  assert.deepEqual(readdirSync(dir), ["rollout.jsonl"]);
+  assert.deepEqual(readFileSync(orig), bytes);
+});
