@@ -143,6 +143,8 @@ export function importText(text: string, fileName: string, options: ImportOption
   }
   if (format === "journal") return importJournal(text, fileName, options); // its entries are validated line by line
   const result = convert(format, text, fileName, options);
+  if (options.format !== undefined && result.report.imported === 0 && result.report.total > 0)
+    throw wrongFormat(text, fileName, format, result.report.total);
   // Every route that takes messages validates them first (shape and nesting), with the path named:
   // a block the converter passed through as found (a text block without `text`) is refused here.
   result.entries.forEach((e, i) => {
@@ -154,6 +156,28 @@ export function importText(text: string, fileName: string, options: ImportOption
     }
   });
   return result;
+}
+
+/**
+ * The error for a file given a format none of its lines is in (a pi session
+ * read as Codex): it names the format the lines look like, if any. Nothing is
+ * imported, so nothing would be written from it.
+ */
+function wrongFormat(text: string, fileName: string, format: FormatName, total: number): FormatError {
+  let detected: FormatName | undefined;
+  try {
+    detected = detectFormat(text, fileName);
+  } catch {
+    detected = undefined;
+  }
+  const hint =
+    detected !== undefined && detected !== format
+      ? `; it looks like a ${detected} session (give that format, or let it be detected)`
+      : "";
+  const unit = format === "openai" || format === "anthropic" ? "message" : "line";
+  return new FormatError(
+    `${fileName}: nothing in it reads as ${format} (0 of ${total} ${unit}${total === 1 ? "" : "s"} imported)${hint}`,
+  );
 }
 
 function convert(
