@@ -15,7 +15,8 @@
  * - `compaction` → a `compaction` entry whose replacement is pi's checkpoint
  *   (pi's compaction-summary framing) followed by the kept messages, from
  *   `firstKeptEntryId` (tree) or `firstKeptEntryIndex` (v1: index into the
- *   parsed entries, the session line being 0) up to the compaction.
+ *   parsed entries, the session line being 0) up to the compaction, through
+ *   any earlier compaction on the way (as pi 0.73.1 builds its context).
  * - `branch_summary` → a `branch_summary` entry; `custom_message` (sent to the
  *   model as a user message by pi) → a user message.
  * - `model_change`, `thinking_level_change`, `custom`, `label`, `session_info`
@@ -326,7 +327,9 @@ export function importPi(text: string, file: string, options: ToolIdOptions = {}
       continue;
     }
     if (type === "compaction") {
-      // The kept messages: walk the path up from the compaction's parent to the first kept entry.
+      // The kept messages: walk the path up from the compaction's parent to the first kept entry. An
+      // earlier compaction on the way is walked through (pi keeps from a first kept entry before it, and
+      // the earlier compaction entry itself contributes nothing).
       let firstKept: string | undefined;
       if (typeof o.firstKeptEntryId === "string") firstKept = resolve(o.firstKeptEntryId) ?? undefined;
       else if (typeof o.firstKeptEntryIndex === "number") {
@@ -345,7 +348,6 @@ export function importPi(text: string, file: string, options: ToolIdOptions = {}
         cur = cur.parent_id ? byId.get(cur.parent_id) : undefined
       ) {
         seen.add(cur.id);
-        if (cur.kind === "compaction") break;
         path.push(cur);
         if (cur.id === firstKept) {
           found = true;
