@@ -84,22 +84,32 @@ export default function compactSafeAudit(pi) {
   pi.on("session_compact", async (event, ctx) => {
     const file = ctx.sessionManager.getSessionFile();
     if (!file) return; // an in-memory session has no file to audit
+    // pi may have moved on (print mode exits; a new session) by the time the audit is done: then its
+    // context is stale and the report goes to stderr.
     const say = (text, level) => {
-      if (ctx.hasUI) ctx.ui.notify(text, level);
-      else process.stderr.write(`${text}\n`);
+      try {
+        if (ctx.hasUI) return ctx.ui.notify(text, level);
+      } catch {
+        // fall through to stderr
+      }
+      process.stderr.write(`${text}\n`);
     };
     const deliver = (r) => {
-      pi.appendEntry("compact-safe-audit", r.record);
       say(r.line, r.kept ? "info" : "warning");
-      if (r.restatement)
-        pi.sendMessage(
-          { customType: "compact-safe", content: r.restatement, display: true },
-          { deliverAs: "nextTurn" },
-        );
+      try {
+        pi.appendEntry("compact-safe-audit", r.record);
+        if (r.restatement)
+          pi.sendMessage(
+            { customType: "compact-safe", content: r.restatement, display: true },
+            { deliverAs: "nextTurn" },
+          );
+      } catch (e) {
+        process.stderr.write(`compact-safe: the verdict was not recorded in the session (${e instanceof Error ? e.message : e})\n`);
+      }
     };
-    const audit = auditCompaction(file, event.compactionEntry?.id, ctx.cwd).then(deliver, (e) =>
-      say(`compact-safe: audit failed: ${e instanceof Error ? e.message : String(e)}`, "error"),
-    );
+    const audit = auditCompaction(file, event.compactionEntry?.id, ctx.cwd)
+      .then(deliver)
+      .catch((e) => say(`compact-safe: audit failed: ${e instanceof Error ? e.message : String(e)}`, "error"));
     // Wait a little, so that a quick audit's restatement goes with the prompt pi is about to send.
     let timer;
     await Promise.race([audit, new Promise((resolve) => (timer = setTimeout(resolve, WAIT_MS)))]);

@@ -28,7 +28,7 @@ interface FakePi {
 }
 
 /** The part of pi's extension API the recipe uses, recording what it is asked to do. */
-async function loadExtension(): Promise<FakePi> {
+async function loadExtension(options: { stale?: boolean } = {}): Promise<FakePi> {
   let done!: () => void;
   const fake: FakePi = {
     handlers: new Map(),
@@ -40,6 +40,11 @@ async function loadExtension(): Promise<FakePi> {
   const api = {
     on: (event: string, handler: Handler) => fake.handlers.set(event, handler),
     appendEntry: (customType: string, data: unknown) => {
+      // pi 0.73.1 throws this once the session the extension ran in is gone (print mode has exited).
+      if (options.stale) {
+        done();
+        throw new Error("This extension ctx is stale after session replacement or reload.");
+      }
       fake.entries.push({ customType, data });
       done();
     },
@@ -171,6 +176,16 @@ test("pi session_compact hook: on a 5 MB session it holds pi up less than a seco
     `5 MB session: handler returned after ${Math.round(held)} ms, verdict after ${Math.round(audited)} ms`,
   );
   assert.equal(fake.entries.length, 1);
+
+  // pi has gone by the time the verdict is ready: it is reported, and the handler does not throw.
+  const stale = await loadExtension({ stale: true });
+  await stale.handlers.get("session_compact")!(
+    { type: "session_compact", compactionEntry: lastCompaction(text), fromExtension: false },
+    context(stale, file, dir),
+  );
+  await stale.recorded;
+  assert.equal(stale.notes.length, 1);
+  assert.match(stale.notes[0]!.text, /^compact-safe: pi's compaction/);
 
   // A missing session file, or no compact-safe to run: a report through pi's UI, no exception.
   const broken = await loadExtension();
