@@ -127,17 +127,28 @@ function answer(res: ServerResponse, text: string, promptTokens = 100): void {
   ]);
 }
 
-/** The type of the last readable entry of a session's text. */
-function lastEntryType(text: string): unknown {
+/**
+ * Whether pi would not compact `text` before the next prompt on the small window: its last assistant
+ * message (or a compaction after it) does not bill a prompt over the window.
+ */
+function needsWarmUp(text: string): boolean {
   const lines = text.trimEnd().split("\n");
   for (let i = lines.length - 1; i >= 0; i--) {
+    let e: { type?: unknown; message?: { role?: unknown; usage?: Record<string, number> } };
     try {
-      return (JSON.parse(lines[i]!) as { type?: unknown }).type;
+      e = JSON.parse(lines[i]!) as typeof e;
     } catch {
       continue;
     }
+    if (e.type === "compaction") return true;
+    if (e.type === "message" && e.message?.role === "assistant") {
+      const u = e.message.usage ?? {};
+      const total =
+        u.totalTokens || (u.input ?? 0) + (u.output ?? 0) + (u.cacheRead ?? 0) + (u.cacheWrite ?? 0);
+      return total < 20_000;
+    }
   }
-  return undefined;
+  return true;
 }
 
 /** The corpus session's text with its header's `cwd` replaced (every other line byte for byte). */
@@ -289,6 +300,25 @@ export const piClient: ClientModule = async (ctx: ClientContext) => {
   };
   const cli = (args: string[], cwd: string) =>
     exec(process.execPath, [ctx.cli, ...args], { cwd, env: { ...process.env, NO_COLOR: "1" } });
+  /**
+   * Makes pi compact `file` itself, headless: pi compacts before a prompt when the last billed prompt
+   * crosses the window, so the run uses the small window. A session without such a prompt since its
+   * last compaction first gets one turn (on the large window) billed at 50,000 tokens. (A compaction
+   * after a turn would race pi's exit in print mode.) Returns the run and its summary requests.
+   */
+  const piCompacts = async (run: Run, file: string, extra: string[]) => {
+    const warmed = needsWarmUp(readFileSync(file, "utf8"));
+    if (warmed) {
+      warmUp = true;
+      const w = await runPi(run, file, "fake-model");
+      warmUp = false;
+      if (w.code !== 0) return { warmed, ...w, summaries: [] as RecordedRequest[] };
+    }
+    waitForHook = extra.length > 0 ? file : undefined;
+    const r = await runPi(run, file, "fake-small", extra);
+    waitForHook = undefined;
+    return { warmed, ...r, summaries: r.requests.filter((q) => isSummaryRequest(q.body as ChatBody)) };
+  };
 
   try {
     const dir = join(ctx.corpus, "pi");
@@ -362,6 +392,32 @@ export const piClient: ClientModule = async (ctx: ClientContext) => {
                   `${cmp.bounded > 0 ? ` + ${cmp.bounded} tool results bounded` : ""}` +
                   `${cmp.pruned > 0 ? ` + ${cmp.pruned} tool results pruned to stubs` : ""} + the prompt "${PROMPT}"`,
               });
+            // pi takes the fork's compaction for its own: it compacts the fork again, updating our checkpoint.
+            ctx.log(`pi ${session}: pi compacts the fork again`);
+            const again = await piCompacts(fork, receipt.fork.path, []);
+            // The fork's checkpoint (on the prune-only path, the earlier checkpoint it kept) is pi's previous summary.
+            const previous = again.summaries.some((q) =>
+              textOf((q.body as ChatBody).messages.at(-1)).includes(
+                `<previous-summary>\n${compaction.summary}\n</previous-summary>`,
+              ),
+            );
+            const audit = await cli(["audit", receipt.fork.path, "--format", "pi", "--json"], fork.work);
+            const report =
+              audit.code === 0 || audit.code === 1
+                ? (JSON.parse(audit.stdout) as { compactions: { kept: boolean; reason: string | null }[] })
+                : undefined;
+            const last = report?.compactions.at(-1);
+            const compactions = report?.compactions.length ?? 0;
+            verdicts.push({
+              client: "pi",
+              session,
+              check: "fork compacted again by pi",
+              ok: again.code === 0 && previous && compactions === 2 && last !== undefined,
+              detail:
+                `${again.warmed ? "after a warm-up turn, " : ""}${again.summaries.length} summary request(s), ` +
+                `${previous ? "the fork's checkpoint sent as pi's <previous-summary>" : "the fork's checkpoint NOT sent as pi's previous summary"}; ` +
+                `audit: ${compactions} compactions, pi's: ${last === undefined ? "none" : last.kept ? "kept the contract" : `lost: ${last.reason}`}`,
+            });
           }
         }
       }
@@ -373,25 +429,10 @@ export const piClient: ClientModule = async (ctx: ClientContext) => {
       const ownCheck = "own compaction + audit";
       const ownFail = (detail: string) =>
         verdicts.push({ client: "pi", session, check: ownCheck, ok: false, detail });
-      // pi compacts before a prompt when the last billed prompt crosses the window; a session that ends
-      // with pi's own compaction has no billed prompt since, so it first gets one turn (on the large
-      // window) billed at 50,000 tokens. (A compaction after a turn races pi's exit in print mode.)
-      const endsCompacted = lastEntryType(text) === "compaction";
-      if (endsCompacted) {
-        ctx.log(`pi ${session}: a warm-up turn (the session ends with pi's own compaction)`);
-        warmUp = true;
-        const w = await runPi(own, file, "fake-model");
-        warmUp = false;
-        if (w.code !== 0) {
-          ownFail(`warm-up turn: exit ${w.code}: ${w.stderr.trim().slice(0, 200)}`);
-          continue;
-        }
-      }
       ctx.log(`pi ${session}: pi's own compaction (context window 20,000) with the hook loaded`);
-      waitForHook = file;
-      const r = await runPi(own, file, "fake-small", ["-e", HOOK]);
-      waitForHook = undefined;
-      const summaries = r.requests.filter((q) => isSummaryRequest(q.body as ChatBody)).length;
+      const r = await piCompacts(own, file, ["-e", HOOK]);
+      const endsCompacted = r.warmed;
+      const summaries = r.summaries.length;
       const after = readFileSync(file, "utf8")
         .trimEnd()
         .split("\n")
