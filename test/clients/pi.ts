@@ -14,8 +14,9 @@
  *   original with the built CLI, resume the fork (request B); A → B must pass
  *   `compact-safe validate`, and B must be pi's own additions (its system
  *   prompt, the checkpoint in its compaction framing, the new prompt) around
- *   messages pi sent in A, verbatim and in order (or bounded, for a tool
- *   result over 8 KiB);
+ *   messages pi sent in A, verbatim and in order (or compact-safe's bound
+ *   or prune stub of a tool result); then pi compacts the fork itself, with
+ *   the fork's checkpoint as its previous summary, and `audit` judges that;
  * - own compaction: resume a copy with a model whose context window is small,
  *   so that pi compacts before it sends the prompt (the fake answers the
  *   summary request with a canned summary), with the hook recipe loaded
