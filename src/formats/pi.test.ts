@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { importText } from "./detect.js";
 import { liveContext } from "../journal/tree.js";
 import { PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX } from "./pi.js";
+import { toPiFork } from "./write-pi.js";
 
 test("pi import: a second compaction whose first kept entry lies before the first one keeps every message from there", () => {
   const at = "2026-12-01T00:00:00.000Z";
@@ -71,4 +72,63 @@ test("pi import: a second compaction whose first kept entry lies before the firs
     "continue",
     "ok",
   ]);
+});
+
+test("pi import and fork: redacted thinking and a tool call's thought signature come back byte for byte", () => {
+  const at = "2026-12-01T00:00:00.000Z";
+  const content = [
+    {
+      type: "thinking",
+      thinking: "[Reasoning redacted]",
+      thinkingSignature: "RED+opaque/==",
+      redacted: true,
+    },
+    { type: "thinking", thinking: "plain", thinkingSignature: "sig/1==" },
+    { type: "text", text: "Calling." },
+    {
+      type: "toolCall",
+      id: "call_1",
+      name: "bash",
+      arguments: { command: "ls" },
+      thoughtSignature: "ts/Zz==",
+    },
+  ];
+  const lines = [
+    { type: "session", version: 3, id: "s", timestamp: at, cwd: "/w" },
+    {
+      type: "message",
+      id: "u1",
+      parentId: null,
+      timestamp: at,
+      message: { role: "user", content: "go", timestamp: 1 },
+    },
+    {
+      type: "message",
+      id: "a1",
+      parentId: "u1",
+      timestamp: at,
+      message: {
+        role: "assistant",
+        content,
+        api: "anthropic-messages",
+        provider: "anthropic",
+        model: "m",
+        stopReason: "toolUse",
+        timestamp: 2,
+      },
+    },
+  ];
+  const { entries } = importText(lines.map((l) => JSON.stringify(l)).join("\n") + "\n", "s.jsonl", {
+    format: "pi",
+  });
+  const live = liveContext(entries);
+  assert.deepEqual(live[1]!.content.slice(0, 1), [{ type: "redacted_thinking", data: "RED+opaque/==" }]);
+  assert.equal((live[1]!.content[3] as { thought_signature?: string }).thought_signature, "ts/Zz==");
+  const fork = toPiFork(live, { cwd: "/w" }, { tokensBefore: 1 });
+  const written = fork.text
+    .trimEnd()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { message?: { role: string; content: unknown } })
+    .find((l) => l.message?.role === "assistant")!;
+  assert.deepEqual(written.message!.content, content);
 });

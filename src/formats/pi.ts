@@ -6,8 +6,9 @@
  * (`id` / `parentId`, kept as they are; a child of a skipped entry such as a
  * `model_change` hangs off the nearest imported ancestor).
  *
- * - `message` entries: `user`, `assistant` (`toolCall` → `tool_use`, `thinking`
- *   with its `thinkingSignature` when non-empty; an `aborted` turn becomes
+ * - `message` entries: `user`, `assistant` (`toolCall` → `tool_use` with its
+ *   `thoughtSignature`, `thinking` with its `thinkingSignature` when non-empty,
+ *   a `redacted` one → `redacted_thinking`; an `aborted` turn becomes
  *   `assistant_interrupted`), `toolResult` (→ `tool_result`, text parts joined,
  *   images in `content_blocks`), `bashExecution` (a user-run `!` command: a user
  *   text message with exactly the text pi sends the model, via pi's own
@@ -64,6 +65,11 @@ function piBlocks(content: unknown): Block[] {
         });
         break;
       case "thinking": {
+        // Redacted thinking (pi-ai keeps Anthropic's opaque payload in the signature) is Anthropic's block.
+        if (c.redacted === true && typeof c.thinkingSignature === "string") {
+          out.push({ type: "redacted_thinking", data: c.thinkingSignature });
+          break;
+        }
         const b: Block = { type: "thinking", thinking: String(c.thinking ?? "") };
         if (typeof c.thinkingSignature === "string" && c.thinkingSignature.length > 0)
           (b as { signature?: string }).signature = c.thinkingSignature;
@@ -76,6 +82,7 @@ function piBlocks(content: unknown): Block[] {
           id: String(c.id ?? ""),
           name: String(c.name ?? ""),
           input: c.arguments ?? {},
+          ...(typeof c.thoughtSignature === "string" ? { thought_signature: c.thoughtSignature } : {}),
         });
         break;
       default:

@@ -184,9 +184,10 @@ function piAssistantPart(b: Block): unknown {
       };
     }
     case "redacted_thinking":
+      // As pi-ai records Anthropic's redacted thinking: the payload in the signature, a placeholder text.
       return {
         type: "thinking",
-        thinking: "",
+        thinking: "[Reasoning redacted]",
         thinkingSignature: (b as { data: string }).data,
         redacted: true,
       };
