@@ -481,6 +481,16 @@ export const piClient: ClientModule = async (ctx: ClientContext) => {
         );
         continue;
       }
+      // A lost round is restated to the model with the prompt when the audit ends within the hook's wait.
+      const prompt = r.requests.filter((q) => !isSummaryRequest(q.body as ChatBody)).at(-1);
+      const restated = (prompt?.body as ChatBody | undefined)?.messages.some((m) =>
+        textOf(m).startsWith("compact-safe: the compaction just made lost part of the last round"),
+      );
+      const restatement = mine.kept
+        ? ""
+        : restated
+          ? "; the hook's restatement went with the prompt"
+          : "; the hook's restatement was not in the prompt (the audit took longer than the hook waits)";
       verdicts.push({
         client: "pi",
         session,
@@ -489,7 +499,7 @@ export const piClient: ClientModule = async (ctx: ClientContext) => {
         detail:
           `${endsCompacted ? "after a warm-up turn, " : ""}pi compacted before the prompt ` +
           `(${summaries} summary request${summaries > 1 ? "s" : ""}, ` +
-          `${mine.messages_before} -> ${mine.messages_after} messages); audit: ${verdictText}; the hook recorded the same verdict`,
+          `${mine.messages_before} -> ${mine.messages_after} messages); audit: ${verdictText}; the hook recorded the same verdict${restatement}`,
       });
     }
   } finally {
