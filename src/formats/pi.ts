@@ -6,8 +6,9 @@
  * (`id` / `parentId`, kept as they are; a child of a skipped entry such as a
  * `model_change` hangs off the nearest imported ancestor).
  *
- * - `message` entries: `user`, `assistant` (`toolCall` → `tool_use`, `thinking`
- *   with its `thinkingSignature` when non-empty; an `aborted` turn becomes
+ * - `message` entries: `user`, `assistant` (`toolCall` → `tool_use` with its
+ *   `thoughtSignature`, `thinking` with its `thinkingSignature` when non-empty,
+ *   a `redacted` one → `redacted_thinking`; an `aborted` turn becomes
  *   `assistant_interrupted`), `toolResult` (→ `tool_result`, text parts joined,
  *   images in `content_blocks`), `bashExecution` (a user-run `!` command: a user
  *   text message with exactly the text pi sends the model, via pi's own
@@ -15,7 +16,8 @@
  * - `compaction` → a `compaction` entry whose replacement is pi's checkpoint
  *   (pi's compaction-summary framing) followed by the kept messages, from
  *   `firstKeptEntryId` (tree) or `firstKeptEntryIndex` (v1: index into the
- *   parsed entries, the session line being 0) up to the compaction.
+ *   parsed entries, the session line being 0) up to the compaction, through
+ *   any earlier compaction on the way (as pi 0.73.1 builds its context).
  * - `branch_summary` → a `branch_summary` entry; `custom_message` (sent to the
  *   model as a user message by pi) → a user message.
  * - `model_change`, `thinking_level_change`, `custom`, `label`, `session_info`
@@ -63,6 +65,11 @@ function piBlocks(content: unknown): Block[] {
         });
         break;
       case "thinking": {
+        // Redacted thinking (pi-ai keeps Anthropic's opaque payload in the signature) is Anthropic's block.
+        if (c.redacted === true && typeof c.thinkingSignature === "string") {
+          out.push({ type: "redacted_thinking", data: c.thinkingSignature });
+          break;
+        }
         const b: Block = { type: "thinking", thinking: String(c.thinking ?? "") };
         if (typeof c.thinkingSignature === "string" && c.thinkingSignature.length > 0)
           (b as { signature?: string }).signature = c.thinkingSignature;
@@ -75,6 +82,7 @@ function piBlocks(content: unknown): Block[] {
           id: String(c.id ?? ""),
           name: String(c.name ?? ""),
           input: c.arguments ?? {},
+          ...(typeof c.thoughtSignature === "string" ? { thought_signature: c.thoughtSignature } : {}),
         });
         break;
       default:
@@ -326,7 +334,9 @@ export function importPi(text: string, file: string, options: ToolIdOptions = {}
       continue;
     }
     if (type === "compaction") {
-      // The kept messages: walk the path up from the compaction's parent to the first kept entry.
+      // The kept messages: walk the path up from the compaction's parent to the first kept entry. An
+      // earlier compaction on the way is walked through (pi keeps from a first kept entry before it, and
+      // the earlier compaction entry itself contributes nothing).
       let firstKept: string | undefined;
       if (typeof o.firstKeptEntryId === "string") firstKept = resolve(o.firstKeptEntryId) ?? undefined;
       else if (typeof o.firstKeptEntryIndex === "number") {
@@ -345,7 +355,6 @@ export function importPi(text: string, file: string, options: ToolIdOptions = {}
         cur = cur.parent_id ? byId.get(cur.parent_id) : undefined
       ) {
         seen.add(cur.id);
-        if (cur.kind === "compaction") break;
         path.push(cur);
         if (cur.id === firstKept) {
           found = true;

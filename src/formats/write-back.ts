@@ -5,11 +5,12 @@
  * new session's text, its id, where it goes and the command that resumes it.
  * The original is never modified (the caller writes a new file only).
  */
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { Message } from "../model/index.js";
 import { FormatError, type FormatName } from "./types.js";
 import { claudeCodeOrigin, toClaudeCodeFork } from "./write-claude-code.js";
 import { codexOrigin, toCodexFork } from "./write-codex.js";
+import { piOrigin, piSessionFileName, toPiFork } from "./write-pi.js";
 
 export interface ForkInput {
   /** The replacement the engine committed (checkpoint first on the summary path). */
@@ -66,10 +67,33 @@ const codex: ForkWriter = (input) => {
   };
 };
 
+const pi: ForkWriter = (input) => {
+  const fork = toPiFork(input.replacement, piOrigin(input.originalText), {
+    tokensBefore: input.tokensBefore,
+    originalPath: resolve(input.originalPath),
+    ...(input.now ? { now: input.now } : {}),
+    ...(input.sessionId ? { sessionId: input.sessionId } : {}),
+  });
+  return {
+    sessionId: fork.sessionId,
+    text: fork.text,
+    // pi names a session <timestamp>_<id>.jsonl in its sessions folder; the fork goes beside the original.
+    defaultPath: join(dirname(input.originalPath), piSessionFileName(fork.timestamp, fork.sessionId)),
+    // pi resumes a session by its file; a path with spaces or quotes is quoted for the shell.
+    resume: (path) => `pi --session ${shellQuote(path)}`,
+  };
+};
+
+/** `s` as one shell word (single-quoted when it holds anything but safe characters). */
+function shellQuote(s: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
 /** The agents whose sessions can be written back, by import format. */
 export const FORK_WRITERS: Partial<Record<FormatName, ForkWriter>> = {
   "claude-code": claudeCode,
   codex,
+  pi,
 };
 
 /** The writer for `format`, or undefined when write-back into that format is not built. */

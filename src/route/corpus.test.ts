@@ -12,6 +12,7 @@ import { readFileSync } from "node:fs";
 import { importFile, importText } from "../formats/detect.js";
 import { claudeCodeOrigin, toClaudeCodeFork } from "../formats/write-claude-code.js";
 import { codexOrigin, toCodexFork } from "../formats/write-codex.js";
+import { piForkContext, piOrigin, toPiFork } from "../formats/write-pi.js";
 import type { Message } from "../model/index.js";
 import { liveContext } from "../journal/tree.js";
 import { validateSurvivalContract } from "../contract/validate.js";
@@ -129,4 +130,54 @@ corpusSuite("route", () => {
     }
     assert.deepEqual([...paths].sort(), ["prune-only", "summary"]);
   });
+
+  test("write-back: for every pi (and GJC) session, the fork read back keeps what must survive and its context is the replacement", async () => {
+    // pi's own sessions, and GJC's (a pi-derived agent, same format).
+    const files = corpusFiles().filter((f) => /^(pi|gjc)\//.test(relative(corpusDir, f)));
+    assert.ok(files.length >= 4);
+    for (const file of files) {
+      const name = relative(corpusDir, file);
+      const text = readFileSync(file, "utf8");
+      const { entries } = importText(text, file, { format: "pi" });
+      const original = liveContext(entries);
+      const outcome = await compactEntries(entries, { target: 2000 });
+      assert.equal(outcome.kind, "compacted", `${name}: ${outcome.kind}`);
+      if (outcome.kind !== "compacted") continue;
+      const { replacement, path } = outcome.result;
+      const fork = toPiFork(replacement, piOrigin(text), { tokensBefore: outcome.result.tokens_before });
+      const read = importText(fork.text, "fork.jsonl", { format: "pi" });
+      assert.deepEqual(
+        read.report.skipped.filter((s) => !s.by_design),
+        [],
+        `${name}: every line of the fork reads`,
+      );
+      const back = liveContext(read.entries);
+      const verdict = validateSurvivalContract(original, back, { path });
+      assert.ok(verdict.valid, `${name}: ${verdict.reason}`);
+      // Exactly what pi builds from it: the checkpoint first (in pi's framing), then the rest in order.
+      // Closures of abandoned calls aside: pi writes none and closes such calls itself when it sends
+      // them; the importer closes them on reading, so it may close one the original's context left open.
+      assert.deepEqual(
+        back.filter(notSynthetic).map(asSent),
+        piForkContext(replacement).filter(notSynthetic).map(asSent),
+        name,
+      );
+    }
+  });
 });
+
+function notSynthetic(m: Message): boolean {
+  return !m.content.every((b) => (b as { synthetic?: boolean }).synthetic === true);
+}
+
+/** A message as a provider gets it: role and blocks (no provenance, no usage; `is_error: false` is no flag). */
+function asSent(m: Message): unknown {
+  return {
+    role: m.role,
+    content: m.content.map((b) => {
+      if (b.type !== "tool_result" || (b as { is_error?: boolean }).is_error !== false) return b;
+      const { is_error: _drop, ...rest } = b as { is_error?: boolean };
+      return rest;
+    }),
+  };
+}

@@ -12,10 +12,14 @@ import { join } from "node:path";
 import { cliPath, corpusDir } from "../support.js";
 import { checkVersions, installClients } from "./install.js";
 import { claudeCodeClient } from "./claude-code.js";
+import { codexClient } from "./codex.js";
+import { piClient } from "./pi.js";
 import type { ClientModule, SessionVerdict } from "./types.js";
 
 const CLIENTS: Record<string, ClientModule> = {
   "claude-code": claudeCodeClient,
+  codex: codexClient,
+  pi: piClient,
 };
 
 function log(line: string): void {
