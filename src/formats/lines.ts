@@ -83,11 +83,14 @@ export function parseLine(raw: RawLine): ParsedLine {
     }
     if (/escape/i.test(msg)) return { ok: false, reason: `invalid JSON escape (${msg})` };
     if (raw.last_unterminated && (end < 0 || /end of JSON|Unterminated/i.test(msg))) {
-      return { ok: false, reason: `truncated last line (${raw.text.length} chars, no closing brace)` };
+      return { ok: false, reason: `${TRUNCATED_LAST_LINE} (${raw.text.length} chars, no closing brace)` };
     }
     return { ok: false, reason: `invalid JSON (${msg})` };
   }
 }
+
+/** How a skipped line's reason starts when the file ends inside it: the agent was still writing it, or crashed. */
+export const TRUNCATED_LAST_LINE = "truncated last line";
 
 export function isRecord(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === "object" && !Array.isArray(v);

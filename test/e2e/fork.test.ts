@@ -399,3 +399,19 @@ test("compact --fork: a Codex rollout given --format claude-code is a clear erro
   assert.deepEqual(readdirSync(dir), ["rollout.jsonl"]);
   assert.deepEqual(readFileSync(orig), bytes);
 });
+
+test("compact --fork on a session whose last line is broken but complete (two values on one line) warns, skips it as every command does, and writes the fork", async (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  const lines = exampleLines();
+  const file = join(dir, "broken.jsonl");
+  writeFileSync(file, [...lines, '{"type":"queue-operation"}{"type":"queue-operation"}'].join("\n") + "\n");
+  const r = await run(["compact", file, "--fork", "--json", "--workspace", dir]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(
+    r.stderr,
+    new RegExp(`broken\\.jsonl:${lines.length + 1}: two JSON values concatenated on one line`),
+  );
+  const receipt = JSON.parse(r.stdout) as { fork: { path: string } };
+  assert.ok(readFileSync(receipt.fork.path, "utf8").length > 0);
+});

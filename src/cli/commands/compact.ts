@@ -17,6 +17,7 @@ import type { BackgroundHandle, Summarizer } from "../../summarizers/types.js";
 import { extractiveSummarizer } from "../../summarizers/extractive.js";
 import { percent, positiveInt, timeoutSeconds } from "../options.js";
 import { FORMAT_NAMES, type ImportReport } from "../../formats/types.js";
+import { TRUNCATED_LAST_LINE } from "../../formats/lines.js";
 import {
   compactEntries,
   compactJournal,
@@ -267,15 +268,16 @@ async function writeFork(
 }
 
 /**
- * The fork replaces the original for the user who resumes it, so a broken
- * last line (the agent still writing it, or a crash mid-write) is not
- * skipped as elsewhere: what it held would be missing from the fork.
+ * The fork replaces the original for the user who resumes it, so a last line
+ * the file ends inside (the agent still writing it, or a crash mid-write) is
+ * not skipped as elsewhere: what it held would be missing from the fork.
+ * Other broken lines are skipped with a warning, as every command does.
  */
 function refuseCutLastLine(file: string, report: ImportReport): void {
-  const last = report.skipped.find((s) => s.line === report.total && !s.by_design);
-  if (last !== undefined)
+  const cut = report.skipped.find((s) => s.line === report.total && s.reason.startsWith(TRUNCATED_LAST_LINE));
+  if (cut !== undefined)
     throw usageError(
-      `${file}:${last.line}: ${last.reason}; a fork would lose that line, so nothing was written ` +
+      `${file}:${cut.line}: ${cut.reason}; a fork would lose that line, so nothing was written ` +
         "(let the agent finish writing, or repair the line)",
     );
 }
