@@ -9,70 +9,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { cliPath, repoRoot } from "../support.js";
+import { cliPath } from "../support.js";
+import { context, lastCompaction, loadExtension } from "../pi-extension.js";
 import { piSessionText } from "../pi-session.js";
 import { tempDir } from "./helpers.js";
-
-const extensionFile = join(repoRoot, "examples", "hooks", "pi-session-compact.js");
-
-type Handler = (event: unknown, ctx: unknown) => Promise<void> | void;
-
-interface FakePi {
-  handlers: Map<string, Handler>;
-  entries: { customType: string; data: unknown }[];
-  messages: { message: { customType: string; content: string; display: boolean }; options: unknown }[];
-  notes: { text: string; level: string }[];
-  /** Resolves when the extension has recorded its verdict. */
-  recorded: Promise<void>;
-}
-
-/** The part of pi's extension API the recipe uses, recording what it is asked to do. */
-async function loadExtension(options: { stale?: boolean } = {}): Promise<FakePi> {
-  let done!: () => void;
-  const fake: FakePi = {
-    handlers: new Map(),
-    entries: [],
-    messages: [],
-    notes: [],
-    recorded: new Promise<void>((r) => (done = r)),
-  };
-  const api = {
-    on: (event: string, handler: Handler) => fake.handlers.set(event, handler),
-    appendEntry: (customType: string, data: unknown) => {
-      // pi 0.73.1 throws this once the session the extension ran in is gone (print mode has exited).
-      if (options.stale) {
-        done();
-        throw new Error("This extension ctx is stale after session replacement or reload.");
-      }
-      fake.entries.push({ customType, data });
-      done();
-    },
-    sendMessage: (message: FakePi["messages"][number]["message"], options: unknown) =>
-      fake.messages.push({ message, options }),
-  };
-  const mod = (await import(pathToFileURL(extensionFile).href)) as { default: (pi: unknown) => void };
-  mod.default(api);
-  return fake;
-}
-
-function context(fake: FakePi, sessionFile: string | undefined, cwd: string) {
-  return {
-    cwd,
-    hasUI: true,
-    sessionManager: { getSessionFile: () => sessionFile },
-    ui: { notify: (text: string, level: string) => fake.notes.push({ text, level }) },
-  };
-}
-
-/** The id of the last compaction entry in a pi session's text. */
-function lastCompaction(text: string): Record<string, unknown> {
-  const lines = text
-    .trimEnd()
-    .split("\n")
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-  return lines.filter((l) => l.type === "compaction").at(-1)!;
-}
 
 test("pi session_compact hook: a compaction that lost the last round is reported, and the lost calls and the anchors are restated with the next prompt", async (t) => {
   const { dir, cleanup } = tempDir();
@@ -152,7 +92,7 @@ test("pi session_compact hook: a kept compaction is reported as kept and nothing
   assert.deepEqual(fake.messages, []);
 });
 
-test("pi session_compact hook: on a 5 MB session it holds pi up less than a second; errors are reported, never thrown", async (t) => {
+test("pi session_compact hook: on a 5 MB session it records the verdict; errors are reported, never thrown", async (t) => {
   const { dir, cleanup } = tempDir();
   t.after(cleanup);
   process.env.COMPACT_SAFE_BIN = cliPath;
@@ -163,18 +103,12 @@ test("pi session_compact hook: on a 5 MB session it holds pi up less than a seco
   writeFileSync(file, text);
   const fake = await loadExtension();
   const handler = fake.handlers.get("session_compact")!;
-  const started = performance.now();
+  // How long it holds pi up is measured by `npm run bench:hooks`, not here.
   await handler(
     { type: "session_compact", compactionEntry: lastCompaction(text), fromExtension: false },
     context(fake, file, dir),
   );
-  const held = performance.now() - started;
-  assert.ok(held < 1000, `the handler held pi up ${Math.round(held)} ms`);
   await fake.recorded;
-  const audited = performance.now() - started;
-  t.diagnostic(
-    `5 MB session: handler returned after ${Math.round(held)} ms, verdict after ${Math.round(audited)} ms`,
-  );
   assert.equal(fake.entries.length, 1);
 
   // pi has gone by the time the verdict is ready: it is reported, and the handler does not throw.
@@ -211,4 +145,34 @@ test("pi session_compact hook: on a 5 MB session it holds pi up less than a seco
   );
   assert.match(broken.notes[0]!.text, /^compact-safe: audit failed: .*nope\.jsonl/);
   assert.match(broken.notes[1]!.text, /^compact-safe: audit failed: .*ENOENT/);
+});
+
+test("pi session_compact hook: an audit that takes long does not hold pi up; its report follows when it ends", async (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  // A compact-safe that answers after 4 s: the handler must give up waiting long before.
+  const slow = join(dir, "slow-compact-safe.mjs");
+  writeFileSync(
+    slow,
+    `setTimeout(() => { process.stdout.write(JSON.stringify({ compactions: [{ id: "c", kept: true, reason: null, losses: { user_texts: [], tool_calls: [], tool_results: [], assistant_texts: [] } }], kept: 1 })); }, 4000);\n`,
+  );
+  process.env.COMPACT_SAFE_BIN = slow;
+  t.after(() => delete process.env.COMPACT_SAFE_BIN);
+  const text = piSessionText({ cwd: dir, rounds: 4, compactAfter: 3 });
+  const file = join(dir, "session.jsonl");
+  writeFileSync(file, text);
+  const fake = await loadExtension();
+  let returned = false;
+  const handled = Promise.resolve(
+    fake.handlers.get("session_compact")!(
+      { type: "session_compact", compactionEntry: lastCompaction(text), fromExtension: false },
+      context(fake, file, dir),
+    ),
+  ).then(() => (returned = true));
+  // Whichever comes first: the handler returning (it waits at most 0.8 s) or the slow audit's report.
+  await Promise.race([handled, fake.recorded]);
+  assert.equal(returned, true, "the handler returned before the audit ended");
+  assert.deepEqual(fake.entries, [], "no verdict yet");
+  await fake.recorded;
+  assert.equal(fake.entries.length, 1, "the verdict is recorded when the audit ends");
 });
