@@ -39,9 +39,10 @@
  * 127.0.0.1 and is closed at the end.
  */
 import { isDeepStrictEqual } from "node:util";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { repoRoot } from "../support.js";
 import { responseItemsToMessages } from "../../src/formats/codex.js";
 import { startFakeServer, type FakeServer } from "./fake-server.js";
 import { answerResponses, inputItems, itemText, requestKind, type ResponsesKind } from "./fake-responses.js";
@@ -147,6 +148,7 @@ async function resumeRun(
   r: Rollout,
   id: string,
   config: string[] = [],
+  execFlags: string[] = [],
 ): Promise<{ requests: Item[]; resumed: string | undefined }> {
   const from = home.server.requests.length;
   const flags = [...(r.provider === "openai" ? [] : ['model_provider="fake"']), ...config].flatMap((c) => [
@@ -156,7 +158,7 @@ async function resumeRun(
   const which = id === "--last" ? ["--last", "--all"] : [id];
   const run = await runProcess(
     join(home.bin, "codex"),
-    ["exec", "--skip-git-repo-check", ...flags, "resume", ...which, PROMPT],
+    ["exec", "--skip-git-repo-check", ...execFlags, ...flags, "resume", ...which, PROMPT],
     {
       cwd: home.dir,
       env: { HOME: home.dir, CODEX_HOME: home.dir, KEYVAR: "fake-key", CODEX_API_KEY: "fake-key" },
@@ -172,8 +174,37 @@ async function resumeRun(
   return { requests, resumed: /^session id: (\S+)$/m.exec(run.stderr + run.stdout)?.[1] };
 }
 
-async function resume(home: Home, r: Rollout, id: string, config: string[] = []): Promise<Item[]> {
-  return (await resumeRun(home, r, id, config)).requests;
+async function resume(
+  home: Home,
+  r: Rollout,
+  id: string,
+  config: string[] = [],
+  execFlags: string[] = [],
+): Promise<Item[]> {
+  return (await resumeRun(home, r, id, config, execFlags)).requests;
+}
+
+/**
+ * Installs the Codex hook recipe (examples/hooks/codex-post-compact.mjs) for
+ * `PostCompact` in the home's hooks.json, behind a wrapper that keeps what
+ * Codex gave it and what it answered; returns where those land.
+ */
+function installPostCompactHook(home: Home): { input: string; output: string } {
+  const input = join(home.dir, "post-compact.in.json");
+  const output = join(home.dir, "post-compact.out.json");
+  const hook = join(repoRoot, "examples", "hooks", "codex-post-compact.mjs");
+  const wrapper = join(home.dir, "post-compact-hook.sh");
+  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  writeFileSync(
+    wrapper,
+    `#!/bin/sh\ntee ${q(input)} | ${q(process.execPath)} ${q(hook)} | tee ${q(output)}\n`,
+    { mode: 0o755 },
+  );
+  writeFileSync(
+    join(home.dir, "hooks.json"),
+    JSON.stringify({ hooks: { PostCompact: [{ hooks: [{ type: "command", command: wrapper }] }] } }),
+  );
+  return { input, output };
 }
 
 function lastLines(s: string): string {
@@ -395,7 +426,15 @@ async function listed(ctx: ClientContext, server: FakeServer, file: string): Pro
 }
 
 async function ownCompaction(ctx: ClientContext, home: Home, r: Rollout): Promise<string> {
-  const requests = await resume(home, r, r.id, ["model_auto_compact_token_limit=2000"]);
+  const hook = installPostCompactHook(home);
+  // A hook nobody has trusted in Codex's interface runs only with this flag (the test's own hooks.json).
+  const requests = await resume(
+    home,
+    r,
+    r.id,
+    ["model_auto_compact_token_limit=2000"],
+    ["--dangerously-bypass-hook-trust"],
+  );
   const kind = compactionKind(requests);
   if (kind === undefined) throw new Error("Codex did not compact (no compaction request)");
   const turns = requests.filter((b) => requestKind(b) === "turn").length;
@@ -404,7 +443,23 @@ async function ownCompaction(ctx: ClientContext, home: Home, r: Rollout): Promis
   const result = await audit(ctx, r.path);
   const own = result.compactions.filter((c) => c.source === "codex");
   if (own.length === 0) throw new Error("audit found no Codex compaction");
-  return `Codex's own ${kind} (then ${turns} turn request): ${own.map(verdictLine).join("; ")}`;
+  // The hook recipe ran on Codex's PostCompact, on this rollout, and told the user the audit's verdict.
+  if (!existsSync(hook.output)) throw new Error("Codex did not run the PostCompact hook recipe");
+  const given = JSON.parse(readFileSync(hook.input, "utf8")) as {
+    transcript_path?: string;
+    hook_event_name?: string;
+  };
+  const said =
+    (JSON.parse(readFileSync(hook.output, "utf8")) as { systemMessage?: string }).systemMessage ?? "";
+  const last = own.at(-1)!;
+  if (given.hook_event_name !== "PostCompact" || given.transcript_path !== r.path)
+    throw new Error(`the hook got ${JSON.stringify(given).slice(0, 200)}`);
+  if (/did not keep/.test(said) === last.kept)
+    throw new Error(`the hook said ${JSON.stringify(said.slice(0, 120))}; audit: kept=${last.kept}`);
+  return (
+    `Codex's own ${kind} (then ${turns} turn request): ${own.map(verdictLine).join("; ")}; ` +
+    `the PostCompact hook recipe ran and told the user the same verdict`
+  );
 }
 
 export async function codexClient(ctx: ClientContext): Promise<SessionVerdict[]> {
