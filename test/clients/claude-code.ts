@@ -17,9 +17,10 @@
  *    compaction Claude Code just wrote.
  */
 import { isDeepStrictEqual } from "node:util";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { repoRoot } from "../support.js";
 import { startFakeServer, type FakeServer } from "./fake-server.js";
 import { answerAnthropic, CANNED_SUMMARY } from "./fake-anthropic.js";
 import { runProcess } from "./run-process.js";
@@ -322,6 +323,33 @@ async function forkCheck(
   }
 }
 
+/**
+ * Installs the SessionStart hook recipe (examples/hooks/claude-code-session-start.mjs,
+ * matcher `compact`) in the home's settings.json, behind a wrapper that keeps
+ * what Claude Code gave it and what it answered; returns where those land.
+ */
+function installSessionStartHook(c: Client): { input: string; output: string } {
+  const input = join(c.home, "session-start.in.json");
+  const output = join(c.home, "session-start.out.json");
+  const hook = join(repoRoot, "examples", "hooks", "claude-code-session-start.mjs");
+  const wrapper = join(c.home, "session-start-hook.sh");
+  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  writeFileSync(
+    wrapper,
+    `#!/bin/sh\ntee ${q(input)} | ${q(process.execPath)} ${q(hook)} | tee ${q(output)}\n`,
+    {
+      mode: 0o755,
+    },
+  );
+  writeFileSync(
+    join(c.home, ".claude", "settings.json"),
+    JSON.stringify({
+      hooks: { SessionStart: [{ matcher: "compact", hooks: [{ type: "command", command: wrapper }] }] },
+    }),
+  );
+  return { input, output };
+}
+
 async function ownCompactCheck(
   ctx: ClientContext,
   c: Client,
@@ -329,54 +357,72 @@ async function ownCompactCheck(
   original: string,
 ): Promise<SessionVerdict> {
   const check = "own /compact + audit";
+  const fail = (detail: string): SessionVerdict => ({
+    client: "claude-code",
+    session,
+    check,
+    ok: false,
+    detail,
+  });
   const id = sessionId(original);
   const file = join(c.projectDir, `${id}.jsonl`);
   const before = readFileSync(file, "utf8").split("\n").length;
   const audited = await cli(ctx, ["audit", file, "--json"]);
   const recorded = (JSON.parse(audited.stdout) as { compactions: unknown[] }).compactions.length;
-  await claude(c, ["-p", "/compact", "--resume", id]);
-  const after = readFileSync(file, "utf8");
-  const added = after.split("\n").slice(before - 1);
-  if (!added.some((l) => l.includes('"compact_boundary"')) || !after.includes(CANNED_SUMMARY.slice(0, 40)))
+  const hook = installSessionStartHook(c);
+  try {
+    await claude(c, ["-p", "/compact", "--resume", id]);
+    const after = readFileSync(file, "utf8");
+    const added = after.split("\n").slice(before - 1);
+    if (!added.some((l) => l.includes('"compact_boundary"')) || !after.includes(CANNED_SUMMARY.slice(0, 40)))
+      return fail("claude /compact wrote no compact boundary with the fake's summary");
+    // The hook recipe ran on SessionStart (source compact), on this transcript.
+    if (!existsSync(hook.input)) return fail("Claude Code did not run the SessionStart hook recipe");
+    const given = JSON.parse(readFileSync(hook.input, "utf8")) as {
+      source?: string;
+      transcript_path?: string;
+    };
+    if (given.source !== "compact" || given.transcript_path !== file)
+      return fail(`the hook got ${JSON.stringify(given).slice(0, 200)}`);
+    const answer = readFileSync(hook.output, "utf8").trim();
+    const restated =
+      answer === ""
+        ? undefined
+        : (JSON.parse(answer) as { hookSpecificOutput: { additionalContext: string } }).hookSpecificOutput
+            .additionalContext;
+    // It loads again after its own compaction; what the hook restated reaches the model.
+    const from = c.server.requests.length;
+    await claude(c, ["-p", PROMPT, "--resume", id]);
+    const b = JSON.stringify(lastMessagesRequest(c.server, from));
+    const instructions = restated?.split("\n").filter((l) => l.startsWith("- ")) ?? [];
+    if (instructions.some((l) => !b.includes(JSON.stringify(l).slice(1, -1))))
+      return fail("the hook's restated instructions are not in the request after the compaction");
+    const audit = await cli(ctx, ["audit", file, "--json"]);
+    if (audit.code !== 0 && audit.code !== 1)
+      return fail(`audit: exit ${audit.code}: ${audit.stderr.trim()}`);
+    const result = JSON.parse(audit.stdout) as {
+      compactions: Array<{ source: string; kept: boolean; reason: string | null; messages_before: number }>;
+    };
+    const last = result.compactions.at(-1);
+    if (last === undefined || last.source !== "claude-code" || result.compactions.length !== recorded + 1)
+      return fail(
+        `audit found ${result.compactions.length} compactions (${recorded} before /compact); expected one more, Claude Code's`,
+      );
     return {
       client: "claude-code",
       session,
       check,
-      ok: false,
-      detail: "claude /compact wrote no compact boundary with the fake's summary",
+      ok: true,
+      detail:
+        `Claude Code's /compact ${last.kept ? "KEPT" : "BROKE"} the contract` +
+        `${last.reason ? ` (${last.reason})` : ""}; ${recorded} earlier compaction(s) in the session; ` +
+        (instructions.length > 0
+          ? `the SessionStart hook restated ${instructions.length} instruction(s) of the last round, and the next request carried them`
+          : "the SessionStart hook ran and had no instruction of the last round to restate"),
     };
-  // It loads again after its own compaction.
-  await claude(c, ["-p", PROMPT, "--resume", id]);
-  const audit = await cli(ctx, ["audit", file, "--json"]);
-  if (audit.code !== 0 && audit.code !== 1)
-    return {
-      client: "claude-code",
-      session,
-      check,
-      ok: false,
-      detail: `audit: exit ${audit.code}: ${audit.stderr.trim()}`,
-    };
-  const result = JSON.parse(audit.stdout) as {
-    compactions: Array<{ source: string; kept: boolean; reason: string | null; messages_before: number }>;
-  };
-  const last = result.compactions.at(-1);
-  if (last === undefined || last.source !== "claude-code")
-    return {
-      client: "claude-code",
-      session,
-      check,
-      ok: false,
-      detail: "audit found no Claude Code compaction",
-    };
-  return {
-    client: "claude-code",
-    session,
-    check,
-    ok: true,
-    detail:
-      `Claude Code's /compact ${last.kept ? "KEPT" : "BROKE"} the contract` +
-      `${last.reason ? ` (${last.reason})` : ""}; ${recorded} earlier compaction(s) in the session`,
-  };
+  } finally {
+    rmSync(join(c.home, ".claude", "settings.json"), { force: true });
+  }
 }
 
 export async function claudeCodeClient(ctx: ClientContext): Promise<SessionVerdict[]> {

@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { repoRoot } from "../support.js";
 import { tempDir } from "./helpers.js";
@@ -106,6 +106,24 @@ test("Claude Code SessionStart hook: after a compaction that lost the last round
   assert.match(ctx, /- Rename the config loader and keep the old name as an alias\./);
   assert.match(ctx, /toolu_1/);
   assert.match(ctx, /Pinned anchors \(restated verbatim\):\nNever push to main\./);
+});
+
+test("Claude Code SessionStart hook: run before Claude Code records its compaction (as 2.1.328 does), it restates the last round's instruction as written", (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  // The transcript as the hook sees it: the history being compacted, no boundary or summary yet.
+  const full = readFileSync(session(dir), "utf8").trimEnd().split("\n");
+  const transcript = join(dir, "s-1.jsonl");
+  writeFileSync(
+    transcript,
+    full.filter((l) => !/compact_boundary|isCompactSummary/.test(l)).join("\n") + "\n",
+  );
+  const r = runHook({ session_id: "s-1", transcript_path: transcript, cwd: dir, source: "compact" });
+  assert.equal(r.status, 0, r.stderr);
+  const ctx = (JSON.parse(r.stdout) as { hookSpecificOutput: { additionalContext: string } })
+    .hookSpecificOutput.additionalContext;
+  assert.match(ctx, /the last round before this compaction/);
+  assert.match(ctx, /\n- Rename the config loader and keep the old name as an alias\.$/);
 });
 
 test("Claude Code SessionStart hook: another source prints nothing; broken input never fails the session", (t) => {
