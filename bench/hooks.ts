@@ -55,21 +55,23 @@ function commandHook(hook: string, input: (session: string, dir: string) => unkn
       input: JSON.stringify(input(session, dir)),
       encoding: "utf8",
     });
-    return r.status === 0 && /survival contract/.test(r.stdout)
+    // Its answer: a verdict on the compaction, or the last round restated.
+    return r.status === 0 && /survival contract|the last round before this compaction/.test(r.stdout)
       ? undefined
-      : `exit ${r.status}: ${r.stderr.trim()}`;
+      : `exit ${r.status}: ${r.stderr.trim() || r.stdout.trim() || "no output"}`;
   };
 }
 
 const CASES: HookCase[] = [
   {
     name: "Claude Code SessionStart (compact)",
-    // The largest session last: its own compaction is the one audited.
+    // Ends with a session whose last round holds an instruction: Claude Code runs the hook before it
+    // records its compaction, so the hook restates that round.
     session: (dir) =>
       endToEnd(
         dir,
         "cc.jsonl",
-        ["claude-code/entire-98-78b713483d-0.jsonl", "claude-code/entire-cd-95adddad32-0.jsonl"],
+        ["claude-code/entire-cd-95adddad32-0.jsonl", "claude-code/entire-98-78b713483d-0.jsonl"],
         "",
       ),
     run: commandHook("claude-code-session-start.mjs", (session, dir) => ({
