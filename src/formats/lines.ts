@@ -92,6 +92,24 @@ export function parseLine(raw: RawLine): ParsedLine {
 /** How a skipped line's reason starts when the file ends inside it: the agent was still writing it, or crashed. */
 export const TRUNCATED_LAST_LINE = "truncated last line";
 
+/**
+ * The JSON objects of a JSONL text, in order, for a writer that carries
+ * fields over from an original session: blank, broken and non-object lines
+ * carry nothing and are passed over (the importer is what reports them).
+ */
+export function* recordsOf(text: string): Generator<Record<string, unknown>> {
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    let o: unknown;
+    try {
+      o = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (isRecord(o)) yield o;
+  }
+}
+
 export function isRecord(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === "object" && !Array.isArray(v);
 }

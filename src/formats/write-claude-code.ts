@@ -21,7 +21,7 @@ import { randomUUID } from "node:crypto";
 import type { Message } from "../model/index.js";
 import { isCheckpoint } from "../contract/classify.js";
 import { blockToAnthropic } from "./convert.js";
-import { isRecord } from "./lines.js";
+import { isRecord, recordsOf } from "./lines.js";
 
 /** What the fork takes from the original session file. */
 export interface ClaudeCodeOrigin {
@@ -43,15 +43,7 @@ export interface ClaudeCodeFork {
 /** Reads the fields the fork carries over from the original session's text (the last line that has them). */
 export function claudeCodeOrigin(text: string): ClaudeCodeOrigin {
   const origin: ClaudeCodeOrigin = { leafUuid: null, cwd: process.cwd(), version: "unknown" };
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue;
-    let o: unknown;
-    try {
-      o = JSON.parse(line);
-    } catch {
-      continue; // a broken line is reported by the importer; it carries nothing here
-    }
-    if (!isRecord(o)) continue;
+  for (const o of recordsOf(text)) {
     if (typeof o.uuid === "string" && o.isSidechain !== true) origin.leafUuid = o.uuid;
     if (typeof o.cwd === "string") origin.cwd = o.cwd;
     if (typeof o.version === "string") origin.version = o.version;

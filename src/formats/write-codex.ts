@@ -46,7 +46,7 @@ import { canonicalJson } from "../model/blocks.js";
 import { isCheckpoint, isPlainUser } from "../contract/classify.js";
 import { contentBlocks, isCodexSessionPrefix, modelSideBlocks, resultBlock } from "./codex.js";
 import { textOf } from "./convert.js";
-import { isRecord } from "./lines.js";
+import { isRecord, recordsOf } from "./lines.js";
 
 type Item = Record<string, unknown>;
 
@@ -69,15 +69,8 @@ export interface CodexFork {
 /** Reads the session_meta and the response items of the original rollout's text. */
 export function codexOrigin(text: string): CodexOrigin {
   const origin: CodexOrigin = { meta: { cwd: process.cwd(), originator: "codex_cli_rs" }, items: [] };
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue;
-    let o: unknown;
-    try {
-      o = JSON.parse(line);
-    } catch {
-      continue; // a broken line is reported by the importer; it carries nothing here
-    }
-    if (!isRecord(o) || !isRecord(o.payload)) continue;
+  for (const o of recordsOf(text)) {
+    if (!isRecord(o.payload)) continue;
     const p = o.payload;
     if (o.type === "session_meta") {
       // The first session_meta is the session's own (a forked rollout may carry its parent's after it).

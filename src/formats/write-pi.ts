@@ -31,7 +31,7 @@
 import { randomBytes } from "node:crypto";
 import type { Block, Message } from "../model/index.js";
 import { isCheckpoint } from "../contract/classify.js";
-import { isRecord } from "./lines.js";
+import { isRecord, recordsOf } from "./lines.js";
 import { PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX } from "./pi.js";
 
 /** The session format version pi 0.73.1 writes (`CURRENT_SESSION_VERSION`). */
@@ -76,16 +76,7 @@ export function piSessionFileName(timestamp: string, id: string): string {
  * file). Broken lines carry nothing (the importer reports them).
  */
 export function piOrigin(text: string): PiOrigin {
-  const records: Record<string, unknown>[] = [];
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue;
-    try {
-      const o: unknown = JSON.parse(line);
-      if (isRecord(o)) records.push(o);
-    } catch {
-      continue;
-    }
-  }
+  const records = [...recordsOf(text)];
   const header = records.find((r) => r.type === "session");
   const origin: PiOrigin = {
     cwd: typeof header?.cwd === "string" ? header.cwd : process.cwd(),

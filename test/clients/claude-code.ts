@@ -20,10 +20,10 @@ import { isDeepStrictEqual } from "node:util";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { repoRoot } from "../support.js";
 import { startFakeServer, type FakeServer } from "./fake-server.js";
 import { answerAnthropic, CANNED_SUMMARY } from "./fake-anthropic.js";
 import { runProcess } from "./run-process.js";
+import { teeHook, type TeeHook } from "./tee-hook.js";
 import type { ClientContext, SessionVerdict } from "./types.js";
 
 /** Corpus sessions tried (each resumes in a few seconds). */
@@ -251,13 +251,17 @@ async function cli(
   return runProcess(process.execPath, [ctx.cli, ...args], { env: { NO_COLOR: "1" }, timeoutMs: 120_000 });
 }
 
-async function forkCheck(
-  ctx: ClientContext,
-  c: Client,
-  session: string,
-  original: string,
-): Promise<SessionVerdict> {
-  const check = "fork A->B";
+/** What one check found: passed or not, and one line saying what was seen. */
+interface Outcome {
+  ok: boolean;
+  detail: string;
+}
+
+function failed(detail: string): Outcome {
+  return { ok: false, detail };
+}
+
+async function forkCheck(ctx: ClientContext, c: Client, original: string): Promise<Outcome> {
   const originalPath = join(c.projectDir, `${sessionId(original)}.jsonl`);
   // A small target takes the summary path, so the fork starts with a compact boundary and summary line.
   const compacted = await cli(ctx, [
@@ -271,13 +275,7 @@ async function forkCheck(
     c.workspace,
   ]);
   if (compacted.code !== 0)
-    return {
-      client: "claude-code",
-      session,
-      check,
-      ok: false,
-      detail: `compact --fork: exit ${compacted.code}: ${compacted.stderr.trim()}`,
-    };
+    return failed(`compact --fork: exit ${compacted.code}: ${compacted.stderr.trim()}`);
   const receipt = JSON.parse(compacted.stdout) as {
     path: string;
     fork: { path: string; session_id: string };
@@ -299,71 +297,33 @@ async function forkCheck(
   writeFileSync(aFile, JSON.stringify(strippedA.request));
   writeFileSync(bFile, JSON.stringify(strippedB.request));
   const v = await cli(ctx, ["validate", aFile, bFile, "--path", receipt.path]);
-  if (v.code !== 0)
-    return {
-      client: "claude-code",
-      session,
-      check,
-      ok: false,
-      detail: `validate A->B: exit ${v.code}: ${(v.stdout + v.stderr).trim()}`,
-    };
+  if (v.code !== 0) return failed(`validate A->B: exit ${v.code}: ${(v.stdout + v.stderr).trim()}`);
   try {
     const added = compareWithFork(forkText, b);
     return {
-      client: "claude-code",
-      session,
-      check,
       ok: true,
       detail:
         `validate ok (${a.messages.length} -> ${b.messages.length} messages, ` +
         `${strippedA.removed}/${strippedB.removed} <system-reminder> blocks set aside); ${added}`,
     };
   } catch (e) {
-    return { client: "claude-code", session, check, ok: false, detail: (e as Error).message };
+    return failed((e as Error).message);
   }
 }
 
-/**
- * Installs the SessionStart hook recipe (examples/hooks/claude-code-session-start.mjs,
- * matcher `compact`) in the home's settings.json, behind a wrapper that keeps
- * what Claude Code gave it and what it answered; returns where those land.
- */
-function installSessionStartHook(c: Client): { input: string; output: string } {
-  const input = join(c.home, "session-start.in.json");
-  const output = join(c.home, "session-start.out.json");
-  const hook = join(repoRoot, "examples", "hooks", "claude-code-session-start.mjs");
-  const wrapper = join(c.home, "session-start-hook.sh");
-  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  writeFileSync(
-    wrapper,
-    `#!/bin/sh\ntee ${q(input)} | ${q(process.execPath)} ${q(hook)} | tee ${q(output)}\n`,
-    {
-      mode: 0o755,
-    },
-  );
+/** Registers the SessionStart hook recipe (matcher `compact`) in the home's settings.json. */
+function installSessionStartHook(c: Client): TeeHook {
+  const hook = teeHook(c.home, "session-start", "claude-code-session-start.mjs");
   writeFileSync(
     join(c.home, ".claude", "settings.json"),
     JSON.stringify({
-      hooks: { SessionStart: [{ matcher: "compact", hooks: [{ type: "command", command: wrapper }] }] },
+      hooks: { SessionStart: [{ matcher: "compact", hooks: [{ type: "command", command: hook.command }] }] },
     }),
   );
-  return { input, output };
+  return hook;
 }
 
-async function ownCompactCheck(
-  ctx: ClientContext,
-  c: Client,
-  session: string,
-  original: string,
-): Promise<SessionVerdict> {
-  const check = "own /compact + audit";
-  const fail = (detail: string): SessionVerdict => ({
-    client: "claude-code",
-    session,
-    check,
-    ok: false,
-    detail,
-  });
+async function ownCompactCheck(ctx: ClientContext, c: Client, original: string): Promise<Outcome> {
   const id = sessionId(original);
   const file = join(c.projectDir, `${id}.jsonl`);
   const before = readFileSync(file, "utf8").split("\n").length;
@@ -375,15 +335,15 @@ async function ownCompactCheck(
     const after = readFileSync(file, "utf8");
     const added = after.split("\n").slice(before - 1);
     if (!added.some((l) => l.includes('"compact_boundary"')) || !after.includes(CANNED_SUMMARY.slice(0, 40)))
-      return fail("claude /compact wrote no compact boundary with the fake's summary");
+      return failed("claude /compact wrote no compact boundary with the fake's summary");
     // The hook recipe ran on SessionStart (source compact), on this transcript.
-    if (!existsSync(hook.input)) return fail("Claude Code did not run the SessionStart hook recipe");
+    if (!existsSync(hook.input)) return failed("Claude Code did not run the SessionStart hook recipe");
     const given = JSON.parse(readFileSync(hook.input, "utf8")) as {
       source?: string;
       transcript_path?: string;
     };
     if (given.source !== "compact" || given.transcript_path !== file)
-      return fail(`the hook got ${JSON.stringify(given).slice(0, 200)}`);
+      return failed(`the hook got ${JSON.stringify(given).slice(0, 200)}`);
     const answer = readFileSync(hook.output, "utf8").trim();
     const restated =
       answer === ""
@@ -396,22 +356,19 @@ async function ownCompactCheck(
     const b = JSON.stringify(lastMessagesRequest(c.server, from));
     const instructions = restated?.split("\n").filter((l) => l.startsWith("- ")) ?? [];
     if (instructions.some((l) => !b.includes(JSON.stringify(l).slice(1, -1))))
-      return fail("the hook's restated instructions are not in the request after the compaction");
+      return failed("the hook's restated instructions are not in the request after the compaction");
     const audit = await cli(ctx, ["audit", file, "--json"]);
     if (audit.code !== 0 && audit.code !== 1)
-      return fail(`audit: exit ${audit.code}: ${audit.stderr.trim()}`);
+      return failed(`audit: exit ${audit.code}: ${audit.stderr.trim()}`);
     const result = JSON.parse(audit.stdout) as {
       compactions: Array<{ source: string; kept: boolean; reason: string | null; messages_before: number }>;
     };
     const last = result.compactions.at(-1);
     if (last === undefined || last.source !== "claude-code" || result.compactions.length !== recorded + 1)
-      return fail(
+      return failed(
         `audit found ${result.compactions.length} compactions (${recorded} before /compact); expected one more, Claude Code's`,
       );
     return {
-      client: "claude-code",
-      session,
-      check,
       ok: true,
       detail:
         `Claude Code's /compact ${last.kept ? "KEPT" : "BROKE"} the contract` +
@@ -455,7 +412,7 @@ export async function claudeCodeClient(ctx: ClientContext): Promise<SessionVerdi
           writeFileSync(join(projectDir, `${sessionId(original)}.jsonl`), text);
           ctx.log(`claude-code ${session}: ${check}`);
           try {
-            verdicts.push({ ...(await run(ctx, c, session, text)), check });
+            verdicts.push({ client: "claude-code", session, check, ...(await run(ctx, c, text)) });
           } catch (e) {
             verdicts.push({ client: "claude-code", session, check, ok: false, detail: (e as Error).message });
           }

@@ -42,11 +42,11 @@ import { isDeepStrictEqual } from "node:util";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { repoRoot } from "../support.js";
 import { responseItemsToMessages } from "../../src/formats/codex.js";
 import { startFakeServer, type FakeServer } from "./fake-server.js";
 import { answerResponses, inputItems, itemText, requestKind, type ResponsesKind } from "./fake-responses.js";
 import { runProcess } from "./run-process.js";
+import { teeHook, type TeeHook } from "./tee-hook.js";
 import type { ClientContext, SessionVerdict } from "./types.js";
 
 /**
@@ -184,27 +184,14 @@ async function resume(
   return (await resumeRun(home, r, id, config, execFlags)).requests;
 }
 
-/**
- * Installs the Codex hook recipe (examples/hooks/codex-post-compact.mjs) for
- * `PostCompact` in the home's hooks.json, behind a wrapper that keeps what
- * Codex gave it and what it answered; returns where those land.
- */
-function installPostCompactHook(home: Home): { input: string; output: string } {
-  const input = join(home.dir, "post-compact.in.json");
-  const output = join(home.dir, "post-compact.out.json");
-  const hook = join(repoRoot, "examples", "hooks", "codex-post-compact.mjs");
-  const wrapper = join(home.dir, "post-compact-hook.sh");
-  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  writeFileSync(
-    wrapper,
-    `#!/bin/sh\ntee ${q(input)} | ${q(process.execPath)} ${q(hook)} | tee ${q(output)}\n`,
-    { mode: 0o755 },
-  );
+/** Registers the PostCompact hook recipe in the home's hooks.json. */
+function installPostCompactHook(home: Home): TeeHook {
+  const hook = teeHook(home.dir, "post-compact", "codex-post-compact.mjs");
   writeFileSync(
     join(home.dir, "hooks.json"),
-    JSON.stringify({ hooks: { PostCompact: [{ hooks: [{ type: "command", command: wrapper }] }] } }),
+    JSON.stringify({ hooks: { PostCompact: [{ hooks: [{ type: "command", command: hook.command }] }] } }),
   );
-  return { input, output };
+  return hook;
 }
 
 function lastLines(s: string): string {

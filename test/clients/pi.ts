@@ -508,5 +508,3 @@ export const piClient: ClientModule = async (ctx: ClientContext) => {
   }
   return verdicts;
 };
-
-

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { piSessionText, PI_TEST_SESSION_ID } from "../pi-session.js";
-import { run, tempDir } from "./helpers.js";
+import { run, tempDir, assertForkKeepsContract, forkOf } from "./helpers.js";
 
 test("compact --fork writes a new pi session beside the original and prints `pi --session FILE`", async (t) => {
   const { dir, cleanup } = tempDir();
@@ -17,12 +17,7 @@ test("compact --fork writes a new pi session beside the original and prints `pi 
   const orig = join(dir, "2026-11-30T10-00-00-000Z_orig.jsonl");
   writeFileSync(orig, piSessionText({ cwd: dir, rounds: 8, compactAfter: 4 }));
   const bytes = readFileSync(orig);
-  const r = await run(["compact", orig, "--fork", "--json", "--workspace", dir]);
-  assert.equal(r.code, 0, r.stderr);
-  const receipt = JSON.parse(r.stdout) as {
-    path: string;
-    fork: { path: string; session_id: string; resume: string };
-  };
+  const receipt = await forkOf(orig, dir);
   assert.notEqual(receipt.fork.session_id, PI_TEST_SESSION_ID);
   assert.match(
     receipt.fork.path,
@@ -42,14 +37,7 @@ test("compact --fork writes a new pi session beside the original and prints `pi 
     ["session", 3, receipt.fork.session_id, dir, orig],
   );
   // Read back through the pi importer, the fork's context keeps what must survive of the original's.
-  for (const p of ["anthropic", "openai"] as const) {
-    const a = join(dir, `a.${p}.json`);
-    const b = join(dir, `b.${p}.json`);
-    assert.equal((await run(["export", orig, "--to", p, "--out", a])).code, 0);
-    assert.equal((await run(["export", receipt.fork.path, "--to", p, "--out", b])).code, 0);
-    const v = await run(["validate", a, b, "--path", receipt.path]);
-    assert.equal(v.code, 0, `${p}: ${v.stdout} ${v.stderr}`);
-  }
+  await assertForkKeepsContract(dir, orig, receipt.fork.path, receipt.path);
   // The human-readable form prints the same resume line.
   const again = await run(["compact", orig, "--fork", "--workspace", dir]);
   assert.equal(again.code, 0, again.stderr);
@@ -69,7 +57,7 @@ test("a pi session given --format codex is a clear error that writes nothing", a
     assert.equal(r.code, 2, r.stdout);
     assert.equal(
       r.stderr,
-      `compact-safe: ${orig}: nothing in it reads as codex (0 of 19 lines imported); it looks like a pi session (give that format, or let it be detected)\n`,
+      `compact-safe: ${orig}: none of its 19 lines is a codex line; it looks like a pi session (give --format pi, or leave the format to be detected)\n`,
     );
     assert.deepEqual(readdirSync(dir), ["s.jsonl"]);
   }

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { appendFileSync, copyFileSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { exampleSession } from "../support.js";
-import { run, tempDir } from "./helpers.js";
+import { run, tempDir, assertForkKeepsContract, forkOf } from "./helpers.js";
 import { openaiReply, startFakeProvider } from "../../src/summarizers/testing/index.js";
 
 test("compact --fork writes a new Claude Code session beside the original and prints how to resume it", async (t) => {
@@ -17,12 +17,7 @@ test("compact --fork writes a new Claude Code session beside the original and pr
   const orig = join(dir, "orig.jsonl");
   copyFileSync(exampleSession, orig);
   const bytes = readFileSync(orig);
-  const r = await run(["compact", orig, "--fork", "--json", "--workspace", dir]);
-  assert.equal(r.code, 0, r.stderr);
-  const receipt = JSON.parse(r.stdout) as {
-    path: string;
-    fork: { path: string; session_id: string; resume: string };
-  };
+  const receipt = await forkOf(orig, dir);
   assert.equal(receipt.fork.path, join(dir, `${receipt.fork.session_id}.jsonl`));
   assert.equal(receipt.fork.resume, `claude --resume ${receipt.fork.session_id}`);
   assert.deepEqual(readFileSync(orig), bytes, "the original is never modified");
@@ -37,14 +32,7 @@ test("compact --fork writes a new Claude Code session beside the original and pr
   assert.equal(lines[1]!.isCompactSummary, true);
   for (let i = 2; i < lines.length; i++) assert.equal(lines[i]!.parentUuid, lines[i - 1]!.uuid);
   // Read back as the agent's session, its context keeps what must survive of the original's.
-  for (const p of ["anthropic", "openai"] as const) {
-    const a = join(dir, `a.${p}.json`);
-    const b = join(dir, `b.${p}.json`);
-    assert.equal((await run(["export", orig, "--to", p, "--out", a])).code, 0);
-    assert.equal((await run(["export", receipt.fork.path, "--to", p, "--out", b])).code, 0);
-    const v = await run(["validate", a, b, "--path", receipt.path]);
-    assert.equal(v.code, 0, `${p}: ${v.stdout} ${v.stderr}`);
-  }
+  await assertForkKeepsContract(dir, orig, receipt.fork.path, receipt.path);
 });
 
 test("compact --fork: another agent's session, a journal and an existing --out are clear errors that write nothing", async (t) => {
@@ -371,14 +359,7 @@ test("compact --fork writes a new Codex rollout beside the original, resumed by 
   });
   assert.ok(items.some((it) => it.type === "reasoning"));
   // Read back through our Codex importer, its context keeps what must survive of the original's.
-  for (const p of ["anthropic", "openai"] as const) {
-    const a = join(dir, `a.${p}.json`);
-    const b = join(dir, `b.${p}.json`);
-    assert.equal((await run(["export", orig, "--to", p, "--out", a])).code, 0);
-    assert.equal((await run(["export", receipt.fork.path, "--to", p, "--out", b])).code, 0);
-    const v = await run(["validate", a, b, "--path", receipt.path]);
-    assert.equal(v.code, 0, `${p}: ${v.stdout} ${v.stderr}`);
-  }
+  await assertForkKeepsContract(dir, orig, receipt.fork.path, receipt.path);
 });
 
 test("compact --fork: a Codex rollout given --format claude-code is a clear error that writes nothing", async (t) => {

@@ -136,3 +136,41 @@ export async function cliMatchesRunMatrix(file: string): Promise<string[]> {
   assert.equal(lines.at(-1), `ok ${lib.length - disagree.length} survival-contract fixtures`);
   return disagree.map((r) => r.id);
 }
+
+/**
+ * A fork read back as its agent's session keeps what must survive of the
+ * original's: both exported to each provider's request, `validate` A->B
+ * passes (with the compaction's `path`).
+ */
+export async function assertForkKeepsContract(
+  dir: string,
+  original: string,
+  fork: string,
+  path: string,
+): Promise<void> {
+  for (const p of ["anthropic", "openai"] as const) {
+    const a = join(dir, `a.${p}.json`);
+    const b = join(dir, `b.${p}.json`);
+    assert.equal((await run(["export", original, "--to", p, "--out", a])).code, 0);
+    assert.equal((await run(["export", fork, "--to", p, "--out", b])).code, 0);
+    const v = await run(["validate", a, b, "--path", path]);
+    assert.equal(v.code, 0, `${p}: ${v.stdout} ${v.stderr}`);
+  }
+}
+
+/** The `--json` receipt of `compact --fork`. */
+export interface ForkReceiptJson {
+  path: string;
+  fork: { path: string; session_id: string; resume: string };
+}
+
+/** Runs `compact FILE --fork --json --workspace DIR [extra]`, which must succeed; its receipt. */
+export async function forkOf(
+  file: string,
+  dir: string,
+  extra: readonly string[] = [],
+): Promise<ForkReceiptJson> {
+  const r = await run(["compact", file, "--fork", "--json", "--workspace", dir, ...extra]);
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout) as ForkReceiptJson;
+}

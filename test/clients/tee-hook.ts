@@ -1,0 +1,35 @@
+/**
+ * A hook recipe of examples/hooks/ behind a small shell wrapper, for the
+ * real-client tests: the agent runs the wrapper as its hook command, and the
+ * wrapper keeps what the agent gave the hook (stdin) and what the hook
+ * answered (stdout), so a test can check both.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { repoRoot } from "../support.js";
+
+export interface TeeHook {
+  /** The command to register with the agent. */
+  command: string;
+  /** Where the hook's input lands. */
+  input: string;
+  /** Where the hook's answer lands. */
+  output: string;
+}
+
+/** Writes the wrapper for `examples/hooks/<recipe>` into `dir` (files named after `name`). */
+export function teeHook(dir: string, name: string, recipe: string): TeeHook {
+  const input = join(dir, `${name}.in.json`);
+  const output = join(dir, `${name}.out.json`);
+  const command = join(dir, `${name}-hook.sh`);
+  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  const hook = join(repoRoot, "examples", "hooks", recipe);
+  writeFileSync(
+    command,
+    `#!/bin/sh\ntee ${q(input)} | ${q(process.execPath)} ${q(hook)} | tee ${q(output)}\n`,
+    {
+      mode: 0o755,
+    },
+  );
+  return { command, input, output };
+}
