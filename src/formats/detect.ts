@@ -173,18 +173,25 @@ export function importText(text: string, fileName: string, options: ImportOption
 }
 
 /**
- * A forced format under which not one line of the file imports, when the
- * content says it is another agent's session, is a wrong `--format`: an
- * error that names the format the file looks like, instead of an empty
- * history that "has nothing to compact".
+ * A forced format under which not one line (JSON formats: message) of a
+ * non-empty input imports is an error, never an empty history that "has
+ * nothing to compact": it names the format the content looks like, or else
+ * the first line the forced format could not read and why.
  */
 function refuseWrongFormat(result: ImportResult, text: string, fileName: string, format: FormatName): void {
-  if (result.report.imported > 0 || result.report.total === 0) return;
+  const { imported, total, skipped } = result.report;
+  if (imported > 0 || total === 0) return;
+  const [one, many] =
+    format === "openai" || format === "anthropic" ? ["message", "messages"] : ["line", "lines"];
   const other = otherFormat(text, fileName, format);
-  if (other === undefined) return; // not recognisably anything else: the report's skipped lines say what is wrong
-  throw new FormatError(
-    `${fileName}: none of its ${result.report.total} lines is a ${format} line; ${wrongFormatHint(other)}`,
-  );
+  const first = skipped[0];
+  const why =
+    other !== undefined
+      ? wrongFormatHint(other)
+      : first !== undefined
+        ? `${one} ${first.line}: ${first.reason}`
+        : "no known format matches it either";
+  throw new FormatError(`${fileName}: none of its ${total} ${many} reads as ${format}; ${why}`);
 }
 
 /** The format the content says, when it is not `format` (undefined when it is, or when nothing matches). */

@@ -57,7 +57,7 @@ test("a pi session given --format codex is a clear error that writes nothing", a
     assert.equal(r.code, 2, r.stdout);
     assert.equal(
       r.stderr,
-      `compact-safe: ${orig}: none of its 19 lines is a codex line; it looks like a pi session (give --format pi, or leave the format to be detected)\n`,
+      `compact-safe: ${orig}: none of its 19 lines reads as codex; it looks like a pi session (give --format pi, or leave the format to be detected)\n`,
     );
     assert.deepEqual(readdirSync(dir), ["s.jsonl"]);
   }

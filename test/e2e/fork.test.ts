@@ -373,7 +373,7 @@ test("compact --fork: a Codex rollout given --format claude-code is a clear erro
     assert.equal(r.code, 2, r.stdout);
     assert.match(
       r.stderr,
-      /rollout\.jsonl: none of its \d+ lines is a claude-code line; it looks like a codex session \(give --format codex/,
+      /rollout\.jsonl: none of its \d+ lines reads as claude-code; it looks like a codex session \(give --format codex/,
     );
     assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
   }
@@ -395,4 +395,34 @@ test("compact --fork on a session whose last line is broken but complete (two va
   );
   const receipt = JSON.parse(r.stdout) as { fork: { path: string } };
   assert.ok(readFileSync(receipt.fork.path, "utf8").length > 0);
+});
+
+test("a forced format that imports nothing of a file no format reads is an error naming the first unreadable message, not an empty journal", async (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  // A Gemini CLI saved session: no importer reads it (yet), and forcing the OpenAI one must not import it as empty.
+  const file = join(dir, "gemini.json");
+  writeFileSync(
+    file,
+    JSON.stringify({
+      sessionId: "s1",
+      projectHash: "h",
+      messages: [
+        { type: "user", content: "Rename the loader." },
+        { type: "gemini", content: "Done.", thoughts: [], toolCalls: [] },
+      ],
+    }),
+  );
+  for (const args of [
+    ["import", file, "--format", "openai", "--out", join(dir, "j.jsonl")],
+    ["compact", file, "--format", "openai", "--out", join(dir, "j.jsonl"), "--workspace", dir],
+  ]) {
+    const r = await run(args);
+    assert.equal(r.code, 2, `${args.join(" ")}: ${r.stdout}`);
+    assert.equal(
+      r.stderr,
+      `compact-safe: ${file}: none of its 2 messages reads as openai; message 1: messages[0]: not a message object with a "role"\n`,
+    );
+  }
+  assert.deepEqual(readdirSync(dir), ["gemini.json"]);
 });
