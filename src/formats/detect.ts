@@ -3,8 +3,8 @@ import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import { notRegularFile } from "../model/index.js";
 import { jsonDepthError } from "../model/depth.js";
-import { ModelError, parseJournalEntry } from "../model/schema.js";
 import { importClaudeCode } from "./claude-code.js";
+import { InvalidBlockError } from "./source-tree.js";
 import { importCodex } from "./codex.js";
 import { importJournal } from "./journal-format.js";
 import { looksLikeJournalEntry } from "../model/schema.js";
@@ -150,7 +150,7 @@ export function importText(text: string, fileName: string, options: ImportOption
   } catch (e) {
     // A forced format the file cannot be read as: say what it looks like.
     const other =
-      options.format !== undefined && e instanceof FormatError
+      options.format !== undefined && e instanceof FormatError && !(e instanceof InvalidBlockError)
         ? otherFormat(text, fileName, format)
         : undefined;
     if (other !== undefined)
@@ -158,17 +158,7 @@ export function importText(text: string, fileName: string, options: ImportOption
     throw e;
   }
   if (options.format !== undefined) refuseWrongFormat(result, text, fileName, format);
-  if (format === "journal") return result;
-  // Every route that takes messages validates them first (shape and nesting), with the path named:
-  // a block the converter passed through as found (a text block without `text`) is refused here.
-  result.entries.forEach((e, i) => {
-    try {
-      parseJournalEntry(e, `entries[${i}]`);
-    } catch (err) {
-      if (err instanceof ModelError) throw new FormatError(`${fileName}: ${err.message}`);
-      throw err;
-    }
-  });
+  // Every entry is valid here: the journal's are read line by line, the others' checked by finishImport.
   return result;
 }
 

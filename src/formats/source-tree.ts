@@ -3,11 +3,12 @@
  * pi `id`/`parentId`): the header entry they start from, and the mapping of a
  * source parent onto the nearest imported entry.
  */
-import type { HeaderEntry, JournalEntry } from "../model/index.js";
+import type { Block, HeaderEntry, JournalEntry } from "../model/index.js";
+import { ModelError, parseJournalEntry } from "../model/index.js";
 import { closeAbandonedInEntries } from "./abandoned.js";
 import type { ReportBuilder } from "./report.js";
-import { SourceLines, toolIdWarning, uniqueToolIds, type ToolIdOptions } from "./tool-ids.js";
-import type { ImportResult } from "./types.js";
+import { filePlace, SourceLines, toolIdWarning, uniqueToolIds, type ToolIdOptions } from "./tool-ids.js";
+import { FormatError, type ImportResult } from "./types.js";
 
 /** The header entry an importer starts from; it fills in the identity as it reads. */
 export function startHeader(sourceFormat: string): HeaderEntry {
@@ -55,6 +56,7 @@ export function finishImport(
   lines: SourceLines = new SourceLines(),
   options: ToolIdOptions = {},
 ): ImportResult {
+  for (const e of entries) validateImported(e, rb.report.file, lines);
   const keep = options.toolIds === "keep";
   const unique = uniqueToolIds(entries, rb.report.file, lines, keep ? "report" : "repair");
   for (const f of unique.findings) rb.warn(f.line, toolIdWarning(f, keep));
@@ -62,6 +64,33 @@ export function finishImport(
   rb.report.synthetic_results = closed.closed;
   rb.report.in_flight_calls = closed.inFlight;
   return { entries: closed.value, report: rb.finish(closed.value) };
+}
+
+/**
+ * Every route that takes messages validates them first (shape and nesting):
+ * a block an importer passed through as found (a text block without `text`)
+ * is refused here, named by the input's own place (`FILE:LINE:`, or `FILE:
+ * message N:` for a JSON message array) and the block's path in its message,
+ * never by the journal entry it became.
+ */
+/** An imported block that is not valid: the input's own fault at that place, not a wrong format. */
+export class InvalidBlockError extends FormatError {}
+
+function validateImported(e: JournalEntry, file: string, lines: SourceLines): void {
+  try {
+    parseJournalEntry(e, "entry");
+  } catch (err) {
+    if (!(err instanceof ModelError)) throw err;
+    const content = (e.payload as { content?: unknown }).content;
+    const at = /^entry\.payload\.content\[(\d+)\]/.exec(err.message);
+    const block = Array.isArray(content) && at ? (content[Number(at[1])] as Block | undefined) : undefined;
+    const line =
+      block !== null && typeof block === "object"
+        ? lines.lineOf(block, e.id)
+        : lines.lineOf({} as Block, e.id);
+    const what = err.message.replace(/^entry\.payload\./, "").replace(/^entry\b/, `the ${e.kind} read there`);
+    throw new InvalidBlockError(`${filePlace(file, lines.unit, line)} ${what}`);
+  }
 }
 
 /** Fills in the header's identity when the source did not record it (the file name; the first entry's time). */

@@ -113,7 +113,7 @@ test("a text block without text: compact --out, export, context and validate giv
   try {
     const f = join(dir, "notext.jsonl");
     writeFileSync(f, session(assistantWith(JSON.stringify([{ type: "text" }]))));
-    const expected = `compact-safe: ${f}: entries[2].payload.content[0] (text): missing "text"\n`;
+    const expected = `compact-safe: ${f}:2: content[0] (text): missing "text"\n`;
     for (const args of [
       ["import", f, "--out", join(dir, "j.jsonl")],
       ["compact", f, "--out", join(dir, "c.jsonl"), "--target", "1000"],
