@@ -84,10 +84,8 @@ function validateImported(e: JournalEntry, file: string, lines: SourceLines): vo
     const content = (e.payload as { content?: unknown }).content;
     const at = /^entry\.payload\.content\[(\d+)\]/.exec(err.message);
     const block = Array.isArray(content) && at ? (content[Number(at[1])] as Block | undefined) : undefined;
-    const line =
-      block !== null && typeof block === "object"
-        ? lines.lineOf(block, e.id)
-        : lines.lineOf({} as Block, e.id);
+    // The failing block's own line where the importer recorded one, else its entry's.
+    const line = lines.lineOf(block !== null && typeof block === "object" ? block : ({} as Block), e.id);
     const what = err.message.replace(/^entry\.payload\./, "").replace(/^entry\b/, `the ${e.kind} read there`);
     throw new InvalidBlockError(`${filePlace(file, lines.unit, line)} ${what}`);
   }

@@ -38,11 +38,18 @@ export interface WrittenFork {
 
 export type ForkWriter = (input: ForkInput) => WrittenFork;
 
+/** The knobs every writer passes through unchanged (a fixed time and id, for tests). */
+function fixed(input: ForkInput): { now?: Date; sessionId?: string } {
+  return {
+    ...(input.now ? { now: input.now } : {}),
+    ...(input.sessionId ? { sessionId: input.sessionId } : {}),
+  };
+}
+
 const claudeCode: ForkWriter = (input) => {
   const fork = toClaudeCodeFork(input.replacement, claudeCodeOrigin(input.originalText), {
     tokensBefore: input.tokensBefore,
-    ...(input.now ? { now: input.now } : {}),
-    ...(input.sessionId ? { sessionId: input.sessionId } : {}),
+    ...fixed(input),
   });
   return {
     sessionId: fork.sessionId,
@@ -55,8 +62,7 @@ const claudeCode: ForkWriter = (input) => {
 
 const codex: ForkWriter = (input) => {
   const fork = toCodexFork(input.replacement, codexOrigin(input.originalText), {
-    ...(input.now ? { now: input.now } : {}),
-    ...(input.sessionId ? { sessionId: input.sessionId } : {}),
+    ...fixed(input),
   });
   return {
     sessionId: fork.sessionId,
@@ -71,8 +77,7 @@ const pi: ForkWriter = (input) => {
   const fork = toPiFork(input.replacement, piOrigin(input.originalText), {
     tokensBefore: input.tokensBefore,
     originalPath: resolve(input.originalPath),
-    ...(input.now ? { now: input.now } : {}),
-    ...(input.sessionId ? { sessionId: input.sessionId } : {}),
+    ...fixed(input),
   });
   return {
     sessionId: fork.sessionId,
@@ -85,12 +90,12 @@ const pi: ForkWriter = (input) => {
 };
 
 /** `s` as one shell word (single-quoted when it holds anything but safe characters). */
-function shellQuote(s: string): string {
+export function shellQuote(s: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 /** The agents whose sessions can be written back, by import format. */
-export const FORK_WRITERS: Partial<Record<FormatName, ForkWriter>> = {
+const FORK_WRITERS: Partial<Record<FormatName, ForkWriter>> = {
   "claude-code": claudeCode,
   codex,
   pi,

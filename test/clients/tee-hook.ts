@@ -7,6 +7,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { repoRoot } from "../support.js";
+import { shellQuote } from "../../src/formats/write-back.js";
 
 export interface TeeHook {
   /** The command to register with the agent. */
@@ -22,11 +23,10 @@ export function teeHook(dir: string, name: string, recipe: string): TeeHook {
   const input = join(dir, `${name}.in.json`);
   const output = join(dir, `${name}.out.json`);
   const command = join(dir, `${name}-hook.sh`);
-  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
   const hook = join(repoRoot, "examples", "hooks", recipe);
   writeFileSync(
     command,
-    `#!/bin/sh\ntee ${q(input)} | ${q(process.execPath)} ${q(hook)} | tee ${q(output)}\n`,
+    `#!/bin/sh\ntee ${shellQuote(input)} | ${shellQuote(process.execPath)} ${shellQuote(hook)} | tee ${shellQuote(output)}\n`,
     {
       mode: 0o755,
     },

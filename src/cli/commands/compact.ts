@@ -237,7 +237,7 @@ function report(
  * original (or at --out), never over an existing file unless --force. Refuses
  * when the original changed during the run (another process appending to it).
  */
-async function writeFork(
+async function writeForkFile(
   file: string,
   before: Stats,
   writer: ForkWriter,
@@ -417,7 +417,7 @@ export function register(program: Command): void {
         throwIfRefused(outcome);
         if (o.fork && outcome.kind === "compacted" && !o.dryRun) {
           bar.step("writing");
-          const fork = await writeFork(file, before!, writer!, outcome.result, o);
+          const fork = await writeForkFile(file, before!, writer!, outcome.result, o);
           bar.done();
           report(outcome, o, file, null, false, fork);
           return;
