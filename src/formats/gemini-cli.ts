@@ -267,6 +267,7 @@ export function importGeminiCli(text: string, file: string, options: ToolIdOptio
       options,
     );
   }
+  rb.report.unit = "line";
   // JSONL: read every line first, so that a later state of a message replaces an earlier one.
   const records: { line: number; value: Record<string, unknown> }[] = [];
   let sessionId: string | undefined;
