@@ -14,7 +14,9 @@
  *   sent to the model: skipped by design.
  * - In the JSONL, a record whose `id` a later record repeats is an older
  *   state of that message: the last state is imported, where the first stood
- *   (the lines of the earlier states are skipped by design).
+ *   (the lines of the earlier states are skipped by design). A `{ "$set": {
+ *   messages: [...] } }` line is a snapshot of the whole list, which replaces
+ *   the messages before it; other `$set` fields are session metadata.
  */
 import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../model/index.js";
 import { JsonDepthError, kindForMessage, parseJsonLimited } from "../model/index.js";
@@ -199,6 +201,30 @@ function convertRecord(
   }
 }
 
+/** A message record of a Gemini JSONL, with the line it was last written on. */
+interface Item {
+  line: number;
+  value: Record<string, unknown>;
+}
+
+/**
+ * A message record into the list: a record whose `id` is already there is a
+ * later state of that message and takes its place; any other is appended.
+ */
+function upsert(list: Item[], item: Item, why: Map<number, { reason: string; byDesign: boolean }>): void {
+  const id = item.value.id;
+  const at = typeof id === "string" ? list.findIndex((x) => x.value.id === id) : -1;
+  if (at < 0) {
+    list.push(item);
+    return;
+  }
+  why.set(list[at]!.line, {
+    reason: `an earlier state of message ${JSON.stringify(id)} (its state at line ${item.line} is imported)`,
+    byDesign: true,
+  });
+  list[at] = item;
+}
+
 /** True for the JSON document of a Gemini CLI saved session. */
 export function isGeminiDocument(doc: unknown): boolean {
   return (
@@ -212,6 +238,7 @@ export function isGeminiDocument(doc: unknown): boolean {
 /** True for a record of a Gemini CLI session JSONL (a message record, or the session metadata line). */
 export function isGeminiRecord(o: Record<string, unknown>): boolean {
   if ("uuid" in o || "parentUuid" in o || "message" in o || "payload" in o) return false;
+  if (isRecord(o.$set)) return Object.keys(o).length === 1;
   if (o.type === undefined) return typeof o.sessionId === "string" && "projectHash" in o;
   if (o.type === "gemini") return "content" in o || Array.isArray(o.toolCalls);
   return (
@@ -268,65 +295,90 @@ export function importGeminiCli(text: string, file: string, options: ToolIdOptio
     );
   }
   rb.report.unit = "line";
-  // JSONL: read every line first, so that a later state of a message replaces an earlier one.
-  const records: { line: number; value: Record<string, unknown> }[] = [];
+  // JSONL: the lines are replayed into the session's message list, which is then imported.
   let sessionId: string | undefined;
   let startTime: string | undefined;
   let extra: Record<string, unknown> = {};
-  const lastLineOf = new Map<string, number>();
+  /** The message list as the lines so far leave it. */
+  let list: Item[] = [];
+  /** Why a line has nothing in the final list (the latest reason); lines with a message there are imported. */
+  const why = new Map<number, { reason: string; byDesign: boolean }>();
+  const dropped = (items: readonly Item[], reason: string): void => {
+    for (const it of items) why.set(it.line, { reason, byDesign: true });
+  };
+  const counted: number[] = [];
   for (const raw of splitLines(text)) {
+    counted.push(raw.line);
     if (raw.text.trim() === "") {
       rb.line("blank");
-      rb.skip(raw.line, "blank line", true);
+      why.set(raw.line, { reason: "blank line", byDesign: true });
       continue;
     }
     const p = parseLine(raw);
     if (!p.ok || !isRecord(p.value)) {
       rb.line("invalid");
-      rb.skip(raw.line, p.ok ? "not a JSON object" : p.reason, false);
+      why.set(raw.line, { reason: p.ok ? "not a JSON object" : p.reason, byDesign: false });
       continue;
     }
     const o = p.value;
+    if (isRecord(o.$set)) {
+      rb.line("$set");
+      const set = o.$set;
+      extra = { ...extra, ...sessionExtra(set) };
+      if (!Array.isArray(set.messages)) {
+        why.set(raw.line, { reason: "session metadata update (recorded in the header)", byDesign: true });
+        continue;
+      }
+      // A snapshot of the whole message list: what it leaves out is no longer in the session.
+      dropped(list, `replaced by the message list of line ${raw.line}`);
+      list = [];
+      set.messages.forEach((m, k) => {
+        if (isRecord(m)) upsert(list, { line: raw.line, value: m }, why);
+        else why.set(raw.line, { reason: `$set.messages[${k}]: not a message record`, byDesign: false });
+      });
+      if (set.messages.length === 0)
+        why.set(raw.line, { reason: "an empty message list (the session was cleared)", byDesign: true });
+      continue;
+    }
     if (o.type === undefined && (typeof o.sessionId === "string" || "projectHash" in o)) {
       rb.line("session");
       if (typeof o.sessionId === "string") sessionId ??= o.sessionId;
       if (typeof o.startTime === "string") startTime ??= o.startTime;
       extra = { ...extra, ...sessionExtra(o) };
-      rb.skip(raw.line, "session metadata (recorded in the header)", true);
+      why.set(raw.line, { reason: "session metadata (recorded in the header)", byDesign: true });
       continue;
     }
-    records.push({ line: raw.line, value: o });
-    if (typeof o.id === "string") lastLineOf.set(o.id, raw.line);
+    rb.line(typeof o.type === "string" ? o.type : "unknown");
+    upsert(list, { line: raw.line, value: o }, why);
   }
+  rb.report.unit = "line";
   const lines = new SourceLines("line");
-  const byLine = new Map(records.map((r) => [r.line, r.value]));
-  const placed = new Set<string>();
-  for (const { line, value } of records) {
-    rb.line(typeof value.type === "string" ? value.type : "unknown");
-    const id = typeof value.id === "string" ? value.id : undefined;
-    const last = id === undefined ? line : lastLineOf.get(id)!;
-    if (id !== undefined && last !== line) {
-      if (!placed.has(id)) {
-        placed.add(id);
-        // The last state of the message, where the message first stood.
-        const final = byLine.get(last)!;
-        const got = convertRecord(final, {});
-        if (Array.isArray(got)) push(last, got, final.timestamp ?? value.timestamp);
-      }
-      rb.skip(
-        line,
-        `an earlier state of message ${JSON.stringify(id)} (its last state, line ${last}, is imported)`,
-        true,
-      );
-      continue;
-    }
+  const parts = new Map<number, number>();
+  const importedLines = new Set<number>();
+  for (const { line, value } of list) {
     const got = convertRecord(value, {});
     if (!Array.isArray(got)) {
-      rb.skip(line, got.skip, got.byDesign);
+      if (!importedLines.has(line)) why.set(line, { reason: got.skip, byDesign: got.byDesign });
       continue;
     }
-    if (id === undefined || !placed.has(id)) push(line, got, value.timestamp);
-    rb.imported();
+    importedLines.add(line);
+    for (const message of got) {
+      const part = parts.get(line) ?? 0;
+      parts.set(line, part + 1);
+      out.push({
+        line,
+        message,
+        part,
+        ...(typeof value.timestamp === "string" ? { createdAt: value.timestamp } : {}),
+      });
+    }
+  }
+  for (const line of counted) {
+    if (importedLines.has(line)) rb.imported();
+    else {
+      const w = why.get(line) ?? { reason: "nothing of it is in the session", byDesign: true };
+      rb.skip(line, w.reason, w.byDesign);
+    }
   }
   return linearImport(
     rb,

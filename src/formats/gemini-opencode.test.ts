@@ -181,7 +181,10 @@ test("Gemini CLI JSONL: the metadata line goes to the header, the last state of 
       [10, false],
     ],
   );
-  assert.match(r.report.skipped[1]!.reason, /earlier state of message "g1" \(its last state, line 5/);
+  assert.match(
+    r.report.skipped[1]!.reason,
+    /earlier state of message "g1" \(its state at line 5 is imported/,
+  );
   assert.equal((r.entries[0]!.payload as Record<string, unknown>).session_id, "sess-2");
   const live = liveContext(r.entries);
   assert.deepEqual(
@@ -365,6 +368,62 @@ test("opencode export: detected; every message accounted for; steps split in the
     ["text", "tool_use"],
   );
   await assertCompacts(r.entries);
+});
+
+test("Gemini CLI JSONL: a $set message list replaces the messages before it; later records add to it or update it by id; every line accounted for", () => {
+  const lines = [
+    { sessionId: "sess-3", projectHash: "ph", startTime: T(0), kind: "main" },
+    { id: "u0", timestamp: T(1), type: "user", content: "A question that was rewound." },
+    { id: "g0", timestamp: T(2), type: "gemini", content: "An answer that was rewound." },
+    {
+      $set: {
+        messages: [
+          {
+            id: "u1",
+            timestamp: T(3),
+            type: "user",
+            content: [{ text: "<session_context>tree</session_context>" }],
+          },
+          { id: "g1", timestamp: T(4), type: "gemini", content: "Ready.", tokens: { input: 10, output: 2 } },
+        ],
+      },
+    },
+    { $set: { lastUpdated: T(5) } },
+    { id: "u2", timestamp: T(6), type: "user", content: "Go on." },
+    { id: "g1", timestamp: T(4), type: "gemini", content: "Ready!", tokens: { input: 10, output: 3 } },
+    { id: "g2", timestamp: T(7), type: "gemini", content: "Going on." },
+  ];
+  const text = lines.map((l) => JSON.stringify(l)).join("\n") + "\n";
+  assert.equal(detectFormat(text, "session.jsonl"), "gemini-cli");
+  const r = importText(text, "session.jsonl");
+  assertAccounted(r);
+  assert.equal(r.report.total, 8);
+  assert.deepEqual(
+    r.report.skipped.map((s) => [s.line, s.by_design, s.reason]),
+    [
+      [1, true, "session metadata (recorded in the header)"],
+      [2, true, "replaced by the message list of line 4"],
+      [3, true, "replaced by the message list of line 4"],
+      [5, true, "session metadata update (recorded in the header)"],
+    ],
+  );
+  assert.equal((r.entries[0]!.payload as Record<string, unknown>).lastUpdated, T(5));
+  const live = liveContext(r.entries);
+  assert.deepEqual(
+    live.map((m) => [m.role, (m.content[0] as { text: string }).text]),
+    [
+      ["user", "<session_context>tree</session_context>"],
+      ["assistant", "Ready!"],
+      ["user", "Go on."],
+      ["assistant", "Going on."],
+    ],
+  );
+  assert.equal(live[1]!.usage?.output_tokens, 3);
+  // u1 is read from the snapshot (line 4), g1 from its later state (line 7), where it stood.
+  assert.deepEqual(
+    r.entries.map((e) => e.id),
+    ["header", "m4", "m7", "m6", "m8"],
+  );
 });
 
 test("forcing gemini-cli or opencode on another agent's file is a one-line error naming the format it looks like", () => {
