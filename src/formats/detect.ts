@@ -12,7 +12,7 @@ import { isRecord, parseLine, splitLines } from "./lines.js";
 import { importAnthropic, importOpenAI } from "./messages-json.js";
 import { importPi } from "./pi.js";
 import { importGeminiCli, isGeminiDocument, isGeminiRecord } from "./gemini-cli.js";
-import { importOpencode, isOpencodeExport } from "./opencode.js";
+import { afterExportBanner, importOpencode, isOpencodeExport } from "./opencode.js";
 import type { ToolIdOptions } from "./tool-ids.js";
 import { FORMAT_NAMES, FormatError, reportUnit, type FormatName, type ImportResult } from "./types.js";
 
@@ -86,6 +86,14 @@ function jsonlKind(o: Record<string, unknown>): FormatName | undefined {
  * formats tried when nothing matches.
  */
 export function detectFormat(text: string, fileName: string): FormatName {
+  const exported = afterExportBanner(text);
+  if (exported !== undefined && !jsonDepthError(exported)) {
+    try {
+      if (isOpencodeExport(JSON.parse(exported))) return "opencode";
+    } catch {
+      // Not JSON after the banner: detected below like any other text.
+    }
+  }
   const trimmed = text.trimStart();
   if (trimmed.startsWith("[") || trimmed.startsWith("{")) {
     let doc: unknown;

@@ -426,6 +426,15 @@ test("Gemini CLI JSONL: a $set message list replaces the messages before it; lat
   );
 });
 
+test("an opencode export saved with the status line some versions print first is still detected and read", () => {
+  const text = "Exporting session: ses_1" + JSON.stringify(opencodeExport(), null, 2);
+  assert.equal(detectFormat(text, "ses_1.json"), "opencode");
+  const r = importText(text, "ses_1.json");
+  assertAccounted(r);
+  assert.equal(r.report.imported, 13);
+  assert.match(r.report.notes.join("\n"), /status line opencode printed/);
+});
+
 test("forcing gemini-cli or opencode on another agent's file is a one-line error naming the format it looks like", () => {
   const openai = JSON.stringify([
     { role: "user", content: "hi" },

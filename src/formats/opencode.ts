@@ -23,6 +23,16 @@ import { ReportBuilder } from "./report.js";
 import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
 import { FormatError, type ImportResult } from "./types.js";
 
+/**
+ * Some opencode versions write a status line, `Exporting session: ID`, to
+ * stdout before the JSON, so a redirected export starts with it: the JSON
+ * after it, or undefined when the text does not start so.
+ */
+export function afterExportBanner(text: string): string | undefined {
+  const m = /^\s*Exporting session: [^\s{]*\s*(?=\{)/.exec(text);
+  return m ? text.slice(m[0].length) : undefined;
+}
+
 /** True for the document `opencode export` writes. */
 export function isOpencodeExport(doc: unknown): boolean {
   return (
@@ -151,11 +161,14 @@ function convertMessage(
 
 /** Imports the JSON that `opencode export` writes. */
 export function importOpencode(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
-  const doc = parseSessionDocument(text, file);
+  const body = afterExportBanner(text);
+  const doc = parseSessionDocument(body ?? text, file);
   if (!isRecord(doc) || !Array.isArray(doc.messages))
     throw new FormatError(`${file}: expected the JSON of \`opencode export\`: { info, messages: [...] }`);
   const rb = new ReportBuilder("opencode", file);
   rb.report.unit = "message";
+  if (body !== undefined)
+    rb.note("the status line opencode printed before the JSON (`Exporting session: ...`) is not part of it");
   const out: SourceMessage[] = [];
   const ignored = new Map<string, number>();
   doc.messages.forEach((raw, i) => {
