@@ -496,3 +496,70 @@ test("a Gemini CLI session forced to another format names gemini-cli; forcing ge
   }
   assert.deepEqual(readdirSync(dir).sort(), ["gemini.json", "oc.json", "rollout.jsonl"]);
 });
+
+test("compact --out on a Gemini CLI session and an opencode export (detected) writes a journal whose compaction keeps the contract", async (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  const big = (k: number) => `part ${k}: ` + "lorem ipsum dolor sit amet ".repeat(300);
+  const gemini = {
+    sessionId: "s1",
+    projectHash: "h",
+    startTime: "2026-11-30T10:00:00.000Z",
+    messages: [1, 2, 3, 4, 5].flatMap((k) => [
+      { id: `u${k}`, type: "user", content: `Read part ${k}.` },
+      {
+        id: `g${k}`,
+        type: "gemini",
+        content: `Reading part ${k}.`,
+        toolCalls: [
+          {
+            id: `r${k}`,
+            name: "read_file",
+            args: { path: `p${k}` },
+            status: "success",
+            result: [{ functionResponse: { id: `r${k}`, name: "read_file", response: { output: big(k) } } }],
+          },
+        ],
+      },
+    ]),
+  };
+  const opencode = {
+    info: { id: "ses_1" },
+    messages: [1, 2, 3, 4, 5].flatMap((k) => [
+      { info: { id: `mu${k}`, role: "user" }, parts: [{ type: "text", text: `Read part ${k}.` }] },
+      {
+        info: { id: `ma${k}`, role: "assistant" },
+        parts: [
+          { type: "step-start" },
+          {
+            type: "tool",
+            callID: `r${k}`,
+            tool: "read",
+            state: { status: "completed", input: { filePath: `p${k}` }, output: big(k) },
+          },
+          { type: "text", text: `Part ${k} read.` },
+        ],
+      },
+    ]),
+  };
+  for (const [name, doc, format] of [
+    ["gemini.json", gemini, "gemini-cli"],
+    ["ses_1.json", opencode, "opencode"],
+  ] as const) {
+    const file = join(dir, name);
+    writeFileSync(file, JSON.stringify(doc));
+    const out = join(dir, `${name}.journal.jsonl`);
+    const r = await run(["compact", file, "--out", out, "--target", "1500", "--json", "--workspace", dir]);
+    assert.equal(r.code, 0, r.stderr);
+    const journal = readFileSync(out, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { kind: string; payload: Record<string, unknown> });
+    assert.equal(journal[0]!.payload.source_format, format);
+    assert.equal(journal.filter((e) => e.kind === "compaction").length, 1, name);
+    // The compaction in the journal is checked again from the file: the contract holds.
+    const audit = await run(["audit", out, "--json"]);
+    assert.equal(audit.code, 0, audit.stderr + audit.stdout);
+    assert.equal((JSON.parse(audit.stdout) as { kept: number }).kept, 1, audit.stdout);
+  }
+});
