@@ -351,7 +351,6 @@ export function importGeminiCli(text: string, file: string, options: ToolIdOptio
     rb.line(typeof o.type === "string" ? o.type : "unknown");
     upsert(list, { line: raw.line, value: o }, why);
   }
-  rb.report.unit = "line";
   const lines = new SourceLines("line");
   const parts = new Map<number, number>();
   const importedLines = new Set<number>();
