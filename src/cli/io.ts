@@ -21,7 +21,13 @@ import {
   liveContext,
   readJournal,
 } from "../journal/index.js";
-import { FORMAT_NAMES, FormatError, type FormatName, type ImportReport } from "../formats/types.js";
+import {
+  FORMAT_NAMES,
+  FormatError,
+  reportUnit,
+  type FormatName,
+  type ImportReport,
+} from "../formats/types.js";
 import { importFile, importText, wrongFormatHintFor } from "../formats/detect.js";
 import { filePlace } from "../formats/tool-ids.js";
 import { CliError, EXIT, usageError } from "./errors.js";
@@ -153,7 +159,7 @@ export function importWarnings(report: ImportReport): string[] {
 
 /** What a report's line numbers count: lines of a JSONL file, or messages of a JSON message array. */
 export function unitOf(report: ImportReport): "line" | "message" {
-  return report.format === "openai" || report.format === "anthropic" ? "message" : "line";
+  return reportUnit(report);
 }
 
 /** The live context of a session (the projection of its active path). */

@@ -11,8 +11,10 @@ import { looksLikeJournalEntry } from "../model/schema.js";
 import { isRecord, parseLine, splitLines } from "./lines.js";
 import { importAnthropic, importOpenAI } from "./messages-json.js";
 import { importPi } from "./pi.js";
+import { importGeminiCli, isGeminiDocument, isGeminiRecord } from "./gemini-cli.js";
+import { afterExportBanner, importOpencode, isOpencodeExport } from "./opencode.js";
 import type { ToolIdOptions } from "./tool-ids.js";
-import { FORMAT_NAMES, FormatError, type FormatName, type ImportResult } from "./types.js";
+import { FORMAT_NAMES, FormatError, reportUnit, type FormatName, type ImportResult } from "./types.js";
 
 const ANTHROPIC_BLOCKS = new Set([
   "tool_use",
@@ -74,6 +76,7 @@ function jsonlKind(o: Record<string, unknown>): FormatName | undefined {
     return "claude-code";
   if (t === "file-history-snapshot" || t === "queue-operation" || (t === "summary" && "leafUuid" in o))
     return "claude-code";
+  if (isGeminiRecord(o)) return "gemini-cli";
   return undefined;
 }
 
@@ -83,6 +86,14 @@ function jsonlKind(o: Record<string, unknown>): FormatName | undefined {
  * formats tried when nothing matches.
  */
 export function detectFormat(text: string, fileName: string): FormatName {
+  const exported = afterExportBanner(text);
+  if (exported !== undefined && !jsonDepthError(exported)) {
+    try {
+      if (isOpencodeExport(JSON.parse(exported))) return "opencode";
+    } catch {
+      // Not JSON after the banner: detected below like any other text.
+    }
+  }
   const trimmed = text.trimStart();
   if (trimmed.startsWith("[") || trimmed.startsWith("{")) {
     let doc: unknown;
@@ -94,6 +105,8 @@ export function detectFormat(text: string, fileName: string): FormatName {
     }
     if (doc !== undefined) {
       if (fileName.endsWith(".traj") || (isRecord(doc) && Array.isArray(doc.history))) return "openai";
+      if (isGeminiDocument(doc)) return "gemini-cli";
+      if (isOpencodeExport(doc)) return "opencode";
       if (isMessageArray(doc)) return looksAnthropic(doc) && !looksOpenAI(doc) ? "anthropic" : "openai";
       if (isRecord(doc) && isMessageArray(doc.messages)) {
         if (doc.system !== undefined || (looksAnthropic(doc.messages) && !looksOpenAI(doc.messages)))
@@ -171,8 +184,7 @@ export function importText(text: string, fileName: string, options: ImportOption
 function refuseWrongFormat(result: ImportResult, text: string, fileName: string, format: FormatName): void {
   const { imported, total, skipped } = result.report;
   if (imported > 0 || total === 0) return;
-  const [one, many] =
-    format === "openai" || format === "anthropic" ? ["message", "messages"] : ["line", "lines"];
+  const [one, many] = reportUnit(result.report) === "message" ? ["message", "messages"] : ["line", "lines"];
   const other = otherFormat(text, fileName, format);
   const first = skipped[0];
   const why =
@@ -225,6 +237,10 @@ function convert(
       return importOpenAI(text, fileName, options);
     case "anthropic":
       return importAnthropic(text, fileName, options);
+    case "gemini-cli":
+      return importGeminiCli(text, fileName, options);
+    case "opencode":
+      return importOpencode(text, fileName, options);
   }
 }
 

@@ -20,6 +20,8 @@ export {
   PI_BRANCH_SUMMARY_SUFFIX,
 } from "./pi.js";
 export { importOpenAI, importAnthropic } from "./messages-json.js";
+export { importGeminiCli } from "./gemini-cli.js";
+export { importOpencode } from "./opencode.js";
 export { importJournal } from "./journal-format.js";
 export { detectFormat, importText, importFile } from "./detect.js";
 export type { ImportOptions } from "./detect.js";

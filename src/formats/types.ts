@@ -4,7 +4,16 @@
 import type { JournalEntry } from "../model/index.js";
 import { CompactSafeError } from "../model/errors.js";
 
-export const FORMAT_NAMES = ["journal", "claude-code", "codex", "pi", "openai", "anthropic"] as const;
+export const FORMAT_NAMES = [
+  "journal",
+  "claude-code",
+  "codex",
+  "pi",
+  "openai",
+  "anthropic",
+  "gemini-cli",
+  "opencode",
+] as const;
 export type FormatName = (typeof FORMAT_NAMES)[number];
 
 /** One input line (or, for a JSON file, one message) that did not become part of an entry. */
@@ -21,11 +30,17 @@ export interface SkippedLine {
  * Accounts for every input line: `imported + skipped.length === total`.
  * For JSONL formats a line is one line of the file (blank lines included,
  * except the empty string after a final newline); for JSON formats
- * (`openai`, `anthropic`) a "line" is one message of the array.
+ * (`openai`, `anthropic`, `opencode`, a `gemini-cli` JSON document) a
+ * "line" is one message of the array.
  */
 export interface ImportReport {
   format: FormatName;
   file: string;
+  /**
+   * What `line` numbers count, when the format alone does not say (a Gemini
+   * CLI session is a JSON document or a JSONL); see `reportUnit`.
+   */
+  unit?: "line" | "message";
   total: number;
   imported: number;
   skipped: SkippedLine[];
@@ -62,4 +77,12 @@ export class FormatError extends CompactSafeError {
     super("unknown_format", message);
     this.name = "FormatError";
   }
+}
+
+/** What a report's line numbers count: lines of a JSONL file, or messages of a JSON document. */
+export function reportUnit(report: Pick<ImportReport, "format" | "unit">): "line" | "message" {
+  if (report.unit !== undefined) return report.unit;
+  return report.format === "openai" || report.format === "anthropic" || report.format === "opencode"
+    ? "message"
+    : "line";
 }

@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { appendFileSync, copyFileSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { exampleSession } from "../support.js";
 import { run, tempDir, assertForkKeepsContract, forkOf } from "./helpers.js";
@@ -400,16 +400,14 @@ test("compact --fork on a session whose last line is broken but complete (two va
 test("a forced format that imports nothing of a file no format reads is an error naming the first unreadable message, not an empty journal", async (t) => {
   const { dir, cleanup } = tempDir();
   t.after(cleanup);
-  // A Gemini CLI saved session: no importer reads it (yet), and forcing the OpenAI one must not import it as empty.
-  const file = join(dir, "gemini.json");
+  // Messages of an agent no importer reads: forcing the OpenAI one must not import them as empty.
+  const file = join(dir, "other.json");
   writeFileSync(
     file,
     JSON.stringify({
-      sessionId: "s1",
-      projectHash: "h",
       messages: [
-        { type: "user", content: "Rename the loader." },
-        { type: "gemini", content: "Done.", thoughts: [], toolCalls: [] },
+        { kind: "human", text: "Rename the loader." },
+        { kind: "bot", text: "Done." },
       ],
     }),
   );
@@ -424,5 +422,144 @@ test("a forced format that imports nothing of a file no format reads is an error
       `compact-safe: ${file}: none of its 2 messages reads as openai; message 1: messages[0]: not a message object with a "role"\n`,
     );
   }
-  assert.deepEqual(readdirSync(dir), ["gemini.json"]);
+  assert.deepEqual(readdirSync(dir), ["other.json"]);
+});
+
+test("a Gemini CLI session forced to another format names gemini-cli; forcing gemini-cli on another agent's file names that agent (exit 2, nothing written)", async (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  const file = join(dir, "gemini.json");
+  writeFileSync(
+    file,
+    JSON.stringify({
+      sessionId: "s1",
+      projectHash: "h",
+      messages: [
+        { type: "user", content: "Rename the loader." },
+        { type: "gemini", content: "Done.", thoughts: [], toolCalls: [] },
+      ],
+    }),
+  );
+  const r = await run(["import", file, "--format", "openai", "--out", join(dir, "j.jsonl")]);
+  assert.equal(r.code, 2, r.stdout);
+  assert.equal(
+    r.stderr,
+    `compact-safe: ${file}: none of its 2 messages reads as openai; it looks like a gemini-cli session (give --format gemini-cli, or leave the format to be detected)\n`,
+  );
+  const detected = await run(["import", file, "--out", join(dir, "j.jsonl"), "--json"]);
+  assert.equal(detected.code, 0, detected.stderr);
+  assert.equal((JSON.parse(detected.stdout) as { report: { format: string } }).report.format, "gemini-cli");
+  rmSync(join(dir, "j.jsonl"));
+  // Another agent's session forced to gemini-cli: a Codex rollout (JSONL) and an opencode export (JSON).
+  const rollout = join(dir, "rollout.jsonl");
+  writeFileSync(
+    rollout,
+    [
+      { type: "session_meta", payload: { id: "r1", timestamp: "2026-11-30T10:00:00Z" } },
+      {
+        type: "response_item",
+        payload: { type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] },
+      },
+    ]
+      .map((o) => JSON.stringify(o))
+      .join("\n") + "\n",
+  );
+  const oc = join(dir, "oc.json");
+  writeFileSync(
+    oc,
+    JSON.stringify({
+      info: { id: "ses_1" },
+      messages: [{ info: { id: "m1", role: "user" }, parts: [{ type: "text", text: "hi" }] }],
+    }),
+  );
+  for (const [f, other, n, unit] of [
+    [rollout, "codex", 2, "lines"],
+    [oc, "opencode", 1, "messages"],
+  ] as const) {
+    const w = await run([
+      "compact",
+      f,
+      "--format",
+      "gemini-cli",
+      "--out",
+      join(dir, "j.jsonl"),
+      "--workspace",
+      dir,
+    ]);
+    assert.equal(w.code, 2, w.stdout);
+    assert.match(
+      w.stderr,
+      new RegExp(
+        `^compact-safe: [^\\n]*: none of its ${n} ${unit} reads as gemini-cli; it looks like a ${other} session \\(give --format ${other}, or leave the format to be detected\\)\\n$`,
+      ),
+    );
+  }
+  assert.deepEqual(readdirSync(dir).sort(), ["gemini.json", "oc.json", "rollout.jsonl"]);
+});
+
+test("compact --out on a Gemini CLI session and an opencode export (detected) writes a journal whose compaction keeps the contract", async (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  const big = (k: number) => `part ${k}: ` + "lorem ipsum dolor sit amet ".repeat(300);
+  const gemini = {
+    sessionId: "s1",
+    projectHash: "h",
+    startTime: "2026-11-30T10:00:00.000Z",
+    messages: [1, 2, 3, 4, 5].flatMap((k) => [
+      { id: `u${k}`, type: "user", content: `Read part ${k}.` },
+      {
+        id: `g${k}`,
+        type: "gemini",
+        content: `Reading part ${k}.`,
+        toolCalls: [
+          {
+            id: `r${k}`,
+            name: "read_file",
+            args: { path: `p${k}` },
+            status: "success",
+            result: [{ functionResponse: { id: `r${k}`, name: "read_file", response: { output: big(k) } } }],
+          },
+        ],
+      },
+    ]),
+  };
+  const opencode = {
+    info: { id: "ses_1" },
+    messages: [1, 2, 3, 4, 5].flatMap((k) => [
+      { info: { id: `mu${k}`, role: "user" }, parts: [{ type: "text", text: `Read part ${k}.` }] },
+      {
+        info: { id: `ma${k}`, role: "assistant" },
+        parts: [
+          { type: "step-start" },
+          {
+            type: "tool",
+            callID: `r${k}`,
+            tool: "read",
+            state: { status: "completed", input: { filePath: `p${k}` }, output: big(k) },
+          },
+          { type: "text", text: `Part ${k} read.` },
+        ],
+      },
+    ]),
+  };
+  for (const [name, doc, format] of [
+    ["gemini.json", gemini, "gemini-cli"],
+    ["ses_1.json", opencode, "opencode"],
+  ] as const) {
+    const file = join(dir, name);
+    writeFileSync(file, JSON.stringify(doc));
+    const out = join(dir, `${name}.journal.jsonl`);
+    const r = await run(["compact", file, "--out", out, "--target", "1500", "--json", "--workspace", dir]);
+    assert.equal(r.code, 0, r.stderr);
+    const journal = readFileSync(out, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { kind: string; payload: Record<string, unknown> });
+    assert.equal(journal[0]!.payload.source_format, format);
+    assert.equal(journal.filter((e) => e.kind === "compaction").length, 1, name);
+    // The compaction in the journal is checked again from the file: the contract holds.
+    const audit = await run(["audit", out, "--json"]);
+    assert.equal(audit.code, 0, audit.stderr + audit.stdout);
+    assert.equal((JSON.parse(audit.stdout) as { kept: number }).kept, 1, audit.stdout);
+  }
 });
