@@ -11,6 +11,8 @@ import { looksLikeJournalEntry } from "../model/schema.js";
 import { isRecord, parseLine, splitLines } from "./lines.js";
 import { importAnthropic, importOpenAI } from "./messages-json.js";
 import { importPi } from "./pi.js";
+import { textResultTool } from "./cline.js";
+import type { Block } from "../model/index.js";
 import type { ToolIdOptions } from "./tool-ids.js";
 import { FORMAT_NAMES, FormatError, type FormatName, type ImportResult } from "./types.js";
 
@@ -37,6 +39,24 @@ function looksOpenAI(messages: unknown[]): boolean {
     (m) =>
       isRecord(m) &&
       (m.role === "tool" || m.role === "system" || m.role === "developer" || Array.isArray(m.tool_calls)),
+  );
+}
+
+/** Cline / Roo Code: a user text block that is a text tool result or the `<environment_details>` they append. */
+function looksCline(messages: unknown[]): boolean {
+  return messages.some(
+    (m) =>
+      isRecord(m) &&
+      m.role === "user" &&
+      Array.isArray(m.content) &&
+      m.content.some(
+        (b) =>
+          isRecord(b) &&
+          b.type === "text" &&
+          typeof b.text === "string" &&
+          (textResultTool(b as Block) !== undefined ||
+            b.text.trimStart().startsWith("<environment_details>")),
+      ),
   );
 }
 
@@ -94,7 +114,8 @@ export function detectFormat(text: string, fileName: string): FormatName {
     }
     if (doc !== undefined) {
       if (fileName.endsWith(".traj") || (isRecord(doc) && Array.isArray(doc.history))) return "openai";
-      if (isMessageArray(doc)) return looksAnthropic(doc) && !looksOpenAI(doc) ? "anthropic" : "openai";
+      if (isMessageArray(doc))
+        return (looksAnthropic(doc) || looksCline(doc)) && !looksOpenAI(doc) ? "anthropic" : "openai";
       if (isRecord(doc) && isMessageArray(doc.messages)) {
         if (doc.system !== undefined || (looksAnthropic(doc.messages) && !looksOpenAI(doc.messages)))
           return "anthropic";
