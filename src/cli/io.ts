@@ -153,7 +153,9 @@ export function importWarnings(report: ImportReport): string[] {
 
 /** What a report's line numbers count: lines of a JSONL file, or messages of a JSON message array. */
 export function unitOf(report: ImportReport): "line" | "message" {
-  return report.format === "openai" || report.format === "anthropic" ? "message" : "line";
+  return report.format === "openai" || report.format === "anthropic" || report.format === "openhands"
+    ? "message"
+    : "line";
 }
 
 /** The live context of a session (the projection of its active path). */

@@ -11,6 +11,7 @@ import { looksLikeJournalEntry } from "../model/schema.js";
 import { isRecord, parseLine, splitLines } from "./lines.js";
 import { importAnthropic, importOpenAI } from "./messages-json.js";
 import { importPi } from "./pi.js";
+import { importOpenHands, openHandsEvents } from "./openhands.js";
 import { textResultTool } from "./cline.js";
 import type { Block } from "../model/index.js";
 import type { ToolIdOptions } from "./tool-ids.js";
@@ -113,6 +114,7 @@ export function detectFormat(text: string, fileName: string): FormatName {
       doc = undefined;
     }
     if (doc !== undefined) {
+      if (openHandsEvents(doc) !== undefined) return "openhands";
       if (fileName.endsWith(".traj") || (isRecord(doc) && Array.isArray(doc.history))) return "openai";
       if (isMessageArray(doc))
         return (looksAnthropic(doc) || looksCline(doc)) && !looksOpenAI(doc) ? "anthropic" : "openai";
@@ -193,7 +195,11 @@ function refuseWrongFormat(result: ImportResult, text: string, fileName: string,
   const { imported, total, skipped } = result.report;
   if (imported > 0 || total === 0) return;
   const [one, many] =
-    format === "openai" || format === "anthropic" ? ["message", "messages"] : ["line", "lines"];
+    format === "openai" || format === "anthropic"
+      ? ["message", "messages"]
+      : format === "openhands"
+        ? ["event", "events"]
+        : ["line", "lines"];
   const other = otherFormat(text, fileName, format);
   const first = skipped[0];
   const why =
@@ -246,6 +252,8 @@ function convert(
       return importOpenAI(text, fileName, options);
     case "anthropic":
       return importAnthropic(text, fileName, options);
+    case "openhands":
+      return importOpenHands(text, fileName, options);
   }
 }
 

@@ -20,6 +20,7 @@ export {
   PI_BRANCH_SUMMARY_SUFFIX,
 } from "./pi.js";
 export { importOpenAI, importAnthropic } from "./messages-json.js";
+export { importOpenHands } from "./openhands.js";
 export { importJournal } from "./journal-format.js";
 export { detectFormat, importText, importFile } from "./detect.js";
 export type { ImportOptions } from "./detect.js";

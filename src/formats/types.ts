@@ -4,7 +4,15 @@
 import type { JournalEntry } from "../model/index.js";
 import { CompactSafeError } from "../model/errors.js";
 
-export const FORMAT_NAMES = ["journal", "claude-code", "codex", "pi", "openai", "anthropic"] as const;
+export const FORMAT_NAMES = [
+  "journal",
+  "claude-code",
+  "codex",
+  "pi",
+  "openai",
+  "anthropic",
+  "openhands",
+] as const;
 export type FormatName = (typeof FORMAT_NAMES)[number];
 
 /** One input line (or, for a JSON file, one message) that did not become part of an entry. */
@@ -21,7 +29,8 @@ export interface SkippedLine {
  * Accounts for every input line: `imported + skipped.length === total`.
  * For JSONL formats a line is one line of the file (blank lines included,
  * except the empty string after a final newline); for JSON formats
- * (`openai`, `anthropic`) a "line" is one message of the array.
+ * (`openai`, `anthropic`) a "line" is one message of the array, and for
+ * `openhands` one event of the trajectory.
  */
 export interface ImportReport {
   format: FormatName;
