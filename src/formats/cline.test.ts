@@ -132,3 +132,37 @@ test("a compaction of a Cline history (native calls) validates; XML-call results
   const xmlOutcome = await compactEntries(xmlImport.entries, { target: 300 });
   assert.equal(xmlOutcome.kind, "nothing");
 });
+
+test("Cline: a second call of one message answered 'Tool [x] was not executed' gets that text as its error result", () => {
+  const doc = JSON.stringify([
+    { role: "user", content: [text("<task>\nWrite two files\n</task>")] },
+    {
+      role: "assistant",
+      content: [
+        { type: "tool_use", id: "toolu_1", name: "write_to_file", input: { path: "a", content: "1" } },
+        { type: "tool_use", id: "toolu_2", name: "write_to_file", input: { path: "b", content: "2" } },
+      ],
+    },
+    {
+      role: "user",
+      content: [
+        text("[write_to_file for 'a'] Result:"),
+        text("The content was successfully saved to a."),
+        text(
+          "Tool [write_to_file] was not executed because a tool has already been used in this message. Only one tool may be used per message.",
+        ),
+        env,
+      ],
+    },
+    { role: "assistant", content: [text("Now b.")] },
+  ]);
+  const { entries, report } = importText(doc, "api_conversation_history.json");
+  assert.equal(report.synthetic_results, 0);
+  assert.deepEqual(
+    results(liveContext(entries)).map((r) => [r.tool_use_id, r.is_error ?? false]),
+    [
+      ["toolu_1", false],
+      ["toolu_2", true],
+    ],
+  );
+});

@@ -3,7 +3,8 @@
  * which a tool's result is written as user TEXT, not as a `tool_result`
  * block: a block `[read_file for 'x'] Result:` (or `[attempt_completion]
  * Result:`), then the result's own text and image blocks, often followed by an
- * `<environment_details>` block. When the call itself is a real `tool_use`
+ * `<environment_details>` block; a second call of one message is answered
+ * `Tool [name] was not executed because …`. When the call itself is a real `tool_use`
  * block (native tool calling), such a text result is the call's result: read
  * as text only, the call would look abandoned and get an invented result.
  * `pairTextToolResults` turns each such text result into the `tool_result` of
@@ -17,10 +18,14 @@ import type { Block, Message, ToolResultBlock, ToolUseBlock } from "../model/ind
 /** `[read_file for 'app.js'] Result:`: the tool name, at the start of a text block. */
 const RESULT_HEADER = /^\[([A-Za-z0-9_.:-]+)(?: for [\s\S]*?)?\] Result:/;
 
+/** Cline's and Roo's answer to a second call in one message: `Tool [write_to_file] was not executed because …`. */
+const NOT_EXECUTED = /^Tool \[([A-Za-z0-9_.:-]+)\] was not executed because/;
+
 /** The tool name of a text result's header block, or undefined. */
 export function textResultTool(b: Block): string | undefined {
   if (b.type !== "text" || typeof (b as { text?: unknown }).text !== "string") return undefined;
-  return RESULT_HEADER.exec((b as { text: string }).text)?.[1];
+  const t = (b as { text: string }).text;
+  return RESULT_HEADER.exec(t)?.[1] ?? NOT_EXECUTED.exec(t)?.[1];
 }
 
 const isEnvironmentDetails = (b: Block): boolean =>
@@ -89,7 +94,7 @@ export function pairTextToolResults<T extends { message: Message }>(
       const others = g.blocks.filter((b) => b.type !== "text");
       const r: ToolResultBlock = { type: "tool_result", tool_use_id: c.id, content: texts.join("\n") };
       if (others.length > 0) r.content_blocks = others;
-      if (FAILED.test(texts[1] ?? "")) r.is_error = true;
+      if (FAILED.test(texts[1] ?? "") || NOT_EXECUTED.test(texts[0] ?? "")) r.is_error = true;
       results.push(r);
       answered.add(c.id);
       paired++;
