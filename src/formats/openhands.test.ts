@@ -273,3 +273,19 @@ test("a compaction of an OpenHands trajectory validates against the survival con
   });
   assert.ok(verdict.valid, verdict.reason ?? "");
 });
+
+test("OpenHands: a forced wrong format names the other one, both ways", () => {
+  const traj = JSON.stringify(trajectory());
+  assert.throws(
+    () => importText(traj, "t.json", { format: "openai" }),
+    /looks like a openhands session \(give --format openhands/,
+  );
+  const messages = JSON.stringify([
+    { role: "user", content: "hi" },
+    { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "bash", input: {} }] },
+  ]);
+  assert.throws(
+    () => importText(messages, "m.json", { format: "openhands" }),
+    /none of its 2 events reads as openhands; it looks like a anthropic session/,
+  );
+});
