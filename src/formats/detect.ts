@@ -13,6 +13,9 @@ import { importAnthropic, importOpenAI } from "./messages-json.js";
 import { importPi } from "./pi.js";
 import { importGeminiCli, isGeminiDocument, isGeminiRecord } from "./gemini-cli.js";
 import { afterExportBanner, importOpencode, isOpencodeExport } from "./opencode.js";
+import { importOpenHands, openHandsEvents } from "./openhands.js";
+import { textResultTool } from "./cline.js";
+import type { Block } from "../model/index.js";
 import type { ToolIdOptions } from "./tool-ids.js";
 import { FORMAT_NAMES, FormatError, reportUnit, type FormatName, type ImportResult } from "./types.js";
 
@@ -39,6 +42,24 @@ function looksOpenAI(messages: unknown[]): boolean {
     (m) =>
       isRecord(m) &&
       (m.role === "tool" || m.role === "system" || m.role === "developer" || Array.isArray(m.tool_calls)),
+  );
+}
+
+/** Cline / Roo Code: a user text block that is a text tool result or the `<environment_details>` they append. */
+function looksCline(messages: unknown[]): boolean {
+  return messages.some(
+    (m) =>
+      isRecord(m) &&
+      m.role === "user" &&
+      Array.isArray(m.content) &&
+      m.content.some(
+        (b) =>
+          isRecord(b) &&
+          b.type === "text" &&
+          typeof b.text === "string" &&
+          (textResultTool(b as Block) !== undefined ||
+            b.text.trimStart().startsWith("<environment_details>")),
+      ),
   );
 }
 
@@ -104,10 +125,12 @@ export function detectFormat(text: string, fileName: string): FormatName {
       doc = undefined;
     }
     if (doc !== undefined) {
+      if (openHandsEvents(doc) !== undefined) return "openhands";
       if (fileName.endsWith(".traj") || (isRecord(doc) && Array.isArray(doc.history))) return "openai";
       if (isGeminiDocument(doc)) return "gemini-cli";
       if (isOpencodeExport(doc)) return "opencode";
-      if (isMessageArray(doc)) return looksAnthropic(doc) && !looksOpenAI(doc) ? "anthropic" : "openai";
+      if (isMessageArray(doc))
+        return (looksAnthropic(doc) || looksCline(doc)) && !looksOpenAI(doc) ? "anthropic" : "openai";
       if (isRecord(doc) && isMessageArray(doc.messages)) {
         if (doc.system !== undefined || (looksAnthropic(doc.messages) && !looksOpenAI(doc.messages)))
           return "anthropic";
@@ -184,7 +207,12 @@ export function importText(text: string, fileName: string, options: ImportOption
 function refuseWrongFormat(result: ImportResult, text: string, fileName: string, format: FormatName): void {
   const { imported, total, skipped } = result.report;
   if (imported > 0 || total === 0) return;
-  const [one, many] = reportUnit(result.report) === "message" ? ["message", "messages"] : ["line", "lines"];
+  const [one, many] =
+    format === "openhands"
+      ? ["event", "events"]
+      : reportUnit(result.report) === "message"
+        ? ["message", "messages"]
+        : ["line", "lines"];
   const other = otherFormat(text, fileName, format);
   const first = skipped[0];
   const why =
@@ -217,7 +245,7 @@ export function wrongFormatHintFor(text: string, fileName: string, format: Forma
 }
 
 function wrongFormatHint(detected: FormatName): string {
-  return `it looks like a ${detected} session (give --format ${detected}, or leave the format to be detected)`;
+  return `it looks like ${/^[aeiou]/.test(detected) ? "an" : "a"} ${detected} session (give --format ${detected}, or leave the format to be detected)`;
 }
 
 function convert(
@@ -241,6 +269,8 @@ function convert(
       return importGeminiCli(text, fileName, options);
     case "opencode":
       return importOpencode(text, fileName, options);
+    case "openhands":
+      return importOpenHands(text, fileName, options);
   }
 }
 

@@ -445,12 +445,12 @@ test("forcing gemini-cli or opencode on another agent's file is a one-line error
       () => importText(openai, "o.json", { format }),
       (e: unknown) =>
         e instanceof FormatError &&
-        new RegExp(`^o\\.json: .*it looks like a openai session \\(give --format openai`).test(e.message) &&
+        new RegExp(`^o\\.json: .*it looks like an openai session \\(give --format openai`).test(e.message) &&
         !e.message.includes("\n"),
     );
   // And the other way round: an opencode export forced to anthropic names opencode.
   assert.throws(
     () => importText(JSON.stringify(opencodeExport()), "ses.json", { format: "anthropic" }),
-    (e: unknown) => e instanceof FormatError && /it looks like a opencode session/.test(e.message),
+    (e: unknown) => e instanceof FormatError && /it looks like an opencode session/.test(e.message),
   );
 });

@@ -8,6 +8,7 @@ import type { Block, JournalEntry, Message, MessageEntry } from "../model/index.
 import { JsonDepthError, kindForMessage, parseJsonLimited } from "../model/index.js";
 import { ALL_BRANCH_SUMMARY_MARKERS, ALL_CHECKPOINT_MARKERS } from "../contract/markers.js";
 import { finishImport } from "./source-tree.js";
+import { pairTextToolResults } from "./cline.js";
 import { parseArguments } from "./codex.js";
 import { fromAnthropicContent } from "./convert.js";
 import { isRecord } from "./lines.js";
@@ -281,5 +282,10 @@ export function importAnthropic(text: string, file: string, options: ToolIdOptio
     splitAtMarkers(message).forEach((m, part) => out.push({ line, message: m, part }));
     rb.imported();
   });
-  return finish(rb, out, file, "anthropic", {}, undefined, options);
+  const cline = pairTextToolResults(out);
+  if (cline.paired > 0)
+    rb.note(
+      `${cline.paired} tool result(s) written as text ("[tool for '…'] Result:", Cline / Roo Code) paired with their calls as tool_result blocks`,
+    );
+  return finish(rb, cline.items, file, "anthropic", {}, undefined, options);
 }

@@ -13,6 +13,7 @@ export const FORMAT_NAMES = [
   "anthropic",
   "gemini-cli",
   "opencode",
+  "openhands",
 ] as const;
 export type FormatName = (typeof FORMAT_NAMES)[number];
 
@@ -31,7 +32,8 @@ export interface SkippedLine {
  * For JSONL formats a line is one line of the file (blank lines included,
  * except the empty string after a final newline); for JSON formats
  * (`openai`, `anthropic`, `opencode`, a `gemini-cli` JSON document) a
- * "line" is one message of the array.
+ * "line" is one message of the array, and for `openhands` one event of the
+ * trajectory.
  */
 export interface ImportReport {
   format: FormatName;
@@ -82,7 +84,10 @@ export class FormatError extends CompactSafeError {
 /** What a report's line numbers count: lines of a JSONL file, or messages of a JSON document. */
 export function reportUnit(report: Pick<ImportReport, "format" | "unit">): "line" | "message" {
   if (report.unit !== undefined) return report.unit;
-  return report.format === "openai" || report.format === "anthropic" || report.format === "opencode"
+  return report.format === "openai" ||
+    report.format === "anthropic" ||
+    report.format === "opencode" ||
+    report.format === "openhands"
     ? "message"
     : "line";
 }

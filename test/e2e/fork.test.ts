@@ -473,8 +473,8 @@ test("a Gemini CLI session forced to another format names gemini-cli; forcing ge
     }),
   );
   for (const [f, other, n, unit] of [
-    [rollout, "codex", 2, "lines"],
-    [oc, "opencode", 1, "messages"],
+    [rollout, "a codex", 2, "lines"],
+    [oc, "an opencode", 1, "messages"],
   ] as const) {
     const w = await run([
       "compact",
@@ -490,7 +490,7 @@ test("a Gemini CLI session forced to another format names gemini-cli; forcing ge
     assert.match(
       w.stderr,
       new RegExp(
-        `^compact-safe: [^\\n]*: none of its ${n} ${unit} reads as gemini-cli; it looks like a ${other} session \\(give --format ${other}, or leave the format to be detected\\)\\n$`,
+        `^compact-safe: [^\\n]*: none of its ${n} ${unit} reads as gemini-cli; it looks like ${other} session \\(give --format ${other.split(" ")[1]}, or leave the format to be detected\\)\\n$`,
       ),
     );
   }
