@@ -1,0 +1,64 @@
+/**
+ * The README's adapter examples, run as they are printed. Each example is a
+ * ```js block right after a `<!-- example: NAME -->` comment in the README. It
+ * runs as one ES module: `test/docs/examples/NAME.before.mjs` (the host's own
+ * fakes standing in for a real model: a mock language model, a fake chat
+ * model, pi's faux provider), then the block, then
+ * `test/docs/examples/NAME.after.mjs` (assertions on what the block made).
+ * The module is written under `dist/` so that `compact-safe/NAME` resolves
+ * through the package's own `exports`, as it does for a user.
+ *
+ * Every adapter subpath in package.json `exports` must have its example.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { join, resolve } from "node:path";
+
+const root = resolve(import.meta.dirname, "..", "..", "..");
+const readme = readFileSync(join(root, "README.md"), "utf8");
+
+/** The README's marked examples, by name. */
+export function readmeExamples(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const re = /<!-- example: ([a-z0-9-]+) -->\s*\n```js\n([\s\S]*?)\n```/g;
+  for (const m of text.matchAll(re)) {
+    if (out.has(m[1])) throw new Error(`README: two examples named ${m[1]}`);
+    out.set(m[1], m[2]);
+  }
+  return out;
+}
+
+const examples = readmeExamples(readme);
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+  exports: Record<string, unknown>;
+};
+const adapters = Object.entries(pkg.exports)
+  .filter(([, v]) => JSON.stringify(v).includes("/adapters/"))
+  .map(([k]) => k.slice(2));
+
+test("every adapter subpath export has a README example", () => {
+  for (const name of adapters) {
+    if (!existsSync(join(root, "dist", "src", "adapters", `${name}.js`))) continue; // not built in this tree
+    assert.ok(examples.has(name), `README: no <!-- example: ${name} --> block for compact-safe/${name}`);
+  }
+});
+
+for (const [name, body] of examples) {
+  test(`README example ${name} runs as printed`, () => {
+    const part = (which: string): string => {
+      const f = join(root, "test", "docs", "examples", `${name}.${which}.mjs`);
+      return existsSync(f) ? readFileSync(f, "utf8") : "";
+    };
+    const dir = join(root, "dist", "test", "docs", "readme-examples");
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, `${name}.mjs`);
+    writeFileSync(
+      file,
+      `${part("before")}\n// --- README ---\n${body}\n// --- after ---\n${part("after")}\n`,
+    );
+    const r = spawnSync(process.execPath, [file], { cwd: root, encoding: "utf8", timeout: 60_000 });
+    assert.equal(r.status, 0, `example ${name} (${file}) exited ${r.status}:\n${r.stdout}\n${r.stderr}`);
+  });
+}
