@@ -9,6 +9,9 @@ import { toAnthropicRequest } from "../../formats/export-anthropic.js";
 import { toOpenAIRequest } from "../../formats/export-openai.js";
 import { toJournalLines } from "../../formats/export-journal.js";
 import { FORMAT_NAMES } from "../../formats/types.js";
+
+/** What `export --to` writes. */
+export const EXPORT_TARGETS = ["anthropic", "openai", "journal"] as const;
 import { importWarnings, loadSession, parseFormat, sessionLive, type Session } from "../io.js";
 import { err, style } from "../output.js";
 
@@ -67,9 +70,7 @@ export function register(program: Command): void {
     )
     .argument("<file>", "a journal or a session file")
     .addOption(
-      new Option("--to <target>", "what to write")
-        .choices(["anthropic", "openai", "journal"])
-        .makeOptionMandatory(),
+      new Option("--to <target>", "what to write").choices([...EXPORT_TARGETS]).makeOptionMandatory(),
     )
     .option("--out <file>", "write to this file instead of standard output")
     .option("--format <format>", `force the input format (${FORMAT_NAMES.join(", ")}); default: detected`)
