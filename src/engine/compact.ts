@@ -30,7 +30,13 @@ import {
   type SentTokens,
   type TokenEstimator,
 } from "./tokens.js";
-import { boundMessage, buildReplacementHistory, coverageReceipt } from "./replacement.js";
+import {
+  boundMessage,
+  buildReplacementHistory,
+  coverageReceipt,
+  replacementParts,
+  verbatimTokens,
+} from "./replacement.js";
 import { pruneOldResults, type PruneStats } from "./prune.js";
 import { clearBilledUsage, defaultTarget } from "./pressure.js";
 import { redactSecrets } from "./redact.js";
@@ -55,7 +61,11 @@ export interface CompactOptions {
   retainedUserTokens?: number;
   /** Only try the prune-only path. */
   pruneOnly?: boolean;
-  /** Size bound of the summary, in tokens (default 2,000). */
+  /**
+   * Size bound of the summary, in tokens. Default: the budget the target leaves (the target minus what
+   * the replacement keeps verbatim: the protected round, system content, retained user messages, the
+   * checkpoint's frame), held between 300 and 2,000 (`summaryBudget`).
+   */
   summaryMaxTokens?: number;
   signal?: AbortSignal;
   /** Waits between retries (tests pass a fake; default: setTimeout). */
@@ -117,6 +127,10 @@ export interface CompactSuccess {
   tokens_after: number;
   target: number;
   target_reached: boolean;
+  /** Why the target was not reached (absent when it was). */
+  target_missed?: string;
+  /** The summary's size bound, in tokens (summary path): `summaryMaxTokens`, or the budget the target left. */
+  summary_budget?: number;
   /** The summary text (empty on prune-only). */
   summary: string;
   /** The model that wrote the summary (`prune-only` when none did). */
@@ -259,6 +273,36 @@ function shrinkJudge(
 }
 
 /** What the protected round and the anchors cost: the part of a replacement that cannot shrink. */
+/**
+ * The summary's size bound when none is given: what the target leaves after
+ * the verbatim parts, held between `CONSTANTS.summaryMinTokens` (a note too
+ * small to hand work over is worse than a missed target) and
+ * `CONSTANTS.summaryMaxTokens`.
+ */
+export function summaryBudget(target: number, verbatimTokens: number): number {
+  const left = Math.floor(target - verbatimTokens);
+  return Math.min(CONSTANTS.summaryMaxTokens, Math.max(CONSTANTS.summaryMinTokens, left));
+}
+
+/** Why a summary-path replacement is over its target, in one clause. */
+function targetMissed(
+  target: number,
+  verbatim: number,
+  budget: number,
+  messages: readonly Message[],
+  regionStart: number,
+  anchors: string,
+  e: TokenEstimator,
+): string {
+  if (verbatim + CONSTANTS.summaryMinTokens > target)
+    return (
+      `what is kept verbatim (the protected round, system content, retained user messages, the checkpoint's frame) is ${verbatim} tokens, ` +
+      `leaving less than the note's floor of ${CONSTANTS.summaryMinTokens} under the target of ${target}; ` +
+      fixedCost(messages, regionStart, anchors, e)
+    );
+  return `the note came to more than its budget of ${budget} tokens left by the verbatim parts (${verbatim} tokens)`;
+}
+
 function fixedCost(
   messages: readonly Message[],
   regionStart: number,
@@ -314,6 +358,9 @@ function tryPruneOnly(messages: readonly Message[], regionStart: number, c: Prun
     tokens_after: prunedTokens,
     target: c.target,
     target_reached: prunedTokens <= c.target,
+    ...(prunedTokens <= c.target
+      ? {}
+      : { target_missed: `pruning alone (old tool results stubbed) comes to ${prunedTokens} tokens` }),
     summary: "",
     model: "prune-only",
     trigger: c.trigger,
@@ -372,7 +419,16 @@ export async function compactMessagesSafe(
     ...messages.slice(0, round.regionStart),
     ...messages.slice(round.regionStart).filter(isCheckpoint),
   ];
-  const outcome = await summarizeWithLadder(span, options);
+  const parts = replacementParts(messages, {
+    anchors,
+    liveState: options.liveState,
+    retainedUserTokens: options.retainedUserTokens,
+    estimator,
+    round,
+  });
+  const verbatim = verbatimTokens(parts, options.liveState, estimator);
+  const budget = options.summaryMaxTokens ?? summaryBudget(target, verbatim);
+  const outcome = await summarizeWithLadder(span, { ...options, summaryMaxTokens: budget });
   if (!outcome.ok) return outcome.result;
 
   const summary = outcome.summary.redacted
@@ -385,6 +441,7 @@ export async function compactMessagesSafe(
     retainedUserTokens: options.retainedUserTokens,
     estimator,
     round,
+    parts,
   });
   if (!built.ok) return errorResult("contract_violation", built.error, outcome.attempts);
   const replacement = clearBilledUsage(built.replacement);
@@ -409,6 +466,20 @@ export async function compactMessagesSafe(
     tokens_after: tokensAfter,
     target,
     target_reached: tokensAfter <= target,
+    ...(tokensAfter <= target
+      ? {}
+      : {
+          target_missed: targetMissed(
+            target,
+            verbatim,
+            budget,
+            messages,
+            round.regionStart,
+            anchors,
+            estimator,
+          ),
+        }),
+    summary_budget: budget,
     summary,
     model: outcome.summary.model,
     trigger,
@@ -461,6 +532,7 @@ async function summarizeWithLadder(
   options: CompactOptions,
 ): Promise<LadderOutcome> {
   const summarizer = options.summarizer ?? extractiveSummarizer();
+  const estimator = options.estimator ?? fastEstimator;
   const sleep = options.sleep ?? defaultSleep;
   const maxRetries = options.maxRetries ?? CONSTANTS.maxRetries;
   const backoff = options.backoffMs ?? CONSTANTS.backoffMs;
@@ -497,6 +569,7 @@ async function summarizeWithLadder(
         messages: input,
         focus: options.focus,
         maxTokens: options.summaryMaxTokens,
+        countTokens: (text: string) => estimator.text(text),
         correction,
         background,
       };

@@ -11,7 +11,7 @@ import { isBranchSummary, isCheckpoint, isPlainUser, userWords } from "../contra
 import { protectedRound, type ProtectedRound } from "../contract/rounds.js";
 import { boundResultContent, resultOverBound } from "../contract/bounds.js";
 import { validateSurvivalContract } from "../contract/validate.js";
-import { fastEstimator, type TokenEstimator } from "./tokens.js";
+import { estimateTokens, fastEstimator, type TokenEstimator } from "./tokens.js";
 import { renderLiveState, type LiveState } from "./live-state.js";
 import { redactSecrets } from "./redact.js";
 import { CONSTANTS } from "../model/constants.js";
@@ -29,6 +29,8 @@ export interface ReplacementOptions {
   estimator?: TokenEstimator;
   /** Precomputed protected round of `messages` (to avoid computing it twice). */
   round?: ProtectedRound;
+  /** Precomputed verbatim parts (`replacementParts` with the same options). */
+  parts?: ReplacementParts;
 }
 
 export type ReplacementResult =
@@ -166,10 +168,23 @@ function retainOlderUsers(
   return picked.sort((a, b) => a.index - b.index).map((p) => p.message);
 }
 
-export function buildReplacementHistory(
+/** The verbatim parts of a replacement, everything but the checkpoint's summary. */
+export interface ReplacementParts {
+  system: Message[];
+  users: Message[];
+  branches: Message[];
+  /** The protected round, bounded. */
+  kept: Message[];
+  coverage: CoverageReceipt;
+  anchors: string;
+  round: ProtectedRound;
+}
+
+/** What a replacement keeps verbatim beside its summary (pure; no validation). */
+export function replacementParts(
   messages: readonly Message[],
-  options: ReplacementOptions,
-): ReplacementResult {
+  options: Omit<ReplacementOptions, "summary">,
+): ReplacementParts {
   const estimator = options.estimator ?? fastEstimator;
   const round = options.round ?? protectedRound(messages);
   const anchors = options.anchors?.trim() ?? "";
@@ -200,9 +215,33 @@ export function buildReplacementHistory(
 
   // 5. The protected round, with tool results bounded to 8 KiB.
   const kept = region.map(boundMessage);
-
-  // 4. Exactly one checkpoint.
   const coverage = coverageReceipt("summary", kept, anchors);
+  return { system, users, branches, kept, coverage, anchors, round };
+}
+
+/**
+ * The tokens a replacement spends on everything but its summary: the verbatim
+ * parts and the checkpoint's own frame (coverage, anchors, live state).
+ */
+export function verbatimTokens(
+  parts: ReplacementParts,
+  liveState: LiveState | undefined,
+  estimator: TokenEstimator = fastEstimator,
+): number {
+  const frame = buildCheckpoint("", parts.coverage, parts.anchors, liveState);
+  return estimateTokens(
+    [...parts.system, ...parts.users, ...parts.branches, frame, ...parts.kept],
+    estimator,
+  );
+}
+
+export function buildReplacementHistory(
+  messages: readonly Message[],
+  options: ReplacementOptions,
+): ReplacementResult {
+  const parts = options.parts ?? replacementParts(messages, options);
+  const { system, users, branches, kept, coverage, anchors, round } = parts;
+  // 4. Exactly one checkpoint.
   const checkpoint = buildCheckpoint(options.summary, coverage, anchors, options.liveState);
 
   const replacement = [...system, ...users, ...branches, checkpoint, ...kept];

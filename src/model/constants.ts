@@ -8,8 +8,10 @@ export const CONSTANTS = Object.freeze({
   resultBoundBytes: 8192,
   /** Token budget for older plain user messages retained beside the checkpoint. */
   retainedUserTokens: 20_000,
-  /** Size cap of a summary, in tokens. */
+  /** Size cap of a summary, in tokens (the budget the target leaves is held under it). */
   summaryMaxTokens: 2_000,
+  /** Size floor of a summary, in tokens (the budget the target leaves is held over it). */
+  summaryMinTokens: 300,
   /** Transient summarizer errors are retried this many times. */
   maxRetries: 3,
   /** First backoff delay between retries, in ms (doubled each retry). */

@@ -13,6 +13,12 @@ export interface SummaryRequest {
   focus?: string;
   /** Upper bound on the summary size, in tokens (default about 2,000). */
   maxTokens?: number;
+  /**
+   * How the host counts tokens (the engine passes its estimator). A summarizer
+   * that sizes its own output, as the extractive one does, holds `maxTokens`
+   * in this count rather than in its own characters-per-token guess.
+   */
+  countTokens?: (text: string) => number;
   /** Set on the one corrective retry after an unusable summary: why the last one was refused. */
   correction?: string;
   /** Background-work handles the host passed in (shown under "Still running"). */

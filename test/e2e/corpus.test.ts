@@ -64,13 +64,21 @@ corpusSuite("e2e", () => {
           "coverage",
           "journal",
           "path",
+          "summary_budget",
           "target",
+          "target_missed",
           "target_reached",
           "tokens_after",
           "tokens_before",
         ]);
         assert.equal(receipt.journal, j);
         assert.equal(receipt.target, target);
+        // Why a missed target was missed is said; a reached one says nothing.
+        assert.equal(
+          receipt.target_missed === null,
+          receipt.target_reached,
+          `${name}: ${receipt.target_missed}`,
+        );
         assert.ok((receipt.tokens_after as number) < (receipt.tokens_before as number), `${name}: no shrink`);
         const exp2 = await run(["export", j, "--to", "anthropic", "--out", after]);
         assert.equal(exp2.code, 0, `${name}: export after failed: ${exp2.stderr}`);

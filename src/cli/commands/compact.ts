@@ -50,6 +50,7 @@ interface CompactCliOptions {
   window: number;
   threshold: number;
   target?: number;
+  summaryTokens?: number;
   ifNeeded?: boolean;
   workspace?: string;
   background?: string;
@@ -67,6 +68,10 @@ export interface CompactReceipt {
   tokens_after: number;
   target: number;
   target_reached: boolean;
+  /** Why the target was not reached; null when it was. */
+  target_missed: string | null;
+  /** The summary's size bound in tokens: --summary-tokens, or what the target left; null on prune-only. */
+  summary_budget: number | null;
   coverage: CoverageReceipt;
   /** Id of the new compaction entry; null on --dry-run (nothing was written). */
   checkpoint_id: string | null;
@@ -135,6 +140,7 @@ function routeOptions(
   return {
     summarizer,
     target: o.target,
+    summaryMaxTokens: o.summaryTokens,
     window: o.window,
     threshold: o.threshold / 100,
     ifNeeded: o.ifNeeded === true,
@@ -200,6 +206,8 @@ function report(
       tokens_after: r.tokens_after,
       target: r.target,
       target_reached: r.target_reached,
+      target_missed: r.target_missed ?? null,
+      summary_budget: r.summary_budget ?? null,
       coverage: r.coverage,
       checkpoint_id: journal === null ? null : outcome.entry.id,
       journal,
@@ -215,6 +223,9 @@ function report(
   out(
     `  tokens: ${num(r.tokens_before)} → ${num(r.tokens_after)} (−${pct}%), target ${num(r.target)} ${r.target_reached ? style.green("reached") : style.yellow("not reached")}`,
   );
+  if (r.target_missed !== undefined) out(`  target not reached: ${r.target_missed}`);
+  if (r.summary_budget !== undefined)
+    out(`  note: ${num(r.summary_budget)}-token budget, ${num(r.summary.length)} characters`);
   out(`  coverage: ${formatReceipt(r.coverage)}`);
   if (r.path === "prune-only")
     out(
@@ -333,6 +344,11 @@ export function register(program: Command): void {
       "--target <tokens>",
       "size to reach, in estimated tokens (default: see above)",
       positiveInt("--target"),
+    )
+    .option(
+      "--summary-tokens <tokens>",
+      "size bound of the summary note (default: what --target leaves after the kept messages, 300 to 2,000)",
+      positiveInt("--summary-tokens"),
     )
     .option(
       "--if-needed",

@@ -73,6 +73,15 @@ export function extractiveSummary(request: SummaryRequest, opts: ExtractiveOptio
     MIN_SUMMARY_TOKENS,
     Math.floor(request.maxTokens ?? opts.maxTokens ?? DEFAULT_SUMMARY_TOKENS),
   );
-  const totalChars = tokens * CHARS_PER_TOKEN;
-  return renderNote(collect(request.messages, totalChars), request, totalChars);
+  let totalChars = tokens * CHARS_PER_TOKEN;
+  let text = renderNote(collect(request.messages, totalChars), request, totalChars);
+  // Held in the host's own count when it gives one: the character budget shrinks in proportion
+  // until the note fits (dense text such as code runs under four characters a token).
+  for (let i = 0; i < 4 && request.countTokens; i++) {
+    const n = request.countTokens(text);
+    if (n <= tokens) break;
+    totalChars = Math.floor((totalChars * tokens * 0.97) / n);
+    text = renderNote(collect(request.messages, totalChars), request, totalChars);
+  }
+  return text;
 }
