@@ -657,3 +657,57 @@ test("compact on a history that cannot shrink: exit 0, 'nothing to compact' with
     cleanup();
   }
 });
+
+test("compact --summary-tokens bounds the note; a bad value is a usage error", async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const j = await imported(dir);
+    const sizes: number[] = [];
+    for (const n of [400, 1500]) {
+      const r = await run([
+        "compact",
+        j,
+        "--dry-run",
+        "--json",
+        "--target",
+        "100",
+        "--summary-tokens",
+        String(n),
+        "--workspace",
+        dir,
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      const receipt = JSON.parse(r.stdout) as {
+        summary_budget: number;
+        target_missed: string | null;
+        target_reached: boolean;
+      };
+      assert.equal(receipt.summary_budget, n);
+      assert.equal(receipt.target_reached, false);
+      assert.match(receipt.target_missed ?? "", /tokens/);
+      const human = await run([
+        "compact",
+        j,
+        "--dry-run",
+        "--target",
+        "100",
+        "--summary-tokens",
+        String(n),
+        "--workspace",
+        dir,
+      ]);
+      assert.match(
+        human.stdout,
+        new RegExp(`note: ${n.toLocaleString("en-US")}-token budget, ([\\d,]+) characters`),
+      );
+      sizes.push(Number(/token budget, ([\d,]+) characters/.exec(human.stdout)![1].replace(/,/g, "")));
+      assert.match(human.stdout, /target not reached: /);
+    }
+    assert.ok(sizes[0] <= 400 * 4 && sizes[0] < sizes[1], `note sizes ${sizes.join(", ")}`);
+    const bad = await run(["compact", j, "--dry-run", "--summary-tokens", "zero"]);
+    assert.equal(bad.code, 2);
+    assert.match(oneLineError(bad.stderr), /--summary-tokens/);
+  } finally {
+    cleanup();
+  }
+});
