@@ -2,8 +2,9 @@
  * The summarizers' corpus suite (skipped, saying so, on a clone without
  * ../shared). The extractive summarizer on every real session in ../shared/corpus
  * (imported by the formats layer): bounded, every section present,
- * deterministic, and, given room, every modified path, plain user message
- * head and error first line of the span appears in the note.
+ * deterministic, and, given room, every modified path, the head of every
+ * message the user wrote (a slash command as `/name args`) and every error
+ * first line of the span appears in the note.
  */
 import { test } from "node:test";
 import { corpusDir, corpusFiles, corpusSuite } from "../../test/support.js";
@@ -13,6 +14,7 @@ import { liveContext } from "../journal/tree.js";
 import type { Message, ToolResultBlock, ToolUseBlock } from "../model/index.js";
 import { extractiveSummary, splitSections, SUMMARY_SECTIONS, errorLine } from "./extractive.js";
 import { isPlainUserMessage, modifiedPathsOf, textOf } from "./transcript.js";
+import { isInterruption, unwrapUserText } from "./extractive/user-text.js";
 
 corpusSuite("summarizers", () => {
   for (const file of corpusFiles()) {
@@ -33,7 +35,11 @@ corpusSuite("summarizers", () => {
       const errors = new Set<string>();
       const users: string[] = [];
       for (const m of messages) {
-        if (isPlainUserMessage(m)) users.push(textOf(m));
+        if (isPlainUserMessage(m) && !isInterruption(textOf(m))) {
+          // The user's own words: a slash command as /name args; expanded prompts and command output are not theirs.
+          const u = unwrapUserText(textOf(m), m);
+          if (u.kind === "direction" || u.kind === "command") users.push(u.text);
+        }
         for (const b of m.content) {
           if (b.type === "tool_use")
             for (const p of modifiedPathsOf(b as ToolUseBlock)) paths.add(p.replace(/\s+/g, " ").trim());

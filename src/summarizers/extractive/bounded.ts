@@ -111,6 +111,21 @@ function renderQuote(label: string, text: string, keep: number, fence: string): 
   return `${label}\n${fence}\n${body}\n${fence}\n`;
 }
 
+/** How a list of quotes names its items. */
+export interface QuoteWords {
+  label: string;
+  earlierLabel: string;
+  plural: string;
+  empty: string;
+}
+
+const USER_WORDS: QuoteWords = {
+  label: "User message",
+  earlierLabel: "Earlier user message",
+  plural: "user messages",
+  empty: "(no plain user message in the summarized span)",
+};
+
 /**
  * Plain user messages, newest first, quoted exactly inside fences. Every
  * message first gets its head (200 characters); what budget is left then
@@ -118,19 +133,24 @@ function renderQuote(label: string, text: string, keep: number, fence: string): 
  * `[… cut N chars]` marker, and messages that do not fit at all are counted.
  * `earlier` are the quotes of folded checkpoints, already newest first.
  */
-export function renderUserDirection(current: string[], earlier: string[], budget: number): string {
+export function renderUserDirection(
+  current: string[],
+  earlier: string[],
+  budget: number,
+  words: QuoteWords = USER_WORDS,
+): string {
   type Q = { label: string; text: string; fence: string; keep: number; chosen: boolean };
   const qs: Q[] = [];
   const n = current.length;
   for (let i = n - 1; i >= 0; i--) {
     const text = current[i];
-    qs.push({ label: `User message ${i + 1}/${n}:`, text, fence: fenceFor(text), keep: 0, chosen: false });
+    qs.push({ label: `${words.label} ${i + 1}/${n}:`, text, fence: fenceFor(text), keep: 0, chosen: false });
   }
   for (const text of earlier) {
     // Already newest first, as the earlier note wrote them.
-    qs.push({ label: "Earlier user message:", text, fence: fenceFor(text), keep: 0, chosen: false });
+    qs.push({ label: `${words.earlierLabel}:`, text, fence: fenceFor(text), keep: 0, chosen: false });
   }
-  if (qs.length === 0) return "(no plain user message in the summarized span)\n";
+  if (qs.length === 0) return `${words.empty}\n`;
   const overhead = (q: Q) => q.label.length + 2 * q.fence.length + 4;
   const cost = (q: Q, keep: number) =>
     overhead(q) +
@@ -140,7 +160,7 @@ export function renderUserDirection(current: string[], earlier: string[], budget
   for (const q of qs) full += cost(q, q.text.length);
   if (full <= budget) return qs.map((q) => renderQuote(q.label, q.text, q.text.length, q.fence)).join("");
 
-  const omitted = (k: number) => `[… ${k} older user messages cut]\n`;
+  const omitted = (k: number) => `[… ${k} older ${words.plural} cut]\n`;
   let room = budget - omitted(qs.length).length;
   // Phase 1: heads, newest first.
   for (const q of qs) {

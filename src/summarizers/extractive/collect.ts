@@ -26,6 +26,7 @@ import { redactSecrets } from "../../engine/redact.js";
 import { foldCheckpoint, noEarlierParts, type EarlierParts } from "./fold.js";
 import { quoteData } from "./quote.js";
 import { commandOutcome, ERROR_LINE_CHARS, errorLine } from "./results.js";
+import { isConstraint, isInterruption, rejectionOf, unwrapUserText } from "./user-text.js";
 
 /** A work note (the first line of an assistant text) is cut to this many characters. */
 export const NOTE_CHARS = 200;
@@ -49,6 +50,8 @@ export interface CommandEntry {
 
 export interface PathEntry {
   path: string;
+  /** The kinds of change made to it (`written`, `edited`, `patched`, `deleted`, `moved`), in order. */
+  kinds: string[];
   first: number;
   last: number;
   attempts: number;
@@ -57,6 +60,8 @@ export interface PathEntry {
 
 export interface CallInfo {
   tool: ToolUseBlock;
+  /** Set when the call came after the span's last assistant text (work that text announced). */
+  afterLastText?: boolean;
   order: number;
   paths: string[];
   command?: CommandEntry;
@@ -72,7 +77,15 @@ export interface Collected {
   toolCalls: number;
   paths: Map<string, PathEntry>;
   commands: Map<string, CommandEntry>;
-  errors: Map<string, { count: number; last: number }>;
+  /** Error first lines; `command` is the shell command that failed, `fixed` when a later run of it passed. */
+  errors: Map<string, { count: number; last: number; command?: string; fixed?: boolean }>;
+  /** The user's constraints and corrections, and their words when they rejected a tool call (oldest first, redacted). */
+  constraints: string[];
+  /** Order of the last plain user direction and of the last assistant text (0: none). */
+  lastUserOrder: number;
+  lastTextOrder: number;
+  /** The calls made after the last assistant text: how many, and how many came back ok or failed. */
+  afterText: { calls: number; ok: number; failed: number; paths: string[]; commands: string[] };
   /** Calls without a result so far, by id. */
   calls: Map<string, CallInfo>;
   /** Older assistant texts left out of `work` (beyond the newest MAX_WORK_NOTES); counted in the cut marker. */
@@ -114,7 +127,12 @@ export function collect(messages: readonly Message[], quoteCap: number): Collect
     calls: new Map(),
     workOmitted: 0,
     earlier: noEarlierParts(),
+    constraints: [],
+    lastUserOrder: 0,
+    lastTextOrder: 0,
+    afterText: { calls: 0, ok: 0, failed: 0, paths: [], commands: [] },
   };
+  let afterInterruption = false;
   let order = 0;
   let lastAssistantIdx = -1;
   const assistantTexts: string[] = [];
@@ -125,7 +143,21 @@ export function collect(messages: readonly Message[], quoteCap: number): Collect
       continue;
     }
     if (isPlainUserMessage(m)) {
-      c.userMessages.push(redactQuotable(textOf(m), quoteCap));
+      const raw = textOf(m);
+      if (isInterruption(raw)) {
+        c.constraints.push("(the user interrupted the agent)");
+        afterInterruption = true;
+      } else {
+        const u = unwrapUserText(raw, m);
+        // Expanded prompts and command output are not the user's words: they are left out of the note.
+        if (u.kind === "direction" || u.kind === "command") {
+          const text = redactQuotable(u.text, quoteCap);
+          c.userMessages.push(text);
+          c.lastUserOrder = order + 1;
+          if (u.kind === "direction" && (afterInterruption || isConstraint(u.text))) c.constraints.push(text);
+          afterInterruption = false;
+        }
+      }
     }
     const assistant = m.role === "assistant" || m.role === "assistant_interrupted";
     for (const b of m.content) {
@@ -135,11 +167,13 @@ export function collect(messages: readonly Message[], quoteCap: number): Collect
         if (typeof t === "string" && t.trim() !== "") {
           assistantTexts.push(t);
           lastAssistantIdx = assistantTexts.length - 1;
+          c.lastTextOrder = order;
+          c.afterText = { calls: 0, ok: 0, failed: 0, paths: [], commands: [] };
         }
       } else if (b.type === "tool_use") {
         collectCall(c, b as ToolUseBlock, order);
       } else if (b.type === "tool_result") {
-        collectResult(c, b as ToolResultBlock, order);
+        collectResult(c, b as ToolResultBlock, order, quoteCap);
       }
     }
   }
@@ -157,20 +191,33 @@ export function collect(messages: readonly Message[], quoteCap: number): Collect
   return c;
 }
 
+/** The kind of change a modifying tool makes, from its name. */
+export function changeKind(tool: string): string {
+  if (/delete|remove|\brm\b/i.test(tool)) return "deleted";
+  if (/move|rename|\bmv\b/i.test(tool)) return "moved";
+  if (/patch/i.test(tool)) return "patched";
+  if (/write|create|new/i.test(tool)) return "written";
+  return "edited";
+}
+
 /** A tool call: counted by name, its modified paths and its shell command noted, and kept until its result. */
 function collectCall(c: Collected, tool: ToolUseBlock, order: number): void {
   c.toolCalls++;
   const name = typeof tool.name === "string" ? tool.name : "tool";
   c.toolCounts.set(name, (c.toolCounts.get(name) ?? 0) + 1);
   const paths = modifiedPathsOf(tool);
+  const kind = changeKind(name);
   for (const p of paths) {
     const e = c.paths.get(p);
     if (e) {
       e.last = order;
       e.attempts++;
-    } else c.paths.set(p, { path: p, first: order, last: order, attempts: 1, failures: 0 });
+      if (!e.kinds.includes(kind)) e.kinds.push(kind);
+    } else c.paths.set(p, { path: p, kinds: [kind], first: order, last: order, attempts: 1, failures: 0 });
   }
-  const info: CallInfo = { tool, order, paths, done: false };
+  const info: CallInfo = { tool, order, paths, done: false, afterLastText: true };
+  c.afterText.calls++;
+  c.afterText.paths.push(...paths);
   const cmdRaw = shellCommandOf(tool);
   if (cmdRaw !== undefined) {
     const window = oneLine(cmdRaw, COMMAND_CHARS + REDACT_MARGIN);
@@ -185,25 +232,38 @@ function collectCall(c: Collected, tool: ToolUseBlock, order: number): void {
       c.commands.set(cmd, e);
     }
     info.command = e;
+    c.afterText.commands.push(cmd);
   }
   if (typeof tool.id === "string") c.calls.set(tool.id, info);
 }
 
 /** A tool result: its error line noted, and its call's paths and command given their outcome. */
-function collectResult(c: Collected, r: ToolResultBlock, order: number): void {
+function collectResult(c: Collected, r: ToolResultBlock, order: number, quoteCap: number): void {
   const call = typeof r.tool_use_id === "string" ? c.calls.get(r.tool_use_id) : undefined;
   const content = typeof r.content === "string" ? r.content : "";
   let line = "";
+  if (call === undefined || call.command === undefined || r.is_error === true) {
+    const said = rejectionOf(content);
+    if (said !== undefined) c.constraints.push(redactQuotable(said, quoteCap));
+  }
   if (r.is_error === true) {
     line = clip(errorLine(content), ERROR_LINE_CHARS);
     const e = c.errors.get(line);
     if (e) {
       e.count++;
       e.last = order;
-    } else c.errors.set(line, { count: 1, last: order });
+      e.fixed = false;
+    } else c.errors.set(line, { count: 1, last: order, command: call?.command?.cmd });
+  } else if (call?.command !== undefined) {
+    // A passing run of a command fixes the errors an earlier run of it gave.
+    for (const e of c.errors.values()) if (e.command === call.command.cmd) e.fixed = true;
   }
   if (call) {
     call.done = true;
+    if (call.afterLastText && call.order > c.lastTextOrder) {
+      if (r.is_error === true) c.afterText.failed++;
+      else c.afterText.ok++;
+    }
     if (r.is_error === true) {
       for (const p of call.paths) {
         const e = c.paths.get(p);

@@ -95,10 +95,11 @@ test("files changed: every input style, only from modifying tools, deduplicated"
   const note = extractiveSummary({ messages: session() });
   const files = splitSections(note).sections.get("Files changed") ?? "";
   const lines = files.split("\n");
-  assert.ok(lines.includes("- src/parse.ts"), files);
-  assert.ok(lines.includes("- src/tokenizer.ts"));
-  assert.ok(lines.includes("- src/new-file.ts"));
-  assert.match(files, /- docs\/notes\.md — failed/);
+  // Each path with the kind of change made to it.
+  assert.ok(lines.includes("- src/parse.ts (edited)"), files);
+  assert.ok(lines.includes("- src/tokenizer.ts (patched)"));
+  assert.ok(lines.includes("- src/new-file.ts (patched)"));
+  assert.match(files, /- docs\/notes\.md \(written\) — failed/);
   assert.equal(files.split("src/parse.ts").length - 1, 1);
   // A Read is not a modification.
   const onlyRead = extractiveSummary({ messages: session().slice(0, 4) });
@@ -167,10 +168,21 @@ test("commands with outcomes, error first lines, calls still running, next step"
   const running = s.get("Still running") ?? "";
   assert.match(running, /Bash \(c8\): npm test — no result yet/);
   assert.match(running, /background shell bg-7: npm run dev \(running\)/);
+  // The next step is the unfinished work: the last step (its call has no result) and the checks still failing.
   assert.equal(
     s.get("Next step"),
-    "Build started; next I will rerun the parser tests and then update the changelog.",
+    [
+      "The assistant's last step, not finished (1 call without a result):",
+      "Build started; next I will rerun the parser tests and then update the changelog.",
+      "Still failing (no passing run since):",
+      "- `Exit code 2 — src/x.ts(1,1): error TS1005` from `npm run build`",
+      "- `Exit code 1 — AssertionError: expected 3 to equal 4` from `npm test -- parse`",
+    ].join("\n"),
   );
+  // The user's rules, quoted exactly.
+  const rules = s.get("Decisions and constraints") ?? "";
+  assert.match(rules, /Also do not touch `lib\/legacy.js` — it is vendored\./);
+  assert.match(rules, /Keep the public API unchanged\./);
   const work = s.get("Work done") ?? "";
   assert.match(work, /8 tool calls \(Bash 3/);
   assert.match(work, /Running the tests to see the failure\./);
@@ -228,7 +240,10 @@ test("a checkpoint is not user direction, and a previous checkpoint of ours is f
   );
   assert.ok((s.get("Errors") ?? "").includes("permission denied: docs/notes.md"));
   assert.ok((s.get("Objective") ?? "").includes("Please fix the failing parser test"));
-  assert.equal(s.get("Next step"), "Changelog updated; next: open the PR.");
+  assert.equal(
+    s.get("Next step"),
+    "The assistant's last stated plan, not started yet:\nChangelog updated; next: open the PR.",
+  );
   // Folding again does not stack: one copy of each section.
   const again = extractiveSummary({
     messages: [
@@ -353,7 +368,10 @@ test("linear: a 100k-message span is summarized quickly and within the bound", (
   }
   const note = extractiveSummary({ messages: msgs });
   assert.ok(note.length <= 8000);
-  assert.match(note, /## Next step\ndoing 19999/);
+  assert.match(
+    note,
+    /## Next step\nThe assistant's last step, not finished \(1 of 2 calls failed\):\ndoing 19999\n/,
+  );
 });
 
 test("the summarizer object: name, model, result shape, abort", async () => {

@@ -11,6 +11,7 @@ import { EARLIER_SUMMARY_SECTION, SECTIONS, SUMMARY_SECTIONS, type SummarySectio
 export interface EarlierParts {
   objective?: string;
   userQuotes: string[];
+  constraints: string[];
   work: string[];
   files: string[];
   commands: string[];
@@ -21,7 +22,7 @@ export interface EarlierParts {
 }
 
 export function noEarlierParts(): EarlierParts {
-  return { userQuotes: [], work: [], files: [], commands: [], errors: [], freeText: [] };
+  return { userQuotes: [], constraints: [], work: [], files: [], commands: [], errors: [], freeText: [] };
 }
 
 /** Sections whose quotes are fenced by us (fences there are always balanced). */
@@ -115,8 +116,18 @@ export function foldCheckpoint(text: string, into: EarlierParts): void {
     if (quoted !== undefined && quoted.trim() !== "") into.objective = quoted;
   }
   into.userQuotes.push(...fencedBodies(section("User direction")));
+  into.constraints.push(...fencedBodies(section("Decisions and constraints")));
   into.work.push(...listItems(section("Work done")).filter((i) => !/^\d+ tool calls \(/.test(i)));
-  into.files.push(...listItems(section("Files changed")).map((i) => i.split(" — ")[0]));
+  into.files.push(
+    ...listItems(section("Files changed")).map((i) =>
+      i
+        .split(" — ")[0]
+        .replace(
+          / \((?:written|edited|patched|deleted|moved)(?:, (?:written|edited|patched|deleted|moved))*\)$/,
+          "",
+        ),
+    ),
+  );
   into.commands.push(...listItems(section("Commands run")));
   into.errors.push(...listItems(section("Errors")));
   const next = section("Next step");

@@ -95,9 +95,11 @@ function sectionBodies(c: Collected, request: SummaryRequest): Record<SummarySec
   const commands = lazy(() => commandItems(c));
   const errors = lazy(() => errorItems(c));
   const focus = request.focus?.trim();
-  const nextStep = c.lastAssistantText ?? c.earlier.nextStep;
   return {
     Objective: { render: (b) => objective(c, focus, b) },
+    "Decisions and constraints": {
+      render: (b) => renderUserDirection([...c.constraints], c.earlier.constraints, b, CONSTRAINT_WORDS),
+    },
     "User direction": { render: (b) => renderUserDirection(c.userMessages, c.earlier.userQuotes, b) },
     "Work done": listBody(
       lazy(() => workItems(c)),
@@ -117,13 +119,83 @@ function sectionBodies(c: Collected, request: SummaryRequest): Record<SummarySec
       "entries",
       "(nothing in flight)",
     ),
-    "Next step": {
-      render: (b) =>
-        nextStep !== undefined
-          ? headTail(demoteHeaders(nextStep), b, 0.4)
-          : fitted(`${NO_ASSISTANT_TEXT}\n`, b),
-    },
+    "Next step": { render: (b) => nextStep(c, b) },
   };
+}
+
+const CONSTRAINT_WORDS = {
+  label: "Constraint",
+  earlierLabel: "Earlier constraint",
+  plural: "constraints",
+  empty: "(no rule, correction or rejection from the user in the summarized span)",
+};
+
+/**
+ * Next step, from the state of the work at the cut: the user's latest request
+ * when no assistant text answered it yet; errors of commands that have not
+ * passed since; the assistant's last stated plan while it is not done. A plan
+ * whose calls all came back ok is reported as done, and the latest request
+ * is what goes on.
+ */
+function nextStep(c: Collected, budget: number): string {
+  const latest = c.userMessages.at(-1);
+  const plan = c.lastAssistantText;
+  const a = c.afterText;
+  const parts: { text: string; share: number }[] = [];
+  const unanswered = latest !== undefined && c.lastUserOrder > c.lastTextOrder;
+  if (unanswered)
+    parts.push({
+      text: `The user's latest request, not answered yet:\n${demoteHeaders(latest)}`,
+      share: 0.5,
+    });
+  if (plan !== undefined) {
+    const running = [...c.calls.values()].filter((i) => !i.done && i.order > c.lastTextOrder).length;
+    if (a.calls === 0 && !unanswered)
+      parts.push({
+        text: `The assistant's last stated plan, not started yet:\n${demoteHeaders(plan)}`,
+        share: 0.5,
+      });
+    else if (a.failed > 0 || running > 0) {
+      const why = [
+        ...(a.failed > 0 ? [`${a.failed} of ${a.calls} calls failed`] : []),
+        ...(running > 0 ? [`${running} call${running === 1 ? "" : "s"} without a result`] : []),
+      ].join(", ");
+      parts.push({
+        text: `The assistant's last step, not finished (${why}):\n${demoteHeaders(plan)}`,
+        share: 0.4,
+      });
+    } else if (a.calls > 0) {
+      const did = [
+        ...new Set(a.paths.map((p) => `changed ${oneLine(p)}`)),
+        ...new Set(a.commands.map((x) => `ran \`${x}\``)),
+      ].slice(0, 4);
+      parts.push({
+        text: `Done: the assistant's last step (${a.calls} call${a.calls === 1 ? "" : "s"} ok${did.length > 0 ? `: ${did.join(", ")}` : ""}), which began "${clip(oneLine(plan), 160)}".`,
+        share: 0.2,
+      });
+      if (!unanswered && latest !== undefined)
+        parts.push({ text: `Continue the user's latest request:\n${demoteHeaders(latest)}`, share: 0.4 });
+    }
+  }
+  const failing = [...c.errors.entries()]
+    .filter(([, e]) => e.command !== undefined && e.fixed !== true)
+    .sort((x, y) => y[1].last - x[1].last)
+    .slice(0, 3)
+    .map(([line, e]) => `- ${quoteData(line)} from \`${e.command}\``);
+  if (failing.length > 0)
+    parts.push({ text: `Still failing (no passing run since):\n${failing.join("\n")}`, share: 0.3 });
+  if (parts.length === 0) {
+    const earlier = c.earlier.nextStep;
+    return earlier !== undefined
+      ? headTail(demoteHeaders(earlier), budget, 0.4)
+      : fitted(`${NO_ASSISTANT_TEXT}\n`, budget);
+  }
+  const whole = parts.map((p) => `${p.text}\n`).join("");
+  if (whole.length <= budget) return whole;
+  const total = parts.reduce((n, p) => n + p.share, 0);
+  let out = "";
+  for (const p of parts) out += headTail(p.text, Math.floor((budget * p.share) / total), 0.5);
+  return out.length <= budget ? out : fitted(out, budget);
 }
 
 function lazy<T>(f: () => T): () => T {
@@ -224,10 +296,11 @@ function fileItems(c: Collected): Item[] {
         ? ` — failed (${p.failures} attempt${p.failures === 1 ? "" : "s"} errored)`
         : "";
     const path = oneLine(p.path);
+    const kind = ` (${p.kinds.join(", ")})`;
     out.push({
-      text: `${path}${failed}`,
+      text: `${path}${kind}${failed}`,
       rank: e.files.length + p.first,
-      render: () => `${redactSecrets(path)}${failed}`,
+      render: () => `${redactSecrets(path)}${kind}${failed}`,
     });
   }
   e.files.forEach((f, i) => {
@@ -262,7 +335,7 @@ function errorItems(c: Collected): Item[] {
   const cur = [...c.errors.entries()].sort((a, b) => b[1].last - a[1].last);
   for (const [line, info] of cur)
     out.push({
-      text: info.count > 1 ? `${quoteData(line)} (×${info.count})` : quoteData(line),
+      text: `${quoteData(line)}${info.count > 1 ? ` (×${info.count})` : ""}${info.fixed === true ? " — fixed (a later run passed)" : ""}`,
       rank: base + info.last,
     });
   // Earlier items: ours are quoted already; a foreign note's are quoted here.

@@ -34,36 +34,52 @@ export const SECTIONS = [
   {
     name: "Objective",
     weight: 1,
-    hint: "the user's overall goal, from their first request (and the focus, if one is given).",
+    hint: "the user's standing request, in their words (a slash command as `/name args`, never its expanded prompt), and the focus if one is given.",
     fenced: true,
   },
   {
-    name: "User direction",
-    weight: 4,
-    hint: "the user's own messages that still matter, quoted exactly, newest first.",
+    name: "Next step",
+    weight: 1.5,
+    hint: "the latest unfinished work: the user's latest request if it is not answered yet, a failing check not yet passing, or a plan the assistant stated and had not finished. Never an action the transcript shows done.",
+    fenced: false,
+  },
+  {
+    name: "Decisions and constraints",
+    weight: 2.5,
+    hint: 'every rule, correction and decision of the user ("no, use X", "don\'t push", "keep the API"), and their words when they rejected or interrupted a tool call, quoted exactly, with the reason they gave.',
     fenced: true,
   },
-  { name: "Work done", weight: 1, hint: "what the agent did and found, condensed.", fenced: false },
   {
     name: "Files changed",
     weight: 4,
-    hint: "every file path that was created, edited, moved or deleted, one per line.",
+    hint: "every file path that was created, edited, moved or deleted, one per line, with the kind of change.",
     fenced: false,
   },
   {
     name: "Commands run",
     weight: 1,
-    hint: "the shell commands run and their outcome (ok, or the error's first line).",
+    hint: "the shell commands and tests run, with their last outcome (ok, or the error's first line).",
     fenced: false,
   },
-  { name: "Errors", weight: 3.5, hint: "the first line of each error seen, deduplicated.", fenced: false },
+  {
+    name: "Errors",
+    weight: 3.5,
+    hint: "the first line of each error seen, deduplicated, marked fixed when a later run of the same command passed.",
+    fenced: false,
+  },
+  {
+    name: "User direction",
+    weight: 4,
+    hint: "every message the user wrote, quoted exactly, newest first (a long paste by its head and tail with its size).",
+    fenced: true,
+  },
+  { name: "Work done", weight: 1, hint: "what the agent did and found, condensed.", fenced: false },
   {
     name: "Still running",
     weight: 0.5,
     hint: "tool calls without a result and background work that may still be running.",
     fenced: false,
   },
-  { name: "Next step", weight: 1, hint: "what the agent was about to do next.", fenced: false },
 ] as const satisfies readonly SectionSpec[];
 
 /** The names of a table's sections, as a tuple. */

@@ -1,0 +1,75 @@
+/**
+ * What a user message is, for the note: a direction in the user's own words,
+ * a slash command (shown as `/name args`, never its expanded prompt), an
+ * expanded prompt or skill text the agent injected (shown by its size only),
+ * or a command's local output. Also the user's constraints and corrections
+ * ("no, use X", "don't push", "keep the API"), and the words a user gave when
+ * they rejected or interrupted a tool call. Pure.
+ */
+import type { Message } from "../../model/index.js";
+
+export type UserTextKind = "direction" | "command" | "injected" | "output";
+
+export interface UserText {
+  kind: UserTextKind;
+  /** The text as the note shows it: the user's words, `/name args`, or a one-line size notice. */
+  text: string;
+}
+
+const TAG = (name: string): RegExp => new RegExp(`<${name}>([\\s\\S]*?)</${name}>`);
+
+/** A user text as the note shows it (the message's `meta.is_meta` marks text the agent injected). */
+export function unwrapUserText(raw: string, m?: Message): UserText {
+  const name = TAG("command-name").exec(raw)?.[1]?.trim();
+  if (name !== undefined) {
+    const args = TAG("command-args").exec(raw)?.[1]?.trim() ?? "";
+    const slash = name.startsWith("/") ? name : `/${name}`;
+    return { kind: "command", text: args === "" ? slash : `${slash} ${args}` };
+  }
+  if (/^\s*<local-command-(stdout|stderr|caveat)>/.test(raw)) {
+    const body = raw.replace(/<\/?local-command-(stdout|stderr|caveat)>/g, "").trim();
+    return { kind: "output", text: `[command output: ${body.length} characters]` };
+  }
+  if (m?.meta?.is_meta === true) {
+    const title = /^\s*#{1,3}\s+(.+)$/m.exec(raw)?.[1]?.trim() ?? raw.trim().split("\n")[0] ?? "";
+    return {
+      kind: "injected",
+      text: `[expanded prompt or skill text: "${title.slice(0, 80)}", ${raw.length} characters]`,
+    };
+  }
+  return { kind: "direction", text: raw };
+}
+
+/**
+ * A direction that constrains or corrects the work: a negation or a rule
+ * ("no", "don't", "never", "always", "instead", "keep", "stop", "must",
+ * "only", "I said", "rather", "not X but Y").
+ */
+const CONSTRAINT =
+  /(^|[\s,.;:!?("'])(no|nope|don'?t|do not|never|always|instead|keep|stop|must|mustn'?t|should(?:n'?t| not)|only|avoid|wait|rather|revert|undo|not (?:yet|now)|i said|i meant|please don'?t|make sure)\b/i;
+
+export function isConstraint(text: string): boolean {
+  return CONSTRAINT.test(text.slice(0, 2_000));
+}
+
+/** Claude Code's words when the user rejects a tool call: what follows is the user's own reason. */
+const REJECTED = /The user doesn't want to proceed with this tool use\.[\s\S]*?the user said:\s*([\s\S]+)$/;
+const REJECTED_BARE = /The user doesn't want to proceed with this tool use\./;
+const INTERRUPTED = /^\s*\[Request interrupted by user( for tool use)?\]/;
+
+/**
+ * The user's words in a tool result that rejected the call, or a marker for a
+ * bare rejection or interruption; undefined for any other result.
+ */
+export function rejectionOf(content: string): string | undefined {
+  const said = REJECTED.exec(content)?.[1]?.trim();
+  if (said !== undefined && said !== "") return said;
+  if (REJECTED_BARE.test(content)) return "(the user rejected a tool call and asked to wait)";
+  if (INTERRUPTED.test(content)) return "(the user interrupted a tool call)";
+  return undefined;
+}
+
+/** A user text that is an interruption marker rather than words. */
+export function isInterruption(text: string): boolean {
+  return INTERRUPTED.test(text) && text.trim().length < 80;
+}
