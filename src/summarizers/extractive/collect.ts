@@ -242,10 +242,12 @@ function collectResult(c: Collected, r: ToolResultBlock, order: number, quoteCap
   const call = typeof r.tool_use_id === "string" ? c.calls.get(r.tool_use_id) : undefined;
   const content = typeof r.content === "string" ? r.content : "";
   let line = "";
-  if (call === undefined || call.command === undefined || r.is_error === true) {
-    const said = rejectionOf(content);
-    if (said !== undefined) c.constraints.push(redactQuotable(said, quoteCap));
-  }
+  // A call the user rejected or interrupted: their words are a constraint, and it is no failing check.
+  const said =
+    call === undefined || call.command === undefined || r.is_error === true
+      ? rejectionOf(content)
+      : undefined;
+  if (said !== undefined) c.constraints.push(redactQuotable(said, quoteCap));
   if (r.is_error === true) {
     line = clip(errorLine(content), ERROR_LINE_CHARS);
     const e = c.errors.get(line);
@@ -253,7 +255,12 @@ function collectResult(c: Collected, r: ToolResultBlock, order: number, quoteCap
       e.count++;
       e.last = order;
       e.fixed = false;
-    } else c.errors.set(line, { count: 1, last: order, command: call?.command?.cmd });
+    } else
+      c.errors.set(line, {
+        count: 1,
+        last: order,
+        command: said === undefined ? call?.command?.cmd : undefined,
+      });
   } else if (call?.command !== undefined) {
     // A passing run of a command fixes the errors an earlier run of it gave.
     for (const e of c.errors.values()) if (e.command === call.command.cmd) e.fixed = true;

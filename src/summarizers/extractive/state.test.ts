@@ -1,0 +1,115 @@
+/** The note tells the state of the work: the user's own words, their rules, what is fixed, and what is next. */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import type { Block, Message } from "../../model/index.js";
+import { extractiveSummary, splitSections } from "./index.js";
+import { isConstraint, rejectionOf, unwrapUserText } from "./user-text.js";
+
+const user = (t: string, meta?: Record<string, unknown>): Message => ({
+  role: "user",
+  content: [{ type: "text", text: t }],
+  ...(meta ? { meta } : {}),
+});
+const assistant = (...content: Block[]): Message => ({ role: "assistant", content });
+const text = (t: string): Block => ({ type: "text", text: t });
+const bash = (id: string, command: string): Block => ({
+  type: "tool_use",
+  id,
+  name: "Bash",
+  input: { command },
+});
+const result = (id: string, content: string, is_error = false): Message => ({
+  role: "user",
+  content: [{ type: "tool_result", tool_use_id: id, content, ...(is_error ? { is_error } : {}) }],
+});
+
+test("unwrapUserText: a slash command as /name args, expanded prompts and command output by their size", () => {
+  assert.deepEqual(
+    unwrapUserText(
+      "<command-message>workflows:plan</command-message>\n<command-name>/workflows:plan</command-name>\n<command-args>add telemetry</command-args>",
+    ),
+    { kind: "command", text: "/workflows:plan add telemetry" },
+  );
+  assert.deepEqual(unwrapUserText("<command-name>/exit</command-name>"), { kind: "command", text: "/exit" });
+  assert.equal(unwrapUserText("<local-command-stdout>Bye!</local-command-stdout>").kind, "output");
+  const injected = unwrapUserText("# Create a plan\n\n" + "x".repeat(11_000), user("", { is_meta: true }));
+  assert.equal(injected.kind, "injected");
+  assert.match(injected.text, /"Create a plan", 11017 characters/);
+  assert.deepEqual(unwrapUserText("fix the bug"), { kind: "direction", text: "fix the bug" });
+});
+
+test("isConstraint and rejectionOf", () => {
+  for (const t of [
+    "no, use X",
+    "don't push",
+    "Keep the API",
+    "I said keep it in paths",
+    "never edit vendored code",
+  ])
+    assert.ok(isConstraint(t), t);
+  for (const t of ["fix the failing test", "what does this do?"]) assert.ok(!isConstraint(t), t);
+  assert.equal(
+    rejectionOf(
+      "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). To tell you how to proceed, the user said:\nwe have more inbound changes coming from parent",
+    ),
+    "we have more inbound changes coming from parent",
+  );
+  assert.match(rejectionOf("[Request interrupted by user for tool use]") ?? "", /interrupted/);
+  assert.equal(rejectionOf("Exit code 1"), undefined);
+});
+
+test("the note: a rejection's reason, the user's rule, a fixed error, and the unanswered request as the next step", () => {
+  const reason = "we have more inbound changes coming from parent";
+  const messages: Message[] = [
+    user("<command-name>/review</command-name>\n<command-args>PR 42</command-args>"),
+    user("# Review a pull request\n" + "Step by step instructions. ".repeat(400), { is_meta: true }),
+    assistant(text("Running the tests."), bash("c1", "npm test")),
+    result("c1", "Exit code 1\nFAIL parse.test.ts", true),
+    assistant(text("Fixed the parser; running again."), bash("c2", "npm test")),
+    result("c2", "ok, 40 passed"),
+    assistant(text("Pushing."), bash("c3", "git push")),
+    result(
+      "c3",
+      `The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). To tell you how to proceed, the user said:\n${reason}`,
+      true,
+    ),
+    user("No, keep the branch local until parent lands."),
+    assistant(text("Understood.")),
+    user("Now update manual_commit_session.go to use the new API."),
+  ];
+  const s = splitSections(extractiveSummary({ messages })).sections;
+  assert.match(s.get("Objective") ?? "", /\/review PR 42/);
+  assert.ok(
+    !(s.get("User direction") ?? "").includes("Step by step instructions"),
+    "the expanded prompt is not quoted",
+  );
+  const rules = s.get("Decisions and constraints") ?? "";
+  assert.ok(rules.includes(reason), rules);
+  assert.ok(rules.includes("No, keep the branch local until parent lands."), rules);
+  assert.match(s.get("Errors") ?? "", /`Exit code 1 — FAIL parse\.test\.ts` — fixed \(a later run passed\)/);
+  const next = s.get("Next step") ?? "";
+  assert.match(
+    next,
+    /^The user's latest request, not answered yet:\nNow update manual_commit_session\.go to use the new API\./,
+  );
+  assert.ok(!/Still failing/.test(next), next);
+});
+
+test("the next step is never a step the history shows done", () => {
+  const messages: Message[] = [
+    user("Rename the flag to --verbose."),
+    assistant(text("Now update `cli.ts`:"), {
+      type: "tool_use",
+      id: "e1",
+      name: "Edit",
+      input: { file_path: "src/cli.ts", old_string: "a", new_string: "b" },
+    }),
+    result("e1", "The file src/cli.ts has been updated."),
+  ];
+  const next = splitSections(extractiveSummary({ messages })).sections.get("Next step") ?? "";
+  assert.match(
+    next,
+    /^Done: the assistant's last step \(1 call ok: changed src\/cli\.ts\), which began "Now update `cli\.ts`:"\./,
+  );
+  assert.match(next, /Continue the user's latest request:\nRename the flag to --verbose\./);
+});
