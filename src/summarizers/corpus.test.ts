@@ -14,7 +14,7 @@ import { liveContext } from "../journal/tree.js";
 import type { Message, ToolResultBlock, ToolUseBlock } from "../model/index.js";
 import { extractiveSummary, splitSections, SUMMARY_SECTIONS, errorLine } from "./extractive.js";
 import { isPlainUserMessage, modifiedPathsOf, textOf } from "./transcript.js";
-import { isInterruption, unwrapUserText } from "./extractive/user-text.js";
+import { isInterruption, rejectionOf, unwrapUserText } from "./extractive/user-text.js";
 
 corpusSuite("summarizers", () => {
   for (const file of corpusFiles()) {
@@ -43,8 +43,14 @@ corpusSuite("summarizers", () => {
         for (const b of m.content) {
           if (b.type === "tool_use")
             for (const p of modifiedPathsOf(b as ToolUseBlock)) paths.add(p.replace(/\s+/g, " ").trim());
-          if (b.type === "tool_result" && (b as ToolResultBlock).is_error === true)
-            errors.add(errorLine((b as ToolResultBlock).content).slice(0, 120));
+          if (b.type === "tool_result" && (b as ToolResultBlock).is_error === true) {
+            const content = (b as ToolResultBlock).content;
+            // A rejected or interrupted call is the user's word (quoted under the constraints), not an error line.
+            const said = rejectionOf(content);
+            errors.add(
+              said !== undefined ? said.split("\n")[0].slice(0, 100) : errorLine(content).slice(0, 120),
+            );
+          }
         }
       }
       for (const p of paths) assert.ok(roomy.includes(p), `path ${p}`);

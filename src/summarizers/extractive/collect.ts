@@ -249,7 +249,10 @@ function collectResult(c: Collected, r: ToolResultBlock, order: number, quoteCap
       : undefined;
   if (said !== undefined) c.constraints.push(redactQuotable(said, quoteCap));
   if (r.is_error === true) {
-    line = clip(errorLine(content), ERROR_LINE_CHARS);
+    line = clip(
+      said !== undefined ? `rejected by the user: ${oneLine(said)}` : errorLine(content),
+      ERROR_LINE_CHARS,
+    );
     const e = c.errors.get(line);
     if (e) {
       e.count++;
