@@ -14,6 +14,7 @@ import {
   stepCountIs,
   streamText,
   tool,
+  ToolLoopAgent,
   type ModelMessage,
 } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
@@ -764,6 +765,36 @@ describe("compactSafePrepareStep", () => {
     assert.equal(await r.text, "Fixed.");
     assert.equal(events.length, 1);
     assert.ok(promptText(model.doStreamCalls[events[0]!.stepNumber]!.prompt).includes(CHECKPOINT_MARKER));
+  });
+
+  test("ToolLoopAgent with an AI SDK model as the summarizer: its summary is the checkpoint the model reads", async () => {
+    const summarizerModel = new MockLanguageModelV4({
+      modelId: "mock-summarizer",
+      doGenerate: async () =>
+        answer([
+          { type: "text", text: "## Goal\nFix the login bug.\n## Progress\nRead src/f1.ts to src/f6.ts." },
+        ]),
+    });
+    const model = toolLoopModel(9, { longText: true });
+    const events: CompactionEvent[] = [];
+    const agent = new ToolLoopAgent({
+      model,
+      tools: { read },
+      stopWhen: stepCountIs(12),
+      prepareStep: compactSafePrepareStep({
+        window: 12_000,
+        summarizerModel,
+        onCompaction: (e) => events.push(e),
+      }),
+    });
+    const r = await agent.generate({ prompt: "Fix the login bug in src/." });
+    assert.equal(r.text, "The login bug is fixed.");
+    assert.equal(events.length, 1);
+    assert.equal(events[0]!.result.model, "mock-summarizer");
+    assert.equal(summarizerModel.doGenerateCalls.length, 1);
+    const sent = promptText(model.doGenerateCalls[events[0]!.stepNumber]!.prompt);
+    assert.ok(sent.includes("Read src/f1.ts to src/f6.ts."), "the summary reached the model");
+    assert.ok(sent.includes(CHECKPOINT_MARKER));
   });
 
   test("a host that sends the whole history again gets the last replacement re-applied, not a new compaction", async () => {
