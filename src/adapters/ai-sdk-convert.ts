@@ -89,6 +89,30 @@ export function decodeValue(v: unknown): unknown {
 }
 
 // ---------------------------------------------------------------------------
+// Tool names by call id (a tool result's part names its tool; a block does not).
+
+/** Tool names by call id, recording the lookups and additions made while one message is converted. */
+export class Names extends Map<string, string> {
+  reads: [string, string | undefined][] | undefined;
+  writes: [string, string][] | undefined;
+  clone(): Names {
+    const n = new Names(this);
+    n.reads = this.reads;
+    n.writes = this.writes;
+    return n;
+  }
+  override get(k: string): string | undefined {
+    const v = super.get(k);
+    this.reads?.push([k, v]);
+    return v;
+  }
+  override set(k: string, v: string): this {
+    this.writes?.push([k, v]);
+    return super.set(k, v);
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Small helpers.
 
 function without(o: Obj, ...keys: string[]): Obj {
@@ -210,7 +234,7 @@ const OWN_TYPES = new Set([
 // One part ⇄ one block.
 
 /** The block a part says, ignoring compact-safe's carried block. */
-function nativeBlock(part: Obj, ctx: Ctx, names: Map<string, string>): Block {
+function nativeBlock(part: Obj, ctx: Ctx, names: Names): Block {
   const po = isObj(part.providerOptions) ? part.providerOptions : {};
   switch (part.type) {
     case "text":
@@ -256,7 +280,7 @@ function nativeBlock(part: Obj, ctx: Ctx, names: Map<string, string>): Block {
   }
 }
 
-function blockOfPart(part: Obj, ctx: Ctx, names: Map<string, string>): Block {
+function blockOfPart(part: Obj, ctx: Ctx, names: Names): Block {
   const carried = csOf(part.providerOptions)?.block;
   if (isObj(carried) && typeof carried.type === "string") {
     const b = structuredClone(carried) as Block;
@@ -267,7 +291,7 @@ function blockOfPart(part: Obj, ctx: Ctx, names: Map<string, string>): Block {
 }
 
 /** The part a block says, before compact-safe's carried block is added. */
-function nativePart(b: Obj, ctx: Ctx, names: Map<string, string>): Obj | undefined {
+function nativePart(b: Obj, ctx: Ctx, names: Names): Obj | undefined {
   switch (b.type) {
     case "text":
       return typeof b.text === "string" ? { type: "text", text: b.text } : undefined;
@@ -340,7 +364,7 @@ function nativePart(b: Obj, ctx: Ctx, names: Map<string, string>): Obj | undefin
  * says the same; else native, with the whole block carried when the part
  * alone would not give it back.
  */
-function partOfBlock(b: Block, ctx: Ctx, names: Map<string, string>): Obj {
+function partOfBlock(b: Block, ctx: Ctx, names: Names): Obj {
   if (!(AI in b)) return freshPart(b, ctx, names);
   const carried = carriedPart(b, ctx, names);
   if (carried !== undefined) {
@@ -360,8 +384,8 @@ function partOfBlock(b: Block, ctx: Ctx, names: Map<string, string>): Obj {
   return fresh;
 }
 
-function freshPart(b: Block, ctx: Ctx, names: Map<string, string>): Obj {
-  const probe = new Map(names);
+function freshPart(b: Block, ctx: Ctx, names: Names): Obj {
+  const probe = names.clone();
   const part = nativePart(b as unknown as Obj, ctx, names);
   if (part !== undefined && isDeepStrictEqual(nativeBlock(part, ctx, probe), b)) return part;
   const cs = { block: b as unknown as Obj };
@@ -384,7 +408,7 @@ const isToolBlock = (b: Block): boolean => b.type === "tool_result" || b.type ==
 /** Converts compact-safe messages to AI SDK `ModelMessage`s. Throws a `ModelError` naming `messages[i]…` on invalid input. */
 export function toModelMessages(messages: readonly Message[], path = "messages"): AiModelMessage[] {
   parseMessages(messages, path);
-  const names = new Map<string, string>();
+  const names = new Names();
   const out: AiModelMessage[] = [];
   messages.forEach((m) => out.push(...messageToModel(m, names)));
   return out;
@@ -401,7 +425,7 @@ function messageCs(m: Message): Obj {
   return cs;
 }
 
-function messageToModel(m: Message, names: Map<string, string>): AiModelMessage[] {
+function messageToModel(m: Message, names: Names): AiModelMessage[] {
   const carrier = isObj(m.meta?.[AI]) ? (m.meta[AI] as Obj) : {};
   const extra = isObj(carrier.extra) ? (decodeValue(carrier.extra) as Obj) : {};
   const cs = messageCs(m);
@@ -538,16 +562,37 @@ export interface FromResult {
  * Converts AI SDK `ModelMessage`s to compact-safe messages. `schema` (the
  * `ai` package's `modelMessageSchema`) validates each message first.
  */
+/** Conversions of AI SDK message objects already seen, with the tool names each one read and added. */
+export type ConversionCache = WeakMap<
+  object,
+  { message: Message; reads: [string, string | undefined][]; writes: [string, string][] }
+>;
+
+/**
+ * Converts AI SDK `ModelMessage`s to compact-safe messages. `schema` (the
+ * `ai` package's `modelMessageSchema`) validates each message first. With a
+ * `cache`, a message object seen before in the same context (the same tool
+ * names) is not validated or converted again: the AI SDK passes the same
+ * objects to every step and never mutates them.
+ */
 export function fromModelMessagesIndexed(
   messages: readonly unknown[],
   schema: SchemaLike | undefined,
   path = "messages",
+  cache?: ConversionCache,
 ): FromResult {
   if (!Array.isArray(messages)) throw new ModelError(path, "expected an array of AI SDK ModelMessages");
-  const names = new Map<string, string>();
+  const names = new Names();
   const out: Message[] = [];
   const indexOf: number[] = [];
   messages.forEach((raw, i) => {
+    const hit = isObj(raw) ? cache?.get(raw) : undefined;
+    if (hit && hit.reads.every(([k, v]) => names.get(k) === v)) {
+      for (const [k, v] of hit.writes) names.set(k, v);
+      out.push(hit.message);
+      indexOf.push(out.length - 1);
+      return;
+    }
     const p = `${path}[${i}]`;
     if (schema) {
       const err = schemaError(schema, raw, p);
@@ -558,26 +603,33 @@ export function fromModelMessagesIndexed(
     if (cs?.join === true && out.length > 0) {
       const prev = out[out.length - 1]!;
       const ctx: Ctx = mm.role === "tool" ? "tool" : "user";
-      for (const part of mm.content as AiPart[]) prev.content.push(blockFromPart(part, ctx, names));
+      const more = (mm.content as AiPart[]).map((part) => blockFromPart(part, ctx, names));
+      out[out.length - 1] = { ...prev, content: [...prev.content, ...more] };
       indexOf.push(out.length - 1);
       return;
     }
-    out.push(messageFromModel(mm, names));
+    const reads: [string, string | undefined][] = [];
+    const writes: [string, string][] = [];
+    if (cache) [names.reads, names.writes] = [reads, writes];
+    const message = messageFromModel(mm, names);
+    [names.reads, names.writes] = [undefined, undefined];
+    cache?.set(mm, { message, reads, writes });
+    out.push(message);
     indexOf.push(out.length - 1);
   });
   return { messages: out, indexOf };
 }
 
 /** A block for a part, keeping the whole part when the block alone would not give it back. */
-function blockFromPart(part: AiPart, ctx: Ctx, names: Map<string, string>): Block {
-  const probe = new Map(names);
+function blockFromPart(part: AiPart, ctx: Ctx, names: Names): Block {
+  const probe = names.clone();
   const b = blockOfPart(part, ctx, names);
   const back = partOfBlock(b, ctx, probe);
   if (isDeepStrictEqual(back, part)) return b;
   return { ...b, [AI]: encodeValue(part) };
 }
 
-function messageFromModel(mm: AiModelMessage, names: Map<string, string>): Message {
+function messageFromModel(mm: AiModelMessage, names: Names): Message {
   const cs = csOf(mm.providerOptions) ?? {};
   const ctx: Ctx = mm.role === "tool" ? "tool" : mm.role;
   let content: Block[];
@@ -614,12 +666,12 @@ function messageFromModel(mm: AiModelMessage, names: Map<string, string>): Messa
 }
 
 /** Reads back the carried part of a block when the block still says what the part said. */
-function carriedPart(b: Block, ctx: Ctx, names: Map<string, string>): Obj | undefined {
+function carriedPart(b: Block, ctx: Ctx, names: Names): Obj | undefined {
   const carried = (b as Obj)[AI];
   if (carried === undefined) return undefined;
   const part = decodeValue(carried) as Obj;
   const bare = without(b as Obj, AI) as Block;
-  const probe = new Map(names);
+  const probe = names.clone();
   if (!isDeepStrictEqual(blockOfPart(part, ctx, probe), bare)) return undefined;
   return part;
 }

@@ -25,6 +25,7 @@ import { compactMessagesSafe } from "../engine/compact.js";
 import { SummarizerError } from "../summarizers/types.js";
 import { SYSTEM_PROMPT } from "../summarizers/prompt.js";
 import { history } from "../../test/arbitraries.js";
+import { fromModelMessagesIndexed, type ConversionCache } from "./ai-sdk-convert.js";
 import {
   aiSdkSummarizer,
   compactSafePrepareStep,
@@ -319,6 +320,43 @@ describe("fromModelMessages / toModelMessages", () => {
     );
     assert.equal(mm[0]!.content, "a\n\nb");
     assert.deepStrictEqual(fromModelMessages(mm), ours);
+  });
+
+  test("the conversion cache reuses a message only in the same context, and joins never edit a cached message", () => {
+    const cache: ConversionCache = new WeakMap();
+    const result: ModelMessage = {
+      role: "tool",
+      content: [
+        { type: "tool-result", toolCallId: "a", toolName: "read", output: { type: "text", value: "x" } },
+      ],
+    };
+    const call = (toolName: string): ModelMessage => ({
+      role: "assistant",
+      content: [{ type: "tool-call", toolCallId: "a", toolName, input: {} }],
+    });
+    for (const history of [
+      [call("read"), result],
+      [call("write"), result],
+      [call("read"), result],
+    ]) {
+      const ours = fromModelMessagesIndexed(history, modelMessageSchema as never, "messages", cache).messages;
+      assert.deepStrictEqual(toModelMessages(ours), history);
+    }
+    // A user message mixing tool results and text travels as two AI SDK messages joined back on import.
+    const mixed = toModelMessages([
+      { role: "assistant", content: [{ type: "tool_use", id: "u", name: "Bash", input: {} }] },
+      {
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: "u", content: "ok" },
+          { type: "text", text: "next" },
+        ],
+      },
+    ]);
+    const first = fromModelMessagesIndexed(mixed, undefined, "messages", cache).messages;
+    const again = fromModelMessagesIndexed(mixed, undefined, "messages", cache).messages;
+    assert.equal(first[1]!.content.length, 2);
+    assert.deepStrictEqual(again, first);
   });
 
   test("invalid input: one line naming the input's own path, from the ai package's schema", () => {

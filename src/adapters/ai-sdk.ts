@@ -35,7 +35,12 @@ import {
 import { buildUserPrompt, SYSTEM_PROMPT } from "../summarizers/prompt.js";
 import { classifyHttpFailure } from "../summarizers/errors.js";
 import { outputCap, resolveTimeout, withWholeRequestTimeout } from "../summarizers/llm-common.js";
-import { fromModelMessagesIndexed, toModelMessages as toModel, type SchemaLike } from "./ai-sdk-convert.js";
+import {
+  fromModelMessagesIndexed,
+  toModelMessages as toModel,
+  type ConversionCache,
+  type SchemaLike,
+} from "./ai-sdk-convert.js";
 
 const schema = modelMessageSchema as unknown as SchemaLike;
 
@@ -163,6 +168,8 @@ export function compactSafePrepareStep(
   // Checked once, so that a bad window or threshold fails at construction, not in the loop.
   shouldCompact({ messages: [] }, { window: options.window, threshold });
   let last: { source: ModelMessage[]; replacement: ModelMessage[] } | undefined;
+  // The AI SDK passes the same message objects to every step: each is validated and converted once.
+  const cache: ConversionCache = new WeakMap();
 
   return async (input) => {
     const original = input.messages;
@@ -175,7 +182,7 @@ export function compactSafePrepareStep(
     const keep = reapplied ? { messages } : undefined;
     let converted: { messages: Message[]; indexOf: number[] };
     try {
-      converted = fromModelMessagesIndexed(messages, schema);
+      converted = fromModelMessagesIndexed(messages, schema, "messages", cache);
     } catch (e) {
       onRefused?.({
         stepNumber: input.stepNumber,
@@ -199,7 +206,7 @@ export function compactSafePrepareStep(
     // Validate what the model will receive: the AI SDK's schema and the contract on its conversion back.
     let check: string | undefined;
     try {
-      const back = fromModelMessagesIndexed(out, schema).messages;
+      const back = fromModelMessagesIndexed(out, schema, "messages", cache).messages;
       const v = validateSurvivalContract(converted.messages, back, {
         path: r.path,
         anchors: options.anchors,
