@@ -657,7 +657,8 @@ function messageFromModel(mm: AiModelMessage, names: Names): Message {
   if (mm.role === "tool" && !(content.length > 0 && content.every(isToolBlock))) carrier.role = "tool";
   const po = foreignOptions(mm.providerOptions);
   if (po !== undefined) carrier.providerOptions = encodeValue(po);
-  const extra = without(mm, "role", "content", "providerOptions");
+  // An explicit `providerOptions: undefined` is kept with the other fields the message has.
+  const extra = without(mm, "role", "content", ...(isObj(mm.providerOptions) ? ["providerOptions"] : []));
   if (Object.keys(extra).length > 0) carrier.extra = encodeValue(extra);
   const meta = isObj(cs.meta) ? (structuredClone(cs.meta) as Obj) : undefined;
   if (Object.keys(carrier).length > 0) m.meta = { ...(meta ?? {}), [AI]: carrier };

@@ -416,8 +416,22 @@ const po = fc.option(
   ),
   { nil: undefined },
 );
+/**
+ * Adds provider options, or (as the schema also accepts) an explicit `providerOptions: undefined`
+ * or a key the schema does not know (it strips it when parsing; the input still carries it).
+ */
 const withPo = <T extends object>(a: fc.Arbitrary<T>): fc.Arbitrary<T> =>
-  fc.tuple(a, po).map(([x, p]) => (p === undefined ? x : { ...x, providerOptions: p }));
+  fc
+    .tuple(a, po, fc.constantFrom("none", "undefined", "extra", "none", "none"))
+    .map(([x, p, odd]) =>
+      p !== undefined
+        ? { ...x, providerOptions: p }
+        : odd === "undefined"
+          ? { ...x, providerOptions: undefined }
+          : odd === "extra"
+            ? { ...x, id: "x-1" }
+            : x,
+    );
 const bytes = fc.uint8Array({ maxLength: 12 });
 const dataContent = fc.oneof(
   fc.base64String({ maxLength: 16 }),
