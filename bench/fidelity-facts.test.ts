@@ -207,11 +207,14 @@ test("nextStepText: Claude Code's, pi's and compact-safe's layouts, and the fall
     "   Run the tests for auth.go.",
     "   1. Then commit.",
     "",
-    "Please continue the conversation.",
+    "If you need specific details from before compaction (like exact code snippets, error messages, or content you generated), read the full transcript at: /x.jsonl",
+    "Please continue the conversation from where we left it off without asking the user any further questions. Continue with the last task that you were asked to work on.",
   ].join("\n");
+  assert.equal(nextStepText(claude), "Run the tests for auth.go.\n   1. Then commit.");
+  // Claude Code's resume instructions are no next step, even as the last paragraph.
   assert.equal(
-    nextStepText(claude),
-    "Run the tests for auth.go.\n   1. Then commit.\n\nPlease continue the conversation.",
+    nextStepText("Did X.\n\nPlease continue the conversation from where we left it off without asking."),
+    "Did X.",
   );
   const pi =
     "## Progress\n### Done\n- a\n## Next Steps\n### First\n1. Wire the hook\n## Critical Context\n- b";

@@ -382,14 +382,20 @@ export function heading(line: string): { title: string; rest: string; level: num
   return undefined;
 }
 
+/** Lines an agent appends to every summary (Claude Code's resume instructions), not part of its next step. */
+const AGENT_BOILERPLATE = [
+  /^\s*If you need specific details from before compaction\b/,
+  /^\s*Please continue the conversation from where we left it off\b/,
+];
+
 /**
- * A summary's next step: the text under its last heading that names the next
+ * A summary's next step (an agent's fixed resume instructions left out): the text under its last heading that names the next
  * step ("next step"); failing that, under its last heading naming pending or
  * current work ("pending", "current work"); failing that, its last paragraph.
  * A section runs to the next heading of its level or a higher one.
  */
 export function nextStepText(summary: string): string {
-  const lines = summary.split("\n");
+  const lines = summary.split("\n").filter((l) => !AGENT_BOILERPLATE.some((re) => re.test(l)));
   const headings: { at: number; title: string; rest: string; level: number }[] = [];
   lines.forEach((l, at) => {
     const h = heading(l);
@@ -403,7 +409,8 @@ export function nextStepText(summary: string): string {
     const h = headings.filter((x) => re.test(x.title)).at(-1);
     if (h) return sectionOf(h);
   }
-  const paragraphs = summary
+  const paragraphs = lines
+    .join("\n")
     .split(/\n\s*\n/)
     .map((p) => p.trim())
     .filter((p) => p !== "");
