@@ -1,0 +1,182 @@
+/**
+ * The totals of `npm run bench:fidelity` and issue 12's bars on them (pure):
+ * the rows are what `fidelity.ts` measured, one per compaction.
+ */
+import type { ContinuationCues, Count, Kept } from "./fidelity-facts.js";
+
+/** One side (compact-safe or the agent) of one compaction. */
+export interface Side {
+  /** What the whole replacement keeps. */
+  kept: Kept;
+  /** What the summary alone keeps. */
+  note: Kept;
+  summary_chars: number;
+  summary_tokens: number;
+  next_step: string;
+  /** What the next step matched of the work after the cut (null: no hit). */
+  next_step_hit: string | null;
+}
+
+export interface Row {
+  session: string;
+  compaction: string;
+  agent: string;
+  messages_before: number;
+  /** What the session did right after the cut (the next step is compared with it). */
+  after_cut: ContinuationCues;
+  summary_max_tokens: number;
+  target: number;
+  compact_safe: (Side & { path: string; tokens_after: number; target_reached: boolean }) | null;
+  /** Why compact-safe returned no replacement (null when it did). */
+  error: string | null;
+  agent_side: Side;
+  /** compact-safe's summary tokens / the agent's. */
+  size_ratio: number | null;
+}
+
+export interface Skipped {
+  session: string;
+  compaction: string;
+  reason: string;
+}
+
+export type CountKey =
+  "files_basename" | "files_relative" | "files_absolute" | "directions" | "errors" | "commands";
+export const COUNT_KEYS: CountKey[] = [
+  "files_basename",
+  "files_relative",
+  "files_absolute",
+  "directions",
+  "errors",
+  "commands",
+];
+
+export interface Totals {
+  compact_safe: Record<CountKey, Count> & { last_instruction: Count; next_step_hits: number };
+  agent: Record<CountKey, Count> & { last_instruction: Count; next_step_hits: number };
+  summary_chars: { compact_safe: number; agent: number };
+  summary_tokens: { compact_safe: number; agent: number };
+  /** Compactions after which the session made a tool call (the next step can only be judged there). */
+  next_step_cases: number;
+}
+
+export interface Bar {
+  name: string;
+  compact_safe: string;
+  agent: string;
+  met: boolean;
+}
+
+export const FILES_BAR = 0.98;
+export const DIRECTIONS_BAR = 1;
+export const ERRORS_BAR = 0.95;
+export const SIZE_BAR = 1.2;
+
+const zero = (): Count => ({ kept: 0, total: 0 });
+
+function emptyTotals(): Totals["agent"] {
+  return {
+    files_basename: zero(),
+    files_relative: zero(),
+    files_absolute: zero(),
+    directions: zero(),
+    errors: zero(),
+    commands: zero(),
+    last_instruction: zero(),
+    next_step_hits: 0,
+  };
+}
+
+/** The totals over the rows where compact-safe produced a replacement, in scope `kept` or `note`. */
+export function totals(rows: readonly Row[], scope: "kept" | "note"): Totals {
+  const t: Totals = {
+    compact_safe: emptyTotals(),
+    agent: emptyTotals(),
+    summary_chars: { compact_safe: 0, agent: 0 },
+    summary_tokens: { compact_safe: 0, agent: 0 },
+    next_step_cases: 0,
+  };
+  for (const row of rows) {
+    if (!row.compact_safe) continue;
+    if (row.after_cut.calls > 0) t.next_step_cases++;
+    for (const [name, s] of [
+      ["compact_safe", row.compact_safe],
+      ["agent", row.agent_side],
+    ] as const) {
+      const into = t[name];
+      const k = s[scope];
+      for (const key of COUNT_KEYS) {
+        into[key].kept += k[key].kept;
+        into[key].total += k[key].total;
+      }
+      if (k.last_instruction !== null) {
+        into.last_instruction.total++;
+        if (k.last_instruction) into.last_instruction.kept++;
+      }
+      if (s.next_step_hit !== null) into.next_step_hits++;
+      t.summary_chars[name] += s.summary_chars;
+      t.summary_tokens[name] += s.summary_tokens;
+    }
+  }
+  return t;
+}
+
+export const rate = (c: Count): number => (c.total === 0 ? 1 : c.kept / c.total);
+export const pct = (c: Count): string => `${(rate(c) * 100).toFixed(1)} %`;
+
+/** The issue's bars, on the `kept` totals and the rows. */
+export function bars(rows: readonly Row[], t: Totals): Bar[] {
+  const measured = rows.filter((r) => r.compact_safe !== null);
+  const failed = rows.length - measured.length;
+  const ratios = measured.map((r) => r.size_ratio ?? Infinity);
+  const worst = ratios.length > 0 ? Math.max(...ratios) : 0;
+  const overall =
+    t.summary_tokens.agent > 0 ? t.summary_tokens.compact_safe / t.summary_tokens.agent : Infinity;
+  const cs = t.compact_safe;
+  const ag = t.agent;
+  const share = (c: Count) => `${pct(c)} (${c.kept}/${c.total})`;
+  return [
+    {
+      name: `compact-safe returns a replacement for every compaction`,
+      compact_safe: `${measured.length}/${rows.length}`,
+      agent: "-",
+      met: failed === 0 && rows.length > 0,
+    },
+    {
+      name: `modified files kept by relative path >= ${FILES_BAR * 100} %`,
+      compact_safe: share(cs.files_relative),
+      agent: share(ag.files_relative),
+      met: rate(cs.files_relative) >= FILES_BAR,
+    },
+    {
+      name: `user directions kept = ${DIRECTIONS_BAR * 100} %`,
+      compact_safe: share(cs.directions),
+      agent: share(ag.directions),
+      met: rate(cs.directions) >= DIRECTIONS_BAR,
+    },
+    {
+      name: `error first lines kept >= ${ERRORS_BAR * 100} %`,
+      compact_safe: share(cs.errors),
+      agent: share(ag.errors),
+      met: rate(cs.errors) >= ERRORS_BAR,
+    },
+    {
+      name: "the last instruction verbatim in every case",
+      compact_safe: `${cs.last_instruction.kept}/${cs.last_instruction.total}`,
+      agent: `${ag.last_instruction.kept}/${ag.last_instruction.total}`,
+      met: cs.last_instruction.kept === cs.last_instruction.total,
+    },
+    {
+      name: `summary size <= ${SIZE_BAR}x the agent's in every case (tokens)`,
+      compact_safe: `worst ${worst.toFixed(2)}x, overall ${overall.toFixed(2)}x`,
+      agent: "1.00x",
+      met: measured.length > 0 && worst <= SIZE_BAR,
+    },
+    {
+      name: "next step names the work done after the cut, at least as often as the agent's",
+      compact_safe: `${cs.next_step_hits}/${t.next_step_cases}`,
+      agent: `${ag.next_step_hits}/${t.next_step_cases}`,
+      met: cs.next_step_hits >= ag.next_step_hits,
+    },
+  ];
+}
