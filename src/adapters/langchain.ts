@@ -356,7 +356,6 @@ function triggered(
   });
 }
 
-/** Nothing outside the protected round but checkpoints and system text: no summarizer call can shrink it. */
 /**
  * A drop-in for `summarizationMiddleware` that compacts with compact-safe:
  * before each model call whose history reaches `trigger`, the history is
