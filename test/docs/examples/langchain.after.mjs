@@ -1,4 +1,5 @@
 // What the README's LangChain example must have done.
+/* global result, model -- the README block and the before-file define them */
 import assert from "node:assert/strict";
 import { fromLangChainMessages } from "compact-safe/langchain";
 import { isCheckpoint } from "compact-safe";

@@ -1,4 +1,5 @@
 // Fakes for the README's LangChain example: LangChain's own fake chat models stand in for real ones.
+/* eslint-disable @typescript-eslint/no-unused-vars -- used by the README block that follows this file */
 import { AIMessage, fakeModel, tool } from "langchain";
 import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { z } from "zod";
