@@ -10,6 +10,7 @@ import fc from "fast-check";
 import {
   AIMessage,
   BaseMessage,
+  ChatMessage,
   HumanMessage,
   SystemMessage,
   ToolMessage,
@@ -179,6 +180,9 @@ const lcMessage: fc.Arbitrary<BaseMessage> = fc.oneof(
     .map((f) => new HumanMessage(strip(f))),
   fc.record({ content: contentArb, id: idArb }).map((f) => new SystemMessage(strip(f))),
   fc
+    .record({ content: contentArb, role: fc.constantFrom("assistant", "critic", "system") })
+    .map((f) => new ChatMessage(f)),
+  fc
     .record({
       content: contentArb,
       id: idArb,
@@ -222,6 +226,16 @@ const lcMessage: fc.Arbitrary<BaseMessage> = fc.oneof(
     .map((f) => new ToolMessage(strip(f) as never)),
 );
 
+/** A stored message with the defaults LangChain's writer fills in. */
+function normalized(s: { type: string; data: Rec }): unknown {
+  const data: Rec = { additional_kwargs: {}, response_metadata: {}, ...s.data };
+  if (s.type === "ai") {
+    data.tool_calls ??= [];
+    data.invalid_tool_calls ??= [];
+  }
+  return { type: s.type, data };
+}
+
 function strip<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }
@@ -246,6 +260,8 @@ test("generated LangChain messages → stored dump → compact-safe → stored d
         mapStoredMessagesToChatMessages(again).map(view),
         mapStoredMessagesToChatMessages(dump).map(view),
       );
+      // The dump itself, not only what LangChain's classes read of it: no field added or lost.
+      assert.deepEqual(again.map(normalized), dump.map(normalized));
     }),
     { numRuns: 200 },
   );

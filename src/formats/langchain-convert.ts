@@ -344,9 +344,8 @@ function readStored(entry: unknown, path: string): Read {
       }
     }
   }
-  if (type === "tool" || type === "ai") {
-    // (status and tool_calls handled above)
-  } else {
+  if (type !== "tool" && type !== "ai") {
+    // Fields of tool and AI messages on another type: kept as they are.
     if (data.tool_calls !== undefined) lc.tool_calls = data.tool_calls;
     if (data.tool_call_id !== undefined) lc.tool_call_id = data.tool_call_id;
     if (data.status !== undefined) lc.status = data.status;
@@ -555,8 +554,7 @@ function writeMessage(m: Message): LangChainStoredMessage[] {
   if (rest) cs.meta = rest;
   if (m.role === "assistant" || m.role === "assistant_interrupted") {
     const lcOne = lcParts?.[0] ?? lc;
-    if (lcOne.type === undefined || lcOne.type === "ai" || lcOne.type === "generic")
-      return [aiData(m, lcOne, cs)];
+    if (lcOne.type === undefined || lcOne.type === "ai") return [aiData(m, lcOne, cs)];
   }
   // user / system (and an assistant that was read from another type): tool_result blocks become tool messages.
   const groups: { tool?: Rec; blocks: Block[] }[] = [];
