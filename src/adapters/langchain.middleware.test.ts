@@ -278,3 +278,45 @@ test("langChainSummarizer: model errors go to the failure ladder by kind", async
     (e: { kind?: string }) => e.kind === "transient",
   );
 });
+
+test("property: for generated histories the middleware's update is either none or a RemoveMessage of all and a replacement that keeps the contract", async () => {
+  const { default: fc } = await import("fast-check");
+  const { history } = await import("../../test/arbitraries.js");
+  const { RemoveMessage } = await import("@langchain/core/messages");
+  const { toLangChainMessages } = await import("./langchain.js");
+  let committed = 0;
+  await fc.assert(
+    fc.asyncProperty(history, fc.constantFrom(SUMMARY, "(no summary available)"), async (h, answer) => {
+      const results: CompactResult[] = [];
+      const mw = compactSafeMiddleware({
+        model: new FakeListChatModel({ responses: [answer] }),
+        trigger: { messages: 1 },
+        keep: { tokens: 50 },
+        compact: { sleep: async () => {} },
+        onCompaction: (r) => void results.push(r),
+      });
+      const hook = mw.beforeModel as (s: { messages: BaseMessage[] }, r: object) => Promise<unknown>;
+      const state = fromLangChainMessages(toLangChainMessages(h));
+      const update = (await hook({ messages: toLangChainMessages(h) }, {})) as
+        { messages: BaseMessage[] } | undefined;
+      assert.equal(results.length, 1);
+      if (update === undefined) {
+        assert.equal(results[0]!.ok, false);
+        return;
+      }
+      assert.notEqual(answer, "(no summary available)");
+      const [remove, ...rest] = update.messages;
+      assert.ok(RemoveMessage.isInstance(remove) && remove.id === "__remove_all__");
+      const replacement = fromLangChainMessages(rest);
+      const r = results[0]!;
+      assert.ok(r.ok);
+      assert.deepEqual(replacement, r.replacement);
+      const verdict = validateSurvivalContract(state, replacement, { path: r.path });
+      assert.ok(verdict.valid, verdict.reason ?? "");
+      if (r.path === "summary") assert.equal(replacement.filter(isCheckpoint).length, 1);
+      committed++;
+    }),
+    { numRuns: 60 },
+  );
+  assert.ok(committed >= 10, `only ${committed} of 60 generated histories were compacted`);
+});
