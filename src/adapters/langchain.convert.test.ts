@@ -20,6 +20,7 @@ import {
 import { REMOVE_ALL_MESSAGES as LANGGRAPH_REMOVE_ALL } from "@langchain/langgraph";
 import { history } from "../../test/arbitraries.js";
 import type { Message } from "../model/types.js";
+import { ModelError } from "../model/schema.js";
 import {
   fromLangChainMessages,
   fromLangChainStored,
@@ -324,4 +325,13 @@ test("a malformed LangChain message is refused with the input's own path", () =>
     () => fromLangChainMessages([{ content: "x" } as never]),
     /messages\[0\]: not a LangChain message/,
   );
+  // A ModelError like every malformed message: code invalid_message, the path on the error.
+  const e = (() => {
+    try {
+      fromLangChainStored([{ type: "ai", data: { content: 3 } }] as never);
+    } catch (err) {
+      return err;
+    }
+  })();
+  assert.ok(e instanceof ModelError && e.code === "invalid_message" && e.path === "messages[0].data.content");
 });

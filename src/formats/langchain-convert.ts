@@ -37,6 +37,7 @@
  * provider integrations do not send.
  */
 import type { Block, Message, Role, Usage } from "../model/index.js";
+import { ModelError } from "../model/schema.js";
 import { isRecord } from "./lines.js";
 
 /** One message as LangChain stores it (`BaseMessage.toDict()`). */
@@ -45,13 +46,17 @@ export interface LangChainStoredMessage {
   data: Record<string, unknown>;
 }
 
-/** A LangChain message that cannot be read; `path` is the input's own place (`messages[3].data.content`). */
-export class LangChainMessageError extends Error {
+/**
+ * A LangChain message that cannot be read: a `ModelError` (code
+ * `invalid_message`) whose `path` is the input's own place
+ * (`messages[3].data.content`).
+ */
+export class LangChainMessageError extends ModelError {
   constructor(
-    readonly path: string,
+    path: string,
     readonly reason: string,
   ) {
-    super(`${path}: ${reason}`);
+    super(path, reason);
     this.name = "LangChainMessageError";
   }
 }
