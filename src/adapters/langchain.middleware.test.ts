@@ -320,3 +320,38 @@ test("property: for generated histories the middleware's update is either none o
   );
   assert.ok(committed >= 10, `only ${committed} of 60 generated histories were compacted`);
 });
+
+test("the kept AI messages lose their billed usage_metadata; their ids, tool calls and metadata stay", async () => {
+  const { HumanMessage, ToolMessage } = await import("@langchain/core/messages");
+  const usage = { input_tokens: 90_000, output_tokens: 10, total_tokens: 90_010 };
+  const messages: BaseMessage[] = [new HumanMessage({ content: "Read the files.", id: "h1" })];
+  for (const f of ["a", "b", "c", "d"]) {
+    messages.push(
+      new AIMessage({
+        id: `ai_${f}`,
+        content: `reading ${f}`,
+        tool_calls: [{ id: `call_${f}`, name: "read_file", args: { path: f } }],
+        usage_metadata: usage,
+        response_metadata: { model_name: "m" },
+      }),
+      new ToolMessage({ id: `t_${f}`, content: `${f}: ${"x".repeat(3000)}`, tool_call_id: `call_${f}` }),
+    );
+  }
+  const mw = compactSafeMiddleware({
+    model: new FakeListChatModel({ responses: [SUMMARY] }),
+    trigger: { tokens: 50_000 }, // reached only through the billed prompt size
+  });
+  const hook = mw.beforeModel as (s: { messages: BaseMessage[] }, r: object) => Promise<unknown>;
+  const update = (await hook({ messages }, {})) as { messages: BaseMessage[] } | undefined;
+  assert.ok(update, "not compacted");
+  const kept = update.messages.filter((m) => m.getType() === "ai") as AIMessage[];
+  assert.deepEqual(
+    kept.map((m) => m.id),
+    ["ai_c", "ai_d"],
+  );
+  for (const m of kept) {
+    assert.equal(m.usage_metadata, undefined);
+    assert.deepEqual(m.response_metadata, { model_name: "m" });
+    assert.equal(m.tool_calls?.length, 1);
+  }
+});
