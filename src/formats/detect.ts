@@ -15,6 +15,7 @@ import { importGeminiCli, isGeminiDocument, isGeminiRecord } from "./gemini-cli.
 import { afterExportBanner, importOpencode, isOpencodeExport } from "./opencode.js";
 import { importOpenHands, openHandsEvents } from "./openhands.js";
 import { textResultTool } from "./cline.js";
+import { importLangChain, langChainDumpMessages } from "./langchain.js";
 import type { Block } from "../model/index.js";
 import type { ToolIdOptions } from "./tool-ids.js";
 import { FORMAT_NAMES, FormatError, reportUnit, type FormatName, type ImportResult } from "./types.js";
@@ -126,6 +127,7 @@ export function detectFormat(text: string, fileName: string): FormatName {
     }
     if (doc !== undefined) {
       if (openHandsEvents(doc) !== undefined) return "openhands";
+      if (langChainDumpMessages(doc) !== undefined) return "langchain";
       if (fileName.endsWith(".traj") || (isRecord(doc) && Array.isArray(doc.history))) return "openai";
       if (isGeminiDocument(doc)) return "gemini-cli";
       if (isOpencodeExport(doc)) return "opencode";
@@ -271,6 +273,8 @@ function convert(
       return importOpencode(text, fileName, options);
     case "openhands":
       return importOpenHands(text, fileName, options);
+    case "langchain":
+      return importLangChain(text, fileName, options);
   }
 }
 

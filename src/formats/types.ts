@@ -14,6 +14,7 @@ export const FORMAT_NAMES = [
   "gemini-cli",
   "opencode",
   "openhands",
+  "langchain",
 ] as const;
 export type FormatName = (typeof FORMAT_NAMES)[number];
 
@@ -33,7 +34,7 @@ export interface SkippedLine {
  * except the empty string after a final newline); for JSON formats
  * (`openai`, `anthropic`, `opencode`, a `gemini-cli` JSON document) a
  * "line" is one message of the array, and for `openhands` one event of the
- * trajectory.
+ * trajectory, for `langchain` one stored message of the dump.
  */
 export interface ImportReport {
   format: FormatName;
@@ -87,7 +88,8 @@ export function reportUnit(report: Pick<ImportReport, "format" | "unit">): "line
   return report.format === "openai" ||
     report.format === "anthropic" ||
     report.format === "opencode" ||
-    report.format === "openhands"
+    report.format === "openhands" ||
+    report.format === "langchain"
     ? "message"
     : "line";
 }

@@ -62,7 +62,7 @@ export function register(program: Command): void {
     .command("import")
     .summary("import a session file into a new journal")
     .description(
-      "Import a session file (Claude Code, Codex CLI, pi, OpenAI or Anthropic messages, an OpenHands trajectory, or a journal) " +
+      "Import a session file (Claude Code, Codex CLI, pi, OpenAI or Anthropic messages, an OpenHands trajectory, a LangChain message dump, or a journal) " +
         "into a new compact-safe journal, and print the per-line report: counts per kind, and every " +
         "skipped line with its line number and reason. The source file is never modified.\n\n" +
         "Exit codes: 0 ok; 2 usage or input error (missing file, unknown format, journal exists).",

@@ -1,0 +1,441 @@
+/**
+ * compact-safe/langchain: the adapter for LangChain.js (`langchain` 1.x,
+ * `@langchain/core` 1.x, optional peer dependencies).
+ *
+ * - `fromLangChainMessages` / `toLangChainMessages`: `BaseMessage[]` ⇄
+ *   compact-safe messages without loss (see src/formats/langchain-convert.ts
+ *   for what is carried where); `fromLangChainStored` / `toLangChainStored`
+ *   do the same for the stored dump form `[{ type, data }]`.
+ * - `langChainSummarizer(model)`: any LangChain chat model as a compact-safe
+ *   summarizer, with compact-safe's own prompt.
+ * - `compactSafeMiddleware(options)`: a `createMiddleware` middleware, a
+ *   drop-in for `summarizationMiddleware` (same `model`, `trigger`, `keep`)
+ *   that compacts with `compactMessagesSafe`: it keeps the protected last
+ *   round, writes exactly one checkpoint, and replaces the state's messages
+ *   (a `RemoveMessage` of all messages, then the replacement, as
+ *   `summarizationMiddleware` does) only when the validated pass succeeds.
+ */
+import {
+  AIMessage,
+  BaseMessage,
+  ChatMessage,
+  FunctionMessage,
+  HumanMessage,
+  RemoveMessage,
+  SystemMessage,
+  ToolMessage,
+  type StoredMessage,
+} from "@langchain/core/messages";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { mergeConfigs, pickRunnableConfigKeys, type RunnableConfig } from "@langchain/core/runnables";
+import { createMiddleware, initChatModel } from "langchain";
+import type { Message } from "../model/types.js";
+import { parseMessages } from "../model/schema.js";
+import { validateSurvivalContract } from "../contract/validate.js";
+import { compactMessagesSafe, type CompactOptions, type CompactResult } from "../engine/compact.js";
+import { measurePressure } from "../engine/pressure.js";
+import {
+  SummarizerError,
+  type Summarizer,
+  type SummaryRequest,
+  type SummaryResult,
+} from "../summarizers/types.js";
+import { buildUserPrompt, SYSTEM_PROMPT } from "../summarizers/prompt.js";
+import { classifyHttpFailure, rootCauseMessage } from "../summarizers/errors.js";
+import {
+  langChainStoredToMessages,
+  messagesToLangChainStored,
+  LangChainMessageError,
+  type LangChainStoredMessage,
+} from "../formats/langchain-convert.js";
+
+export { LangChainMessageError, type LangChainStoredMessage };
+
+/**
+ * LangGraph's `REMOVE_ALL_MESSAGES` (`@langchain/langgraph`): the id of the
+ * `RemoveMessage` that makes the messages reducer drop every earlier message.
+ * Written out here because `@langchain/langgraph` is langchain's dependency,
+ * not one a user installs; a test pins it to LangGraph's own constant.
+ */
+export const REMOVE_ALL_MESSAGES = "__remove_all__";
+
+type Rec = Record<string, unknown>;
+
+/** A BaseMessage's own fields, in the stored form (`{ type, data }`). */
+function storedOf(m: BaseMessage, path: string): LangChainStoredMessage {
+  if (!BaseMessage.isInstance(m))
+    throw new LangChainMessageError(path, "not a LangChain message (a BaseMessage instance)");
+  const r = m as unknown as Rec;
+  const type = m.getType();
+  const data: Rec = {};
+  const keys = ["content", "id", "name", "additional_kwargs", "response_metadata"];
+  if (type === "ai") keys.push("tool_calls", "invalid_tool_calls", "usage_metadata");
+  if (type === "tool") keys.push("tool_call_id", "status", "artifact", "metadata");
+  if (type === "generic") keys.push("role");
+  for (const k of keys) if (r[k] !== undefined) data[k] = r[k];
+  return { type, data };
+}
+
+/** LangChain messages as compact-safe messages (nothing lost: see the module comment). */
+export function fromLangChainMessages(messages: readonly BaseMessage[]): Message[] {
+  const stored = messages.map((m, i) => storedOf(m, `messages[${i}]`));
+  const out = langChainStoredToMessages(stored, (i) => `messages[${i}]`);
+  parseMessages(out, "messages");
+  return out;
+}
+
+/** compact-safe messages as LangChain messages. */
+export function toLangChainMessages(messages: readonly Message[]): BaseMessage[] {
+  return messagesToLangChainStored(messages).map(toBaseMessage);
+}
+
+/** One stored message as its BaseMessage class (as `mapStoredMessageToChatMessage` builds it). */
+function toBaseMessage(s: LangChainStoredMessage): BaseMessage {
+  const data = s.data as never;
+  switch (s.type) {
+    case "human":
+      return new HumanMessage(data);
+    case "ai":
+      return new AIMessage(data);
+    case "system":
+      return new SystemMessage(data);
+    case "tool":
+      return new ToolMessage(data);
+    case "function":
+      return new FunctionMessage(data);
+    case "generic":
+      return new ChatMessage(data);
+    default:
+      throw new LangChainMessageError("message", `unknown LangChain message type ${JSON.stringify(s.type)}`);
+  }
+}
+
+/** Stored LangChain messages (`mapChatMessagesToStoredMessages` output, or its JSON) as compact-safe messages. */
+export function fromLangChainStored(stored: readonly (StoredMessage | LangChainStoredMessage)[]): Message[] {
+  const out = langChainStoredToMessages(stored as readonly unknown[]);
+  parseMessages(out, "messages");
+  return out;
+}
+
+/** compact-safe messages in LangChain's stored form (`mapStoredMessagesToChatMessages` reads it). */
+export function toLangChainStored(messages: readonly Message[]): LangChainStoredMessage[] {
+  return messagesToLangChainStored(messages);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Summarizer
+
+export interface LangChainSummarizerOptions {
+  /** Runnable config for the model call (callbacks, tags, metadata); the middleware passes the agent's. */
+  config?: RunnableConfig;
+  /** The model name reported on the compaction (default: the model's own name, else its type). */
+  name?: string;
+}
+
+function text(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((p) =>
+      typeof p === "string"
+        ? p
+        : p !== null &&
+            typeof p === "object" &&
+            (p as Rec).type === "text" &&
+            typeof (p as Rec).text === "string"
+          ? ((p as Rec).text as string)
+          : "",
+    )
+    .join("");
+}
+
+function modelName(model: BaseChatModel): string {
+  const r = model as unknown as Rec;
+  for (const k of ["model", "modelName"]) if (typeof r[k] === "string" && r[k] !== "") return r[k] as string;
+  try {
+    return model._llmType();
+  } catch {
+    return "langchain";
+  }
+}
+
+/** A LangChain model failure as a SummarizerError the engine's failure ladder understands. */
+export function langChainSummarizerError(err: unknown, label: string, signal?: AbortSignal): SummarizerError {
+  if (err instanceof SummarizerError) return err;
+  const e = (err ?? {}) as Rec;
+  if (signal?.aborted === true || e.lc_error_code === "MODEL_ABORTED" || e.name === "AbortError")
+    return new SummarizerError("deterministic", `${label}: request aborted`, { cause: err });
+  const status =
+    typeof e.status === "number"
+      ? e.status
+      : typeof (e.response as Rec | undefined)?.status === "number"
+        ? ((e.response as Rec).status as number)
+        : undefined;
+  if (status !== undefined) {
+    const mapped = classifyHttpFailure(
+      "openai",
+      {
+        status,
+        headers: e.headers as never,
+        sdkError: e.error ?? { message: e.message },
+        sdkMessage: String(e.message ?? ""),
+      },
+      label,
+    );
+    return new SummarizerError(mapped.kind, mapped.message, {
+      status: mapped.status,
+      retryAfterMs: mapped.retryAfterMs,
+      cause: err,
+    });
+  }
+  const message = `${label}: ${rootCauseMessage(err)}`;
+  if (
+    e.lc_error_code === "CONTEXT_OVERFLOW" ||
+    /context length|context window|prompt is too long|too many tokens/i.test(message)
+  )
+    return new SummarizerError("prompt_too_long", message, { cause: err });
+  if (e.lc_error_code === "MODEL_RATE_LIMIT")
+    return new SummarizerError("transient", message, { cause: err });
+  const code = typeof e.code === "string" ? e.code : "";
+  if (/^(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EAI_AGAIN|EPIPE|UND_ERR_)/.test(code) || e.name === "TimeoutError")
+    return new SummarizerError("transient", message, { cause: err });
+  return new SummarizerError("deterministic", message, { cause: err });
+}
+
+/**
+ * Any LangChain chat model as a compact-safe summarizer: compact-safe's
+ * system prompt (the history is untrusted data) and the transcript as the
+ * user turn. An answer cut off at its limit (`finish_reason: "length"`,
+ * `stop_reason: "max_tokens"`) or asking for tools is marked so, and an empty
+ * or placeholder answer is refused by the engine, as for the other LLM
+ * summarizers; the model's errors go through the engine's failure ladder.
+ */
+export function langChainSummarizer(
+  model: BaseChatModel,
+  options: LangChainSummarizerOptions = {},
+): Summarizer {
+  const name = options.name ?? modelName(model);
+  const label = `langchain summarizer (${name})`;
+  return {
+    name: "langchain",
+    model: name,
+    async summarize(request: SummaryRequest): Promise<SummaryResult> {
+      let answer: BaseMessage;
+      try {
+        answer = await model.invoke(
+          [new SystemMessage(SYSTEM_PROMPT), new HumanMessage(buildUserPrompt(request))],
+          { ...(options.config ?? {}), ...(request.signal ? { signal: request.signal } : {}) },
+        );
+      } catch (err) {
+        throw langChainSummarizerError(err, label, request.signal);
+      }
+      const meta = (answer.response_metadata ?? {}) as Rec;
+      const result: SummaryResult = {
+        text: text(answer.content),
+        model: typeof meta.model_name === "string" && meta.model_name !== "" ? meta.model_name : name,
+      };
+      const finish = meta.finish_reason ?? meta.stop_reason;
+      if (finish === "length" || finish === "max_tokens") result.truncated = true;
+      const calls = (answer as AIMessage).tool_calls;
+      if ((Array.isArray(calls) && calls.length > 0) || finish === "tool_calls" || finish === "tool_use")
+        result.toolCallRequested = true;
+      return result;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Middleware
+
+/** When to compact: like `summarizationMiddleware`'s `trigger`, every given property must be reached. */
+export interface ContextSize {
+  /** Fraction (0–1] of the model's context window (`model.profile.maxInputTokens`). */
+  fraction?: number;
+  /** Tokens (compact-safe's estimate and the latest billed prompt, or `tokenCounter`'s count). */
+  tokens?: number;
+  /** Number of messages. */
+  messages?: number;
+}
+
+/** What to compact to: the size to reach (`tokens`, or a `fraction` of the window). */
+export interface KeepSize {
+  fraction?: number;
+  tokens?: number;
+  /** Not supported: the protected last round is what is kept verbatim (refused with an error). */
+  messages?: number;
+}
+
+export interface CompactSafeMiddlewareOptions {
+  /** The summarizer: a LangChain chat model, or a model name for `initChatModel` ("openai:gpt-4o-mini"). */
+  model: BaseChatModel | string;
+  /**
+   * When to compact. One condition: all its properties must be reached; an
+   * array: any of them. Default: at 80% of the model's context window when
+   * its profile gives one (else never, as `summarizationMiddleware`).
+   */
+  trigger?: ContextSize | ContextSize[];
+  /** The size to reach after the compaction (default: compact-safe's, half the window). */
+  keep?: KeepSize;
+  /** Counts the tokens of the state's messages for `trigger` (default: compact-safe's pressure measure). */
+  tokenCounter?: (messages: BaseMessage[]) => number | Promise<number>;
+  /** The context window in tokens (default: `model.profile.maxInputTokens`). */
+  window?: number;
+  /** Pinned anchors, restated verbatim in every checkpoint. */
+  anchors?: string;
+  /** What the summary should keep in focus. */
+  focus?: string;
+  /** Any other option of `compactMessagesSafe` (budget, retries, live state…). */
+  compact?: Omit<CompactOptions, "summarizer" | "target" | "window" | "anchors" | "focus" | "signal">;
+  /** Told of every pass: `{ ok: true, … }` when the state's messages were replaced, else why not. */
+  onCompaction?: (result: CompactResult) => void | Promise<void>;
+}
+
+function positive(v: unknown, what: string, max?: number): void {
+  if (v === undefined) return;
+  if (typeof v !== "number" || !Number.isFinite(v) || v <= 0 || (max !== undefined && v > max))
+    throw new RangeError(
+      `compactSafeMiddleware: ${what} must be a positive number${max !== undefined ? ` at most ${max}` : ""}, got ${String(v)}`,
+    );
+}
+
+function checkOptions(o: CompactSafeMiddlewareOptions): void {
+  if (o === null || typeof o !== "object")
+    throw new TypeError("compactSafeMiddleware: options are required ({ model, trigger })");
+  if (o.model === undefined || o.model === null || (typeof o.model === "string" && o.model.trim() === ""))
+    throw new TypeError("compactSafeMiddleware: model is required (a LangChain chat model or a model name)");
+  const triggers = o.trigger === undefined ? [] : Array.isArray(o.trigger) ? o.trigger : [o.trigger];
+  triggers.forEach((t, i) => {
+    const at = Array.isArray(o.trigger) ? `trigger[${i}]` : "trigger";
+    if (
+      t === null ||
+      typeof t !== "object" ||
+      (t.fraction === undefined && t.tokens === undefined && t.messages === undefined)
+    )
+      throw new TypeError(`compactSafeMiddleware: ${at} needs at least one of fraction, tokens, messages`);
+    positive(t.fraction, `${at}.fraction`, 1);
+    positive(t.tokens, `${at}.tokens`);
+    positive(t.messages, `${at}.messages`);
+  });
+  if (o.keep !== undefined) {
+    if (o.keep.messages !== undefined)
+      throw new TypeError(
+        "compactSafeMiddleware: keep.messages is not supported: the protected last round (the current instructions and the two newest tool exchanges) is always kept verbatim; give keep.tokens or keep.fraction, the size to reach",
+      );
+    if ((o.keep.tokens === undefined) === (o.keep.fraction === undefined))
+      throw new TypeError("compactSafeMiddleware: keep needs exactly one of tokens, fraction");
+    positive(o.keep.tokens, "keep.tokens");
+    positive(o.keep.fraction, "keep.fraction", 1);
+  }
+  positive(o.window, "window");
+}
+
+/** The model's context window from its profile, when it gives one. */
+function profileWindow(model: BaseChatModel): number | undefined {
+  try {
+    const p = (model as unknown as { profile?: { maxInputTokens?: unknown } }).profile;
+    const n = p?.maxInputTokens;
+    return typeof n === "number" && n > 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when any condition is met (each condition: all its properties). */
+function triggered(
+  conditions: readonly ContextSize[],
+  count: number,
+  tokens: number,
+  window: number | undefined,
+): boolean {
+  return conditions.some((c) => {
+    if (c.messages !== undefined && count < c.messages) return false;
+    if (c.tokens !== undefined && tokens < c.tokens) return false;
+    if (c.fraction !== undefined && (window === undefined || tokens < Math.floor(window * c.fraction)))
+      return false;
+    return true;
+  });
+}
+
+/**
+ * A drop-in for `summarizationMiddleware` that compacts with compact-safe:
+ * before each model call whose history reaches `trigger`, the history is
+ * compacted by `compactMessagesSafe` with `model` as the summarizer. On
+ * success the state's messages are replaced (as `summarizationMiddleware`
+ * does: `RemoveMessage(REMOVE_ALL_MESSAGES)` then the replacement): the
+ * system messages, older user instructions within budget, exactly one
+ * checkpoint, and the protected last round verbatim. The replacement is
+ * converted back and validated again against the contract before it is
+ * committed. On any failure (the summarizer errs, answers empty or a
+ * placeholder twice, the result would not shrink or not validate) the state
+ * is left untouched and `onCompaction` is told why.
+ */
+export function compactSafeMiddleware(options: CompactSafeMiddlewareOptions) {
+  checkOptions(options);
+  const conditions =
+    options.trigger === undefined ? [] : Array.isArray(options.trigger) ? options.trigger : [options.trigger];
+  let resolved: BaseChatModel | undefined = typeof options.model === "string" ? undefined : options.model;
+  return createMiddleware({
+    name: "CompactSafeMiddleware",
+    beforeModel: async (state, runtime) => {
+      const model = (resolved ??= (await initChatModel(options.model as string)) as unknown as BaseChatModel);
+      const window = options.window ?? profileWindow(model);
+      const needsWindow =
+        conditions.some((c) => c.fraction !== undefined) || options.keep?.fraction !== undefined;
+      if (needsWindow && window === undefined)
+        throw new Error(
+          "compactSafeMiddleware: fraction needs the model's context window: give the window option, or use tokens",
+        );
+      const lcMessages = state.messages;
+      const messages = fromLangChainMessages(lcMessages);
+      const tokens = options.tokenCounter
+        ? await options.tokenCounter(lcMessages)
+        : measurePressure({ messages }).tokens;
+      const fire =
+        conditions.length > 0
+          ? triggered(conditions, lcMessages.length, tokens, window)
+          : window !== undefined && tokens >= Math.floor(window * 0.8);
+      if (!fire) return undefined;
+      const config = mergeConfigs(pickRunnableConfigKeys(runtime as Rec) ?? {}, {
+        metadata: { lc_source: "summarization" },
+        tags: ["nostream"],
+      });
+      const target =
+        options.keep?.tokens ??
+        (options.keep?.fraction !== undefined ? Math.floor(window! * options.keep.fraction) : undefined);
+      const result = await compactMessagesSafe(messages, {
+        ...options.compact,
+        summarizer: langChainSummarizer(model, { config }),
+        target,
+        window,
+        anchors: options.anchors,
+        focus: options.focus,
+        signal: (runtime as { signal?: AbortSignal }).signal,
+      });
+      const outcome = result.ok ? commit(messages, result, options.anchors) : { result, update: undefined };
+      await options.onCompaction?.(outcome.result);
+      return outcome.update;
+    },
+  });
+}
+
+/** The state update of a successful pass, after the LangChain messages are read back and validated again. */
+function commit(
+  original: readonly Message[],
+  result: Extract<CompactResult, { ok: true }>,
+  anchors: string | undefined,
+): { result: CompactResult; update: { messages: BaseMessage[] } | undefined } {
+  const replacement = toLangChainMessages(result.replacement);
+  const verdict = validateSurvivalContract(original, fromLangChainMessages(replacement), {
+    anchors: anchors?.trim() ?? "",
+    path: result.path,
+  });
+  if (!verdict.valid) {
+    const error = {
+      kind: "contract_violation" as const,
+      message: `the replacement as LangChain messages does not validate: ${verdict.reason}`,
+      attempts: result.attempts,
+    };
+    return { result: { ok: false, error }, update: undefined };
+  }
+  return { result, update: { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...replacement] } };
+}

@@ -1,0 +1,107 @@
+/**
+ * LangChain.js message dumps: the JSON of `mapChatMessagesToStoredMessages`
+ * (`[{ type, data: { content, tool_calls, tool_call_id, … } }]`), or `{
+ * messages: [...] }` of the same. For the report each stored message is one
+ * "message" (numbered from 1). Messages are read by the pure converter in
+ * langchain-convert.ts (no `@langchain/*` import: the CLI reads dumps
+ * without the peer installed); a message that cannot be read is skipped with
+ * its path and why, the rest is imported.
+ */
+import type { JournalEntry, MessageEntry } from "../model/index.js";
+import { JsonDepthError, kindForMessage, parseJsonLimited } from "../model/index.js";
+import { isRecord } from "./lines.js";
+import { ReportBuilder } from "./report.js";
+import { finishImport } from "./source-tree.js";
+import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
+import { FormatError, type ImportResult } from "./types.js";
+import {
+  isLangChainStored,
+  joinParts,
+  LangChainMessageError,
+  readLangChainStored,
+} from "./langchain-convert.js";
+
+/** The stored messages of a dump document (an array, or `{ messages }`), if it is one. */
+export function langChainDumpMessages(doc: unknown): unknown[] | undefined {
+  const arr = Array.isArray(doc)
+    ? doc
+    : isRecord(doc) && Array.isArray(doc.messages)
+      ? doc.messages
+      : undefined;
+  if (!arr || arr.length === 0) return undefined;
+  const stored = arr.filter(isLangChainStored).length;
+  // Every record a stored message (one stray broken item is reported, not a reason to miss the format).
+  return stored > 0 && stored >= arr.length - 1 ? arr : undefined;
+}
+
+export function importLangChain(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
+  let doc: unknown;
+  try {
+    doc = parseJsonLimited(text);
+  } catch (e) {
+    if (e instanceof JsonDepthError)
+      throw new FormatError(`${file}:${e.line}: JSON nested deeper than ${e.limit} levels (the limit)`);
+    throw new FormatError(`${file}: not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+  }
+  const wrapped = !Array.isArray(doc) && isRecord(doc) && Array.isArray(doc.messages);
+  const arr = Array.isArray(doc)
+    ? doc
+    : wrapped
+      ? ((doc as { messages: unknown[] }).messages as unknown[])
+      : undefined;
+  if (!arr)
+    throw new FormatError(
+      `${file}: expected a LangChain message dump: an array of { "type", "data" } messages, or { "messages": [...] }`,
+    );
+  const at = (i: number): string => (wrapped ? `messages[${i}]` : `[${i}]`);
+  const rb = new ReportBuilder("langchain", file);
+  const lines = new SourceLines("message");
+  const reads: ReturnType<typeof readLangChainStored>[] = [];
+  const lineOf: number[] = [];
+  arr.forEach((raw, i) => {
+    const line = i + 1;
+    rb.line(isRecord(raw) && typeof raw.type === "string" ? raw.type : "invalid");
+    try {
+      reads.push(readLangChainStored(raw, at(i)));
+      lineOf.push(line);
+      rb.imported();
+    } catch (e) {
+      if (!(e instanceof LangChainMessageError)) throw e;
+      rb.skip(line, e.message, false);
+    }
+  });
+
+  const created = new Date().toISOString();
+  const header: JournalEntry = {
+    id: "header",
+    parent_id: null,
+    kind: "header",
+    created_at: created,
+    payload: {
+      session_id: file,
+      created_at: created,
+      schema_version: 2,
+      source_format: "langchain",
+      created_at_is_import_time: true,
+    },
+  };
+  const entries: JournalEntry[] = [header];
+  let last = header.id;
+  for (const { message, first, count } of joinParts(reads)) {
+    const line = lineOf[first]!;
+    lines.blocks(message.content, line);
+    const e: MessageEntry = {
+      id: `m${line}`,
+      parent_id: last,
+      kind: kindForMessage(message),
+      created_at: created,
+      payload: message,
+    };
+    if (count > 1)
+      rb.note(`messages ${line}–${lineOf[first + count - 1]} are the parts of one message, joined`);
+    lines.entry(e.id, line);
+    entries.push(e);
+    last = e.id;
+  }
+  return finishImport(entries, rb, lines, options);
+}
