@@ -258,3 +258,30 @@ test("continuationCues and nextStepHit: paths by basename, commands, distinctive
     "manual_commit_session",
   ]);
 });
+
+test("historyFacts: a rejected call's words are a direction, its boilerplate no error", () => {
+  const f = historyFacts(
+    [
+      { role: "user", content: [{ type: "text", text: "push it" }] },
+      {
+        role: "assistant",
+        content: [{ type: "tool_use", id: "p", name: "Bash", input: { command: "git push" } }],
+      },
+      {
+        role: "user",
+        content: [
+          {
+            type: "tool_result",
+            tool_use_id: "p",
+            is_error: true,
+            content:
+              "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). To tell you how to proceed, the user said:\nwe have more inbound changes coming from parent",
+          },
+        ],
+      },
+    ],
+    CWD,
+  );
+  assert.deepEqual(f.directions, ["push it", "we have more inbound changes coming from parent"]);
+  assert.deepEqual(f.errors, []);
+});

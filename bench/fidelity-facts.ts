@@ -17,7 +17,10 @@
  * - Errors: the first non-blank line of every error tool result (Codex's
  *   output wrapper and Claude Code's `<tool_use_error>` tag removed; results
  *   an importer synthesised are left out); kept when its first 200
- *   normalised characters appear.
+ *   normalised characters appear. A call the user rejected or interrupted
+ *   is not an error of the work: the words they gave with the rejection
+ *   count as a user direction, and the agent's boilerplate around them as
+ *   nothing.
  * - Commands: every shell command run (Bash/bash/shell/exec_command inputs,
  *   and the commands the user ran with `!`); kept when its first 200
  *   normalised characters appear.
@@ -35,6 +38,7 @@ import { basename, isAbsolute, join, posix, relative } from "node:path";
 import type { Block, Message } from "../src/model/index.js";
 import { isCheckpoint, isBranchSummary } from "../src/contract/classify.js";
 import { modifiedPaths } from "./retention.js";
+import { rejectionOf } from "../src/summarizers/extractive/user-text.js";
 
 export const USER_HEAD = 60;
 export const LINE_HEAD = 200;
@@ -247,6 +251,11 @@ export function historyFacts(messages: readonly Message[], cwd: string | undefin
       } else if (b.type === "tool_result") {
         const r = b as Block & { content: string; is_error?: boolean; synthetic?: boolean };
         if (r.is_error !== true || r.synthetic === true) continue;
+        const said = rejectionOf(r.content);
+        if (said !== undefined) {
+          if (!said.startsWith("(")) uniquePush(directions, seen.dirs, loose(said).slice(0, USER_HEAD), said);
+          continue;
+        }
         const line = errorFirstLine(r.content);
         if (line !== undefined) uniquePush(errors, seen.errs, norm(line), line);
       }

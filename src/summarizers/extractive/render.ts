@@ -123,6 +123,24 @@ function sectionBodies(c: Collected, request: SummaryRequest): Record<SummarySec
   };
 }
 
+/** A command that checks the work (tests, build, lint, type check). */
+const CHECK =
+  /\b(test|tests|lint|build|check|tsc|pytest|jest|vitest|cargo|go (?:test|build|vet)|make|mise run|ruff|mypy|eslint)\b/;
+
+/** The latest command run that checks the work. */
+function lastCheck(c: Collected): { cmd: string; outcome: string; last: number } | undefined {
+  let best: { cmd: string; outcome: string; last: number } | undefined;
+  for (const e of c.commands.values())
+    if (CHECK.test(e.cmd) && (best === undefined || e.last > best.last))
+      best = { cmd: e.cmd, outcome: e.outcome, last: e.last };
+  return best;
+}
+
+function baseName(p: string): string {
+  const i = p.replace(/\/+$/, "").lastIndexOf("/");
+  return i >= 0 ? p.slice(i + 1) : p;
+}
+
 const CONSTRAINT_WORDS = {
   label: "Constraint",
   earlierLabel: "Earlier constraint",
@@ -166,8 +184,8 @@ function nextStep(c: Collected, budget: number): string {
       });
     } else if (a.calls > 0) {
       const did = [
-        ...new Set(a.paths.map((p) => `changed ${oneLine(p)}`)),
-        ...new Set(a.commands.map((x) => `ran \`${x}\``)),
+        ...new Set(a.paths.map((p) => `changed ${baseName(oneLine(p))}`)),
+        ...new Set(a.commands.map((x) => `ran \`${clip(x, 80)}\``)),
       ].slice(0, 4);
       parts.push({
         text: `Done: the assistant's last step (${a.calls} call${a.calls === 1 ? "" : "s"} ok${did.length > 0 ? `: ${did.join(", ")}` : ""}), which began "${clip(oneLine(plan), 160)}".`,
@@ -178,12 +196,26 @@ function nextStep(c: Collected, budget: number): string {
     }
   }
   const failing = [...c.errors.entries()]
-    .filter(([, e]) => e.command !== undefined && e.fixed !== true)
+    // Checks only (tests, build, lint): a failed merge or commit is history, not a check still failing.
+    .filter(([, e]) => e.command !== undefined && e.fixed !== true && CHECK.test(e.command))
     .sort((x, y) => y[1].last - x[1].last)
     .slice(0, 3)
-    .map(([line, e]) => `- ${quoteData(line)} from \`${e.command}\``);
+    .map(([line, e]) => `- ${quoteData(clip(line, 160))} from \`${clip(e.command!, 100)}\``);
   if (failing.length > 0)
     parts.push({ text: `Still failing (no passing run since):\n${failing.join("\n")}`, share: 0.3 });
+  const check = lastCheck(c);
+  if (check !== undefined && failing.length === 0) {
+    const changed = [...c.paths.values()]
+      .filter((p) => p.last > check.last)
+      .map((p) => baseName(oneLine(p.path)));
+    parts.push({
+      text:
+        changed.length > 0
+          ? `Changed since the last check (${[...new Set(changed)].slice(0, 3).join(", ")}): run it again: \`${check.cmd}\` (last outcome: ${check.outcome}).`
+          : `The last check run: \`${check.cmd}\` → ${check.outcome}.`,
+      share: 0.2,
+    });
+  }
   if (parts.length === 0) {
     const earlier = c.earlier.nextStep;
     return earlier !== undefined

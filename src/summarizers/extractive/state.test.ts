@@ -109,7 +109,7 @@ test("the next step is never a step the history shows done", () => {
   const next = splitSections(extractiveSummary({ messages })).sections.get("Next step") ?? "";
   assert.match(
     next,
-    /^Done: the assistant's last step \(1 call ok: changed src\/cli\.ts\), which began "Now update `cli\.ts`:"\./,
+    /^Done: the assistant's last step \(1 call ok: changed cli\.ts\), which began "Now update `cli\.ts`:"\./,
   );
   assert.match(next, /Continue the user's latest request:\nRename the flag to --verbose\./);
 });
