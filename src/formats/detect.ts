@@ -15,6 +15,7 @@ import { importGeminiCli, isGeminiDocument, isGeminiRecord } from "./gemini-cli.
 import { afterExportBanner, importOpencode, isOpencodeExport } from "./opencode.js";
 import { importOpenHands, openHandsEvents } from "./openhands.js";
 import { textResultTool } from "./cline.js";
+import { importResponses, looksLikeResponses } from "./responses.js";
 import type { Block } from "../model/index.js";
 import type { ToolIdOptions } from "./tool-ids.js";
 import { FORMAT_NAMES, FormatError, reportUnit, type FormatName, type ImportResult } from "./types.js";
@@ -129,6 +130,7 @@ export function detectFormat(text: string, fileName: string): FormatName {
       if (fileName.endsWith(".traj") || (isRecord(doc) && Array.isArray(doc.history))) return "openai";
       if (isGeminiDocument(doc)) return "gemini-cli";
       if (isOpencodeExport(doc)) return "opencode";
+      if (looksLikeResponses(doc)) return "responses";
       if (isMessageArray(doc))
         return (looksAnthropic(doc) || looksCline(doc)) && !looksOpenAI(doc) ? "anthropic" : "openai";
       if (isRecord(doc) && isMessageArray(doc.messages)) {
@@ -210,9 +212,11 @@ function refuseWrongFormat(result: ImportResult, text: string, fileName: string,
   const [one, many] =
     format === "openhands"
       ? ["event", "events"]
-      : reportUnit(result.report) === "message"
-        ? ["message", "messages"]
-        : ["line", "lines"];
+      : format === "responses"
+        ? ["item", "items"]
+        : reportUnit(result.report) === "message"
+          ? ["message", "messages"]
+          : ["line", "lines"];
   const other = otherFormat(text, fileName, format);
   const first = skipped[0];
   const why =
@@ -271,6 +275,8 @@ function convert(
       return importOpencode(text, fileName, options);
     case "openhands":
       return importOpenHands(text, fileName, options);
+    case "responses":
+      return importResponses(text, fileName, options);
   }
 }
 

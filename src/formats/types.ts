@@ -14,6 +14,7 @@ export const FORMAT_NAMES = [
   "gemini-cli",
   "opencode",
   "openhands",
+  "responses",
 ] as const;
 export type FormatName = (typeof FORMAT_NAMES)[number];
 
@@ -32,8 +33,8 @@ export interface SkippedLine {
  * For JSONL formats a line is one line of the file (blank lines included,
  * except the empty string after a final newline); for JSON formats
  * (`openai`, `anthropic`, `opencode`, a `gemini-cli` JSON document) a
- * "line" is one message of the array, and for `openhands` one event of the
- * trajectory.
+ * "line" is one message of the array, for `openhands` one event of the
+ * trajectory, and for `responses` one item.
  */
 export interface ImportReport {
   format: FormatName;
@@ -87,7 +88,8 @@ export function reportUnit(report: Pick<ImportReport, "format" | "unit">): "line
   return report.format === "openai" ||
     report.format === "anthropic" ||
     report.format === "opencode" ||
-    report.format === "openhands"
+    report.format === "openhands" ||
+    report.format === "responses"
     ? "message"
     : "line";
 }
