@@ -444,7 +444,7 @@ export function itemBlocks(raw: Item, path: string): { side: Side; role?: Role; 
       );
     return { side, role: msgRole, blocks: canonical(item, blocks, msgRole) };
   }
-  if (type === undefined) {
+  if (type === undefined || type === null) {
     if (typeof item.id === "string") return { side: "assistant", blocks: [{ type: "responses_item", item }] }; // an item_reference
     fail(path, 'not a Responses input item (no "type", "role" or "id")');
   }
