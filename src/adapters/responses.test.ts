@@ -91,6 +91,20 @@ test("every item kind reads into messages and writes back deepEqual; blobs and a
   const messages = fromResponsesItems(everyKind);
   const back = toResponsesItems(messages);
   assert.deepEqual(back, everyKind);
+  assert.equal(JSON.stringify(back), JSON.stringify(everyKind));
+  // Keys in an unusual order come back in that order.
+  const odd = [
+    { call_id: "c", arguments: "{}", type: "function_call", name: "f" },
+    { output: "o", type: "function_call_output", call_id: "c" },
+    {
+      content: [{ text: "t", annotations: [], type: "output_text" }],
+      role: "assistant",
+      type: "message",
+      id: "m",
+      status: "completed",
+    },
+  ] as unknown as ResponseInputItem[];
+  assert.equal(JSON.stringify(toResponsesItems(fromResponsesItems(odd))), JSON.stringify(odd));
   const json = JSON.stringify(back);
   assert.ok(json.includes(JSON.stringify(ENC)), "encrypted_content byte for byte");
   assert.ok(json.includes(JSON.stringify(ARGS)), "arguments byte for byte");
@@ -269,7 +283,9 @@ test("property: generated Responses items → compact-safe → back deepEqual (a
   fc.assert(
     fc.property(responsesItems, (items) => {
       const messages = fromResponsesItems(items);
-      assert.deepEqual(toResponsesItems(messages), items);
+      const back = toResponsesItems(messages);
+      assert.deepEqual(back, items);
+      assert.equal(JSON.stringify(back), JSON.stringify(items), "the same JSON text, keys in the same order");
       assert.deepEqual(fromResponsesItems(toResponsesItems(messages, { carry: true })), messages);
     }),
     { numRuns: 300 },

@@ -76,6 +76,10 @@ export interface ResponsesSlot {
   no_input?: true;
   /** The field that held the pair id, when not `call_id` (`id` of a local shell output). */
   key?: string;
+  /** The item's keys in their order, when the other fields alone would write them in another. */
+  keys?: string[];
+  /** The same for a content part. */
+  part_keys?: string[];
 }
 
 /** Calls: item type → the field of the name (or the fixed tool name) and the field of the input. */
@@ -180,8 +184,22 @@ function defaultPart(kind: "text" | "image", role: string): Item {
 
 // ---------------------------------------------------------------- export
 
+/** The item with its keys in the given order (keys it does not have are skipped; new ones go last). */
+function inOrder(item: Item, keys: readonly string[]): Item {
+  const out: Item = {};
+  for (const k of keys) if (k in item) out[k] = item[k];
+  for (const [k, v] of Object.entries(item)) if (!(k in out)) out[k] = v;
+  return out;
+}
+
 /** A content part for a text, image or kept part block, or undefined when the block is none of them. */
 function partOf(b: Block, role: string): Item | undefined {
+  const part = partFields(b, role);
+  const keys = slotOf(b)?.part_keys;
+  return part !== undefined && keys ? inOrder(part, keys) : part;
+}
+
+function partFields(b: Block, role: string): Item | undefined {
   const slot = slotOf(b);
   if (b.type === "text") {
     const base = slot?.part ?? defaultPart("text", role);
@@ -269,7 +287,8 @@ function messageItems(
   /** The open message item that later parts may join: its content, and whether it is a default item. */
   let open: { content: Item[]; plain: boolean } | undefined;
   const push = (item: Item, j: number): void => {
-    items.push(item);
+    const keys = slotOf(m.content[j]!)?.keys;
+    items.push(keys ? inOrder(item, keys) : item);
     sources.push([j]);
   };
   m.content.forEach((b, j) => {
@@ -412,7 +431,11 @@ function partBlock(part: unknown, role: string, path: string): Block {
     rest = without(part, ["image_url"]);
   } else return { type: "responses_part", part };
   const dflt = defaultPart(block.type === "text" ? "text" : "image", role);
-  return rest !== undefined && !isDeepStrictEqual(rest, dflt) ? withSlot(block, { part: rest }) : block;
+  const slotted = !isDeepStrictEqual(rest, dflt) ? withSlot(block, { part: rest }) : block;
+  const written = partOf(slotted, role);
+  return written !== undefined && !sameKeyOrder(written, part)
+    ? withSlot(stripSlot(slotted), { ...slotOf(slotted), part_keys: Object.keys(part) })
+    : slotted;
 }
 
 /** The side an item is on and the blocks it becomes (with `responses` fields where the item needs them). */
@@ -499,12 +522,28 @@ export function itemBlocks(raw: Item, path: string): { side: Side; role?: Role; 
   return { side: "assistant", blocks: [{ type: "responses_item", item }] };
 }
 
-/** The blocks without their `responses` fields when those fields add nothing (the blocks alone write back the item). */
+/** True when two items have their keys in the same order (what JSON text of them shows). */
+function sameKeyOrder(a: Item, b: Item): boolean {
+  return isDeepStrictEqual(Object.keys(a), Object.keys(b));
+}
+
+/**
+ * The blocks without their `responses` fields when those fields add nothing
+ * (the blocks alone write back the item, keys in the same order); else the
+ * blocks, with the item's key order recorded when the fields alone would not
+ * write it back in that order, so that the item's JSON text comes back as it was.
+ */
 function canonical(item: Item, blocks: Block[], role: Role): Block[] {
   if (!blocks.some((b) => slotOf(b) !== undefined)) return blocks;
   const plain = blocks.map(stripSlot);
   const back = messageItems({ role, content: plain }, new Map()).items;
-  return back.length === 1 && isDeepStrictEqual(back[0], item) ? plain : blocks;
+  if (back.length === 1 && JSON.stringify(back[0]) === JSON.stringify(item)) return plain;
+  const written = messageItems({ role, content: blocks }, new Map()).items;
+  if (written.length === 1 && !sameKeyOrder(written[0]!, item)) {
+    const first = blocks[0]!;
+    return [withSlot(stripSlot(first), { ...slotOf(first), keys: Object.keys(item) }), ...blocks.slice(1)];
+  }
+  return blocks;
 }
 
 /** Reads items into messages; `onItem` learns which message each item went to (or that it failed). */
