@@ -1,3 +1,4 @@
+/* eslint-disable no-undef -- runs after the README block, which defines r, history, response (see test/docs/readme-adapters.test.ts) */
 import assert from "node:assert/strict";
 
 assert.ok(r.ok, r.ok ? "" : r.error.message);

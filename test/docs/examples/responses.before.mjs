@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unused-vars -- client, history and original are used by the README block and the after-file */
 // A Responses server on 127.0.0.1 standing in for api.openai.com: it records each request body and answers "ok".
 import { createServer } from "node:http";
 import OpenAI from "openai";
