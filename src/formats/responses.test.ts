@@ -25,6 +25,20 @@ test("detection: item arrays, request bodies and responses are responses; chat a
   );
   assert.equal(detectFormat(JSON.stringify({ model: "gpt-5", input: "hello" }), "r.json"), "responses");
   assert.equal(detectFormat(JSON.stringify([{ role: "user", content: "hi" }]), "c.json"), "openai");
+  // Anthropic response objects say type "message" too; their text blocks are not Responses parts.
+  const anthropicReplies = [
+    { role: "user", content: "hi" },
+    {
+      id: "msg_1",
+      type: "message",
+      role: "assistant",
+      content: [
+        { type: "text", text: "reading" },
+        { type: "tool_use", id: "toolu_1", name: "Read", input: { path: "a" } },
+      ],
+    },
+  ];
+  assert.equal(detectFormat(JSON.stringify(anthropicReplies), "a.json"), "anthropic");
   assert.equal(
     detectFormat(
       JSON.stringify([

@@ -631,10 +631,11 @@ export function looksLikeResponses(doc: unknown): boolean {
   // A request body with a string input: only with its model, or it could be anything.
   if (!Array.isArray(doc) && typeof (doc as Item).input === "string")
     return typeof (doc as Item).model === "string";
+  // `type: "message"` alone is no evidence: an Anthropic response object has it too.
   return found.items.some(
     (it) =>
       isRecord(it) &&
-      ((typeof it.type === "string" && RESPONSES_ITEM_TYPES.has(it.type)) ||
+      ((typeof it.type === "string" && it.type !== "message" && RESPONSES_ITEM_TYPES.has(it.type)) ||
         (Array.isArray(it.content) &&
           it.content.some(
             (p) =>
