@@ -193,6 +193,25 @@ test("a changed input or output is written from its new value; unchanged, from t
   assert.equal(custom[1]!.type, "custom_tool_call_output");
 });
 
+test("a content part whose item's first part is gone is still written, as a message of its own", () => {
+  const [m] = fromResponsesItems([
+    {
+      type: "message",
+      id: "msg_1",
+      role: "assistant",
+      status: "completed",
+      content: [
+        { type: "output_text", text: "first", annotations: [] },
+        { type: "refusal", refusal: "second" },
+      ],
+    },
+  ] as unknown as ResponseInputItem[]);
+  const out = toResponsesItems([{ role: "assistant", content: [m!.content[1]!] }]);
+  assert.deepEqual(out, [
+    { type: "message", role: "assistant", content: [{ type: "refusal", refusal: "second" }] },
+  ]);
+});
+
 test("invalid items: an error naming the item's path, one line", () => {
   const cases: [unknown[], RegExp][] = [
     [[{ role: "user", content: "x" }, 5], /^items\[1\]: expected an item object, got number 5$/],

@@ -312,10 +312,13 @@ function messageItems(
         return;
       }
       if (isAssistantRole(role)) {
-        if (b.type === "text" && slot === undefined) {
+        if (b.type === "image_url")
+          dropped.push(j); // an assistant message takes no image (the API refuses it)
+        else if (b.type === "text" && slot === undefined)
           push({ type: "message", role: "assistant", content: (b as { text: string }).text }, j);
-          open = undefined;
-        } else dropped.push(j); // an assistant message takes no image (the API refuses it)
+        // A part whose item's first part is gone (or not a text): a message of its own.
+        else push({ type: "message", role: "assistant", content: [part] }, j);
+        open = undefined;
         return;
       }
       if (open?.plain) {
