@@ -436,7 +436,7 @@ test("the openai client sends exported items to a Responses server as they are, 
     assert.equal(body.input[5]!.arguments, ARGS);
     assert.equal(response.output_text, `got ${everyKind.length}`);
     // The response's output items, appended to the history, read and write back unchanged.
-    const next = [...everyKind, ...(response.output as unknown as ResponseInputItem[])];
+    const next = [...everyKind, ...response.output];
     assert.deepEqual(toResponsesItems(fromResponsesItems(next)), next);
     await client.responses.create({ model: "gpt-test", input: toResponsesItems(fromResponsesItems(next)) });
     const second = server.requests[1]!.body as { input: Record<string, unknown>[] };

@@ -7,7 +7,11 @@
  * (src/formats/responses.ts); see its comment for what goes where.
  */
 import { isDeepStrictEqual } from "node:util";
-import type { ResponseInputItem } from "openai/resources/responses/responses";
+import type {
+  ResponseInputItem,
+  ResponseItem,
+  ResponseOutputItem,
+} from "openai/resources/responses/responses";
 import type { Message } from "../model/index.js";
 import { parseMessages } from "../model/schema.js";
 import {
@@ -19,6 +23,9 @@ import {
 import { itemsToMessages, messagesToItems, type ToResponsesOptions } from "../formats/responses.js";
 
 export type { ResponseInputItem } from "openai/resources/responses/responses";
+
+/** What the functions read: input items, and the items a response returns (`output`) or lists (`ResponseItem`). */
+export type ResponsesItemLike = ResponseInputItem | ResponseOutputItem | ResponseItem;
 export type { ResponsesSlot, ToResponsesOptions } from "../formats/responses.js";
 
 /**
@@ -26,7 +33,7 @@ export type { ResponsesSlot, ToResponsesOptions } from "../formats/responses.js"
  * messages. Throws a `ModelError` (`code: "invalid_message"`) naming the
  * item's path, e.g. `items[4].arguments: expected a string, got an object`.
  */
-export function fromResponsesItems(items: readonly ResponseInputItem[]): Message[] {
+export function fromResponsesItems(items: readonly ResponsesItemLike[]): Message[] {
   if (!Array.isArray(items)) throw new TypeError("items: expected an array of Responses input items");
   return itemsToMessages(items, { path: "items" });
 }
@@ -67,13 +74,13 @@ function stableKey(v: unknown): string {
  * Invalid items throw, as `fromResponsesItems` does.
  */
 export async function compactResponsesItems(
-  items: readonly ResponseInputItem[],
+  items: readonly ResponsesItemLike[],
   options: CompactOptions = {},
 ): Promise<CompactResponsesResult> {
   const messages = fromResponsesItems(items);
   const result = await compactMessagesSafe(messages, options);
   if (!result.ok) return { ok: false, error: result.error };
-  const originals = new Map<string, ResponseInputItem[]>();
+  const originals = new Map<string, ResponsesItemLike[]>();
   for (const it of items) {
     const k = stableKey(it);
     const list = originals.get(k) ?? [];
@@ -83,7 +90,8 @@ export async function compactResponsesItems(
   const out = toResponsesItems(result.replacement).map((it) => {
     const list = originals.get(stableKey(it));
     const hit = list?.[0];
-    if (hit !== undefined && isDeepStrictEqual(hit, it)) return list!.shift()!;
+    // The caller's own object (an output item the API also takes as input).
+    if (hit !== undefined && isDeepStrictEqual(hit, it)) return list!.shift() as ResponseInputItem;
     return it;
   });
   return { ok: true, items: out, result };

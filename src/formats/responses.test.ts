@@ -3,7 +3,9 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { detectFormat, importText } from "./detect.js";
-import { toResponsesRequest } from "./responses.js";
+import { itemsToMessages, toResponsesRequest } from "./responses.js";
+import { responseItemsToMessages } from "./codex.js";
+import type { Message } from "../model/index.js";
 import { liveContext } from "../journal/index.js";
 import { compactMessagesSafe } from "../engine/index.js";
 import { validateSurvivalContract } from "../contract/index.js";
@@ -134,4 +136,22 @@ test("a compaction of the fixture validates and keeps the protected reasoning an
       JSON.stringify(it).slice(0, 80),
     );
   assert.ok(out.length < doc.input.length);
+});
+
+test("the Codex reader and this one group the same items alike and see the same pairs and texts", () => {
+  const view = (ms: Message[]) =>
+    ms.map((m) => ({
+      role: m.role,
+      calls: m.content.filter((b) => b.type === "tool_use").map((b) => (b as { id: string }).id),
+      results: m.content
+        .filter((b) => b.type === "tool_result")
+        .map((b) => (b as { tool_use_id: string }).tool_use_id),
+      texts: m.content.filter((b) => b.type === "text").map((b) => (b as { text: string }).text),
+      encrypted: m.content
+        .filter((b) => b.type === "redacted_thinking")
+        .map((b) => (b as { data: string }).data),
+    }));
+  // Codex writes every item with its type (an EasyInputMessage without one is not in a rollout).
+  const typed = doc.input.map((i) => (i.type === undefined ? { type: "message", ...i } : i));
+  assert.deepEqual(view(itemsToMessages(typed)), view(responseItemsToMessages(typed)));
 });
