@@ -404,3 +404,12 @@ export const responsesConversation: fc.Arbitrary<ResponseInputItem[]> = fc
     }
     return asJson(out) as unknown as ResponseInputItem[];
   });
+
+/** A coherent conversation with any other items (unpaired calls and outputs among them) inserted anywhere. */
+export const responsesConversationWithNoise: fc.Arbitrary<ResponseInputItem[]> = fc
+  .tuple(responsesConversation, responsesItems, fc.array(fc.nat(), { maxLength: 25 }))
+  .map(([conversation, extra, positions]) => {
+    const out = [...conversation];
+    extra.forEach((it, i) => out.splice((positions[i] ?? 0) % (out.length + 1), 0, it));
+    return out;
+  });

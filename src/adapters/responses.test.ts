@@ -8,7 +8,11 @@ import type { Block, Message } from "../model/index.js";
 import { ModelError } from "../model/index.js";
 import { validateSurvivalContract } from "../contract/index.js";
 import { history } from "../../test/arbitraries.js";
-import { responsesConversation, responsesItems } from "../../test/responses-items.js";
+import {
+  responsesConversation,
+  responsesConversationWithNoise,
+  responsesItems,
+} from "../../test/responses-items.js";
 import { startFakeServer, type RecordedRequest } from "../../test/clients/fake-server.js";
 import type { ServerResponse } from "node:http";
 
@@ -311,35 +315,42 @@ test("property: generated Responses items → compact-safe → back deepEqual (a
   );
 });
 
-test("property: a compaction of generated items validates and keeps the reasoning it keeps byte for byte", async () => {
-  let compacted = 0;
-  await fc.assert(
-    fc.asyncProperty(responsesConversation, async (items) => {
-      const before = JSON.stringify(items);
-      const r = await compactResponsesItems(items, { target: 200 });
-      assert.equal(JSON.stringify(items), before, "the input is never mutated");
-      if (!r.ok) return;
-      compacted++;
-      const original = fromResponsesItems(items);
-      const replacement = fromResponsesItems(r.items);
-      const v = validateSurvivalContract(original, replacement, { path: r.result.path });
-      assert.ok(v.valid, `${v.valid ? "" : v.reason}`);
-      for (const it of r.items) {
-        const rec = it as unknown as Record<string, unknown>;
-        if (rec.type === "reasoning")
-          assert.ok(items.includes(it), "a kept reasoning item is the original object");
-        if (rec.type === "function_call") {
-          const orig = items.find(
-            (o) => (o as unknown as Record<string, unknown>).call_id === rec.call_id,
-          ) as unknown as Record<string, unknown>;
-          assert.equal(rec.arguments, orig.arguments, "arguments byte for byte");
+for (const [name, items, runs] of [
+  ["conversations", responsesConversation, 60],
+  ["conversations with any other items inserted", responsesConversationWithNoise, 60],
+] as const) {
+  test(`property: a compaction of generated ${name} validates and keeps the reasoning it keeps byte for byte`, async () => {
+    let compacted = 0;
+    await fc.assert(
+      fc.asyncProperty(items, async (items) => {
+        const before = JSON.stringify(items);
+        const r = await compactResponsesItems(items, { target: 200 });
+        assert.equal(JSON.stringify(items), before, "the input is never mutated");
+        if (!r.ok) return;
+        compacted++;
+        const original = fromResponsesItems(items);
+        const replacement = fromResponsesItems(r.items);
+        const v = validateSurvivalContract(original, replacement, { path: r.result.path });
+        assert.ok(v.valid, String(v.reason));
+        for (const it of r.items) {
+          const rec = it as unknown as Record<string, unknown>;
+          if (rec.type === "reasoning")
+            assert.ok(items.includes(it), "a kept reasoning item is the original object");
+          if (rec.type === "function_call")
+            assert.ok(
+              items.some((o) => {
+                const orig = o as unknown as Record<string, unknown>;
+                return orig.call_id === rec.call_id && orig.arguments === rec.arguments;
+              }),
+              "arguments byte for byte",
+            );
         }
-      }
-    }),
-    { numRuns: 60 },
-  );
-  assert.ok(compacted > 10, `only ${compacted} generated conversations compacted`);
-});
+      }),
+      { numRuns: runs },
+    );
+    assert.ok(compacted > 10, `only ${compacted} generated histories compacted`);
+  });
+}
 
 test("compactResponsesItems: the replacement as items, unchanged items the originals; a refusal leaves them", async () => {
   const items: ResponseInputItem[] = [];
