@@ -21,7 +21,8 @@
  *   (id = `call_id`; `function_call.arguments` parsed into `input`, the raw
  *   string kept and written back byte for byte while `input` is unchanged),
  *   and their outputs `tool_result` blocks (`content` = the output string, or
- *   the text of an output array), so the contract sees the pairs;
+ *   the text of an output array; a `local_shell_call_output` without `call_id`
+ *   pairs by its `id`), so the contract sees the pairs;
  * - `reasoning`: with `encrypted_content` a `redacted_thinking` block whose
  *   `data` is the blob byte for byte (`origin: "openai"`); without, a
  *   `thinking` block with the summary text;
@@ -30,12 +31,15 @@
  *   types): `{ type: "responses_item", item }`, the item kept whole, in order.
  *
  * What compact-safe has no field for (item ids, status, phase, annotations,
- * logprobs, the item type of a call, the raw arguments, an output array) is
- * kept on the block in a `responses` field: only where the item differs
- * from what the block alone would be written as, so a history that never
- * saw the Responses API carries none. The exporter writes each block back
- * from that field; a block the engine changed (a bounded result, a redacted
- * input) is written from its new value.
+ * logprobs, the item type of a call, the raw arguments, an output array, the
+ * order of the item's keys) is kept on the block in a `responses` field
+ * (`ResponsesSlot`): only where the item's JSON text differs from what the
+ * block alone would be written as, so a history that never saw the Responses
+ * API carries none. The exporter writes each block back from that field, so
+ * an item comes back as the same JSON text; a block the engine changed (a
+ * bounded result, a redacted input) is written from its new value, except an
+ * output whose shape takes no string (a screenshot, shell streams), which
+ * stays as it was. Nothing is repaired: a call without its output stays so.
  *
  * The other way, what the Responses API has no place for (message
  * boundaries and roles, `meta`, `usage`, Anthropic thinking, `is_error`,
