@@ -16,6 +16,7 @@ import { afterExportBanner, importOpencode, isOpencodeExport } from "./opencode.
 import { importOpenHands, openHandsEvents } from "./openhands.js";
 import { textResultTool } from "./cline.js";
 import { importLangChain, langChainDumpMessages } from "./langchain.js";
+import { importResponses, looksLikeResponses } from "./responses.js";
 import type { Block } from "../model/index.js";
 import type { ToolIdOptions } from "./tool-ids.js";
 import { FORMAT_NAMES, FormatError, reportUnit, type FormatName, type ImportResult } from "./types.js";
@@ -131,6 +132,7 @@ export function detectFormat(text: string, fileName: string): FormatName {
       if (fileName.endsWith(".traj") || (isRecord(doc) && Array.isArray(doc.history))) return "openai";
       if (isGeminiDocument(doc)) return "gemini-cli";
       if (isOpencodeExport(doc)) return "opencode";
+      if (looksLikeResponses(doc)) return "responses";
       if (isMessageArray(doc))
         return (looksAnthropic(doc) || looksCline(doc)) && !looksOpenAI(doc) ? "anthropic" : "openai";
       if (isRecord(doc) && isMessageArray(doc.messages)) {
@@ -212,9 +214,11 @@ function refuseWrongFormat(result: ImportResult, text: string, fileName: string,
   const [one, many] =
     format === "openhands"
       ? ["event", "events"]
-      : reportUnit(result.report) === "message"
-        ? ["message", "messages"]
-        : ["line", "lines"];
+      : format === "responses"
+        ? ["item", "items"]
+        : reportUnit(result.report) === "message"
+          ? ["message", "messages"]
+          : ["line", "lines"];
   const other = otherFormat(text, fileName, format);
   const first = skipped[0];
   const why =
@@ -275,6 +279,8 @@ function convert(
       return importOpenHands(text, fileName, options);
     case "langchain":
       return importLangChain(text, fileName, options);
+    case "responses":
+      return importResponses(text, fileName, options);
   }
 }
 

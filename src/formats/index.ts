@@ -24,6 +24,7 @@ export { importGeminiCli } from "./gemini-cli.js";
 export { importOpencode } from "./opencode.js";
 export { importOpenHands } from "./openhands.js";
 export { importLangChain } from "./langchain.js";
+export { importResponses, toResponsesRequest } from "./responses.js";
 export { importJournal } from "./journal-format.js";
 export { detectFormat, importText, importFile } from "./detect.js";
 export type { ImportOptions } from "./detect.js";

@@ -15,6 +15,7 @@ export const FORMAT_NAMES = [
   "opencode",
   "openhands",
   "langchain",
+  "responses",
 ] as const;
 export type FormatName = (typeof FORMAT_NAMES)[number];
 
@@ -33,8 +34,9 @@ export interface SkippedLine {
  * For JSONL formats a line is one line of the file (blank lines included,
  * except the empty string after a final newline); for JSON formats
  * (`openai`, `anthropic`, `opencode`, a `gemini-cli` JSON document) a
- * "line" is one message of the array, and for `openhands` one event of the
- * trajectory, for `langchain` one stored message of the dump.
+ * "line" is one message of the array, for `openhands` one event of the
+ * trajectory, for `langchain` one stored message of the dump, and for
+ * `responses` one item.
  */
 export interface ImportReport {
   format: FormatName;
@@ -89,7 +91,8 @@ export function reportUnit(report: Pick<ImportReport, "format" | "unit">): "line
     report.format === "anthropic" ||
     report.format === "opencode" ||
     report.format === "openhands" ||
-    report.format === "langchain"
+    report.format === "langchain" ||
+    report.format === "responses"
     ? "message"
     : "line";
 }

@@ -1,4 +1,4 @@
-/** `compact-safe export FILE --to anthropic|openai|journal`: the live context as a provider request body. */
+/** `compact-safe export FILE --to anthropic|openai|responses|journal`: the live context as a provider request body. */
 import { writeFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { Option } from "commander";
@@ -7,16 +7,17 @@ import { kindForMessage } from "../../model/index.js";
 import { headerEntry, newEntryId, nowIso } from "../../journal/index.js";
 import { toAnthropicRequest } from "../../formats/export-anthropic.js";
 import { toOpenAIRequest } from "../../formats/export-openai.js";
+import { toResponsesRequest } from "../../formats/responses.js";
 import { toJournalLines } from "../../formats/export-journal.js";
 import { FORMAT_NAMES } from "../../formats/types.js";
 
 /** What `export --to` writes. */
-export const EXPORT_TARGETS = ["anthropic", "openai", "journal"] as const;
+export const EXPORT_TARGETS = ["anthropic", "openai", "responses", "journal"] as const;
 import { importWarnings, loadSession, parseFormat, sessionLive, type Session } from "../io.js";
 import { err, style } from "../output.js";
 
 interface ExportOptions {
-  to: "anthropic" | "openai" | "journal";
+  to: "anthropic" | "openai" | "responses" | "journal";
   out?: string;
   format?: string;
 }
@@ -65,7 +66,8 @@ export function register(program: Command): void {
         "compaction on its active path, the whole path; with one, the projection (the replacement of " +
         "the latest compaction, then what came after it). " +
         "--to anthropic: an Anthropic Messages body { system, messages }; --to openai: an OpenAI Chat " +
-        "Completions body { messages }; --to journal: the live context as a new linear journal (JSONL).\n\n" +
+        "Completions body { messages }; --to responses: an OpenAI Responses body { input } (items read " +
+        "from Responses items come back as they were); --to journal: the live context as a new linear journal (JSONL).\n\n" +
         "Exit codes: 0 ok; 2 usage or input error.",
     )
     .argument("<file>", "a journal or a session file")
@@ -85,6 +87,7 @@ export function register(program: Command): void {
       let text: string;
       if (o.to === "anthropic") text = `${JSON.stringify(toAnthropicRequest(live), null, 2)}\n`;
       else if (o.to === "openai") text = `${JSON.stringify(toOpenAIRequest(live), null, 2)}\n`;
+      else if (o.to === "responses") text = `${JSON.stringify(toResponsesRequest(live), null, 2)}\n`;
       else text = toJournalLines(liveJournal(session, live));
       if (o.out !== undefined) await writeFile(o.out, text, "utf8");
       else process.stdout.write(text);

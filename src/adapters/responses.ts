@@ -1,0 +1,98 @@
+/**
+ * `compact-safe/responses`: OpenAI Responses API input items (the history
+ * Codex and the OpenAI Agents SDK keep) as compact-safe messages and back,
+ * without loss, and a compaction of an item list that returns items.
+ *
+ * The conversion is the pure core of the `responses` import format
+ * (src/formats/responses.ts); see its comment for what goes where.
+ */
+import { isDeepStrictEqual } from "node:util";
+import type {
+  ResponseInputItem,
+  ResponseItem,
+  ResponseOutputItem,
+} from "openai/resources/responses/responses";
+import type { Message } from "../model/index.js";
+import { parseMessages } from "../model/schema.js";
+import {
+  compactMessagesSafe,
+  type CompactError,
+  type CompactOptions,
+  type CompactSuccess,
+} from "../engine/compact.js";
+import { itemsToMessages, messagesToItems, type ToResponsesOptions } from "../formats/responses.js";
+
+export type { ResponseInputItem } from "openai/resources/responses/responses";
+
+/** What the functions read: input items, and the items a response returns (`output`) or lists (`ResponseItem`). */
+export type ResponsesItemLike = ResponseInputItem | ResponseOutputItem | ResponseItem;
+export type { ResponsesSlot, ToResponsesOptions } from "../formats/responses.js";
+
+/**
+ * Responses input items (or a response's `output` items) as compact-safe
+ * messages. Throws a `ModelError` (`code: "invalid_message"`) naming the
+ * item's path, e.g. `items[4].arguments: expected a string, got an object`.
+ */
+export function fromResponsesItems(items: readonly ResponsesItemLike[]): Message[] {
+  if (!Array.isArray(items)) throw new TypeError("items: expected an array of Responses input items");
+  return itemsToMessages(items, { path: "items" });
+}
+
+/**
+ * Compact-safe messages as Responses input items, ready for
+ * `client.responses.create({ input })`. Items read by `fromResponsesItems`
+ * come back as they were. What the API has no place for is left out, unless
+ * `carry: true` (then kept in `compact_safe` fields, for storage, not for
+ * sending). Throws a `ModelError` naming `messages[i]…` for a malformed message.
+ */
+export function toResponsesItems(
+  messages: readonly Message[],
+  options: ToResponsesOptions = {},
+): ResponseInputItem[] {
+  parseMessages(messages, "messages");
+  return messagesToItems(messages, options) as unknown as ResponseInputItem[];
+}
+
+export type CompactResponsesResult =
+  { ok: true; items: ResponseInputItem[]; result: CompactSuccess } | { ok: false; error: CompactError };
+
+/** A JSON form of a value with sorted keys: equal for deepEqual values. */
+function stableKey(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) =>
+    x !== null && typeof x === "object" && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : x,
+  );
+}
+
+/**
+ * Compacts an item list: `fromResponsesItems`, `compactMessagesSafe` (the
+ * options are its options), `toResponsesItems`. On success `items` is the
+ * validated replacement, in which every item the compaction did not change is
+ * the original item object itself; on failure the items are left as they are
+ * and `error` says why (nothing to compact, the summarizer failed, …).
+ * Invalid items throw, as `fromResponsesItems` does.
+ */
+export async function compactResponsesItems(
+  items: readonly ResponsesItemLike[],
+  options: CompactOptions = {},
+): Promise<CompactResponsesResult> {
+  const messages = fromResponsesItems(items);
+  const result = await compactMessagesSafe(messages, options);
+  if (!result.ok) return { ok: false, error: result.error };
+  const originals = new Map<string, ResponsesItemLike[]>();
+  for (const it of items) {
+    const k = stableKey(it);
+    const list = originals.get(k) ?? [];
+    list.push(it);
+    originals.set(k, list);
+  }
+  const out = toResponsesItems(result.replacement).map((it) => {
+    const list = originals.get(stableKey(it));
+    const hit = list?.[0];
+    // The caller's own object (an output item the API also takes as input).
+    if (hit !== undefined && isDeepStrictEqual(hit, it)) return list!.shift() as ResponseInputItem;
+    return it;
+  });
+  return { ok: true, items: out, result };
+}
