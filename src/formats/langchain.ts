@@ -7,11 +7,11 @@
  * without the peer installed); a message that cannot be read is skipped with
  * its path and why, the rest is imported.
  */
-import type { JournalEntry, MessageEntry } from "../model/index.js";
-import { JsonDepthError, kindForMessage, parseJsonLimited } from "../model/index.js";
+import type { Message } from "../model/index.js";
+import { JsonDepthError, parseJsonLimited } from "../model/index.js";
 import { isRecord } from "./lines.js";
 import { ReportBuilder } from "./report.js";
-import { finishImport } from "./source-tree.js";
+import { finishLinearImport } from "./source-tree.js";
 import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
 import { FormatError, type ImportResult } from "./types.js";
 import {
@@ -71,37 +71,12 @@ export function importLangChain(text: string, file: string, options: ToolIdOptio
     }
   });
 
-  const created = new Date().toISOString();
-  const header: JournalEntry = {
-    id: "header",
-    parent_id: null,
-    kind: "header",
-    created_at: created,
-    payload: {
-      session_id: file,
-      created_at: created,
-      schema_version: 2,
-      source_format: "langchain",
-      created_at_is_import_time: true,
-    },
-  };
-  const entries: JournalEntry[] = [header];
-  let last = header.id;
+  const messages: { line: number; message: Message }[] = [];
   for (const { message, first, count } of joinParts(reads)) {
     const line = lineOf[first]!;
-    lines.blocks(message.content, line);
-    const e: MessageEntry = {
-      id: `m${line}`,
-      parent_id: last,
-      kind: kindForMessage(message),
-      created_at: created,
-      payload: message,
-    };
     if (count > 1)
       rb.note(`messages ${line}–${lineOf[first + count - 1]} are the parts of one message, joined`);
-    lines.entry(e.id, line);
-    entries.push(e);
-    last = e.id;
+    messages.push({ line, message });
   }
-  return finishImport(entries, rb, lines, options);
+  return finishLinearImport(rb, messages, file, "langchain", {}, lines, options);
 }

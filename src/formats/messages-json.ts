@@ -4,17 +4,17 @@
  * "line" (numbered from 1). Entry ids are `m<n>` (the message number),
  * chained linearly under the header.
  */
-import type { Block, JournalEntry, Message, MessageEntry } from "../model/index.js";
-import { JsonDepthError, kindForMessage, parseJsonLimited } from "../model/index.js";
+import type { Block, Message } from "../model/index.js";
+import { JsonDepthError, parseJsonLimited } from "../model/index.js";
 import { ALL_BRANCH_SUMMARY_MARKERS, ALL_CHECKPOINT_MARKERS } from "../contract/markers.js";
-import { finishImport } from "./source-tree.js";
+import { finishLinearImport } from "./source-tree.js";
 import { pairTextToolResults } from "./cline.js";
 import { parseArguments } from "./codex.js";
 import { fromAnthropicContent } from "./convert.js";
 import { isRecord } from "./lines.js";
 import { ReportBuilder } from "./report.js";
 import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
-import { FormatError, type FormatName, type ImportResult } from "./types.js";
+import { FormatError, type ImportResult } from "./types.js";
 
 function parseJsonDocument(text: string, file: string): unknown {
   try {
@@ -24,48 +24,6 @@ function parseJsonDocument(text: string, file: string): unknown {
       throw new FormatError(`${file}:${e.line}: JSON nested deeper than ${e.limit} levels (the limit)`);
     throw new FormatError(`${file}: not valid JSON (${e instanceof Error ? e.message : String(e)})`);
   }
-}
-
-function finish(
-  rb: ReportBuilder,
-  messages: { line: number; message: Message; part?: number }[],
-  file: string,
-  format: FormatName,
-  headerExtra: Record<string, unknown>,
-  lines: SourceLines = new SourceLines("message"),
-  options: ToolIdOptions = {},
-): ImportResult {
-  const created = new Date().toISOString();
-  const header: JournalEntry = {
-    id: "header",
-    parent_id: null,
-    kind: "header",
-    created_at: created,
-    payload: {
-      session_id: file,
-      created_at: created,
-      schema_version: 2,
-      source_format: format,
-      created_at_is_import_time: true,
-      ...headerExtra,
-    },
-  };
-  const entries: JournalEntry[] = [header];
-  let last = header.id;
-  for (const { line, message, part } of messages) {
-    const e: MessageEntry = {
-      id: part ? `m${line}.${part}` : `m${line}`,
-      parent_id: last,
-      kind: kindForMessage(message),
-      created_at: created,
-      payload: message,
-    };
-    lines.entry(e.id, line);
-    lines.blocks(message.content, line);
-    entries.push(e);
-    last = e.id;
-  }
-  return finishImport(entries, rb, lines, options);
 }
 
 function openAiContent(content: unknown): Block[] {
@@ -206,7 +164,7 @@ export function importOpenAI(text: string, file: string, options: ToolIdOptions 
     }
     rb.imported();
   });
-  return finish(rb, out, file, "openai", {}, lines, options);
+  return finishLinearImport(rb, out, file, "openai", {}, lines, options);
 }
 
 /** Anthropic Messages: an array of messages, or `{ system, messages }`. */
@@ -287,5 +245,5 @@ export function importAnthropic(text: string, file: string, options: ToolIdOptio
     rb.note(
       `${cline.paired} tool result(s) written as text ("[tool for '…'] Result:", Cline / Roo Code) paired with their calls as tool_result blocks`,
     );
-  return finish(rb, cline.items, file, "anthropic", {}, undefined, options);
+  return finishLinearImport(rb, cline.items, file, "anthropic", {}, undefined, options);
 }

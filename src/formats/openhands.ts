@@ -23,12 +23,12 @@
  * - anything else (agent state changes, recalls, null events): skipped by
  *   design, with the event's kind.
  */
-import type { Block, JournalEntry, Message, MessageEntry } from "../model/index.js";
-import { JsonDepthError, kindForMessage, parseJsonLimited } from "../model/index.js";
+import type { Block, Message } from "../model/index.js";
+import { JsonDepthError, parseJsonLimited } from "../model/index.js";
 import { parseArguments } from "./codex.js";
 import { isRecord } from "./lines.js";
 import { ReportBuilder } from "./report.js";
-import { finishImport } from "./source-tree.js";
+import { finishLinearImport } from "./source-tree.js";
 import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
 import { FormatError, type ImportResult } from "./types.js";
 
@@ -288,33 +288,5 @@ export function importOpenHands(text: string, file: string, options: ToolIdOptio
   });
 
   // Event timestamps (local, without a zone) stay in each message's meta; the journal's times are the import's.
-  const created = new Date().toISOString();
-  const header: JournalEntry = {
-    id: "header",
-    parent_id: null,
-    kind: "header",
-    created_at: created,
-    payload: {
-      session_id: file,
-      created_at: created,
-      schema_version: 2,
-      source_format: "openhands",
-      created_at_is_import_time: true,
-    },
-  };
-  const entries: JournalEntry[] = [header];
-  let last = header.id;
-  for (const { line, message } of out) {
-    const e: MessageEntry = {
-      id: `m${line}`,
-      parent_id: last,
-      kind: kindForMessage(message),
-      created_at: created,
-      payload: message,
-    };
-    lines.entry(e.id, line);
-    entries.push(e);
-    last = e.id;
-  }
-  return finishImport(entries, rb, lines, options);
+  return finishLinearImport(rb, out, file, "openhands", {}, lines, options);
 }

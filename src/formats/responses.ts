@@ -50,13 +50,13 @@
  * for sending.
  */
 import { isDeepStrictEqual } from "node:util";
-import type { Block, JournalEntry, Message, MessageEntry, Role } from "../model/index.js";
-import { JsonDepthError, ModelError, kindForMessage, parseJsonLimited } from "../model/index.js";
+import type { Block, Message, Role } from "../model/index.js";
+import { JsonDepthError, ModelError, parseJsonLimited } from "../model/index.js";
 import { parseArguments } from "./codex.js";
 import { parseMessages } from "../model/schema.js";
 import { isRecord } from "./lines.js";
 import { ReportBuilder } from "./report.js";
-import { finishImport } from "./source-tree.js";
+import { finishLinearImport } from "./source-tree.js";
 import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
 import { FormatError, type ImportResult } from "./types.js";
 
@@ -717,36 +717,15 @@ export function importResponses(text: string, file: string, options: ToolIdOptio
       },
     }),
   );
-  const created = new Date().toISOString();
-  const header: JournalEntry = {
-    id: "header",
-    parent_id: null,
-    kind: "header",
-    created_at: created,
-    payload: {
-      session_id: file,
-      created_at: created,
-      schema_version: 2,
-      source_format: "responses",
-      created_at_is_import_time: true,
-    },
-  };
-  const entries: JournalEntry[] = [header];
-  let last = header.id;
-  for (const m of messages) {
-    const line = firstItem.get(m) ?? 0;
-    const e: MessageEntry = {
-      id: `m${line}`,
-      parent_id: last,
-      kind: kindForMessage(m),
-      created_at: created,
-      payload: m,
-    };
-    lines.entry(e.id, line);
-    entries.push(e);
-    last = e.id;
-  }
-  return finishImport(entries, rb, lines, options);
+  return finishLinearImport(
+    rb,
+    messages.map((m) => ({ line: firstItem.get(m) ?? 0, message: m })),
+    file,
+    "responses",
+    {},
+    lines,
+    options,
+  );
 }
 
 /** Canonical messages as a Responses request body `{ input }` (the items the API accepts). */

@@ -3,12 +3,12 @@
  * pi `id`/`parentId`): the header entry they start from, and the mapping of a
  * source parent onto the nearest imported entry.
  */
-import type { Block, HeaderEntry, JournalEntry } from "../model/index.js";
-import { ModelError, parseJournalEntry } from "../model/index.js";
+import type { Block, HeaderEntry, JournalEntry, Message, MessageEntry } from "../model/index.js";
+import { kindForMessage, ModelError, parseJournalEntry } from "../model/index.js";
 import { closeAbandonedInEntries } from "./abandoned.js";
 import type { ReportBuilder } from "./report.js";
 import { filePlace, SourceLines, toolIdWarning, uniqueToolIds, type ToolIdOptions } from "./tool-ids.js";
-import { FormatError, type ImportResult } from "./types.js";
+import { FormatError, type FormatName, type ImportResult } from "./types.js";
 
 /** The header entry an importer starts from; it fills in the identity as it reads. */
 export function startHeader(sourceFormat: string): HeaderEntry {
@@ -97,4 +97,52 @@ export function completeHeader(header: JournalEntry, entries: readonly JournalEn
   if (!hp.session_id) hp.session_id = file;
   if (!hp.created_at) hp.created_at = entries[1]?.created_at ?? new Date(0).toISOString();
   header.created_at = String(hp.created_at);
+}
+
+/**
+ * A linear journal of imported messages (a JSON document's messages in order):
+ * a header naming the format, one entry per message chained by `parent_id`,
+ * ids `m<line>` (`m<line>.<part>` for the parts of one source message), each
+ * entry and its blocks mapped to their source line; then `finishImport`.
+ */
+export function finishLinearImport(
+  rb: ReportBuilder,
+  messages: { line: number; message: Message; part?: number }[],
+  file: string,
+  format: FormatName,
+  headerExtra: Record<string, unknown>,
+  lines: SourceLines = new SourceLines("message"),
+  options: ToolIdOptions = {},
+): ImportResult {
+  const created = new Date().toISOString();
+  const header: JournalEntry = {
+    id: "header",
+    parent_id: null,
+    kind: "header",
+    created_at: created,
+    payload: {
+      session_id: file,
+      created_at: created,
+      schema_version: 2,
+      source_format: format,
+      created_at_is_import_time: true,
+      ...headerExtra,
+    },
+  };
+  const entries: JournalEntry[] = [header];
+  let last = header.id;
+  for (const { line, message, part } of messages) {
+    const e: MessageEntry = {
+      id: part ? `m${line}.${part}` : `m${line}`,
+      parent_id: last,
+      kind: kindForMessage(message),
+      created_at: created,
+      payload: message,
+    };
+    lines.entry(e.id, line);
+    lines.blocks(message.content, line);
+    entries.push(e);
+    last = e.id;
+  }
+  return finishImport(entries, rb, lines, options);
 }
