@@ -414,7 +414,15 @@ export function toPiMessages(messages: readonly Message[]): PiAgentMessage[] {
       continue;
     }
     const rebuilt = rebuildPi(msg);
-    if (rebuilt && isDeepStrictEqual(fromPiMessage(rebuilt as unknown as PiAgentMessage), msg)) {
+    if (rebuilt) {
+      if (isDeepStrictEqual(fromPiMessage(rebuilt as unknown as PiAgentMessage), msg)) {
+        out.push(rebuilt);
+        continue;
+      }
+      // Changed on compact-safe's side (e.g. billed usage cleared by a rewrite): pi's fields, what changed,
+      // and the message itself in the carrier.
+      if (rebuilt.role === "assistant" && msg.usage === undefined) rebuilt.usage = ourUsageToPi(undefined);
+      rebuilt.compactSafe = { message: structuredClone(msg) } satisfies Carrier;
       out.push(rebuilt);
       continue;
     }
