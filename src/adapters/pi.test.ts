@@ -7,8 +7,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { piTestSession, runRounds, pi as piSdk } from "../../test/pi-sdk.js";
@@ -236,16 +236,15 @@ test("pi extension: onFailure 'pi' lets pi's own compaction go ahead, and audits
   assert.match(notes[1]!.text, /^compact-safe: pi's compaction \S+ did not keep the survival contract: /);
 });
 
-test("pi extension: the default export, in an extension file loaded by pi's own loader, compacts with the defaults", async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), "compact-safe-pi-ext-"));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+test("pi extension: the default export, in a project's .pi/extensions file that pi discovers and loads itself, compacts with the defaults", async (t) => {
   // An extension file as a user writes it: it re-exports the adapter's default.
-  const file = join(dir, "compact-safe.mjs");
-  writeFileSync(
-    file,
-    `export { default } from ${JSON.stringify(new URL("./pi.js", import.meta.url).href)};\n`,
-  );
-  const s = await piTestSession({ extensionPaths: [file], files: { "notes.txt": "notes\n".repeat(300) } });
+  const adapter = fileURLToPath(new URL("./pi.js", import.meta.url));
+  const s = await piTestSession({
+    files: {
+      "notes.txt": "notes\n".repeat(300),
+      ".pi/extensions/compact-safe.ts": `export { default } from ${JSON.stringify(adapter)};\n`,
+    },
+  });
   t.after(s.cleanup);
   await runRounds(s, 1, 4);
   const r = await s.session.compact();
