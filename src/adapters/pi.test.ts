@@ -9,7 +9,6 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { piTestSession, runRounds, pi as piSdk } from "../../test/pi-sdk.js";
 import { cliPath } from "../../test/support.js";

@@ -1,3 +1,4 @@
+/* global summary, firstKeptEntryId, session, readFileSync -- from the README block and pi.before.mjs */
 // The README's pi example, after the block: what pi committed.
 import assert from "node:assert/strict";
 

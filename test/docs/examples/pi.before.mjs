@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unused-vars -- its bindings are used by the README block and pi.after.mjs */
 // The README's pi example, before the block: pi-ai's faux provider stands in for the model, and every
 // folder pi uses (HOME, agent dir, cwd, sessions) is temporary. Nothing reaches the network.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
