@@ -257,4 +257,45 @@ test("pi extension: the default export, in a project's .pi/extensions file that 
   assert.equal(typeof compactSafe, "function");
 });
 
+test("pi extension: a history that is all protected round is not compacted: cancelled, with an info notice", async (t) => {
+  const { notes, notify } = notesCollector();
+  const s = await piTestSession({ extensions: [compactSafeExtension({ notify })] });
+  t.after(s.cleanup);
+  await runRounds(s, 1, 1);
+  await assert.rejects(s.session.compact(), /Compaction cancelled/);
+  assert.equal(lines(s.sessionFile).filter((l) => l.type === "compaction").length, 0);
+  assert.deepEqual(
+    notes.map((n) => n.level),
+    ["info"],
+  );
+  assert.match(notes[0]!.text, /nothing to compact/);
+});
+
+test("pi extension: a branch summary on the path is kept apart from the summary (the cut moves back to it), and the audit agrees", async (t) => {
+  const { notify } = notesCollector();
+  const s = await piTestSession({
+    extensions: [compactSafeExtension({ notify })],
+    files: { "notes.txt": "notes\n".repeat(300) },
+  });
+  t.after(s.cleanup);
+  await runRounds(s, 1, 3);
+  // Back to round 2's request, summarizing the abandoned round 2 and 3 (pi's summary, by the faux model).
+  const round2 = messageEntries(lines(s.sessionFile)).find((l) =>
+    texts(l.message)[0]?.startsWith("Round 2:"),
+  )!;
+  s.faux.appendResponses([piSdkAi.fauxAssistantMessage("Rounds 2 and 3 were tried and abandoned.")]);
+  const nav = await s.session.navigateTree(round2.parentId as string, { summarize: true });
+  assert.equal(nav.cancelled, false);
+  await runRounds(s, 4, 4);
+  await s.session.compact();
+  const ls = lines(s.sessionFile);
+  const compaction = ls.find((l) => l.type === "compaction")!;
+  const summaryEntry = ls.find((l) => l.type === "branch_summary")!;
+  assert.equal(compaction.firstKeptEntryId, summaryEntry.id);
+  assert.ok(s.session.messages.some((m) => m.role === "branchSummary"));
+  const { entries } = importPi(readFileSync(s.sessionFile, "utf8"), s.sessionFile);
+  const [audit] = auditEntries(entries).compactions;
+  assert.equal(audit!.kept, true, audit!.reason ?? "");
+});
+
 const piSdkAi = await import("@mariozechner/pi-ai");
