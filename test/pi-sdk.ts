@@ -36,6 +36,8 @@ export interface PiTestSessionOptions {
   extensionPaths?: string[];
   /** pi's compaction settings (auto-compaction is off unless set). */
   compaction?: { enabled?: boolean; keepRecentTokens?: number; reserveTokens?: number };
+  /** The faux model's context window (pi-ai's default: 128,000). */
+  contextWindow?: number;
   /** Files to write in the cwd. */
   files?: Record<string, string>;
 }
@@ -52,7 +54,9 @@ export async function piTestSession(o: PiTestSessionOptions = {}): Promise<PiTes
     mkdirSync(join(cwd, name, ".."), { recursive: true });
     writeFileSync(join(cwd, name), text);
   }
-  const faux = piAi.registerFauxProvider();
+  const faux = piAi.registerFauxProvider(
+    o.contextWindow ? { models: [{ id: "faux-small", contextWindow: o.contextWindow }] } : {},
+  );
   const model = faux.getModel();
   const authStorage = pi.AuthStorage.inMemory();
   authStorage.setRuntimeApiKey(model.provider, "faux-key");
@@ -116,9 +120,23 @@ export function roundResponses(from: number, rounds: number): AssistantMessage[]
   return out;
 }
 
-/** Runs `rounds` rounds of work from round `from` (one prompt each). */
-export async function runRounds(t: PiTestSession, from: number, rounds: number): Promise<void> {
+/**
+ * Runs `rounds` rounds of work from round `from` (one prompt each). With `settle`, each prompt waits
+ * for the automatic compaction pi may start when the previous one ended (pi runs it in its `agent_end`
+ * handler, which `prompt()` does not wait for; a prompt sent at once would race it).
+ */
+export async function runRounds(
+  t: PiTestSession,
+  from: number,
+  rounds: number,
+  settle = false,
+): Promise<void> {
   t.faux.appendResponses(roundResponses(from, rounds));
-  for (let r = from; r < from + rounds; r++)
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  for (let r = from; r < from + rounds; r++) {
     await t.session.prompt(`Round ${r}: read notes.txt and echo ${r}.`);
+    if (!settle) continue;
+    await sleep(20);
+    while (t.session.isCompacting) await sleep(10);
+  }
 }

@@ -274,3 +274,20 @@ test("a compacted history converted back to pi keeps the protected round's pi me
   }
   assert.deepEqual(fromPiMessages(back as unknown as PiAgentMessage[]), r.replacement);
 });
+
+test("conversions refuse what is not a message list, with one line naming the bad value's path", () => {
+  const bad = (f: () => unknown, message: RegExp) =>
+    assert.throws(f, (e: Error) => message.test(e.message) && !e.message.includes("\n"));
+  bad(() => fromPiMessages({} as never), /^messages: expected an array of pi messages$/);
+  bad(
+    () => fromPiMessages([{ role: "user", content: "hi", timestamp: 1 }, 7] as never),
+    /^messages\[1\]: expected a pi message/,
+  );
+  bad(() => fromPiMessages([{ content: "hi" }] as never), /^messages\[0\]\.role: expected a string$/);
+  bad(() => fromPiMessages([{ role: "user", content: 5 }] as never), /^messages\[0\]\.content: /);
+  bad(
+    () =>
+      toPiMessages([{ role: "user", content: [{ type: "text", text: "ok" }] }, { role: "user" }] as never),
+    /^messages\[1\]/,
+  );
+});

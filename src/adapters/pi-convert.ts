@@ -36,6 +36,7 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import type { Block, Message, Usage } from "../model/types.js";
+import { ModelError, parseMessages } from "../model/schema.js";
 import {
   bashExecutionText,
   PI_BRANCH_SUMMARY_PREFIX,
@@ -261,6 +262,17 @@ function rebuildPi(msg: Message): Rec | undefined {
   return { role, content: c, ...others };
 }
 
+/** Refuses what is not a list of pi messages, naming the first bad one by its path. */
+function checkPiMessages(messages: unknown, path: string): void {
+  if (!Array.isArray(messages)) throw new ModelError(path, "expected an array of pi messages");
+  messages.forEach((m, i) => {
+    if (!isRec(m)) throw new ModelError(`${path}[${i}]`, "expected a pi message (an object)");
+    if (typeof m.role !== "string") throw new ModelError(`${path}[${i}].role`, "expected a string");
+    if (m.content !== undefined && typeof m.content !== "string" && !Array.isArray(m.content))
+      throw new ModelError(`${path}[${i}].content`, "expected a string or an array of blocks");
+  });
+}
+
 /** One pi message as compact-safe's: the native mapping, with pi's content kept where it does not come back. */
 export function fromPiMessage(message: PiAgentMessage): Message {
   const m = message as unknown as Rec;
@@ -282,6 +294,7 @@ export function fromPiMessage(message: PiAgentMessage): Message {
  * results) are joined back into it; every other pi message gives exactly one.
  */
 export function fromPiMessages(messages: readonly PiAgentMessage[]): Message[] {
+  checkPiMessages(messages, "messages");
   const out: Message[] = [];
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i] as unknown as Rec;
@@ -403,6 +416,7 @@ function nativeToPi(msg: Message, toolNames: ReadonlyMap<string, string>): Rec[]
  * and `fromPiMessages` gives the compact-safe messages back exactly.
  */
 export function toPiMessages(messages: readonly Message[]): PiAgentMessage[] {
+  parseMessages(messages, "messages");
   const toolNames = new Map<string, string>();
   const out: Rec[] = [];
   for (const msg of messages) {

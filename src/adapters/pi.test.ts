@@ -298,4 +298,43 @@ test("pi extension: a branch summary on the path is kept apart from the summary 
   assert.equal(audit!.kept, true, audit!.reason ?? "");
 });
 
+test("pi extension: pi's automatic compaction (context over its threshold) goes through the extension too", async (t) => {
+  const { notes, notify } = notesCollector();
+  const s = await piTestSession({
+    extensions: [compactSafeExtension({ notify })],
+    files: { "notes.txt": "a line of notes\n".repeat(150) },
+    contextWindow: 4000,
+    compaction: { enabled: true, reserveTokens: 1500, keepRecentTokens: 500 },
+  });
+  t.after(s.cleanup);
+  const ends: { aborted: boolean; reason: string; errorMessage?: string }[] = [];
+  s.session.subscribe((e) => {
+    if (e.type === "compaction_end") ends.push(e as never);
+  });
+  await runRounds(s, 1, 6, true);
+  const ls = lines(s.sessionFile);
+  const compactions = ls.filter((l) => l.type === "compaction");
+  assert.ok(compactions.length >= 1, `pi compacted by itself (${JSON.stringify(ends)})`);
+  // Early on, the whole history is the protected round: those compactions are cancelled, with a notice.
+  assert.ok(
+    ends.every((e) => e.reason === "threshold" && !e.errorMessage),
+    JSON.stringify(ends),
+  );
+  assert.equal(ends.filter((e) => !e.aborted).length, compactions.length);
+  assert.equal(
+    ends.filter((e) => e.aborted).length,
+    notes.filter((n) => /nothing to compact/.test(n.text)).length,
+  );
+  for (const c of compactions) {
+    assert.equal(c.fromHook, true);
+    assert.ok((c.summary as string).startsWith(`${CHECKPOINT_MARKER}\n`));
+  }
+  assert.ok(
+    notes.every((n) => n.level === "info"),
+    JSON.stringify(notes),
+  );
+  const cli = spawnSync(process.execPath, [cliPath, "audit", s.sessionFile], { encoding: "utf8" });
+  assert.equal(cli.status, 0, cli.stdout + cli.stderr);
+});
+
 const piSdkAi = await import("@mariozechner/pi-ai");
