@@ -8,13 +8,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { convertToLlm } from "@mariozechner/pi-coding-agent";
+import { convertToLlm, SessionManager } from "@mariozechner/pi-coding-agent";
 import { history } from "../../test/arbitraries.js";
 import type { Message } from "../model/types.js";
 import { compactMessagesSafe } from "../engine/compact.js";
 import { isCheckpoint } from "../contract/classify.js";
 import { validateSurvivalContract } from "../contract/validate.js";
-import { fromPiMessages, toPiMessages, type PiAgentMessage } from "./pi.js";
+import { allText } from "../contract/classify.js";
+import { fromPiMessage, fromPiMessages, planPiCompaction, toPiMessages, type PiAgentMessage } from "./pi.js";
 
 const RUNS = Number(process.env.FC_RUNS ?? 200);
 
@@ -290,4 +291,38 @@ test("conversions refuse what is not a message list, with one line naming the ba
       toPiMessages([{ role: "user", content: [{ type: "text", text: "ok" }] }, { role: "user" }] as never),
     /^messages\[1\]/,
   );
+});
+
+test("property: on generated histories stored in pi's own session manager, the answer's cut makes pi build the checked context, which keeps the contract", async () => {
+  const outcomes = new Map<string, number>();
+  await fc.assert(
+    fc.asyncProperty(history, async (h) => {
+      const sm = SessionManager.inMemory("/nowhere");
+      for (const m of toPiMessages(h)) sm.appendMessage(m as never);
+      const before = sm.buildSessionContext().messages.map((m) => fromPiMessage(m, { carrier: false }));
+      const plan = await planPiCompaction(sm.getBranch(), { tokensBefore: 1 });
+      outcomes.set(plan.ok ? "ok" : plan.kind, (outcomes.get(plan.ok ? "ok" : plan.kind) ?? 0) + 1);
+      if (!plan.ok) {
+        // The only refusal besides "nothing to compact": a checkpoint inside the kept suffix, which pi keeps
+        // verbatim and so cannot fold into the new one.
+        assert.ok(
+          plan.kind === "nothing_to_compact" ||
+            (plan.kind === "contract_violation" && /more than one checkpoint/.test(plan.reason)),
+          plan.reason,
+        );
+        assert.ok(!plan.reason.includes("\n"));
+        return;
+      }
+      const c = plan.compaction;
+      sm.appendCompaction(c.summary, c.firstKeptEntryId, c.tokensBefore, c.details, true);
+      // pi's own projection of the compacted session, read as pi sends it.
+      const after = sm.buildSessionContext().messages.map((m) => fromPiMessage(m, { carrier: false }));
+      assert.equal(allText(after[0]!), allText(plan.context[0]!));
+      assert.deepEqual(after.slice(1), plan.context.slice(1));
+      const verdict = validateSurvivalContract(before, after);
+      assert.ok(verdict.valid, verdict.reason ?? "");
+    }),
+    { numRuns: Math.min(RUNS, 100) },
+  );
+  assert.ok((outcomes.get("ok") ?? 0) > 0, JSON.stringify([...outcomes]));
 });

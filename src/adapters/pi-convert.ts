@@ -273,11 +273,16 @@ function checkPiMessages(messages: unknown, path: string): void {
   });
 }
 
-/** One pi message as compact-safe's: the native mapping, with pi's content kept where it does not come back. */
-export function fromPiMessage(message: PiAgentMessage): Message {
+/**
+ * One pi message as compact-safe's: the native mapping, with pi's content
+ * kept where it does not come back. A message `toPiMessages` wrote gives back
+ * the compact-safe message it came from, unless `carrier` is false: then it
+ * is read as pi reads it (what pi sends the model), one message per piece.
+ */
+export function fromPiMessage(message: PiAgentMessage, options: { carrier?: boolean } = {}): Message {
   const m = message as unknown as Rec;
   const carrier = isRec(m.compactSafe) ? (m.compactSafe as Carrier) : undefined;
-  if (carrier?.message) return structuredClone(carrier.message);
+  if (carrier?.message && options.carrier !== false) return structuredClone(carrier.message);
   const msg = nativeFromPi(m);
   if (typeof m.content === "string" && msg.meta) msg.meta.pi_content_string = true;
   if (!isDeepStrictEqual(rebuildPi(msg), m)) {

@@ -337,4 +337,36 @@ test("pi extension: pi's automatic compaction (context over its threshold) goes 
   assert.equal(cli.status, 0, cli.stdout + cli.stderr);
 });
 
+test("pi extension: a long single-request task keeps the request as the user wrote it: the cut falls at it", async (t) => {
+  const { notes, notify } = notesCollector();
+  const s = await piTestSession({
+    extensions: [compactSafeExtension({ notify })],
+    files: { "notes.txt": "a line of notes\n".repeat(300) },
+  });
+  t.after(s.cleanup);
+  await runRounds(s, 1, 3);
+  // One request, then four turns of calls before the answer: the request is before the two latest exchanges.
+  const { fauxAssistantMessage, fauxToolCall } = piSdkAi;
+  s.faux.appendResponses([
+    ...[1, 2, 3, 4].map((n) =>
+      fauxAssistantMessage([fauxToolCall("read", { path: "notes.txt" }, { id: `call_big${n}` })], {
+        stopReason: "toolUse",
+      }),
+    ),
+    fauxAssistantMessage("The big task is done."),
+  ]);
+  await s.session.prompt("Big task: read notes.txt four times, carefully.");
+  const r = await s.session.compact();
+  const ls = lines(s.sessionFile);
+  const request = messageEntries(ls).find((l) => texts(l.message)[0]?.startsWith("Big task:"))!;
+  assert.equal(r.firstKeptEntryId, request.id);
+  assert.deepEqual(
+    notes.map((n) => n.level),
+    ["info"],
+  );
+  const { entries } = importPi(readFileSync(s.sessionFile, "utf8"), s.sessionFile);
+  const [audit] = auditEntries(entries).compactions;
+  assert.equal(audit!.kept, true, audit!.reason ?? "");
+});
+
 const piSdkAi = await import("@mariozechner/pi-ai");

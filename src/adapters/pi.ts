@@ -190,7 +190,8 @@ export async function planPiCompaction(
   const live = piLiveContext(branch).filter(
     (m) => !(m.message.role === "bashExecution" && m.message.excludeFromContext === true),
   );
-  const messages = live.map((m) => fromPiMessage(m.message));
+  // As pi sends them (a message compact-safe split for pi is read piece by piece, as pi reads it).
+  const messages = live.map((m) => fromPiMessage(m.message, { carrier: false }));
   const anchors = options.anchors?.trim() ?? "";
   // pi decides when to compact; pi can keep only a suffix of its entries, so the summary path is the
   // only one it can take (target 0: prune-only never suffices).
@@ -209,9 +210,11 @@ export async function planPiCompaction(
   if (result.path !== "summary" || !result.checkpoint)
     return { ok: false, kind: "nothing_to_compact", reason: "no summary was written (pi needs one)" };
 
-  // The cut: the start of the protected round, or an earlier branch summary (never folded into a summary).
+  // The cut: pi keeps a suffix of its entries, so it falls at the start of the protected round, or earlier
+  // at the current round's first user instruction (each is kept as the user wrote it, never only inside
+  // the summary), or at a branch summary before that (never folded into a summary).
   const round = protectedRound(messages);
-  let cut = round.regionStart;
+  let cut = Math.min(round.regionStart, ...round.instructionIndices);
   for (let i = 0; i < cut; i++) if (isBranchSummary(messages[i]!) && !isCheckpoint(messages[i]!)) cut = i;
   const first = live[cut];
   if (!first || first.message.role === "compactionSummary")
