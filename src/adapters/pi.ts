@@ -327,16 +327,19 @@ export function compactSafeExtension(options: CompactSafePiOptions = {}): (pi: E
         `compact-safe: compaction ${fallback ? "left to pi" : "cancelled, nothing committed"}: ${plan.reason}`,
         plan.kind === "nothing_to_compact" ? "info" : "warning",
       );
-      try {
-        pi.appendEntry(PI_REFUSAL_ENTRY, {
-          event: "compaction_refused",
-          kind: plan.kind,
-          reason: plan.reason,
-          then: fallback ? "pi" : "cancelled",
-        });
-      } catch {
-        // the session is gone: the notice is all there is
-      }
+      // "Nothing to compact" is an honest outcome, not a failure: shown, not recorded (pi asks again at
+      // every turn over its threshold).
+      if (plan.kind !== "nothing_to_compact")
+        try {
+          pi.appendEntry(PI_REFUSAL_ENTRY, {
+            event: "compaction_refused",
+            kind: plan.kind,
+            reason: plan.reason,
+            then: fallback ? "pi" : "cancelled",
+          });
+        } catch {
+          // the session is gone: the notice is all there is
+        }
       return fallback ? undefined : { cancel: true };
     });
 
