@@ -7,7 +7,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { spawnSync } from "node:child_process";
 import { piTestSession, runRounds, pi as piSdk } from "../../test/pi-sdk.js";
@@ -378,6 +379,26 @@ test("pi extension: a long single-request task keeps the request as the user wro
   const { entries } = importPi(readFileSync(s.sessionFile, "utf8"), s.sessionFile);
   const [audit] = auditEntries(entries).compactions;
   assert.equal(audit!.kept, true, audit!.reason ?? "");
+});
+
+test("pi extension: an error in the extension (anchors that are a symbolic link) is reported and cancels; nothing is thrown into pi", async (t) => {
+  const { notes, notify } = notesCollector();
+  const s = await piTestSession({
+    extensions: [compactSafeExtension({ notify })],
+    files: { "notes.txt": "notes\n".repeat(300), "elsewhere.md": "Not the anchors.\n" },
+  });
+  t.after(s.cleanup);
+  mkdirSync(join(s.cwd, ".codewhale"));
+  symlinkSync(join(s.cwd, "elsewhere.md"), join(s.cwd, ".codewhale", "anchors.md"));
+  await runRounds(s, 1, 3);
+  await assert.rejects(s.session.compact(), /Compaction cancelled/);
+  assert.equal(notes.length, 1);
+  assert.equal(notes[0]!.level, "warning");
+  assert.match(notes[0]!.text, /^compact-safe: compaction cancelled, nothing committed: .*anchors\.md/);
+  assert.ok(!notes[0]!.text.includes("\n"));
+  const ls = lines(s.sessionFile);
+  assert.equal(ls.filter((l) => l.type === "compaction").length, 0);
+  assert.equal((ls.find((l) => l.customType === PI_REFUSAL_ENTRY)!.data as { kind: string }).kind, "error");
 });
 
 const piSdkAi = await import("@mariozechner/pi-ai");
