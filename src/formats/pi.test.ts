@@ -11,6 +11,7 @@ import { importText } from "./detect.js";
 import { liveContext } from "../journal/tree.js";
 import { PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX } from "./pi.js";
 import { toPiFork } from "./write-pi.js";
+import { auditEntries } from "../route/audit.js";
 
 test("pi import: a second compaction whose first kept entry lies before the first one keeps every message from there", () => {
   const at = "2026-12-01T00:00:00.000Z";
@@ -131,4 +132,58 @@ test("pi import and fork: redacted thinking and a tool call's thought signature 
     .map((l) => JSON.parse(l) as { message?: { role: string; content: unknown } })
     .find((l) => l.message?.role === "assistant")!;
   assert.deepEqual(written.message!.content, content);
+});
+
+test("pi import: a branch summary kept by pi's compaction reads the same before and after it (the audit keeps it)", () => {
+  const at = "2026-12-01T00:00:00.000Z";
+  const user = (id: string, parentId: string | null, text: string) => ({
+    type: "message",
+    id,
+    parentId,
+    timestamp: at,
+    message: { role: "user", content: [{ type: "text", text }], timestamp: 1 },
+  });
+  const reply = (id: string, parentId: string, text: string) => ({
+    type: "message",
+    id,
+    parentId,
+    timestamp: at,
+    message: {
+      role: "assistant",
+      content: [{ type: "text", text }],
+      api: "openai-completions",
+      provider: "fake",
+      model: "fake-model",
+      usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2 },
+      stopReason: "stop",
+      timestamp: 1,
+    },
+  });
+  const lines = [
+    { type: "session", version: 3, id: "s1", timestamp: at, cwd: "/w" },
+    user("u1", null, "First request."),
+    reply("a1", "u1", "First answer."),
+    {
+      type: "branch_summary",
+      id: "b1",
+      parentId: "a1",
+      timestamp: at,
+      fromId: "x9",
+      summary: "Tried another way.",
+    },
+    user("u2", "b1", "Second request."),
+    reply("a2", "u2", "Second answer."),
+    {
+      type: "compaction",
+      id: "c1",
+      parentId: "a2",
+      timestamp: at,
+      summary: "## Goal\nTwo requests.",
+      firstKeptEntryId: "b1",
+      tokensBefore: 10,
+    },
+  ];
+  const { entries } = importText(lines.map((l) => JSON.stringify(l)).join("\n") + "\n", "s.jsonl");
+  const [audit] = auditEntries(entries).compactions;
+  assert.equal(audit!.kept, true, audit!.reason ?? "");
 });

@@ -25,6 +25,7 @@
  */
 import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../model/index.js";
 import { isMessageKind, kindForMessage } from "../model/index.js";
+import { branchSummaryMessage } from "../journal/tree.js";
 import { importedCompactionEntry } from "./imported-compaction.js";
 import { isRecord, objectLines } from "./lines.js";
 import { completeHeader, finishImport, nearestImported, startHeader } from "./source-tree.js";
@@ -213,14 +214,9 @@ export function importPi(text: string, file: string, options: ToolIdOptions = {}
   };
   /** The message an entry contributes to pi's context. */
   const contribution = (e: JournalEntry): Message | undefined => {
-    if (e.kind === "branch_summary") {
-      return {
-        role: "user",
-        content: [
-          { type: "text", text: PI_BRANCH_SUMMARY_PREFIX + e.payload.summary + PI_BRANCH_SUMMARY_SUFFIX },
-        ],
-      };
-    }
+    // As the live-context projection renders it, so that a kept branch summary reads the same before
+    // and after the compaction.
+    if (e.kind === "branch_summary") return branchSummaryMessage(e.payload.summary);
     if (e.kind === "header" || e.kind === "compaction") return undefined;
     return e.payload as Message;
   };

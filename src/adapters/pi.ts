@@ -1,0 +1,377 @@
+/**
+ * `compact-safe/pi`: a pi coding-agent extension (pi 0.73) that makes pi's
+ * compaction keep the survival contract, and audits every compaction pi
+ * commits.
+ *
+ * - `session_before_compact`: the live context of the branch (pi's own
+ *   projection: the latest compaction's summary, the entries it kept, what
+ *   came after) goes through `compactMessagesSafe`; the extension answers
+ *   with compact-safe's checkpoint as pi's summary and a cut point
+ *   (`firstKeptEntryId`) at the start of the protected last round, so that
+ *   pi's next context is the checkpoint followed by the last round's user
+ *   instructions and its latest calls with their results, verbatim. Before
+ *   answering, the context pi will build from that answer is checked against
+ *   the contract (with the anchors) and must be smaller than the live one.
+ * - When that fails (the summarizer fails or writes an unusable summary,
+ *   nothing can shrink, the check refuses), nothing is committed: by default
+ *   the compaction is cancelled, with a notice and a `compact-safe` custom
+ *   entry saying why (`onFailure: "pi"` lets pi's own compaction go ahead
+ *   instead, and it is then audited like any other).
+ * - `session_compact`: the compaction pi just committed (ours, pi's own or
+ *   another extension's) is audited with `auditEntries` over the session as
+ *   compact-safe imports it; the verdict is shown (`ctx.ui.notify`, or
+ *   stderr without a UI) and kept as a `compact-safe-audit` custom entry.
+ *
+ * The conversions `fromPiMessages` / `toPiMessages` are lossless both ways.
+ */
+import type {
+  ExtensionAPI,
+  ExtensionContext,
+  SessionBeforeCompactEvent,
+  SessionEntry,
+} from "@mariozechner/pi-coding-agent";
+import type { Message } from "../model/types.js";
+import type { Summarizer } from "../summarizers/types.js";
+import type { LiveState } from "../engine/live-state.js";
+import { compactMessagesSafe } from "../engine/compact.js";
+import { estimateTokens } from "../engine/tokens.js";
+import { protectedRound } from "../contract/rounds.js";
+import { allText, isBranchSummary, isCheckpoint, isPlainUser } from "../contract/classify.js";
+import { validateSurvivalContract } from "../contract/validate.js";
+import { PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX, importPi } from "../formats/pi.js";
+import { auditEntries, type CompactionAudit } from "../route/audit.js";
+import { readAnchors } from "../workspace/anchors.js";
+import { readLiveState } from "../workspace/live-state.js";
+import { fromPiMessage, type PiAgentMessage } from "./pi-convert.js";
+
+export {
+  fromPiMessage,
+  fromPiMessages,
+  toPiMessages,
+  PI_SYSTEM_CUSTOM_TYPE,
+  type PiAgentMessage,
+} from "./pi-convert.js";
+
+/** The `customType` of the entry a refused compaction leaves in the session. */
+export const PI_REFUSAL_ENTRY = "compact-safe";
+/** The `customType` of the entry holding an audit verdict. */
+export const PI_AUDIT_ENTRY = "compact-safe-audit";
+
+export interface CompactSafePiOptions {
+  /** The summarizer (default: compact-safe's extractive summarizer, offline). */
+  summarizer?: Summarizer;
+  /**
+   * The pinned anchors restated in every checkpoint. Default: read from the
+   * workspace (`.codewhale/anchors.md`, else `.deepseek/anchors.md`).
+   */
+  anchors?: string;
+  /** Where anchors and the live state (git) are read: default pi's cwd; `false` reads neither. */
+  workspace?: string | false;
+  /** The live state to restate instead of reading it (git branch, worktree, HEAD, background work). */
+  liveState?: LiveState;
+  /** Token budget of older user messages restated verbatim in the summary (default 20,000). */
+  retainedUserTokens?: number;
+  /** Size bound of the summary, in tokens (default 2,000). */
+  summaryMaxTokens?: number;
+  /** Time budget of the summary ladder, in ms (default 5 minutes). */
+  budgetMs?: number;
+  /** What a failed compaction does: `"cancel"` (default: nothing is committed) or `"pi"` (pi's own compaction goes ahead). */
+  onFailure?: "cancel" | "pi";
+  /** Audit every compaction pi commits (default true). */
+  audit?: boolean;
+  /** Where notices go (default: `ctx.ui.notify` with a UI, stderr without). */
+  notify?: (text: string, level: "info" | "warning" | "error") => void;
+}
+
+/** One message of pi's live context and the session entry it comes from. */
+export interface PiContextMessage {
+  message: PiAgentMessage;
+  entryId: string;
+}
+
+type Rec = Record<string, unknown>;
+const ts = (t: unknown): number => new Date(String(t)).getTime();
+
+/** What one entry puts into pi's context (pi 0.73.1 `buildSessionContext`). */
+function entryMessage(e: SessionEntry): PiAgentMessage | undefined {
+  const r = e as unknown as Rec;
+  if (e.type === "message") return e.message;
+  if (e.type === "custom_message")
+    return {
+      role: "custom",
+      customType: r.customType,
+      content: r.content,
+      display: r.display,
+      details: r.details,
+      timestamp: ts(e.timestamp),
+    } as PiAgentMessage;
+  if (e.type === "branch_summary" && r.summary)
+    return {
+      role: "branchSummary",
+      summary: r.summary,
+      fromId: r.fromId,
+      timestamp: ts(e.timestamp),
+    } as PiAgentMessage;
+  return undefined;
+}
+
+/**
+ * pi's live context for a branch (root first), as pi 0.73.1 builds it, with
+ * the entry each message comes from (a compaction's summary: the compaction).
+ */
+export function piLiveContext(branch: readonly SessionEntry[]): PiContextMessage[] {
+  const out: PiContextMessage[] = [];
+  const push = (e: SessionEntry) => {
+    const message = entryMessage(e);
+    if (message) out.push({ message, entryId: e.id });
+  };
+  let ci = -1;
+  for (let i = branch.length - 1; i >= 0 && ci < 0; i--) if (branch[i]!.type === "compaction") ci = i;
+  if (ci < 0) {
+    branch.forEach(push);
+    return out;
+  }
+  const c = branch[ci] as unknown as Rec & SessionEntry;
+  out.push({
+    message: {
+      role: "compactionSummary",
+      summary: c.summary,
+      tokensBefore: c.tokensBefore,
+      timestamp: ts(c.timestamp),
+    } as PiAgentMessage,
+    entryId: c.id,
+  });
+  let kept = false;
+  for (let i = 0; i < ci; i++) {
+    if (branch[i]!.id === c.firstKeptEntryId) kept = true;
+    if (kept) push(branch[i]!);
+  }
+  for (let i = ci + 1; i < branch.length; i++) push(branch[i]!);
+  return out;
+}
+
+/** The outcome of compact-safe's pass for pi: pi's compaction result, or why there is none. */
+export type PiCompactionPlan =
+  | {
+      ok: true;
+      compaction: { summary: string; firstKeptEntryId: string; tokensBefore: number; details: Rec };
+      /** The context pi will build from it, as compact-safe messages (checked against the contract). */
+      context: Message[];
+    }
+  | { ok: false; kind: string; reason: string };
+
+/** The pi summary message for `summary`, as compact-safe sees it. */
+function piSummaryMessage(summary: string): Message {
+  return {
+    role: "user",
+    content: [{ type: "text", text: PI_COMPACTION_PREFIX + summary + PI_COMPACTION_SUFFIX }],
+  };
+}
+
+/**
+ * compact-safe's compaction of a pi branch (pure but for the summarizer):
+ * the summary and cut point to answer `session_before_compact` with.
+ */
+export async function planPiCompaction(
+  branch: readonly SessionEntry[],
+  options: {
+    tokensBefore: number;
+    summarizer?: Summarizer;
+    anchors?: string;
+    liveState?: LiveState;
+    retainedUserTokens?: number;
+    summaryMaxTokens?: number;
+    budgetMs?: number;
+    focus?: string;
+    signal?: AbortSignal;
+  },
+): Promise<PiCompactionPlan> {
+  // What pi sends the model: `!!` commands are kept out of it.
+  const live = piLiveContext(branch).filter(
+    (m) => !(m.message.role === "bashExecution" && m.message.excludeFromContext === true),
+  );
+  // As pi sends them (a message compact-safe split for pi is read piece by piece, as pi reads it).
+  const messages = live.map((m) => fromPiMessage(m.message, { carrier: false }));
+  const anchors = options.anchors?.trim() ?? "";
+  // pi decides when to compact; pi can keep only a suffix of its entries, so the summary path is the
+  // only one it can take (target 0: prune-only never suffices).
+  const result = await compactMessagesSafe(messages, {
+    summarizer: options.summarizer,
+    anchors,
+    liveState: options.liveState,
+    retainedUserTokens: options.retainedUserTokens,
+    summaryMaxTokens: options.summaryMaxTokens,
+    budgetMs: options.budgetMs,
+    focus: options.focus,
+    signal: options.signal,
+    target: 0,
+  });
+  if (!result.ok) return { ok: false, kind: result.error.kind, reason: result.error.message };
+  if (result.path !== "summary" || !result.checkpoint)
+    return { ok: false, kind: "nothing_to_compact", reason: "no summary was written (pi needs one)" };
+
+  // The cut: pi keeps a suffix of its entries, so it falls at the start of the protected round, or earlier
+  // at the current round's first user instruction (each is kept as the user wrote it, never only inside
+  // the summary), or at a branch summary before that (never folded into a summary).
+  const round = protectedRound(messages);
+  let cut = Math.min(round.regionStart, ...round.instructionIndices);
+  for (let i = 0; i < cut; i++) if (isBranchSummary(messages[i]!) && !isCheckpoint(messages[i]!)) cut = i;
+  const first = live[cut];
+  if (!first || first.message.role === "compactionSummary")
+    return { ok: false, kind: "nothing_to_compact", reason: "no entry to keep from" };
+
+  // The summary: compact-safe's checkpoint, then the older user messages it retains verbatim.
+  const ci = result.replacement.indexOf(result.checkpoint);
+  const keptTexts = new Set(messages.slice(cut).map(allText));
+  const older = result.replacement
+    .slice(0, ci)
+    .filter((m) => isPlainUser(m))
+    .map(allText)
+    .filter((t) => !keptTexts.has(t));
+  const summary =
+    allText(result.checkpoint) +
+    (older.length > 0
+      ? `\n\n## Earlier user messages (verbatim, oldest first)\n\n${older.join("\n\n---\n\n")}`
+      : "");
+  const context = [piSummaryMessage(summary), ...messages.slice(cut)];
+  const verdict = validateSurvivalContract(messages, context, { anchors, path: "summary" });
+  if (!verdict.valid)
+    return {
+      ok: false,
+      kind: "contract_violation",
+      reason: `pi's context would break the contract: ${verdict.reason}`,
+    };
+  const before = estimateTokens(messages);
+  const after = estimateTokens(context);
+  if (after >= before)
+    return {
+      ok: false,
+      kind: "nothing_to_compact",
+      reason: `pi's context would be ${after} tokens, not smaller than its ${before} now`,
+    };
+  return {
+    ok: true,
+    context,
+    compaction: {
+      summary,
+      firstKeptEntryId: first.entryId,
+      tokensBefore: options.tokensBefore,
+      details: {
+        compactSafe: {
+          model: result.model,
+          coverage: result.coverage,
+          tokens_before_estimate: before,
+          tokens_after_estimate: after,
+          attempts: result.attempts,
+        },
+      },
+    },
+  };
+}
+
+/** The session as compact-safe imports it: pi's header and entries as its JSONL. */
+export function piSessionText(ctx: Pick<ExtensionContext, "sessionManager">): string {
+  const sm = ctx.sessionManager;
+  const lines: unknown[] = [sm.getHeader(), ...sm.getEntries()].filter((l) => l !== null && l !== undefined);
+  return lines.map((l) => JSON.stringify(l)).join("\n") + "\n";
+}
+
+/** The audit of the compaction `id` recorded in a pi session's text (undefined when it records none by that id). */
+export function auditPiCompaction(sessionText: string, id: string): CompactionAudit | undefined {
+  const { entries } = importPi(sessionText, "pi-session.jsonl");
+  return auditEntries(entries).compactions.find((c) => c.id === id);
+}
+
+/** The extension with these options. */
+export function compactSafeExtension(options: CompactSafePiOptions = {}): (pi: ExtensionAPI) => void {
+  return (pi: ExtensionAPI) => {
+    const say = (ctx: ExtensionContext, text: string, level: "info" | "warning" | "error") => {
+      if (options.notify) return options.notify(text, level);
+      try {
+        if (ctx.hasUI) return ctx.ui.notify(text, level);
+      } catch {
+        // fall through to stderr
+      }
+      process.stderr.write(`${text}\n`);
+    };
+
+    pi.on("session_before_compact", async (event: SessionBeforeCompactEvent, ctx) => {
+      let plan: PiCompactionPlan;
+      try {
+        const workspace = options.workspace === false ? undefined : (options.workspace ?? ctx.cwd);
+        const anchors =
+          options.anchors ?? (workspace ? ((await readAnchors(workspace))?.text ?? undefined) : undefined);
+        const liveState = options.liveState ?? (workspace ? await readLiveState(workspace) : undefined);
+        plan = await planPiCompaction(event.branchEntries, {
+          tokensBefore: event.preparation.tokensBefore,
+          summarizer: options.summarizer,
+          anchors,
+          liveState,
+          retainedUserTokens: options.retainedUserTokens,
+          summaryMaxTokens: options.summaryMaxTokens,
+          budgetMs: options.budgetMs,
+          focus: event.customInstructions,
+          signal: event.signal,
+        });
+      } catch (e) {
+        plan = {
+          ok: false,
+          kind: "error",
+          reason: (e instanceof Error ? e.message : String(e)).split("\n")[0]!,
+        };
+      }
+      if (plan.ok) return { compaction: plan.compaction };
+      const fallback = options.onFailure === "pi";
+      say(
+        ctx,
+        `compact-safe: compaction ${fallback ? "left to pi" : "cancelled, nothing committed"}: ${plan.reason}`,
+        plan.kind === "nothing_to_compact" ? "info" : "warning",
+      );
+      // "Nothing to compact" is an honest outcome, not a failure: shown, not recorded (pi asks again at
+      // every turn over its threshold).
+      if (plan.kind !== "nothing_to_compact")
+        try {
+          pi.appendEntry(PI_REFUSAL_ENTRY, {
+            event: "compaction_refused",
+            kind: plan.kind,
+            reason: plan.reason,
+            then: fallback ? "pi" : "cancelled",
+          });
+        } catch {
+          // the session is gone: the notice is all there is
+        }
+      return fallback ? undefined : { cancel: true };
+    });
+
+    if (options.audit === false) return;
+    pi.on("session_compact", async (event, ctx) => {
+      try {
+        const a = auditPiCompaction(piSessionText(ctx), event.compactionEntry.id);
+        if (!a) throw new Error(`compaction ${event.compactionEntry.id} not found in the session`);
+        const who = event.fromExtension ? "the extension's" : "pi's";
+        say(
+          ctx,
+          a.kept
+            ? `compact-safe: ${who} compaction ${a.id} kept the survival contract (${a.messages_before} → ${a.messages_after} messages)`
+            : `compact-safe: ${who} compaction ${a.id} did not keep the survival contract: ${a.reason}`,
+          a.kept ? "info" : "warning",
+        );
+        pi.appendEntry(PI_AUDIT_ENTRY, {
+          compaction: a.id,
+          from_extension: event.fromExtension,
+          kept: a.kept,
+          reason: a.reason,
+          losses: a.losses,
+          placeholder: a.placeholder,
+        });
+      } catch (e) {
+        say(ctx, `compact-safe: audit failed: ${e instanceof Error ? e.message : String(e)}`, "error");
+      }
+    });
+  };
+}
+
+/** The extension with its defaults (load it with `pi -e compact-safe/pi`'s file, or as a factory). */
+export default function compactSafe(pi: ExtensionAPI): void {
+  compactSafeExtension()(pi);
+}
