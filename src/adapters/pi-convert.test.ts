@@ -326,3 +326,38 @@ test("property: on generated histories stored in pi's own session manager, the a
   );
   assert.ok((outcomes.get("ok") ?? 0) > 0, JSON.stringify([...outcomes]));
 });
+
+test("the note pi gets is sized by summaryMaxTokens (2,000 by default), not by the target of 0 the summary path runs with", async () => {
+  const sm = SessionManager.inMemory("/nowhere");
+  const h: Message[] = [];
+  for (let i = 0; i < 80; i++) {
+    h.push({
+      role: "user",
+      content: [{ type: "text", text: `Step ${i}: port module m${i}, keep its API.` }],
+    });
+    h.push({
+      role: "assistant",
+      content: [
+        { type: "text", text: `Editing src/m${i}.ts.` },
+        {
+          type: "tool_use",
+          id: `e${i}`,
+          name: "edit",
+          input: { path: `src/m${i}.ts`, oldText: "a", newText: "b" },
+        },
+      ],
+    });
+    h.push({
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: `e${i}`, content: `edited src/m${i}.ts` }],
+    });
+  }
+  for (const m of toPiMessages(h)) sm.appendMessage(m as never);
+  const plan = await planPiCompaction(sm.getBranch(), { tokensBefore: 1 });
+  assert.ok(plan.ok, plan.ok ? "" : plan.reason);
+  // 80 modified files alone need more than the 300-token floor a target of 0 would leave.
+  assert.ok(plan.compaction.summary.length > 300 * 4 + 400, `${plan.compaction.summary.length} characters`);
+  assert.match(plan.compaction.summary, /src\/m0\.ts/);
+  const small = await planPiCompaction(sm.getBranch(), { tokensBefore: 1, summaryMaxTokens: 400 });
+  assert.ok(small.ok && small.compaction.summary.length < plan.compaction.summary.length);
+});

@@ -34,6 +34,7 @@ import type { Message } from "../model/types.js";
 import type { Summarizer } from "../summarizers/types.js";
 import type { LiveState } from "../engine/live-state.js";
 import { compactMessagesSafe } from "../engine/compact.js";
+import { CONSTANTS } from "../model/constants.js";
 import { estimateTokens } from "../engine/tokens.js";
 import { protectedRound } from "../contract/rounds.js";
 import { allText, isBranchSummary, isCheckpoint, isPlainUser } from "../contract/classify.js";
@@ -200,7 +201,8 @@ export async function planPiCompaction(
     anchors,
     liveState: options.liveState,
     retainedUserTokens: options.retainedUserTokens,
-    summaryMaxTokens: options.summaryMaxTokens,
+    // With a target of 0 the engine's budget would be its floor: the note gets the cap unless told otherwise.
+    summaryMaxTokens: options.summaryMaxTokens ?? CONSTANTS.summaryMaxTokens,
     budgetMs: options.budgetMs,
     focus: options.focus,
     signal: options.signal,
