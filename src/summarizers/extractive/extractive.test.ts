@@ -95,8 +95,8 @@ test("files changed: every input style, only from modifying tools, deduplicated"
   const note = extractiveSummary({ messages: session() });
   const files = splitSections(note).sections.get("Files changed") ?? "";
   const lines = files.split("\n");
-  // Each path with the kind of change made to it.
-  assert.ok(lines.includes("- src/parse.ts (edited)"), files);
+  // Each path with the kind of change made to it (an edit goes unsaid).
+  assert.ok(lines.includes("- src/parse.ts"), files);
   assert.ok(lines.includes("- src/tokenizer.ts (patched)"));
   assert.ok(lines.includes("- src/new-file.ts (patched)"));
   assert.match(files, /- docs\/notes\.md \(written\) — failed/);

@@ -328,7 +328,8 @@ function fileItems(c: Collected): Item[] {
         ? ` — failed (${p.failures} attempt${p.failures === 1 ? "" : "s"} errored)`
         : "";
     const path = oneLine(p.path);
-    const kind = ` (${p.kinds.join(", ")})`;
+    // An edit is the common case and goes unsaid; other kinds of change are named.
+    const kind = p.kinds.length === 1 && p.kinds[0] === "edited" ? "" : ` (${p.kinds.join(", ")})`;
     out.push({
       text: `${path}${kind}${failed}`,
       rank: e.files.length + p.first,

@@ -52,7 +52,7 @@ export const SECTIONS = [
   {
     name: "Files changed",
     weight: 4,
-    hint: "every file path that was created, edited, moved or deleted, one per line, with the kind of change.",
+    hint: "every file path that was created, edited, moved or deleted, one per line, with the kind of change when it is not an edit.",
     fenced: false,
   },
   {
