@@ -188,8 +188,9 @@ function nextStep(c: Collected, budget: number): string {
         ...new Set(a.commands.map((x) => `ran \`${clip(x, 80)}\``)),
       ].slice(0, 4);
       parts.push({
-        text: `Done: the assistant's last step (${a.calls} call${a.calls === 1 ? "" : "s"} ok${did.length > 0 ? `: ${did.join(", ")}` : ""}), which began "${clip(oneLine(plan), 160)}".`,
-        share: 0.2,
+        // What was done comes first, so that a tight budget cuts the quote of the step, not the facts.
+        text: `Done (${a.calls} call${a.calls === 1 ? "" : "s"} ok)${did.length > 0 ? `: ${did.join(", ")}` : ""}; the step began "${clip(oneLine(plan), 100)}".`,
+        share: 0.3,
       });
       if (!unanswered && latest !== undefined)
         parts.push({ text: `Continue the user's latest request:\n${demoteHeaders(latest)}`, share: 0.4 });
