@@ -8,10 +8,9 @@
  * its path and why, the rest is imported.
  */
 import type { Message } from "../model/index.js";
-import { JsonDepthError, parseJsonLimited } from "../model/index.js";
 import { isRecord } from "./lines.js";
 import { ReportBuilder } from "./report.js";
-import { finishLinearImport } from "./source-tree.js";
+import { finishLinearImport, parseJsonDocument } from "./source-tree.js";
 import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
 import { FormatError, type ImportResult } from "./types.js";
 import {
@@ -35,14 +34,7 @@ export function langChainDumpMessages(doc: unknown): unknown[] | undefined {
 }
 
 export function importLangChain(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
-  let doc: unknown;
-  try {
-    doc = parseJsonLimited(text);
-  } catch (e) {
-    if (e instanceof JsonDepthError)
-      throw new FormatError(`${file}:${e.line}: JSON nested deeper than ${e.limit} levels (the limit)`);
-    throw new FormatError(`${file}: not valid JSON (${e instanceof Error ? e.message : String(e)})`);
-  }
+  const doc = parseJsonDocument(text, file);
   const wrapped = !Array.isArray(doc) && isRecord(doc) && Array.isArray(doc.messages);
   const arr = Array.isArray(doc)
     ? doc

@@ -5,9 +5,8 @@
  * chained linearly under the header.
  */
 import type { Block, Message } from "../model/index.js";
-import { JsonDepthError, parseJsonLimited } from "../model/index.js";
 import { ALL_BRANCH_SUMMARY_MARKERS, ALL_CHECKPOINT_MARKERS } from "../contract/markers.js";
-import { finishLinearImport } from "./source-tree.js";
+import { finishLinearImport, parseJsonDocument } from "./source-tree.js";
 import { pairTextToolResults } from "./cline.js";
 import { parseArguments } from "./codex.js";
 import { fromAnthropicContent } from "./convert.js";
@@ -15,16 +14,6 @@ import { isRecord } from "./lines.js";
 import { ReportBuilder } from "./report.js";
 import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
 import { FormatError, type ImportResult } from "./types.js";
-
-function parseJsonDocument(text: string, file: string): unknown {
-  try {
-    return parseJsonLimited(text);
-  } catch (e) {
-    if (e instanceof JsonDepthError)
-      throw new FormatError(`${file}:${e.line}: JSON nested deeper than ${e.limit} levels (the limit)`);
-    throw new FormatError(`${file}: not valid JSON (${e instanceof Error ? e.message : String(e)})`);
-  }
-}
 
 function openAiContent(content: unknown): Block[] {
   if (typeof content === "string") return [{ type: "text", text: content }];

@@ -24,11 +24,10 @@
  *   design, with the event's kind.
  */
 import type { Block, Message } from "../model/index.js";
-import { JsonDepthError, parseJsonLimited } from "../model/index.js";
 import { parseArguments } from "./codex.js";
 import { isRecord } from "./lines.js";
 import { ReportBuilder } from "./report.js";
-import { finishLinearImport } from "./source-tree.js";
+import { finishLinearImport, parseJsonDocument } from "./source-tree.js";
 import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
 import { FormatError, type ImportResult } from "./types.js";
 
@@ -125,14 +124,7 @@ const SKIPPED_ACTIONS: Record<string, string> = {
 };
 
 export function importOpenHands(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
-  let doc: unknown;
-  try {
-    doc = parseJsonLimited(text);
-  } catch (e) {
-    if (e instanceof JsonDepthError)
-      throw new FormatError(`${file}:${e.line}: JSON nested deeper than ${e.limit} levels (the limit)`);
-    throw new FormatError(`${file}: not valid JSON (${e instanceof Error ? e.message : String(e)})`);
-  }
+  const doc = parseJsonDocument(text, file);
   const arr = Array.isArray(doc)
     ? doc
     : isRecord(doc) && Array.isArray(doc.trajectory)

@@ -51,12 +51,12 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import type { Block, Message, Role } from "../model/index.js";
-import { JsonDepthError, ModelError, parseJsonLimited } from "../model/index.js";
+import { ModelError } from "../model/index.js";
 import { parseArguments } from "./codex.js";
 import { parseMessages } from "../model/schema.js";
 import { isRecord } from "./lines.js";
 import { ReportBuilder } from "./report.js";
-import { finishLinearImport } from "./source-tree.js";
+import { finishLinearImport, parseJsonDocument } from "./source-tree.js";
 import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
 import { FormatError, type ImportResult } from "./types.js";
 
@@ -664,14 +664,7 @@ export function looksLikeResponses(doc: unknown): boolean {
  * reads it, each message an entry `m<n>` (the number of its first item).
  */
 export function importResponses(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
-  let doc: unknown;
-  try {
-    doc = parseJsonLimited(text);
-  } catch (e) {
-    if (e instanceof JsonDepthError)
-      throw new FormatError(`${file}:${e.line}: JSON nested deeper than ${e.limit} levels (the limit)`);
-    throw new FormatError(`${file}: not valid JSON (${e instanceof Error ? e.message : String(e)})`);
-  }
+  const doc = parseJsonDocument(text, file);
   const found = responsesItemsOf(doc);
   if (!found)
     throw new FormatError(

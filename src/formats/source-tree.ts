@@ -4,7 +4,13 @@
  * source parent onto the nearest imported entry.
  */
 import type { Block, HeaderEntry, JournalEntry, Message, MessageEntry } from "../model/index.js";
-import { kindForMessage, ModelError, parseJournalEntry } from "../model/index.js";
+import {
+  JsonDepthError,
+  kindForMessage,
+  ModelError,
+  parseJournalEntry,
+  parseJsonLimited,
+} from "../model/index.js";
 import { closeAbandonedInEntries } from "./abandoned.js";
 import type { ReportBuilder } from "./report.js";
 import { filePlace, SourceLines, toolIdWarning, uniqueToolIds, type ToolIdOptions } from "./tool-ids.js";
@@ -145,4 +151,18 @@ export function finishLinearImport(
     last = e.id;
   }
   return finishImport(entries, rb, lines, options);
+}
+
+/**
+ * A JSON session document, parsed within the nesting limit; a FormatError
+ * naming the file (and the line where the nesting went too deep) otherwise.
+ */
+export function parseJsonDocument(text: string, file: string): unknown {
+  try {
+    return parseJsonLimited(text);
+  } catch (e) {
+    if (e instanceof JsonDepthError)
+      throw new FormatError(`${file}:${e.line}: JSON nested deeper than ${e.limit} levels (the limit)`);
+    throw new FormatError(`${file}: not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+  }
 }
