@@ -18,13 +18,13 @@
  *   messages: [...] } }` line is a snapshot of the whole list, which replaces
  *   the messages before it; other `$set` fields are session metadata.
  */
-import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../model/index.js";
-import { JsonDepthError, kindForMessage, parseJsonLimited } from "../model/index.js";
+import type { Block, Message, Usage } from "../model/index.js";
+import { JsonDepthError, parseJsonLimited } from "../model/index.js";
 import { isRecord, parseLine, splitLines } from "./lines.js";
 import { ReportBuilder } from "./report.js";
-import { finishImport } from "./source-tree.js";
+import { linearImport, type SourceMessage } from "./source-tree.js";
 import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
-import { FormatError, type FormatName, type ImportResult } from "./types.js";
+import { FormatError, type ImportResult } from "./types.js";
 
 /** A JSON document of one session (not JSONL): parsed, or undefined when the text is not one JSON value. */
 export function parseSessionDocument(text: string, file: string): unknown {
@@ -35,63 +35,6 @@ export function parseSessionDocument(text: string, file: string): unknown {
       throw new FormatError(`${file}:${e.line}: JSON nested deeper than ${e.limit} levels (the limit)`);
     return undefined;
   }
-}
-
-/** One message read from the source, at its line (JSON: message number); `part` numbers the messages one source record became. */
-export interface SourceMessage {
-  line: number;
-  message: Message;
-  part?: number;
-  createdAt?: string;
-}
-
-/**
- * The journal of a linear history: a header (`headerExtra` merged into its
- * payload), then one entry per message, `m<line>` (`m<line>.<part>`), each
- * the child of the one before; then `finishImport`.
- */
-export function linearImport(
-  rb: ReportBuilder,
-  messages: readonly SourceMessage[],
-  format: FormatName,
-  header: { session_id?: string; created_at?: string; extra?: Record<string, unknown> },
-  lines: SourceLines,
-  options: ToolIdOptions,
-): ImportResult {
-  const now = new Date().toISOString();
-  const created = header.created_at ?? messages.find((m) => m.createdAt)?.createdAt ?? now;
-  const head: JournalEntry = {
-    id: "header",
-    parent_id: null,
-    kind: "header",
-    created_at: created,
-    payload: {
-      session_id: header.session_id || rb.report.file,
-      created_at: created,
-      schema_version: 2,
-      source_format: format,
-      ...(header.created_at === undefined && created === now ? { created_at_is_import_time: true } : {}),
-      ...header.extra,
-    },
-  };
-  const entries: JournalEntry[] = [head];
-  let last = head.id;
-  let time = created;
-  for (const { line, message, part, createdAt } of messages) {
-    if (createdAt) time = createdAt;
-    const e: MessageEntry = {
-      id: part ? `m${line}.${part}` : `m${line}`,
-      parent_id: last,
-      kind: kindForMessage(message),
-      created_at: time,
-      payload: message,
-    };
-    lines.entry(e.id, line);
-    lines.blocks(message.content, line);
-    entries.push(e);
-    last = e.id;
-  }
-  return finishImport(entries, rb, lines, options);
 }
 
 const NOTICE_TYPES = new Set(["info", "error", "warning"]);

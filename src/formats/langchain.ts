@@ -10,7 +10,7 @@
 import type { Message } from "../model/index.js";
 import { isRecord } from "./lines.js";
 import { ReportBuilder } from "./report.js";
-import { finishLinearImport, parseJsonDocument } from "./source-tree.js";
+import { linearImport, parseJsonDocument } from "./source-tree.js";
 import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
 import { FormatError, type ImportResult } from "./types.js";
 import {
@@ -70,5 +70,5 @@ export function importLangChain(text: string, file: string, options: ToolIdOptio
       rb.note(`messages ${line}–${lineOf[first + count - 1]} are the parts of one message, joined`);
     messages.push({ line, message });
   }
-  return finishLinearImport(rb, messages, file, "langchain", {}, lines, options);
+  return linearImport(rb, messages, "langchain", {}, lines, options);
 }

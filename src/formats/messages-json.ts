@@ -6,7 +6,7 @@
  */
 import type { Block, Message } from "../model/index.js";
 import { ALL_BRANCH_SUMMARY_MARKERS, ALL_CHECKPOINT_MARKERS } from "../contract/markers.js";
-import { finishLinearImport, parseJsonDocument } from "./source-tree.js";
+import { linearImport, parseJsonDocument } from "./source-tree.js";
 import { pairTextToolResults } from "./cline.js";
 import { parseArguments } from "./codex.js";
 import { fromAnthropicContent } from "./convert.js";
@@ -153,7 +153,7 @@ export function importOpenAI(text: string, file: string, options: ToolIdOptions 
     }
     rb.imported();
   });
-  return finishLinearImport(rb, out, file, "openai", {}, lines, options);
+  return linearImport(rb, out, "openai", {}, lines, options);
 }
 
 /** Anthropic Messages: an array of messages, or `{ system, messages }`. */
@@ -234,5 +234,5 @@ export function importAnthropic(text: string, file: string, options: ToolIdOptio
     rb.note(
       `${cline.paired} tool result(s) written as text ("[tool for '…'] Result:", Cline / Roo Code) paired with their calls as tool_result blocks`,
     );
-  return finishLinearImport(rb, cline.items, file, "anthropic", {}, undefined, options);
+  return linearImport(rb, cline.items, "anthropic", {}, new SourceLines("message"), options);
 }

@@ -17,7 +17,8 @@
  *   message with no part to import is skipped by design.
  */
 import type { Block, Message, Usage } from "../model/index.js";
-import { linearImport, parseSessionDocument, type SourceMessage } from "./gemini-cli.js";
+import { parseSessionDocument } from "./gemini-cli.js";
+import { linearImport, type SourceMessage } from "./source-tree.js";
 import { isRecord } from "./lines.js";
 import { ReportBuilder } from "./report.js";
 import { SourceLines, type ToolIdOptions } from "./tool-ids.js";

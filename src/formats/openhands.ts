@@ -27,7 +27,7 @@ import type { Block, Message } from "../model/index.js";
 import { parseArguments } from "./codex.js";
 import { isRecord } from "./lines.js";
 import { ReportBuilder } from "./report.js";
-import { finishLinearImport, parseJsonDocument } from "./source-tree.js";
+import { linearImport, parseJsonDocument } from "./source-tree.js";
 import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
 import { FormatError, type ImportResult } from "./types.js";
 
@@ -280,5 +280,5 @@ export function importOpenHands(text: string, file: string, options: ToolIdOptio
   });
 
   // Event timestamps (local, without a zone) stay in each message's meta; the journal's times are the import's.
-  return finishLinearImport(rb, out, file, "openhands", {}, lines, options);
+  return linearImport(rb, out, "openhands", {}, lines, options);
 }

@@ -56,7 +56,7 @@ import { parseArguments } from "./codex.js";
 import { parseMessages } from "../model/schema.js";
 import { isRecord } from "./lines.js";
 import { ReportBuilder } from "./report.js";
-import { finishLinearImport, parseJsonDocument } from "./source-tree.js";
+import { linearImport, parseJsonDocument } from "./source-tree.js";
 import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
 import { FormatError, type ImportResult } from "./types.js";
 
@@ -710,10 +710,9 @@ export function importResponses(text: string, file: string, options: ToolIdOptio
       },
     }),
   );
-  return finishLinearImport(
+  return linearImport(
     rb,
     messages.map((m) => ({ line: firstItem.get(m) ?? 0, message: m })),
-    file,
     "responses",
     {},
     lines,

@@ -105,44 +105,53 @@ export function completeHeader(header: JournalEntry, entries: readonly JournalEn
   header.created_at = String(hp.created_at);
 }
 
+/** One message read from the source, at its line (JSON: message number); `part` numbers the messages one source record became. */
+export interface SourceMessage {
+  line: number;
+  message: Message;
+  part?: number;
+  createdAt?: string;
+}
+
 /**
- * A linear journal of imported messages (a JSON document's messages in order):
- * a header naming the format, one entry per message chained by `parent_id`,
- * ids `m<line>` (`m<line>.<part>` for the parts of one source message), each
- * entry and its blocks mapped to their source line; then `finishImport`.
+ * The journal of a linear history: a header (`headerExtra` merged into its
+ * payload), then one entry per message, `m<line>` (`m<line>.<part>`), each
+ * the child of the one before; then `finishImport`.
  */
-export function finishLinearImport(
+export function linearImport(
   rb: ReportBuilder,
-  messages: { line: number; message: Message; part?: number }[],
-  file: string,
+  messages: readonly SourceMessage[],
   format: FormatName,
-  headerExtra: Record<string, unknown>,
-  lines: SourceLines = new SourceLines("message"),
-  options: ToolIdOptions = {},
+  header: { session_id?: string; created_at?: string; extra?: Record<string, unknown> },
+  lines: SourceLines,
+  options: ToolIdOptions,
 ): ImportResult {
-  const created = new Date().toISOString();
-  const header: JournalEntry = {
+  const now = new Date().toISOString();
+  const created = header.created_at ?? messages.find((m) => m.createdAt)?.createdAt ?? now;
+  const head: JournalEntry = {
     id: "header",
     parent_id: null,
     kind: "header",
     created_at: created,
     payload: {
-      session_id: file,
+      session_id: header.session_id || rb.report.file,
       created_at: created,
       schema_version: 2,
       source_format: format,
-      created_at_is_import_time: true,
-      ...headerExtra,
+      ...(header.created_at === undefined && created === now ? { created_at_is_import_time: true } : {}),
+      ...header.extra,
     },
   };
-  const entries: JournalEntry[] = [header];
-  let last = header.id;
-  for (const { line, message, part } of messages) {
+  const entries: JournalEntry[] = [head];
+  let last = head.id;
+  let time = created;
+  for (const { line, message, part, createdAt } of messages) {
+    if (createdAt) time = createdAt;
     const e: MessageEntry = {
       id: part ? `m${line}.${part}` : `m${line}`,
       parent_id: last,
       kind: kindForMessage(message),
-      created_at: created,
+      created_at: time,
       payload: message,
     };
     lines.entry(e.id, line);
