@@ -107,8 +107,22 @@ export function renderList(
 }
 
 function renderQuote(label: string, text: string, keep: number, fence: string): string {
-  const body = keep >= text.length ? text : `${safeHead(text, keep)}\n${cutMarker(text.length - keep)}`;
+  const body = keep >= text.length ? text : quotedCut(text, keep);
   return `${label}\n${fence}\n${body}\n${fence}\n`;
+}
+
+/**
+ * `keep` characters of a long text: its head alone while that is all the room
+ * there is (the first 200 characters say what the message is), then head and
+ * tail (a log or paste ends with what matters: the error, the last lines),
+ * around a marker that gives the size of the cut.
+ */
+function quotedCut(text: string, keep: number): string {
+  if (keep <= USER_HEAD_CHARS + 100) return `${safeHead(text, keep)}\n${cutMarker(text.length - keep)}`;
+  const head = USER_HEAD_CHARS + Math.floor((keep - USER_HEAD_CHARS) * 0.6);
+  const tail = safeTail(text, keep - head);
+  const h = safeHead(text, head);
+  return `${h}\n${cutMarker(text.length - h.length - tail.length)}\n${tail}`;
 }
 
 /** How a list of quotes names its items. */
@@ -155,7 +169,7 @@ export function renderUserDirection(
   const cost = (q: Q, keep: number) =>
     overhead(q) +
     Math.min(keep, q.text.length) +
-    (keep >= q.text.length ? 0 : cutMarker(q.text.length).length + 1);
+    (keep >= q.text.length ? 0 : cutMarker(q.text.length).length + 2);
   let full = 0;
   for (const q of qs) full += cost(q, q.text.length);
   if (full <= budget) return qs.map((q) => renderQuote(q.label, q.text, q.text.length, q.fence)).join("");

@@ -94,18 +94,6 @@ export interface Collected {
   earlier: EarlierParts;
 }
 
-/**
- * A user text with its secrets redacted, where only the head that a note of
- * `cap` characters can ever quote is scanned: the rest of a longer text is
- * replaced by spaces, so the length (which the cut markers report) stays and
- * nothing of it can be shown.
- */
-function redactQuotable(text: string, cap: number): string {
-  if (text.length <= cap + REDACT_MARGIN) return redactSecrets(text);
-  const head = safeHead(redactSecrets(safeHead(text, cap + REDACT_MARGIN)), cap);
-  return head + " ".repeat(Math.max(0, text.length - head.length));
-}
-
 /** Like redactQuotable for a text that is quoted by its head and its tail (the next step). */
 function redactEnds(text: string, cap: number): string {
   if (text.length <= 2 * (cap + REDACT_MARGIN)) return redactSecrets(text);
@@ -151,7 +139,8 @@ export function collect(messages: readonly Message[], quoteCap: number): Collect
         const u = unwrapUserText(raw, m);
         // Expanded prompts and command output are not the user's words: they are left out of the note.
         if (u.kind === "direction" || u.kind === "command") {
-          const text = redactQuotable(u.text, quoteCap);
+          // Quoted by head and tail when long: both ends are redacted.
+          const text = redactEnds(u.text, quoteCap);
           c.userMessages.push(text);
           c.lastUserOrder = order + 1;
           if (u.kind === "direction" && (afterInterruption || isConstraint(u.text))) c.constraints.push(text);
@@ -247,7 +236,7 @@ function collectResult(c: Collected, r: ToolResultBlock, order: number, quoteCap
     call === undefined || call.command === undefined || r.is_error === true
       ? rejectionOf(content)
       : undefined;
-  if (said !== undefined) c.constraints.push(redactQuotable(said, quoteCap));
+  if (said !== undefined) c.constraints.push(redactEnds(said, quoteCap));
   if (r.is_error === true) {
     line = clip(
       said !== undefined ? `rejected by the user: ${oneLine(said)}` : errorLine(content),

@@ -110,3 +110,17 @@ test("the next step is never a step the history shows done", () => {
   assert.match(next, /^Done \(1 call ok\): changed cli\.ts; the step began "Now update `cli\.ts`:"\./);
   assert.match(next, /Continue the user's latest request:\nRename the flag to --verbose\./);
 });
+
+test("a long paste is quoted by its head and its tail, with the size of the cut; a secret at its end is redacted", () => {
+  const log = [
+    "Here is the CI log, please fix it:",
+    ...Array.from({ length: 400 }, (_, i) => `step ${i}: compiling module number ${i} of the workspace`),
+    "FATAL: linker failed with token ghp_abcdefghijklmnopqrstuvwxyz0123456789 in env",
+  ].join("\n");
+  const note = extractiveSummary({ messages: [user(log), assistant(text("Looking."))], maxTokens: 800 });
+  const dir = splitSections(note).sections.get("User direction") ?? "";
+  assert.match(dir, /^User message 1\/1:\n`+\nHere is the CI log, please fix it:/);
+  assert.match(dir, /\[… cut \d+ chars\]\n/);
+  assert.match(dir, /FATAL: linker failed with token/, "the tail of the paste is kept");
+  assert.ok(!note.includes("ghp_abcdefghijklmnopqrstuvwxyz0123456789"), "the secret in the tail is redacted");
+});
