@@ -19,7 +19,9 @@
  *   tool result in the span (of its output, for Codex's
  *   `{"output": ..., "metadata": ...}` wrapper or `Exit code: N ... Output:` form) (results that an importer synthesised to close
  *   an abandoned call are left out), found in the checkpoint; lines are
- *   compared on their first 200 characters.
+ *   compared on their first 200 characters. For a call the user rejected,
+ *   the first line of the words they gave stands for it (a bare rejection
+ *   or interruption counts for nothing).
  * All comparisons collapse runs of whitespace and trim, since a Markdown note
  * may re-flow a quote. On the prune-only path no checkpoint is written and
  * nothing is summarized: the facts are looked up in the whole replacement.
@@ -27,6 +29,7 @@
 import type { Block, Message } from "../src/model/index.js";
 import { isPlainUser } from "../src/contract/classify.js";
 import { protectedRound } from "../src/contract/rounds.js";
+import { rejectionOf } from "../src/summarizers/extractive/user-text.js";
 
 export interface RetentionFigure {
   total: number;
@@ -159,6 +162,13 @@ export function measureRetention(
       } else if (b.type === "tool_result") {
         const r = b as { content: string; is_error?: boolean; synthetic?: boolean };
         if (r.is_error !== true || r.synthetic === true) continue;
+        // A rejected or interrupted call is the user's word (quoted among the constraints), not an error line:
+        // its reason is looked for instead, and a bare rejection or interruption has nothing to find.
+        const said = rejectionOf(r.content);
+        if (said !== undefined) {
+          if (!said.startsWith("(")) errors.add(norm(said.split("\n")[0]!).slice(0, ERROR_HEAD));
+          continue;
+        }
         const first = errorText(r.content)
           .split("\n")
           .find((l) => l.trim() !== "");

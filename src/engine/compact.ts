@@ -428,7 +428,12 @@ export async function compactMessagesSafe(
   });
   const verbatim = verbatimTokens(parts, options.liveState, estimator);
   const budget = options.summaryMaxTokens ?? summaryBudget(target, verbatim);
-  const outcome = await summarizeWithLadder(span, { ...options, summaryMaxTokens: budget });
+  // A size that was asked for, or a target with little room to spare (under twice the cap after the
+  // verbatim parts), is held in the estimator's count; with room to spare the note keeps its own measure
+  // (about four characters a token), as it always had: dense text then gets its full note.
+  const counted =
+    options.summaryMaxTokens !== undefined || target - verbatim < 2 * CONSTANTS.summaryMaxTokens;
+  const outcome = await summarizeWithLadder(span, { ...options, summaryMaxTokens: budget }, counted);
   if (!outcome.ok) return outcome.result;
 
   const summary = outcome.summary.redacted
@@ -530,6 +535,7 @@ async function sleepUnlessAborted(
 async function summarizeWithLadder(
   span: readonly Message[],
   options: CompactOptions,
+  counted: boolean,
 ): Promise<LadderOutcome> {
   const summarizer = options.summarizer ?? extractiveSummarizer();
   const estimator = options.estimator ?? fastEstimator;
@@ -569,7 +575,7 @@ async function summarizeWithLadder(
         messages: input,
         focus: options.focus,
         maxTokens: options.summaryMaxTokens,
-        countTokens: (text: string) => estimator.text(text),
+        ...(counted ? { countTokens: (text: string) => estimator.text(text) } : {}),
         correction,
         background,
       };

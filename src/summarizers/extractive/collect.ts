@@ -184,7 +184,8 @@ export function collect(messages: readonly Message[], quoteCap: number): Collect
 export function changeKind(tool: string): string {
   if (/delete|remove|\brm\b/i.test(tool)) return "deleted";
   if (/move|rename|\bmv\b/i.test(tool)) return "moved";
-  if (/patch/i.test(tool)) return "patched";
+  // A patch may add, change or delete; the paths alone do not say which, so it reads as an edit.
+  if (/patch/i.test(tool)) return "edited";
   if (/write|create|new/i.test(tool)) return "written";
   return "edited";
 }

@@ -81,12 +81,15 @@ test("objective and user direction quote plain user messages exactly, newest fir
   assert.ok(
     objective.includes("Please fix the failing parser test in src/parse.ts.\nKeep the public API unchanged."),
   );
+  // Both messages set rules: they are quoted once, under the constraints, newest first.
   const dir = sections.get("User direction") ?? "";
-  const newer = dir.indexOf("Also do not touch `lib/legacy.js` — it is vendored.");
-  const older = dir.indexOf(
+  assert.equal(dir, "(2 more quoted under Decisions and constraints)");
+  const rules = sections.get("Decisions and constraints") ?? "";
+  const newer = rules.indexOf("Also do not touch `lib/legacy.js` — it is vendored.");
+  const older = rules.indexOf(
     "Please fix the failing parser test in src/parse.ts.\nKeep the public API unchanged.",
   );
-  assert.ok(newer >= 0 && older > newer, dir);
+  assert.ok(newer >= 0 && older > newer, rules);
   // Tool results are not user direction.
   assert.ok(!dir.includes("export function parse"));
 });
@@ -97,8 +100,8 @@ test("files changed: every input style, only from modifying tools, deduplicated"
   const lines = files.split("\n");
   // Each path with the kind of change made to it (an edit goes unsaid).
   assert.ok(lines.includes("- src/parse.ts"), files);
-  assert.ok(lines.includes("- src/tokenizer.ts (patched)"));
-  assert.ok(lines.includes("- src/new-file.ts (patched)"));
+  assert.ok(lines.includes("- src/tokenizer.ts"));
+  assert.ok(lines.includes("- src/new-file.ts"));
   assert.match(files, /- docs\/notes\.md \(written\) — failed/);
   assert.equal(files.split("src/parse.ts").length - 1, 1);
   // A Read is not a modification.
@@ -231,12 +234,12 @@ test("a checkpoint is not user direction, and a previous checkpoint of ours is f
     assert.ok(files.includes(`- ${p}`), p);
   assert.equal(files.split("src/parse.ts").length - 1, 1);
   const dir = s.get("User direction") ?? "";
+  assert.ok(dir.includes("Now update the changelog."), dir);
+  // The earlier note's rules are folded in as earlier constraints, quoted once.
+  const rules = s.get("Decisions and constraints") ?? "";
+  assert.ok(rules.includes("Also do not touch `lib/legacy.js` — it is vendored."), rules);
   assert.ok(
-    dir.indexOf("Now update the changelog.") <
-      dir.indexOf("Also do not touch `lib/legacy.js` — it is vendored."),
-  );
-  assert.ok(
-    dir.includes("Please fix the failing parser test in src/parse.ts.\nKeep the public API unchanged."),
+    rules.includes("Please fix the failing parser test in src/parse.ts.\nKeep the public API unchanged."),
   );
   assert.ok((s.get("Errors") ?? "").includes("permission denied: docs/notes.md"));
   assert.ok((s.get("Objective") ?? "").includes("Please fix the failing parser test"));

@@ -74,14 +74,16 @@ export function extractiveSummary(request: SummaryRequest, opts: ExtractiveOptio
     Math.floor(request.maxTokens ?? opts.maxTokens ?? DEFAULT_SUMMARY_TOKENS),
   );
   let totalChars = tokens * CHARS_PER_TOKEN;
-  let text = renderNote(collect(request.messages, totalChars), request, totalChars);
+  // Collected once: a smaller note is rendered again from the same facts.
+  const facts = collect(request.messages, totalChars);
+  let text = renderNote(facts, request, totalChars);
   // Held in the host's own count when it gives one: the character budget shrinks in proportion
   // until the note fits (dense text such as code runs under four characters a token).
   for (let i = 0; i < 4 && request.countTokens; i++) {
     const n = request.countTokens(text);
     if (n <= tokens) break;
     totalChars = Math.floor((totalChars * tokens * 0.97) / n);
-    text = renderNote(collect(request.messages, totalChars), request, totalChars);
+    text = renderNote(facts, request, totalChars);
   }
   return text;
 }

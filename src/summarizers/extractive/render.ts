@@ -95,12 +95,25 @@ function sectionBodies(c: Collected, request: SummaryRequest): Record<SummarySec
   const commands = lazy(() => commandItems(c));
   const errors = lazy(() => errorItems(c));
   const focus = request.focus?.trim();
+  const rules = new Set(c.constraints);
   return {
     Objective: { render: (b) => objective(c, focus, b) },
     "Decisions and constraints": {
       render: (b) => renderUserDirection([...c.constraints], c.earlier.constraints, b, CONSTRAINT_WORDS),
     },
-    "User direction": { render: (b) => renderUserDirection(c.userMessages, c.earlier.userQuotes, b) },
+    // A message quoted under the constraints is not quoted twice: a line says where it is.
+    "User direction": {
+      render: (b) => {
+        const rest = c.userMessages.filter((t) => !rules.has(t));
+        const moved = c.userMessages.length - rest.length;
+        const line = moved > 0 ? `(${moved} more quoted under Decisions and constraints)\n` : "";
+        const quoted =
+          rest.length === 0 && c.earlier.userQuotes.length === 0 && moved > 0
+            ? ""
+            : renderUserDirection(rest, c.earlier.userQuotes, b - line.length);
+        return quoted + line;
+      },
+    },
     "Work done": listBody(
       lazy(() => workItems(c)),
       "notes",

@@ -45,7 +45,7 @@ export const SECTIONS = [
   },
   {
     name: "Decisions and constraints",
-    weight: 2.5,
+    weight: 1.5,
     hint: 'every rule, correction and decision of the user ("no, use X", "don\'t push", "keep the API"), and their words when they rejected or interrupted a tool call, quoted exactly, with the reason they gave.',
     fenced: true,
   },
