@@ -43,15 +43,17 @@ export function isOpenHandsEvent(v: unknown): boolean {
   );
 }
 
+/** The array of a trajectory document: the document itself, or its `trajectory` / `history` field. */
+function trajectoryArray(doc: unknown): unknown[] | undefined {
+  if (Array.isArray(doc)) return doc;
+  if (isRecord(doc) && Array.isArray(doc.trajectory)) return doc.trajectory;
+  if (isRecord(doc) && Array.isArray(doc.history)) return doc.history;
+  return undefined;
+}
+
 /** The events of a trajectory document (an array, or its `trajectory` / `history` wrapper), if it is one. */
 export function openHandsEvents(doc: unknown): unknown[] | undefined {
-  const arr = Array.isArray(doc)
-    ? doc
-    : isRecord(doc) && Array.isArray(doc.trajectory)
-      ? doc.trajectory
-      : isRecord(doc) && Array.isArray(doc.history)
-        ? doc.history
-        : undefined;
+  const arr = trajectoryArray(doc);
   if (!arr || arr.length === 0) return undefined;
   const events = arr.filter(isOpenHandsEvent).length;
   // Every record an event (a stray broken item is reported, not a reason to miss the format).
@@ -125,13 +127,7 @@ const SKIPPED_ACTIONS: Record<string, string> = {
 
 export function importOpenHands(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
   const doc = parseJsonDocument(text, file);
-  const arr = Array.isArray(doc)
-    ? doc
-    : isRecord(doc) && Array.isArray(doc.trajectory)
-      ? doc.trajectory
-      : isRecord(doc) && Array.isArray(doc.history)
-        ? doc.history
-        : undefined;
+  const arr = trajectoryArray(doc);
   if (!arr)
     throw new FormatError(
       `${file}: expected an OpenHands trajectory: an array of events, or { trajectory: [...] }`,

@@ -60,8 +60,6 @@ export interface PathEntry {
 
 export interface CallInfo {
   tool: ToolUseBlock;
-  /** Set when the call came after the span's last assistant text (work that text announced). */
-  afterLastText?: boolean;
   order: number;
   paths: string[];
   command?: CommandEntry;
@@ -205,7 +203,7 @@ function collectCall(c: Collected, tool: ToolUseBlock, order: number): void {
       if (!e.kinds.includes(kind)) e.kinds.push(kind);
     } else c.paths.set(p, { path: p, kinds: [kind], first: order, last: order, attempts: 1, failures: 0 });
   }
-  const info: CallInfo = { tool, order, paths, done: false, afterLastText: true };
+  const info: CallInfo = { tool, order, paths, done: false };
   c.afterText.calls++;
   c.afterText.paths.push(...paths);
   const cmdRaw = shellCommandOf(tool);
@@ -260,7 +258,8 @@ function collectResult(c: Collected, r: ToolResultBlock, order: number, quoteCap
   }
   if (call) {
     call.done = true;
-    if (call.afterLastText && call.order > c.lastTextOrder) {
+    // A call after the last assistant text is work that text announced.
+    if (call.order > c.lastTextOrder) {
       if (r.is_error === true) c.afterText.failed++;
       else c.afterText.ok++;
     }
