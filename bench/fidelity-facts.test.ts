@@ -221,6 +221,9 @@ test("nextStepText: Claude Code's, pi's and compact-safe's layouts, and the fall
   assert.equal(nextStepText(pi), "### First\n1. Wire the hook");
   const own = "## Objective\nx\n## Next step\nNow update `manual_commit_session.go`:";
   assert.equal(nextStepText(own), "Now update `manual_commit_session.go`:");
+  // A note's own section, not the numbered one of an earlier summary it quotes further down.
+  const folded = `## Next step\nRun the lint.\n## Earlier summary\n${claude}`;
+  assert.equal(nextStepText(folded), "Run the lint.");
   assert.equal(nextStepText("## Goal\nx\n## Pending\nfix the parser\n## Notes\ny"), "fix the parser");
   assert.equal(nextStepText("10. **Current Work**: fixing the lexer\n\nmore"), "fixing the lexer\n\nmore");
   assert.equal(nextStepText("First paragraph.\n\nThen the last one."), "Then the last one.");

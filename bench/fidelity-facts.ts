@@ -398,10 +398,13 @@ const AGENT_BOILERPLATE = [
 ];
 
 /**
- * A summary's next step (an agent's fixed resume instructions left out): the text under its last heading that names the next
- * step ("next step"); failing that, under its last heading naming pending or
- * current work ("pending", "current work"); failing that, its last paragraph.
- * A section runs to the next heading of its level or a higher one.
+ * A summary's next step (an agent's fixed resume instructions left out): the
+ * text under its last heading that names the next step ("next step"); failing
+ * that, under its last heading naming pending or current work ("pending",
+ * "current work"); failing that, its last paragraph. Of such headings the
+ * outermost level wins (a note's own `## Next step` over the numbered "Next
+ * Step" of an earlier summary it quotes further down). A section runs to the
+ * next heading of its level or a higher one.
  */
 export function nextStepText(summary: string): string {
   const lines = summary.split("\n").filter((l) => !AGENT_BOILERPLATE.some((re) => re.test(l)));
@@ -415,7 +418,9 @@ export function nextStepText(summary: string): string {
     return [h.rest, ...lines.slice(h.at + 1, next ? next.at : lines.length)].join("\n").trim();
   };
   for (const re of [/next step/i, /pending|current work/i]) {
-    const h = headings.filter((x) => re.test(x.title)).at(-1);
+    const named = headings.filter((x) => re.test(x.title));
+    const outer = Math.min(...named.map((x) => x.level));
+    const h = named.filter((x) => x.level === outer).at(-1);
     if (h) return sectionOf(h);
   }
   const paragraphs = lines

@@ -68,6 +68,19 @@ test("summary path: ok only after validation, smaller than the original, input u
   assert.match((r.checkpoint!.content[0] as { text: string }).text, /ship 0\.9\.12/);
 });
 
+test("the summarizer is given the span and, apart, the messages kept verbatim after it (the protected round)", async () => {
+  const history = deepFreeze(task(8));
+  const s = scripted([good]);
+  const r = await compactMessagesSafe(history, { summarizer: s, target: 100 });
+  assert.ok(r.ok, r.ok ? "" : r.error.message);
+  const req = s.calls[0]!;
+  const n = req.messages.length;
+  assert.deepEqual([...req.messages, ...(req.following ?? [])], history);
+  assert.ok(n < history.length && n > 0);
+  // What follows is exactly the protected last round the replacement ends with.
+  assert.deepEqual(r.replacement.slice(-(history.length - n)), req.following);
+});
+
 test("prune-only is tried first and committed when it reaches the target", async () => {
   const history = deepFreeze(task(8));
   const s = scripted([good]);

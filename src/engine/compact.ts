@@ -433,7 +433,14 @@ export async function compactMessagesSafe(
   // (about four characters a token), as it always had: dense text then gets its full note.
   const counted =
     options.summaryMaxTokens !== undefined || target - verbatim < 2 * CONSTANTS.summaryMaxTokens;
-  const outcome = await summarizeWithLadder(span, { ...options, summaryMaxTokens: budget }, counted);
+  // What stays verbatim after the span: the summarizer reads it for the state at the cut (the next step).
+  const following = messages.slice(round.regionStart).filter((m) => !isCheckpoint(m));
+  const outcome = await summarizeWithLadder(
+    span,
+    following,
+    { ...options, summaryMaxTokens: budget },
+    counted,
+  );
   if (!outcome.ok) return outcome.result;
 
   const summary = outcome.summary.redacted
@@ -534,6 +541,7 @@ async function sleepUnlessAborted(
  */
 async function summarizeWithLadder(
   span: readonly Message[],
+  following: readonly Message[],
   options: CompactOptions,
   counted: boolean,
 ): Promise<LadderOutcome> {
@@ -573,6 +581,7 @@ async function summarizeWithLadder(
     try {
       const request = {
         messages: input,
+        following,
         focus: options.focus,
         maxTokens: options.summaryMaxTokens,
         ...(counted ? { countTokens: (text: string) => estimator.text(text) } : {}),

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import {
   SYSTEM_PROMPT,
   buildUserPrompt,
+  FOLLOWING_CHARS,
   renderSystemPrompt,
   renderTranscript,
   TOOL_RESULT_CHARS,
@@ -136,10 +137,39 @@ test("golden: the LLM summarizers' prompt, from its template and the section tab
   ];
   golden(
     "summarizer-user-prompt.txt",
-    `${buildUserPrompt({ messages: request, maxTokens: 1500, focus: "the parser port" })}\n`,
+    `${buildUserPrompt({
+      messages: request,
+      following: [
+        { role: "assistant", content: [{ type: "text", text: "The parser fails on empty input; fixing that next." }] },
+      ],
+      maxTokens: 1500,
+      focus: "the parser port",
+    })}\n`,
   );
   // Every section of the table is in the template's output, with its hint: the note and the prompt share one definition.
   for (const s of SECTIONS) assert.ok(SYSTEM_PROMPT.includes(`## ${s.name}: ${s.hint}`), s.name);
+});
+
+test("the kept messages after the span: numbered on, in their own block, by their end when long, redacted", () => {
+  const span: Message[] = [{ role: "user", content: [{ type: "text", text: "Fix the lexer." }] }];
+  const long = "x".repeat(FOLLOWING_CHARS * 2);
+  const following: Message[] = [
+    { role: "assistant", content: [{ type: "text", text: long }] },
+    {
+      role: "assistant",
+      content: [{ type: "text", text: "Next: run the lexer tests with ghp_abcdefghijklmnopqrstuvwxyz0123456789." }],
+    },
+  ];
+  const p = buildUserPrompt({ messages: span, following });
+  const kept = /<<<KEPT ([0-9a-f]{16}) BEGIN>>>\n([\s\S]*)\n<<<KEPT \1 END>>>/.exec(p);
+  assert.ok(kept, p.slice(-500));
+  assert.ok(p.includes(`<<<TRANSCRIPT ${kept[1]} BEGIN>>>`), "one tag for both blocks");
+  assert.match(kept[2]!, /^\[… \d+ earlier characters cut …\]\n/);
+  assert.match(kept[2]!, /\[3\] assistant:\nNext: run the lexer tests/);
+  assert.ok(kept[2]!.length <= FOLLOWING_CHARS + 60);
+  assert.ok(!p.includes("ghp_abcdefghijklmnopqrstuvwxyz0123456789"));
+  // Nothing kept after the span: no block.
+  assert.ok(!buildUserPrompt({ messages: span }).includes("<<<KEPT"));
 });
 
 test("a template without the {{sections}} placeholder is refused with its file name", () => {

@@ -9,6 +9,14 @@ import { CompactSafeError } from "../model/errors.js";
 export interface SummaryRequest {
   /** Everything outside the protected round, in order (including any previous checkpoint). */
   messages: readonly Message[];
+  /**
+   * The messages after the span that stay verbatim in the new history (the
+   * protected last round), in order: where the work stands at the cut. They
+   * are not to be summarized (the model reads them after the checkpoint);
+   * the next step is read from them with the span, so that it never names a
+   * step they show done.
+   */
+  following?: readonly Message[];
   /** Optional user focus ("keep the details of the auth refactor"). */
   focus?: string;
   /** Upper bound on the summary size, in tokens (default about 2,000). */

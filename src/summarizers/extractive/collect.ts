@@ -90,6 +90,8 @@ export interface Collected {
   workOmitted: number;
   lastAssistantText?: string;
   earlier: EarlierParts;
+  /** Where the pass stopped (`continueCollect` goes on from there). */
+  end: Cursor;
 }
 
 /** Like redactQuotable for a text that is quoted by its head and its tail (the next step). */
@@ -98,6 +100,12 @@ function redactEnds(text: string, cap: number): string {
   const head = safeHead(redactSecrets(safeHead(text, cap + REDACT_MARGIN)), cap);
   const tail = safeTail(redactSecrets(safeTail(text, cap + REDACT_MARGIN)), cap);
   return head + " ".repeat(Math.max(0, text.length - head.length - tail.length)) + tail;
+}
+
+/** Where a pass over messages stands: the block count, and whether the user just interrupted. */
+interface Cursor {
+  order: number;
+  afterInterruption: boolean;
 }
 
 /** The facts of `messages`; `quoteCap` is the most of one text a note can quote (its whole budget). */
@@ -117,12 +125,66 @@ export function collect(messages: readonly Message[], quoteCap: number): Collect
     lastUserOrder: 0,
     lastTextOrder: 0,
     afterText: { calls: 0, ok: 0, failed: 0, paths: [], commands: [] },
+    end: { order: 0, afterInterruption: false },
   };
-  let afterInterruption = false;
-  let order = 0;
-  let lastAssistantIdx = -1;
   const assistantTexts: string[] = [];
+  walk(c, messages, quoteCap, (t) => assistantTexts.push(t));
+  // Work notes: the first line of each assistant text except the last one (that is the next step).
+  // Only the newest MAX_WORK_NOTES can ever be shown (the section is a few thousand characters);
+  // older ones are counted, not built, so a 100k-message span does not allocate a note per message.
+  const lastAssistantIdx = assistantTexts.length - 1;
+  const firstNote = Math.max(0, assistantTexts.length - MAX_WORK_NOTES);
+  c.workOmitted = firstNote;
+  for (let i = firstNote; i < lastAssistantIdx; i++) {
+    const window = oneLine(assistantTexts[i], NOTE_CHARS + REDACT_MARGIN);
+    if (window !== "") c.work.push({ text: clip(window, NOTE_CHARS), window });
+  }
+  if (lastAssistantIdx >= 0) c.lastAssistantText = redactEnds(assistantTexts[lastAssistantIdx], quoteCap);
+  return c;
+}
 
+/**
+ * The state of the work at the cut: the facts of the span carried on over
+ * the messages that follow it and stay verbatim (the protected last round).
+ * The span's facts are left as they are (the note's other sections describe
+ * the span alone); the next step is read from this state, so that it never
+ * names a step the kept messages show done. A copy: the span's entries are
+ * not changed.
+ */
+export function continueCollect(span: Collected, following: readonly Message[], quoteCap: number): Collected {
+  if (following.length === 0) return span;
+  const commands = new Map([...span.commands].map(([k, e]) => [k, { ...e }]));
+  const calls = new Map(
+    [...span.calls].map(([k, i]) => [
+      k,
+      { ...i, command: i.command === undefined ? undefined : commands.get(i.command.cmd) },
+    ]),
+  );
+  const c: Collected = {
+    ...span,
+    userMessages: [...span.userMessages],
+    toolCounts: new Map(span.toolCounts),
+    paths: new Map([...span.paths].map(([k, e]) => [k, { ...e, kinds: [...e.kinds] }])),
+    commands,
+    errors: new Map([...span.errors].map(([k, e]) => [k, { ...e }])),
+    calls,
+    constraints: [...span.constraints],
+    afterText: {
+      ...span.afterText,
+      paths: [...span.afterText.paths],
+      commands: [...span.afterText.commands],
+    },
+    end: { ...span.end },
+  };
+  let last: string | undefined;
+  walk(c, following, quoteCap, (t) => (last = t));
+  if (last !== undefined) c.lastAssistantText = redactEnds(last, quoteCap);
+  return c;
+}
+
+/** One pass over `messages`, continuing from `c.end`; each assistant text is handed to `onText`. */
+function walk(c: Collected, messages: readonly Message[], quoteCap: number, onText: (t: string) => void): void {
+  let { order, afterInterruption } = c.end;
   for (const m of messages) {
     if (checkpointMarkerOf(m) !== undefined) {
       foldCheckpoint(redactSecrets(textOf(m)), c.earlier);
@@ -152,8 +214,7 @@ export function collect(messages: readonly Message[], quoteCap: number): Collect
       if (assistant && b.type === "text") {
         const t = (b as { text?: unknown }).text;
         if (typeof t === "string" && t.trim() !== "") {
-          assistantTexts.push(t);
-          lastAssistantIdx = assistantTexts.length - 1;
+          onText(t);
           c.lastTextOrder = order;
           c.afterText = { calls: 0, ok: 0, failed: 0, paths: [], commands: [] };
         }
@@ -164,18 +225,7 @@ export function collect(messages: readonly Message[], quoteCap: number): Collect
       }
     }
   }
-  // Work notes: the first line of each assistant text except the last one (that is the next step).
-  // Only the newest MAX_WORK_NOTES can ever be shown (the section is a few thousand characters);
-  // older ones are counted, not built, so a 100k-message span does not allocate a note per message.
-  const firstNote = Math.max(0, assistantTexts.length - MAX_WORK_NOTES);
-  c.workOmitted = firstNote;
-  for (let i = firstNote; i < assistantTexts.length; i++) {
-    if (i === lastAssistantIdx) continue;
-    const window = oneLine(assistantTexts[i], NOTE_CHARS + REDACT_MARGIN);
-    if (window !== "") c.work.push({ text: clip(window, NOTE_CHARS), window });
-  }
-  if (lastAssistantIdx >= 0) c.lastAssistantText = redactEnds(assistantTexts[lastAssistantIdx], quoteCap);
-  return c;
+  c.end = { order, afterInterruption };
 }
 
 /** The kind of change a modifying tool makes, from its name. */

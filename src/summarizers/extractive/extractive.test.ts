@@ -245,7 +245,7 @@ test("a checkpoint is not user direction, and a previous checkpoint of ours is f
   assert.ok((s.get("Objective") ?? "").includes("Please fix the failing parser test"));
   assert.equal(
     s.get("Next step"),
-    "The assistant's last stated plan, not started yet:\nChangelog updated; next: open the PR.",
+    "The assistant's last message, with no call after it:\nChangelog updated; next: open the PR.",
   );
   // Folding again does not stack: one copy of each section.
   const again = extractiveSummary({

@@ -26,7 +26,7 @@
  *   prompt reads too, and the size bound.
  */
 import type { Summarizer, SummaryRequest, SummaryResult } from "../types.js";
-import { collect } from "./collect.js";
+import { collect, continueCollect } from "./collect.js";
 import { renderNote } from "./render.js";
 import { CHARS_PER_TOKEN, DEFAULT_SUMMARY_TOKENS, MIN_SUMMARY_TOKENS } from "./sections.js";
 
@@ -76,14 +76,16 @@ export function extractiveSummary(request: SummaryRequest, opts: ExtractiveOptio
   let totalChars = tokens * CHARS_PER_TOKEN;
   // Collected once: a smaller note is rendered again from the same facts.
   const facts = collect(request.messages, totalChars);
-  let text = renderNote(facts, request, totalChars);
+  // The state at the cut (for the next step): the span's facts carried on over the kept messages.
+  const state = continueCollect(facts, request.following ?? [], totalChars);
+  let text = renderNote(facts, request, totalChars, state);
   // Held in the host's own count when it gives one: the character budget shrinks in proportion
   // until the note fits (dense text such as code runs under four characters a token).
   for (let i = 0; i < 4 && request.countTokens; i++) {
     const n = request.countTokens(text);
     if (n <= tokens) break;
     totalChars = Math.floor((totalChars * tokens * 0.97) / n);
-    text = renderNote(facts, request, totalChars);
+    text = renderNote(facts, request, totalChars, state);
   }
   return text;
 }

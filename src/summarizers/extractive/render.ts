@@ -39,10 +39,17 @@ interface SectionPlan extends SectionBody {
 /**
  * The note for the collected facts, at most `totalChars` characters: the
  * sections of the table in order, each under its `## ` header, then
- * "Earlier summary" when another agent's checkpoint was folded in.
+ * "Earlier summary" when another agent's checkpoint was folded in. The next
+ * step is read from `state`, the facts carried on to the cut (see
+ * `continueCollect`); the other sections describe the span.
  */
-export function renderNote(c: Collected, request: SummaryRequest, totalChars: number): string {
-  const bodies = sectionBodies(c, request);
+export function renderNote(
+  c: Collected,
+  request: SummaryRequest,
+  totalChars: number,
+  state: Collected = c,
+): string {
+  const bodies = sectionBodies(c, request, state);
   const plans: SectionPlan[] = SECTIONS.map((s) => ({
     name: s.name,
     weight: s.weight,
@@ -91,7 +98,11 @@ function allocate(plans: SectionPlan[], total: number): number[] {
 const NO_ASSISTANT_TEXT = "(no assistant text in the summarized span)";
 
 /** The body of every section of the table (a list's items are built once, when first asked for). */
-function sectionBodies(c: Collected, request: SummaryRequest): Record<SummarySection, SectionBody> {
+function sectionBodies(
+  c: Collected,
+  request: SummaryRequest,
+  state: Collected,
+): Record<SummarySection, SectionBody> {
   const commands = lazy(() => commandItems(c));
   const errors = lazy(() => errorItems(c));
   const focus = request.focus?.trim();
@@ -132,7 +143,7 @@ function sectionBodies(c: Collected, request: SummaryRequest): Record<SummarySec
       "entries",
       "(nothing in flight)",
     ),
-    "Next step": { render: (b) => nextStep(c, b) },
+    "Next step": { render: (b) => nextStep(state, b) },
   };
 }
 
@@ -183,7 +194,7 @@ function nextStep(c: Collected, budget: number): string {
     const running = [...c.calls.values()].filter((i) => !i.done && i.order > c.lastTextOrder).length;
     if (a.calls === 0 && !unanswered)
       parts.push({
-        text: `The assistant's last stated plan, not started yet:\n${demoteHeaders(plan)}`,
+        text: `The assistant's last message, with no call after it:\n${demoteHeaders(plan)}`,
         share: 0.5,
       });
     else if (a.failed > 0 || running > 0) {

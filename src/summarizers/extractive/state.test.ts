@@ -111,6 +111,33 @@ test("the next step is never a step the history shows done", () => {
   assert.match(next, /Continue the user's latest request:\nRename the flag to --verbose\./);
 });
 
+test("the next step is read to the cut: the kept last round, not only the span, says where the work stands", () => {
+  const edit = (id: string, file: string): Block => ({
+    type: "tool_use",
+    id,
+    name: "Edit",
+    input: { file_path: file, old_string: "a", new_string: "b" },
+  });
+  const span: Message[] = [
+    user("Use the constant everywhere."),
+    assistant(text("Now update `session.go`:"), edit("e1", "session.go")),
+    result("e1", "The file session.go has been updated."),
+  ];
+  const following: Message[] = [
+    assistant(text("Wait - auto_commit stores BaseCommit short. Checking:"), edit("e2", "auto_commit.go")),
+    result("e2", "The file auto_commit.go has been updated."),
+  ];
+  const sections = splitSections(extractiveSummary({ messages: span, following })).sections;
+  const next = sections.get("Next step") ?? "";
+  assert.match(next, /^Done \(1 call ok\): changed auto_commit\.go; the step began "Wait - auto_commit stores/);
+  assert.ok(!next.includes("Now update `session.go`"), next);
+  // The other sections describe the span alone (the kept round is read verbatim after the note).
+  assert.ok(!(sections.get("Files changed") ?? "").includes("auto_commit.go"));
+  // Without what follows, the span's own last step.
+  const alone = splitSections(extractiveSummary({ messages: span })).sections.get("Next step") ?? "";
+  assert.match(alone, /the step began "Now update `session\.go`:"/);
+});
+
 test("a long paste is quoted by its head and its tail, with the size of the cut; a secret at its end is redacted", () => {
   const log = [
     "Here is the CI log, please fix it:",
