@@ -140,7 +140,10 @@ test("golden: the LLM summarizers' prompt, from its template and the section tab
     `${buildUserPrompt({
       messages: request,
       following: [
-        { role: "assistant", content: [{ type: "text", text: "The parser fails on empty input; fixing that next." }] },
+        {
+          role: "assistant",
+          content: [{ type: "text", text: "The parser fails on empty input; fixing that next." }],
+        },
       ],
       maxTokens: 1500,
       focus: "the parser port",
@@ -157,7 +160,9 @@ test("the kept messages after the span: numbered on, in their own block, by thei
     { role: "assistant", content: [{ type: "text", text: long }] },
     {
       role: "assistant",
-      content: [{ type: "text", text: "Next: run the lexer tests with ghp_abcdefghijklmnopqrstuvwxyz0123456789." }],
+      content: [
+        { type: "text", text: "Next: run the lexer tests with ghp_abcdefghijklmnopqrstuvwxyz0123456789." },
+      ],
     },
   ];
   const p = buildUserPrompt({ messages: span, following });

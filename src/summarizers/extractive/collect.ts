@@ -183,7 +183,12 @@ export function continueCollect(span: Collected, following: readonly Message[], 
 }
 
 /** One pass over `messages`, continuing from `c.end`; each assistant text is handed to `onText`. */
-function walk(c: Collected, messages: readonly Message[], quoteCap: number, onText: (t: string) => void): void {
+function walk(
+  c: Collected,
+  messages: readonly Message[],
+  quoteCap: number,
+  onText: (t: string) => void,
+): void {
   let { order, afterInterruption } = c.end;
   for (const m of messages) {
     if (checkpointMarkerOf(m) !== undefined) {

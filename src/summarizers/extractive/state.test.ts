@@ -129,7 +129,10 @@ test("the next step is read to the cut: the kept last round, not only the span, 
   ];
   const sections = splitSections(extractiveSummary({ messages: span, following })).sections;
   const next = sections.get("Next step") ?? "";
-  assert.match(next, /^Done \(1 call ok\): changed auto_commit\.go; the step began "Wait - auto_commit stores/);
+  assert.match(
+    next,
+    /^Done \(1 call ok\): changed auto_commit\.go; the step began "Wait - auto_commit stores/,
+  );
   assert.ok(!next.includes("Now update `session.go`"), next);
   // The other sections describe the span alone (the kept round is read verbatim after the note).
   assert.ok(!(sections.get("Files changed") ?? "").includes("auto_commit.go"));
