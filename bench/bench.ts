@@ -8,14 +8,20 @@
  * measured in its own child process (this script run with `--child SPEC`), so
  * that peak RSS figures do not mix.
  *
- * Per input (`measure.ts`):
- * - `compact_ms`: `compactMessagesSafe` with the extractive summarizer and a
- *   target of 30 % of the estimated size: the median of the timed
- *   repetitions, taken at JIT steady state (up to 20 untimed warm-up runs,
- *   about 2 s at most, first); `compact_ms_cold` is the very first run;
- * - `parse_ms`: `JSON.parse` of the same input's JSON text (JSONL: every line;
- *   synthetic: `JSON.stringify(messages)`), median of the repetitions; the
- *   text is decoded before timing; `ratio` = compact / parse;
+ * Per input (`measure.ts`), `compactMessagesSafe` with the extractive
+ * summarizer and a target of 30 % of the estimated size, timed against
+ * `JSON.parse` of the same input's JSON text (JSONL: every line; synthetic:
+ * `JSON.stringify(messages)`; the text is decoded before timing):
+ * - cold, the headline (`cold_ms`, `cold_parse_ms`, `cold_ratio`): in each of
+ *   5 fresh processes (`--cold SPEC`), the parse timed, then the process's
+ *   first compaction, on freshly parsed messages (what every command-line
+ *   run pays); the medians, the ratio being the median of each process's own
+ *   ratio. `fresh_ms` / `fresh_ratio`: a second compaction in the same
+ *   processes on fresh messages again (code warm, nothing cached: a host
+ *   that rebuilds its history each turn); the growth per 10× is read from it;
+ * - warm (`warm_ms`, `parse_ms`, `warm_ratio`): the median of repeated
+ *   compactions of the same messages at JIT steady state (up to 20 untimed
+ *   warm-up runs, about 2 s at most, first), against the median parse;
  * - `peak_rss_mb` (the child's `maxRSS` after reading, importing, parsing and
  *   compacting the input, before the o200k tokenizer is loaded for the
  *   estimator comparison) against 3 × input size + 100 MB;
@@ -26,13 +32,23 @@
  * - fact retention over the summarized span (`retention.ts`).
  *
  * The checks against the targets (`targets.ts`), the summary and the printed
- * report are `report.ts`.
+ * report are `report.ts`. Exits 1 when a target is missed (a cold ratio over
+ * its limit, growth per 10× over 12×, peak RSS over its limit, …), else 0.
  *
  * Options: `--json`, `--only <substring>` (inputs whose name contains it),
  * `--no-synthetic`, `--sizes 1000,10000` (synthetic sizes).
  */
 import { fileURLToPath } from "node:url";
-import { inputSpecs, measure, runChild, type ChildFailure, type Measurement } from "./measure.js";
+import {
+  coldFigures,
+  inputSpecs,
+  measure,
+  measureCold,
+  runChild,
+  runCold,
+  type ChildFailure,
+  type Measurement,
+} from "./measure.js";
 import { measurementLine, printReport, summarize } from "./report.js";
 
 async function parent(args: string[]): Promise<void> {
@@ -49,22 +65,28 @@ async function parent(args: string[]): Promise<void> {
   const started = Date.now();
   for (const spec of specs) {
     if (!json) process.stderr.write(`measuring ${spec.replace(/^file:.*\//, "")} ...\n`);
-    const m = runChild(fileURLToPath(import.meta.url), spec);
-    if ("failed" in m) {
-      failures.push(m);
-      if (json) console.log(JSON.stringify(m));
+    const entry = fileURLToPath(import.meta.url);
+    const warm = runChild(entry, spec);
+    const cold = "failed" in warm ? warm : runCold(entry, spec);
+    if ("failed" in cold) {
+      failures.push(cold);
+      if (json) console.log(JSON.stringify(cold));
       continue;
     }
+    const m: Measurement = { ...(warm as Measurement), ...coldFigures(cold) };
     results.push(m);
     if (json) console.log(measurementLine(m));
   }
   const summary = summarize(results, failures, (Date.now() - started) / 1000);
   if (json) console.log(JSON.stringify(summary));
   else printReport(results, summary);
+  process.exitCode = summary.pass ? 0 : 1;
 }
 
 const argv = process.argv.slice(2);
-if (argv[0] === "--child") {
+if (argv[0] === "--cold") {
+  process.stdout.write(`${JSON.stringify(await measureCold(argv[1]!))}\n`);
+} else if (argv[0] === "--child") {
   const m = await measure(argv[1]!);
   process.stdout.write(`${JSON.stringify(m)}\n`);
 } else {

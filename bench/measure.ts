@@ -47,12 +47,23 @@ export interface Measurement {
   bytes: number;
   messages: number;
   reps: number;
+  /**
+   * Cold, the headline: the first compaction in a fresh process, on freshly
+   * parsed messages, against `JSON.parse` of the input timed just before it in
+   * the same process; medians over COLD_RUNS processes (`measureCold`).
+   */
+  cold_ms: number;
+  cold_parse_ms: number;
+  /** The median of the processes' own cold / parse ratios. */
+  cold_ratio: number;
+  cold_ratio_target: number | null;
+  /** A second compaction in the same processes, on fresh messages again (code warm, nothing cached). */
+  fresh_ms: number;
+  fresh_ratio: number;
+  /** Warm: the median of repeated compactions of the same messages at JIT steady state (caches filled). */
   parse_ms: number;
-  compact_ms: number;
-  /** The untimed first (cold) run, for reference. */
-  compact_ms_cold: number;
-  ratio: number;
-  ratio_target: number | null;
+  warm_ms: number;
+  warm_ratio: number;
   peak_rss_mb: number;
   rss_limit_mb: number;
   ok: boolean;
@@ -74,6 +85,17 @@ export interface Measurement {
 }
 
 export type ChildFailure = { input: string; failed: string };
+
+/** One cold run (`measureCold`): the figures of one fresh process. */
+export interface ColdRun {
+  parse_ms: number;
+  cold_ms: number;
+  parse2_ms: number;
+  fresh_ms: number;
+}
+
+/** Fresh processes per input for the cold figures (their median is reported). */
+export const COLD_RUNS = 5;
 
 const here = fileURLToPath(import.meta.url);
 const corpusDir = process.env.COMPACT_SAFE_CORPUS ?? join(here, "../../../../shared/corpus");
@@ -142,7 +164,96 @@ function trimRetention(f: RetentionFigure): RetentionOut {
   return { total: f.total, found: f.found, rate: f.rate, missed: f.missed };
 }
 
-/** The figures of one input (`file:PATH` or `synthetic:N`). */
+/** The JSON text of an input, for the parse baseline. */
+interface InputText {
+  text: string;
+  jsonl: boolean;
+}
+
+function parseText({ text, jsonl }: InputText): void {
+  if (jsonl) parseJsonl(text);
+  else JSON.parse(text);
+}
+
+/**
+ * Freshly parsed messages of an input, as a command-line run has them (the
+ * importer's output for a session file; a synthetic history re-parsed from
+ * its JSON), with the input's JSON text and the compaction target. The
+ * target is computed on a copy, so that nothing of these messages is cached.
+ */
+async function freshInput(spec: string): Promise<{ messages: Message[]; input: InputText; target: number }> {
+  let messages: Message[];
+  let input: InputText;
+  if (spec.startsWith("synthetic:")) {
+    const json = JSON.stringify(syntheticSession(Number(spec.slice("synthetic:".length))));
+    messages = JSON.parse(json) as Message[];
+    input = { text: json, jsonl: false };
+  } else {
+    const file = spec.slice("file:".length);
+    messages = liveContext((await importFile(file)).entries);
+    input = { text: readFileSync(file, "utf8"), jsonl: !(file.endsWith(".json") || file.endsWith(".traj")) };
+  }
+  const target = Math.floor(estimateTokens(structuredClone(messages)) * TARGET_FRACTION);
+  return { messages, input, target };
+}
+
+/**
+ * The cold figures of one input in this (fresh) process: `JSON.parse` of the
+ * input, then the process's first compaction, on messages nothing has
+ * touched; then the same again on a second fresh copy (code warm).
+ */
+export async function measureCold(spec: string): Promise<ColdRun> {
+  const first = await freshInput(spec);
+  gc();
+  const parse_ms = timeMs(() => parseText(first.input));
+  const cold = await timeMsAsync(() => compactMessagesSafe(first.messages, { target: first.target }));
+  const second = await freshInput(spec);
+  gc();
+  const parse2_ms = timeMs(() => parseText(second.input));
+  const fresh = await timeMsAsync(() => compactMessagesSafe(second.messages, { target: second.target }));
+  return { parse_ms, cold_ms: cold.ms, parse2_ms, fresh_ms: fresh.ms };
+}
+
+/** `measureCold(spec)` in `COLD_RUNS` fresh processes of `entry` (run as `entry --cold spec`). */
+export function runCold(entry: string, spec: string, runs = COLD_RUNS): ColdRun[] | ChildFailure {
+  const out: ColdRun[] = [];
+  for (let i = 0; i < runs; i++) {
+    const r = spawnSync(process.execPath, ["--expose-gc", "--max-old-space-size=4096", entry, "--cold", spec], {
+      encoding: "utf8",
+      maxBuffer: 16 * MB,
+    });
+    const last = (r.stdout ?? "").trim().split("\n").at(-1);
+    try {
+      if (r.status === 0 && last) {
+        out.push(JSON.parse(last) as ColdRun);
+        continue;
+      }
+    } catch {
+      /* fall through */
+    }
+    return {
+      input: spec,
+      failed: `cold run exited ${r.status ?? r.signal}: ${(r.stderr ?? "").trim().split("\n").slice(-3).join(" | ")}`,
+    };
+  }
+  return out;
+}
+
+/** The cold figures of `runs` (medians; the ratio is the median of each process's own ratio). */
+export function coldFigures(runs: readonly ColdRun[]): Pick<
+  Measurement,
+  "cold_ms" | "cold_parse_ms" | "cold_ratio" | "fresh_ms" | "fresh_ratio"
+> {
+  return {
+    cold_ms: median(runs.map((r) => r.cold_ms)),
+    cold_parse_ms: median(runs.map((r) => r.parse_ms)),
+    cold_ratio: median(runs.map((r) => r.cold_ms / r.parse_ms)),
+    fresh_ms: median(runs.map((r) => r.fresh_ms)),
+    fresh_ratio: median(runs.map((r) => r.fresh_ms / r.parse2_ms)),
+  };
+}
+
+/** The warm figures of one input (`file:PATH` or `synthetic:N`); the cold ones are added by the caller. */
 export async function measure(spec: string): Promise<Measurement> {
   let messages: Message[];
   let entries: JournalEntry[] | undefined;
@@ -183,7 +294,7 @@ export async function measure(spec: string): Promise<Measurement> {
   // One untimed warm-up run (JIT; it also fills the per-message token cache, as the
   // host's pressure checks do before it compacts), then the timed repetitions.
   gc();
-  const cold = await timeMsAsync(() => compactMessagesSafe(messages, { target }));
+  const cold = await timeMsAsync(() => compactMessagesSafe(messages, { target })); // untimed warm-up
   // Warm the JIT to steady state first (up to 20 runs, about 2 s at most), so the
   // figure compares the pass's steady cost with the native parser's, at every size alike.
   const warmStart = performance.now();
@@ -255,10 +366,15 @@ export async function measure(spec: string): Promise<Measurement> {
     messages: messages.length,
     reps,
     parse_ms,
-    compact_ms,
-    compact_ms_cold: cold.ms,
-    ratio: compact_ms / parse_ms,
-    ratio_target: kind === "corpus" ? TARGETS.corpusRatio : isBig ? TARGETS.synthetic100kRatio : null,
+    // Filled in by the parent from the cold processes.
+    cold_ms: NaN,
+    cold_parse_ms: NaN,
+    cold_ratio: NaN,
+    cold_ratio_target: kind === "corpus" ? TARGETS.corpusRatio : isBig ? TARGETS.synthetic100kRatio : null,
+    fresh_ms: NaN,
+    fresh_ratio: NaN,
+    warm_ms: compact_ms,
+    warm_ratio: compact_ms / parse_ms,
     peak_rss_mb: peakRssMb,
     rss_limit_mb: (TARGETS.rssFactor * bytes) / MB + TARGETS.rssBaseMb,
     ok: res.ok,

@@ -34,12 +34,12 @@ export function rowChecks(m: Measurement): Check[] {
     target: "ok",
     pass: m.ok && m.valid,
   });
-  if (m.ratio_target !== null)
+  if (m.cold_ratio_target !== null)
     checks.push({
-      name: "ratio",
-      value: fix(m.ratio, 2),
-      target: `<= ${m.ratio_target}`,
-      pass: m.ratio <= m.ratio_target,
+      name: "cold ratio",
+      value: fix(m.cold_ratio, 2),
+      target: `<= ${m.cold_ratio_target}`,
+      pass: m.cold_ratio <= m.cold_ratio_target,
     });
   checks.push({
     name: "rss",
@@ -114,10 +114,12 @@ export function summarize(results: Measurement[], failures: ChildFailure[], seco
     const x = syn.get(a);
     const y = syn.get(b);
     if (x && y) {
-      const f = y.compact_ms / x.compact_ms;
+      // On fresh messages with the code warm: the first call of a process also pays a fixed start-up
+      // (compiling the code), which would hide how the work itself grows.
+      const f = y.fresh_ms / x.fresh_ms;
       // For reference, the same ratio for the native parser and for the input bytes (memory and
       // cache effects make even JSON.parse grow faster than the input at these sizes).
-      const parse = y.parse_ms / x.parse_ms;
+      const parse = y.cold_parse_ms / x.cold_parse_ms;
       const bytes = y.bytes / x.bytes;
       scaling.push({
         name: `time ${a / 1000}k->${b / 1000}k`,
@@ -218,11 +220,13 @@ export function printReport(results: Measurement[], summary: Summary): void {
     "MB",
     "msgs",
     "parse ms",
-    "compact ms",
     "cold ms",
-    "ratio",
+    "cold ratio",
     "target",
     "",
+    "fresh",
+    "warm ms",
+    "warm ratio",
     "RSS MB",
     "limit",
     "",
@@ -248,12 +252,14 @@ export function printReport(results: Measurement[], summary: Summary): void {
       m.format,
       fix(m.bytes / MB, 2),
       String(m.messages),
-      fix(m.parse_ms, 1),
-      fix(m.compact_ms, 1),
-      fix(m.compact_ms_cold, 1),
-      fix(m.ratio, 2),
-      m.ratio_target === null ? "-" : `<=${m.ratio_target}`,
-      m.ratio_target === null ? "" : pf(m.ratio <= m.ratio_target),
+      fix(m.cold_parse_ms, 1),
+      fix(m.cold_ms, 1),
+      fix(m.cold_ratio, 2),
+      m.cold_ratio_target === null ? "-" : `<=${m.cold_ratio_target}`,
+      m.cold_ratio_target === null ? "" : pf(m.cold_ratio <= m.cold_ratio_target),
+      fix(m.fresh_ratio, 2),
+      fix(m.warm_ms, 1),
+      fix(m.warm_ratio, 2),
       fix(m.peak_rss_mb, 0),
       fix(m.rss_limit_mb, 0),
       pf(m.peak_rss_mb <= m.rss_limit_mb),

@@ -1,5 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import gitleaks from "./secret-rules/gitleaks.json" with { type: "json" };
 import {
   GITLEAKS_RULES_INFO,
   redactSecrets,
@@ -206,6 +207,17 @@ test("the gitleaks rule set is loaded as data; the rules left out are few and na
     GITLEAKS_RULES_INFO.dropped.map((d) => d.id),
     ["pkcs12-file"],
   );
+  // The rules are compiled on first use (when a text holds a keyword): every one must compile here.
+  for (const r of gitleaks.rules as {
+    id: string;
+    regex: string;
+    flags?: string;
+    allowlists?: { regexes?: { source: string; flags: string }[] }[];
+  }[]) {
+    assert.doesNotThrow(() => new RegExp(r.regex, `${r.flags ?? ""}dg`), r.id);
+    for (const a of r.allowlists ?? [])
+      for (const x of a.regexes ?? []) assert.doesNotThrow(() => new RegExp(x.source, x.flags), r.id);
+  }
 });
 
 test("gitleaks rules: provider tokens the hand rules do not know", () => {

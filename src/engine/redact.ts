@@ -222,13 +222,30 @@ interface Allowlist {
 }
 interface GitleaksRule {
   id: string;
-  re: RegExp;
+  /** The pattern's source and flags; compiled on the rule's first use (`ruleRegex`). */
+  source: string;
+  flags: string;
+  re?: RegExp;
   /** The length of the identifier run that the pattern's leading `[\w.-]{0,50}?` took in (0 when none). */
   lead: number;
   keywords: string[];
   secretGroup: number;
   entropy: number;
-  allowlists: Allowlist[];
+  allowlistData: AllowlistData[];
+  allowlists?: Allowlist[];
+}
+
+/**
+ * A rule's regex, compiled when a text first holds one of its keywords: most
+ * rules are never needed in a session, and compiling all of them up front
+ * was most of the first compaction's cost on a small session.
+ */
+function ruleRegex(r: GitleaksRule): RegExp {
+  return (r.re ??= new RegExp(r.source, r.flags));
+}
+
+function ruleAllowlists(r: GitleaksRule): Allowlist[] {
+  return (r.allowlists ??= r.allowlistData.map(compileAllowlist));
 }
 
 /** The source of the rule set, its rule count and the rules left out (with why). */
@@ -270,12 +287,13 @@ function gitleaksRules(): Compiled {
     // The leading lazy identifier run of gitleaks' "semi-generic" patterns only moves the match's start
     // back over the identifier; it is matched by hand after the rest (the regex tries ~50 characters at
     // every position otherwise, the costliest part of redaction).
-    re: new RegExp(r.regex.startsWith(LEAD) ? r.regex.slice(LEAD.length) : r.regex, `${r.flags ?? ""}dg`),
+    source: r.regex.startsWith(LEAD) ? r.regex.slice(LEAD.length) : r.regex,
+    flags: `${r.flags ?? ""}dg`,
     lead: r.regex.startsWith(LEAD) ? 50 : 0,
     keywords: r.keywords,
     secretGroup: r.secretGroup ?? 0,
     entropy: r.entropy ?? 0,
-    allowlists: (r.allowlists ?? []).map(compileAllowlist),
+    allowlistData: r.allowlists ?? [],
   }));
   const byKeyword = new Map<string, number[]>();
   const always: number[] = [];
@@ -367,10 +385,11 @@ function gitleaksFindings(text: string): Span[] {
   const spans: Span[] = [];
   for (const id of candidates.sort((a, b) => a - b)) {
     const rule = g.rules[id]!;
-    rule.re.lastIndex = 0;
-    for (let m = rule.re.exec(text); m !== null; m = rule.re.exec(text)) {
+    const re = ruleRegex(rule);
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
       if (m[0].length === 0) {
-        rule.re.lastIndex++;
+        re.lastIndex++;
         continue;
       }
       let group = rule.secretGroup;
@@ -389,7 +408,7 @@ function gitleaksFindings(text: string): Span[] {
         return text.slice(s, e === -1 ? text.length : e);
       };
       if (allowed(g.global, secret, match, line)) continue;
-      if (rule.allowlists.some((a) => allowed(a, secret, match, line))) continue;
+      if (ruleAllowlists(rule).some((a) => allowed(a, secret, match, line))) continue;
       spans.push({ start: at[0], end: at[1], kind: rule.id });
     }
   }
