@@ -12,18 +12,20 @@
  * summarizer and a target of 30 % of the estimated size, timed against
  * `JSON.parse` of the same input's JSON text (JSONL: every line; synthetic:
  * `JSON.stringify(messages)`; the text is decoded before timing):
- * - cold, the headline (`cold_ms`, `cold_parse_ms`, `cold_ratio`): in each of
- *   5 fresh processes (`--cold SPEC`), the parse timed, then the process's
- *   first compaction, on freshly parsed messages (what every command-line
- *   run pays); the medians, the ratio being the median of each process's own
- *   ratio. `fresh_ms` / `fresh_ratio`: a second compaction in the same
- *   processes on fresh messages again (code warm, nothing cached: a host
- *   that rebuilds its history each turn); the growth per 10× is read from it;
+ * - cold, the headline (`cold_ms`, `cold_parse_ms`, `cold_ratio`): a
+ *   compaction of freshly parsed messages, nothing of them cached (what every
+ *   command-line run and a host that rebuilds its history each turn pay), in
+ *   3 fresh processes (`--cold SPEC`), 7 timed pairs of parse and compaction
+ *   each, interleaved, after the code is at JIT steady state (untimed runs
+ *   on fresh copies, up to 500 within about 1.5 s); the medians. `first_ms`
+ *   is a process's very first compaction, which also compiles the library's
+ *   code (a start-up cost whatever the size), reported beside it; the growth
+ *   per 10x is read from the cold figures;
  * - warm (`warm_ms`, `parse_ms`, `warm_ratio`): the median of repeated
- *   compactions of the same messages at JIT steady state (up to 20 untimed
- *   warm-up runs, about 2 s at most, first), against the median parse;
+ *   compactions of the same messages at JIT steady state (the same untimed
+ *   warm-up first), against the median parse;
  * - `peak_rss_mb` (the child's `maxRSS` after reading, importing, parsing and
- *   compacting the input, before the o200k tokenizer is loaded for the
+ *   compacting the input once, before the o200k tokenizer is loaded for the
  *   estimator comparison) against 3 × input size + 100 MB;
  * - tokens before and after, path, ok, and whether the replacement passes
  *   `validateSurvivalContract`;

@@ -16,6 +16,8 @@ import { validateSurvivalContract } from "../src/contract/validate.js";
 import { billedRequests, estimatorError, median, type EstimatorError } from "./billed.js";
 import { measureRetention, type RetentionFigure } from "./retention.js";
 import { syntheticSession } from "./synthetic.js";
+import { extractiveSummarizer } from "../src/summarizers/index.js";
+import { SYSTEM_PROMPT, buildUserPrompt } from "../src/summarizers/prompt.js";
 import { TARGETS } from "./targets.js";
 
 export const MB = 1024 * 1024;
@@ -48,24 +50,37 @@ export interface Measurement {
   messages: number;
   reps: number;
   /**
-   * Cold, the headline: the first compaction in a fresh process, on freshly
-   * parsed messages, against `JSON.parse` of the input timed just before it in
-   * the same process; medians over COLD_RUNS processes (`measureCold`).
+   * Cold, the headline: a compaction of freshly parsed messages (nothing of
+   * them cached, as every command-line run and a host that rebuilds its
+   * history each turn have them), against `JSON.parse` of the input timed
+   * just before it; per fresh process (`measureCold`) the median of
+   * COLD_REPS such pairs after the code is compiled, then the median over
+   * COLD_RUNS processes. `cold_ratio` is the median of the pairs' own ratios.
    */
   cold_ms: number;
   cold_parse_ms: number;
-  /** The median of the processes' own cold / parse ratios. */
   cold_ratio: number;
   cold_ratio_target: number | null;
-  /** A second compaction in the same processes, on fresh messages again (code warm, nothing cached). */
-  fresh_ms: number;
-  fresh_ratio: number;
+  /**
+   * The process's very first compaction (the median over the processes), on
+   * fresh messages too: it also pays for compiling the library's code, a
+   * start-up cost of its own whatever the input's size; and its ratio.
+   */
+  first_ms: number;
+  first_ratio: number;
   /** Warm: the median of repeated compactions of the same messages at JIT steady state (caches filled). */
   parse_ms: number;
   warm_ms: number;
   warm_ratio: number;
   peak_rss_mb: number;
   rss_limit_mb: number;
+  /**
+   * What an LLM summarizer would be sent for this compaction (its system
+   * prompt and the user turn built from the same request): characters and
+   * estimated tokens; null when the compaction took no summary.
+   */
+  summarizer_input_chars: number | null;
+  summarizer_input_tokens: number | null;
   ok: boolean;
   path: string | null;
   error: string | null;
@@ -88,14 +103,23 @@ export type ChildFailure = { input: string; failed: string };
 
 /** One cold run (`measureCold`): the figures of one fresh process. */
 export interface ColdRun {
+  /** The process's first compaction and the parse timed before it. */
+  first_ms: number;
+  first_parse_ms: number;
+  /** Medians of the timed pairs that followed (parse, then a compaction of fresh messages). */
   parse_ms: number;
   cold_ms: number;
-  parse2_ms: number;
-  fresh_ms: number;
+  ratio: number;
 }
 
 /** Fresh processes per input for the cold figures (their median is reported). */
-export const COLD_RUNS = 5;
+export const COLD_RUNS = 3;
+/**
+ * Timed pairs per process, after untimed compactions of fresh copies that
+ * bring the code to JIT steady state (as for the warm figures: WARMUP_RUNS
+ * within WARMUP_MS).
+ */
+export const COLD_REPS = 7;
 
 const here = fileURLToPath(import.meta.url);
 const corpusDir = process.env.COMPACT_SAFE_CORPUS ?? join(here, "../../../../shared/corpus");
@@ -147,13 +171,18 @@ function parseJsonl(text: string): number {
 }
 
 /**
- * Timed repetitions per input (each after one untimed warm-up; the median is
- * reported). Small inputs take a few milliseconds, where one run is mostly
- * JIT warm-up and scheduler noise on a shared machine, so they get more runs.
+ * Untimed warm-up runs before the timed ones, to JIT steady state: up to 500
+ * within about 1.5 seconds (a small input takes a few milliseconds, and its
+ * code is still being optimised after 20 runs: up to 3x slower there; a
+ * large input gets a few). Then the timed repetitions (their median is
+ * reported): small inputs get more, one run of them being mostly scheduler
+ * noise on a shared machine.
  */
-/** Untimed warm-up runs after the cold run: up to 20, within about 2 seconds (so large inputs get a few). */
-const WARMUP_RUNS = 20;
-const WARMUP_MS = 2000;
+const WARMUP_RUNS = 500;
+const WARMUP_MS = 1500;
+// No forced collection between warm-up runs: a full collection forced after every run kept the
+// code from ever reaching its optimised tiers (3-4x slower on small inputs); one is forced before
+// each timed run only.
 
 function repsFor(messages: number): number {
   if (messages <= 20_000) return 15;
@@ -198,30 +227,56 @@ async function freshInput(spec: string): Promise<{ messages: Message[]; input: I
 }
 
 /**
- * The cold figures of one input in this (fresh) process: `JSON.parse` of the
- * input, then the process's first compaction, on messages nothing has
- * touched; then the same again on a second fresh copy (code warm).
+ * The cold figures of one input in this (fresh) process: the parse of the
+ * input, then the process's first compaction; then, once the code is
+ * compiled, COLD_REPS pairs of a parse and a compaction of messages parsed
+ * afresh (nothing of them cached), interleaved so that both meet the same
+ * machine load.
  */
 export async function measureCold(spec: string): Promise<ColdRun> {
   const first = await freshInput(spec);
   gc();
-  const parse_ms = timeMs(() => parseText(first.input));
-  const cold = await timeMsAsync(() => compactMessagesSafe(first.messages, { target: first.target }));
-  const second = await freshInput(spec);
-  gc();
-  const parse2_ms = timeMs(() => parseText(second.input));
-  const fresh = await timeMsAsync(() => compactMessagesSafe(second.messages, { target: second.target }));
-  return { parse_ms, cold_ms: cold.ms, parse2_ms, fresh_ms: fresh.ms };
+  const first_parse_ms = timeMs(() => parseText(first.input));
+  const firstRun = await timeMsAsync(() => compactMessagesSafe(first.messages, { target: first.target }));
+  const json = JSON.stringify(first.messages);
+  const copy = (): Message[] => JSON.parse(json) as Message[];
+  const warmStart = performance.now();
+  for (let i = 0; i < WARMUP_RUNS && performance.now() - warmStart < WARMUP_MS; i++) {
+    await compactMessagesSafe(copy(), { target: first.target });
+  }
+  const parses: number[] = [];
+  const colds: number[] = [];
+  const ratios: number[] = [];
+  for (let i = 0; i < COLD_REPS; i++) {
+    const messages = copy();
+    gc();
+    const p = timeMs(() => parseText(first.input));
+    const c = await timeMsAsync(() => compactMessagesSafe(messages, { target: first.target }));
+    parses.push(p);
+    colds.push(c.ms);
+    ratios.push(c.ms / p);
+  }
+  return {
+    first_ms: firstRun.ms,
+    first_parse_ms,
+    parse_ms: median(parses),
+    cold_ms: median(colds),
+    ratio: median(ratios),
+  };
 }
 
 /** `measureCold(spec)` in `COLD_RUNS` fresh processes of `entry` (run as `entry --cold spec`). */
 export function runCold(entry: string, spec: string, runs = COLD_RUNS): ColdRun[] | ChildFailure {
   const out: ColdRun[] = [];
   for (let i = 0; i < runs; i++) {
-    const r = spawnSync(process.execPath, ["--expose-gc", "--max-old-space-size=4096", entry, "--cold", spec], {
-      encoding: "utf8",
-      maxBuffer: 16 * MB,
-    });
+    const r = spawnSync(
+      process.execPath,
+      ["--expose-gc", "--max-old-space-size=4096", entry, "--cold", spec],
+      {
+        encoding: "utf8",
+        maxBuffer: 16 * MB,
+      },
+    );
     const last = (r.stdout ?? "").trim().split("\n").at(-1);
     try {
       if (r.status === 0 && last) {
@@ -240,16 +295,15 @@ export function runCold(entry: string, spec: string, runs = COLD_RUNS): ColdRun[
 }
 
 /** The cold figures of `runs` (medians; the ratio is the median of each process's own ratio). */
-export function coldFigures(runs: readonly ColdRun[]): Pick<
-  Measurement,
-  "cold_ms" | "cold_parse_ms" | "cold_ratio" | "fresh_ms" | "fresh_ratio"
-> {
+export function coldFigures(
+  runs: readonly ColdRun[],
+): Pick<Measurement, "cold_ms" | "cold_parse_ms" | "cold_ratio" | "first_ms" | "first_ratio"> {
   return {
     cold_ms: median(runs.map((r) => r.cold_ms)),
     cold_parse_ms: median(runs.map((r) => r.parse_ms)),
-    cold_ratio: median(runs.map((r) => r.cold_ms / r.parse_ms)),
-    fresh_ms: median(runs.map((r) => r.fresh_ms)),
-    fresh_ratio: median(runs.map((r) => r.fresh_ms / r.parse2_ms)),
+    cold_ratio: median(runs.map((r) => r.ratio)),
+    first_ms: median(runs.map((r) => r.first_ms)),
+    first_ratio: median(runs.map((r) => r.first_ms / r.first_parse_ms)),
   };
 }
 
@@ -295,12 +349,15 @@ export async function measure(spec: string): Promise<Measurement> {
   // host's pressure checks do before it compacts), then the timed repetitions.
   gc();
   const cold = await timeMsAsync(() => compactMessagesSafe(messages, { target })); // untimed warm-up
-  // Warm the JIT to steady state first (up to 20 runs, about 2 s at most), so the
-  // figure compares the pass's steady cost with the native parser's, at every size alike.
+  // Peak RSS of holding the input and compacting it once, taken before the warm-up runs (whose
+  // garbage is not collected between runs), the parse timing (which holds a second copy) and the
+  // o200k tokenizer.
+  const peakRssMb = process.resourceUsage().maxRSS / 1024;
+  // Warm the JIT to steady state first (WARMUP_RUNS within WARMUP_MS), so the figure
+  // compares the pass's steady cost with the native parser's, at every size alike.
   const warmStart = performance.now();
   for (let i = 0; i < WARMUP_RUNS && performance.now() - warmStart < WARMUP_MS; i++) {
     await compactMessagesSafe(messages, { target });
-    gc();
   }
   const compactTimes: number[] = [];
   let result: CompactResult = cold.value;
@@ -312,9 +369,6 @@ export async function measure(spec: string): Promise<Measurement> {
   }
   const compact_ms = median(compactTimes);
   const res = result;
-  // Peak RSS of holding the input and compacting it, taken before the parse timing
-  // (which holds a second copy) and before the o200k tokenizer is loaded.
-  const peakRssMb = process.resourceUsage().maxRSS / 1024;
 
   const { text, jsonl } = jsonText();
   JSON.parse(jsonl ? (text.split("\n", 1)[0] ?? "null") || "null" : "null"); // warm the parser entry
@@ -324,6 +378,23 @@ export async function measure(spec: string): Promise<Measurement> {
     parseTimes.push(timeMs(() => (jsonl ? parseJsonl(text) : JSON.parse(text))));
   }
   const parse_ms = median(parseTimes);
+
+  // The LLM summarizers' input for the same compaction: the request the engine makes, rendered as they
+  // render it (the extractive summarizer then answers, so the compaction is the same).
+  const llm: { input: string | null } = { input: null };
+  const extractive = extractiveSummarizer();
+  await compactMessagesSafe(messages, {
+    target,
+    summarizer: {
+      name: extractive.name,
+      model: extractive.model,
+      summarize: (req) => {
+        llm.input = `${SYSTEM_PROMPT}\n${buildUserPrompt(req)}`;
+        return extractive.summarize(req);
+      },
+    },
+  });
+  const sent = llm.input;
 
   let valid = false;
   let retention: Measurement["retention"] = null;
@@ -371,12 +442,14 @@ export async function measure(spec: string): Promise<Measurement> {
     cold_parse_ms: NaN,
     cold_ratio: NaN,
     cold_ratio_target: kind === "corpus" ? TARGETS.corpusRatio : isBig ? TARGETS.synthetic100kRatio : null,
-    fresh_ms: NaN,
-    fresh_ratio: NaN,
+    first_ms: NaN,
+    first_ratio: NaN,
     warm_ms: compact_ms,
     warm_ratio: compact_ms / parse_ms,
     peak_rss_mb: peakRssMb,
     rss_limit_mb: (TARGETS.rssFactor * bytes) / MB + TARGETS.rssBaseMb,
+    summarizer_input_chars: sent === null ? null : sent.length,
+    summarizer_input_tokens: sent === null ? null : fastEstimator.text(sent),
     ok: res.ok,
     path: res.ok ? res.path : null,
     error: res.ok ? null : `${res.error.kind}: ${res.error.message}`,

@@ -11,6 +11,8 @@ import {
   renderSystemPrompt,
   renderTranscript,
   TOOL_RESULT_CHARS,
+  OLD_RESULT_CHARS,
+  RECENT_RESULTS,
 } from "./prompt.js";
 import { SECTIONS, SUMMARY_SECTIONS } from "./extractive/index.js";
 import { repoRoot } from "../../test/support.js";
@@ -175,6 +177,31 @@ test("the kept messages after the span: numbered on, in their own block, by thei
   assert.ok(!p.includes("ghp_abcdefghijklmnopqrstuvwxyz0123456789"));
   // Nothing kept after the span: no block.
   assert.ok(!buildUserPrompt({ messages: span }).includes("<<<KEPT"));
+});
+
+test("the summarizer's input: old results by head and tail, a file read again later shown once, recent results at full bound", () => {
+  const messages: Message[] = [{ role: "user", content: [{ type: "text", text: "Fix it." }] }];
+  const call = (id: string, name: string, input: unknown, content: string): void => {
+    messages.push({ role: "assistant", content: [{ type: "tool_use", id, name, input }] });
+    messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: id, content }] });
+  };
+  call("r1", "Read", { file_path: "src/a.ts" }, "A-OLD ".repeat(1000));
+  for (let i = 0; i < RECENT_RESULTS + 2; i++)
+    call(`b${i}`, "Bash", { command: `step ${i}` }, `out${i} `.repeat(1000));
+  call("r2", "Read", { file_path: "src/a.ts" }, "A-NEW ".repeat(1000));
+  const t = renderTranscript(messages);
+  const shown = (id: string): string => t.split(`(tool result for id=${id}) `)[1]!.split("\n\n[")[0]!;
+  // The first read of src/a.ts points at the later one, which is shown (it is recent).
+  assert.match(
+    shown("r1"),
+    /^\[6000 characters: the same file is read again at \[\d+\], its content is shown there\]$/,
+  );
+  assert.ok(!t.includes("A-OLD"));
+  assert.ok(shown("r2").length <= TOOL_RESULT_CHARS + 80 && shown("r2").startsWith("A-NEW"));
+  // Older results by head and tail within the smaller bound, with their size; the recent ones within the full one.
+  assert.ok(shown("b0").length <= OLD_RESULT_CHARS + 80, String(shown("b0").length));
+  assert.match(shown("b0"), /of 5000 characters cut/);
+  assert.ok(shown(`b${RECENT_RESULTS + 1}`).length > OLD_RESULT_CHARS + 80);
 });
 
 test("a template without the {{sections}} placeholder is refused with its file name", () => {

@@ -11,12 +11,15 @@ import { fileURLToPath } from "node:url";
 import type { Message } from "../model/index.js";
 import type { SummaryRequest } from "./types.js";
 import { DEFAULT_SUMMARY_TOKENS, SECTIONS } from "./extractive/sections.js";
-import { checkpointMarkerOf, safeHead, safeTail } from "./transcript.js";
+import { checkpointMarkerOf, PATH_FIELDS, safeHead, safeTail } from "./transcript.js";
 import { redactSecrets } from "../engine/redact.js";
 import { unwrapUserText } from "./extractive/user-text.js";
 
 /** Per-block bounds when rendering the transcript (characters). */
 export const TOOL_RESULT_CHARS = 4000;
+/** Older tool results (before the last RECENT_RESULTS) are shown by head and tail within this bound. */
+export const OLD_RESULT_CHARS = 1200;
+export const RECENT_RESULTS = 8;
 export const TOOL_INPUT_CHARS = 2000;
 export const THINKING_CHARS = 1000;
 
@@ -76,12 +79,60 @@ export function boundedRedacted(s: string, max: number): string {
 /** The messages kept verbatim after the span are shown to the summarizer within this many characters (their end kept). */
 export const FOLLOWING_CHARS = 4_000;
 
+/** The file a read-only tool call reads (`Read`, `read_file`, `view`, …): its path, else undefined. */
+function readPath(name: unknown, input: unknown): string | undefined {
+  if (typeof name !== "string" || !/^(read|view|cat|open)(_?file)?$/i.test(name)) return undefined;
+  if (input === null || typeof input !== "object") return undefined;
+  const rec = input as Record<string, unknown>;
+  for (const k of PATH_FIELDS) if (typeof rec[k] === "string" && rec[k] !== "") return rec[k] as string;
+  return undefined;
+}
+
+/**
+ * What the transcript shows of each tool result, by call id: the bound of its
+ * text (the last RECENT_RESULTS results get TOOL_RESULT_CHARS, older ones
+ * OLD_RESULT_CHARS), or, for a read of a file that is read again later in
+ * the span, the number of the message with the later read (the file's
+ * content is shown once, as last read).
+ */
+function resultPlan(
+  messages: readonly Message[],
+  first: number,
+): Map<string, number | { readAgainAt: number }> {
+  const reads = new Map<string, string>();
+  const results: { id: string; at: number }[] = [];
+  messages.forEach((m, at) => {
+    for (const b of m.content) {
+      const rec = b as Record<string, unknown>;
+      if (b.type === "tool_use" && typeof rec.id === "string") {
+        const p = readPath(rec.name, rec.input);
+        if (p !== undefined) reads.set(rec.id, p);
+      } else if (b.type === "tool_result" && typeof rec.tool_use_id === "string")
+        results.push({ id: rec.tool_use_id, at });
+    }
+  });
+  const plan = new Map<string, number | { readAgainAt: number }>();
+  const lastReadOf = new Map<string, number>();
+  for (let k = results.length - 1; k >= 0; k--) {
+    const { id, at } = results[k]!;
+    const path = reads.get(id);
+    const later = path === undefined ? undefined : lastReadOf.get(path);
+    if (later !== undefined) plan.set(id, { readAgainAt: later + first });
+    else plan.set(id, results.length - k <= RECENT_RESULTS ? TOOL_RESULT_CHARS : OLD_RESULT_CHARS);
+    if (path !== undefined && later === undefined) lastReadOf.set(path, at);
+  }
+  return plan;
+}
+
 /**
  * The transcript as plain text, one message after another, each block bounded
- * and redacted; numbered from `first` (1).
+ * and redacted; numbered from `first` (1). Old tool results are shown by
+ * head and tail with their size, and a file read again later by a line
+ * pointing at the later read (see `resultPlan`).
  */
 export function renderTranscript(messages: readonly Message[], first = 1): string {
   const parts: string[] = [];
+  const plan = resultPlan(messages, first);
   messages.forEach((m, at) => {
     const i = at + first - 1;
     const marker = checkpointMarkerOf(m);
@@ -114,8 +165,13 @@ export function renderTranscript(messages: readonly Message[], first = 1): strin
         case "tool_result": {
           const err = rec.is_error === true ? " error" : "";
           const content = typeof rec.content === "string" ? rec.content : stringify(rec.content);
+          const how = plan.get(stringify(rec.tool_use_id)) ?? TOOL_RESULT_CHARS;
           lines.push(
-            `(tool result${err} for id=${stringify(rec.tool_use_id)}) ${boundedRedacted(content, TOOL_RESULT_CHARS)}`,
+            `(tool result${err} for id=${stringify(rec.tool_use_id)}) ${
+              typeof how === "number"
+                ? boundedRedacted(content, how)
+                : `[${content.length} characters: the same file is read again at [${how.readAgainAt}], its content is shown there]`
+            }`,
           );
           break;
         }
