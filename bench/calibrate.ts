@@ -18,7 +18,7 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { importFile } from "../src/formats/index.js";
 import type { Block, Message } from "../src/model/index.js";
-import { FAST_CALIBRATION, blockCostText, isProseBlock, type FastCalibration } from "../src/engine/tokens.js";
+import { FAST_CALIBRATION, blockChars, isProseBlock, type FastCalibration } from "../src/engine/tokens.js";
 import { billedRequests, median, type BilledRequest } from "./billed.js";
 
 interface Features {
@@ -49,11 +49,10 @@ function blockFeatures(b: Block, f: Features): void {
     return;
   }
   if (b.type === "tool_use" || b.type === "tool_result") f.tools++;
-  const s = blockCostText(b);
-  let other = 0;
-  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) >= 0x80) other++;
-  if (isProseBlock(b)) f.prose += s.length - other;
-  else f.code += s.length - other;
+  // The same counts as the fast estimator's (a tool input counted as JSON, not stringified).
+  const { ascii, other } = blockChars(b);
+  if (isProseBlock(b)) f.prose += ascii;
+  else f.code += ascii;
   f.other += other;
   if (b.type === "tool_result")
     for (const c of (b as { content_blocks?: Block[] }).content_blocks ?? []) blockFeatures(c, f);

@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Message } from "../model/index.js";
+import { ModelError } from "../model/schema.js";
 import {
   FAST_CALIBRATION,
   calibrateOverhead,
@@ -8,6 +9,7 @@ import {
   estimateTokens,
   exactEstimator,
   fastEstimator,
+  jsonChars,
   priorThinkingFor,
   type TokenEstimator,
 } from "./tokens.js";
@@ -182,4 +184,35 @@ test("priorThinkingFor follows the model's documented behaviour", () => {
   assert.equal(priorThinkingFor("claude-3-7-sonnet-20250219"), "drop");
   assert.equal(priorThinkingFor("gpt-5-codex"), "keep");
   assert.equal(priorThinkingFor(undefined), "keep");
+});
+
+test("jsonChars counts a tool input as JSON.stringify writes it, without building the text; a cycle is refused", () => {
+  const input = {
+    command: ["bash", "-lc", "ls -la"],
+    n: 12,
+    ok: true,
+    none: null,
+    deep: { é: "café ☕" },
+    e: [],
+  };
+  const text = JSON.stringify(input);
+  let other = 0;
+  for (const ch of text) if (ch.charCodeAt(0) >= 0x80) other += ch.length;
+  assert.deepEqual(jsonChars(input), { ascii: text.length - other, other });
+  // Escapes are not counted: a string counts its own length.
+  assert.equal(jsonChars({ patch: 'a\n"b"' }).ascii, JSON.stringify({ patch: 'a\n"b"' }).length - 3);
+  const cyclic: Record<string, unknown> = { a: 1 };
+  cyclic.self = cyclic;
+  assert.throws(
+    () => jsonChars(cyclic, "tool_use.input"),
+    (e: Error) => e instanceof ModelError && /tool_use\.input/.test(e.message),
+  );
+  // The fast estimator counts a call by these counts: within a token of the stringified text's cost.
+  const call: Message = { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "Bash", input }] };
+  const viaText = Math.ceil(
+    (`Bash ${text}`.length - other) / FAST_CALIBRATION.codeCharsPerToken +
+      other * FAST_CALIBRATION.nonAsciiTokensPerChar,
+  );
+  const framing = FAST_CALIBRATION.perMessage + FAST_CALIBRATION.perBlock + FAST_CALIBRATION.perToolBlock;
+  assert.equal(createFastEstimator().message(call), framing + viaText);
 });

@@ -36,6 +36,7 @@
  */
 import type { Block, Message } from "../model/types.js";
 import { ModelError, checkDepth } from "../model/schema.js";
+import { MAX_MESSAGE_DEPTH } from "../model/depth.js";
 
 export interface TokenEstimator {
   readonly name: string;
@@ -91,12 +92,87 @@ export const FAST_CALIBRATION: FastCalibration = Object.freeze({
 
 /** Counts ASCII characters and other UTF-16 code units of a string. */
 function charClasses(s: string): { ascii: number; other: number } {
+  const other = nonAscii(s);
+  return { ascii: s.length - other, other };
+}
+
+// eslint-disable-next-line no-control-regex
+const NON_ASCII_RUN = /[^\x00-\x7f]+/g;
+
+/** The UTF-16 code units of `s` outside ASCII (runs are found by the regex engine, not a loop). */
+function nonAscii(s: string): number {
   // Fast path: most agent text is pure ASCII, and a regex test is much cheaper than a loop.
   // eslint-disable-next-line no-control-regex
-  if (/^[\x00-\x7f]*$/.test(s)) return { ascii: s.length, other: 0 };
+  if (/^[\x00-\x7f]*$/.test(s)) return 0;
   let other = 0;
-  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) >= 0x80) other++;
-  return { ascii: s.length - other, other };
+  NON_ASCII_RUN.lastIndex = 0;
+  for (let m = NON_ASCII_RUN.exec(s); m !== null; m = NON_ASCII_RUN.exec(s)) other += m[0].length;
+  return other;
+}
+
+/**
+ * The characters of a JSON value as `JSON.stringify` writes it, counted
+ * without building the text: ASCII (punctuation, keys, numbers, string
+ * contents) and other code units. Escapes are not counted (a string counts
+ * its own length): on a large tool input (a patch, a file written) building
+ * the JSON text cost more than everything else the estimate does. Nesting is
+ * walked with a stack, not recursion, at most MAX_MESSAGE_DEPTH levels (a
+ * deeper or cyclic value gets the `ModelError` of `checkDepth`).
+ */
+export function jsonChars(value: unknown, path = "value"): { ascii: number; other: number } {
+  let ascii = 0;
+  let other = 0;
+  const todo: unknown[] = [value];
+  const depths: number[] = [1];
+  while (todo.length > 0) {
+    const v = todo.pop();
+    const depth = depths.pop()!;
+    if (depth > MAX_MESSAGE_DEPTH && v !== null && typeof v === "object") {
+      checkDepth(value, path);
+      throw new ModelError(path, `nested deeper than ${MAX_MESSAGE_DEPTH} levels (the limit)`);
+    }
+    if (typeof v === "string") {
+      const o = nonAscii(v);
+      other += o;
+      ascii += v.length - o + 2;
+    } else if (typeof v === "number" || typeof v === "boolean") ascii += String(v).length;
+    else if (v === null || v === undefined) ascii += 4;
+    else if (Array.isArray(v)) {
+      ascii += 1 + Math.max(1, v.length);
+      for (let i = v.length - 1; i >= 0; i--) {
+        todo.push(v[i]);
+        depths.push(depth + 1);
+      }
+    } else if (typeof v === "object") {
+      const keys = Object.keys(v);
+      ascii += 1 + Math.max(1, keys.length);
+      for (const k of keys) {
+        const o = nonAscii(k);
+        other += o;
+        ascii += k.length - o + 3;
+        todo.push((v as Record<string, unknown>)[k]);
+        depths.push(depth + 1);
+      }
+    }
+  }
+  return { ascii, other };
+}
+
+/**
+ * The characters a block costs for the fast estimator: those of
+ * `blockCostText`, with a tool call's input counted as JSON by `jsonChars`
+ * (never stringified).
+ */
+export function blockChars(b: Block): { ascii: number; other: number } {
+  if (b.type === "tool_use") {
+    const t = b as { name: string; input: unknown };
+    const name = typeof t.name === "string" ? t.name : String(t.name);
+    const input =
+      typeof t.input === "string" ? charClasses(t.input) : jsonChars(t.input ?? null, "tool_use.input");
+    const n = nonAscii(name);
+    return { ascii: input.ascii + name.length - n + 1, other: input.other + n };
+  }
+  return charClasses(blockCostText(b));
 }
 
 function isImageBlock(b: Block): boolean {
@@ -140,9 +216,11 @@ export function blockCostText(b: Block): string {
 }
 
 type TextCost = (s: string, prose: boolean) => number;
+/** A block's cost from its character counts (the fast estimator), instead of its text. */
+type CharsCost = (chars: { ascii: number; other: number }, prose: boolean) => number;
 
 /** A block and the blocks nested in it (`content_blocks` of tool results), walked without recursion. */
-function blockTokens(block: Block, cost: TextCost, cal: FastCalibration): number {
+function blockTokens(block: Block, cost: TextCost, cal: FastCalibration, chars?: CharsCost): number {
   let n = 0;
   const todo: Block[] = [block];
   for (let b = todo.pop(); b !== undefined; b = todo.pop()) {
@@ -152,7 +230,7 @@ function blockTokens(block: Block, cost: TextCost, cal: FastCalibration): number
       continue;
     }
     if (b.type === "tool_use" || b.type === "tool_result") n += cal.perToolBlock;
-    n += cost(blockCostText(b), isProseBlock(b));
+    n += chars ? chars(blockChars(b), isProseBlock(b)) : cost(blockCostText(b), isProseBlock(b));
     if (b.type === "tool_result") {
       const nested = (b as { content_blocks?: Block[] }).content_blocks;
       if (nested) for (let i = nested.length - 1; i >= 0; i--) todo.push(nested[i]!);
@@ -172,7 +250,12 @@ function explainOverflow(e: unknown, m: Message): never {
   throw e;
 }
 
-function makeEstimator(name: string, cost: TextCost, cal: FastCalibration): TokenEstimator {
+function makeEstimator(
+  name: string,
+  cost: TextCost,
+  cal: FastCalibration,
+  chars?: CharsCost,
+): TokenEstimator {
   // One cache entry per content array: [whole message, its thinking blocks]. Keyed on
   // `m.content` rather than `m`, so that the shallow copies the engine makes (e.g. to
   // clear recorded usage) hit the cache: only the role and the content are counted.
@@ -185,7 +268,7 @@ function makeEstimator(name: string, cost: TextCost, cal: FastCalibration): Toke
     let unsigned = 0;
     try {
       for (const b of m.content) {
-        const t = blockTokens(b, cost, cal);
+        const t = blockTokens(b, cost, cal, chars);
         n += t;
         if (isThinkingBlock(b)) {
           thinking += t;
@@ -223,14 +306,15 @@ export function createFastEstimator(
   }
   if (!(cal.proseCharsPerToken > 0) || !(cal.codeCharsPerToken > 0))
     throw new RangeError("calibration characters per token must be > 0");
-  const cost: TextCost = (s, prose) => {
-    if (s.length === 0) return 0;
-    const { ascii, other } = charClasses(s);
-    return Math.ceil(
-      ascii / (prose ? cal.proseCharsPerToken : cal.codeCharsPerToken) + other * cal.nonAsciiTokensPerChar,
-    );
-  };
-  return makeEstimator(name, cost, cal);
+  const chars: CharsCost = ({ ascii, other }, prose) =>
+    ascii + other === 0
+      ? 0
+      : Math.ceil(
+          ascii / (prose ? cal.proseCharsPerToken : cal.codeCharsPerToken) +
+            other * cal.nonAsciiTokensPerChar,
+        );
+  const cost: TextCost = (s, prose) => (s.length === 0 ? 0 : chars(charClasses(s), prose));
+  return makeEstimator(name, cost, cal, chars);
 }
 
 /** The default: fast, heuristic, cached per message object. */

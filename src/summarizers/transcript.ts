@@ -61,48 +61,22 @@ export function safeTail(s: string, max: number): string {
 /** Longest output `oneLine` builds: every caller clips its result far below this. */
 const ONE_LINE_MAX = 1024;
 
-function isSpaceCode(c: number): boolean {
-  return (
-    c === 0x20 ||
-    (c >= 0x09 && c <= 0x0d) ||
-    c === 0xa0 ||
-    c === 0x2028 ||
-    c === 0x2029 ||
-    c === 0xfeff ||
-    (c >= 0x2000 && c <= 0x200a) ||
-    c === 0x1680 ||
-    c === 0x202f ||
-    c === 0x205f ||
-    c === 0x3000
-  );
-}
+/** A run of white space as JavaScript's `\s` has it (Unicode spaces, line breaks, the BOM). */
+const SPACE_RUN = /\s+/g;
 
 /**
  * Collapse whitespace runs (including newlines) to one space and trim, building
- * at most `max` characters (a single pass that stops early on long inputs).
+ * at most `max` characters. Only a head of the input is read: twice what the
+ * result needs, doubled until the collapsed head gives `max` characters (or is
+ * the whole input), so a long input costs no more than its head.
  */
 export function oneLine(s: string, max = ONE_LINE_MAX): string {
-  let out = "";
-  let pendingSpace = false;
-  let runStart = -1;
-  for (let i = 0; i < s.length && out.length + (runStart === -1 ? 0 : i - runStart) <= max; i++) {
-    const c = s.charCodeAt(i);
-    if (isSpaceCode(c)) {
-      if (runStart !== -1) {
-        out += s.slice(runStart, i);
-        runStart = -1;
-      }
-      pendingSpace = out.length > 0;
-      continue;
-    }
-    if (runStart === -1) {
-      if (pendingSpace) out += " ";
-      pendingSpace = false;
-      runStart = i;
-    }
+  for (let take = 2 * max + 2; ; take *= 2) {
+    const whole = take >= s.length;
+    // Collapsing a head gives a prefix of the collapsed whole (a run cut at the end still reads as one space).
+    const out = (whole ? s : s.slice(0, take)).replace(SPACE_RUN, " ").trim();
+    if (whole || out.length > max) return out.length > max ? safeHead(out, max) : out;
   }
-  if (runStart !== -1) out += s.slice(runStart, Math.min(s.length, runStart + max));
-  return out.length > max ? safeHead(out, max) : out;
 }
 
 function asRecord(v: unknown): Record<string, unknown> | undefined {
