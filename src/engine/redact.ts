@@ -58,8 +58,14 @@ const END = `(?![${B}])`;
 interface Rule {
   kind: HandSecretKind;
   re: RegExp;
-  /** A literal the match needs, checked first (for patterns that do not start with one). */
-  hint?: RegExp;
+  /**
+   * What the match needs, checked first: literals one of which it holds
+   * (found with `includes`, a plain string search: a regex alternation of
+   * literals scanned the text several times slower), or a regex.
+   */
+  hint?: string[] | RegExp;
+  /** Like `hint`, looked up in the lower-cased text (case-insensitive literals). */
+  lowerHint?: string[];
   /** Lower-case words one of which the match holds, looked up in the lower-cased text first. */
   words?: string[];
   /** Build the replacement from the match (default: the marker alone). */
@@ -80,12 +86,12 @@ const RULES: Rule[] = [
   },
   {
     kind: "anthropic-api-key",
-    hint: /sk-ant-/,
+    hint: ["sk-ant-"],
     re: new RegExp(`${START}sk-ant-[a-z0-9]+-[A-Za-z0-9_\\-]{20,}${END}`, "g"),
   },
   {
     kind: "openai-api-key",
-    hint: /sk-/,
+    hint: ["sk-"],
     // sk-..., sk-proj-..., sk-svcacct-..., sk-admin-...; at least 20 body characters with a digit and a letter.
     re: new RegExp(
       `${START}sk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?(?=[A-Za-z0-9_\\-]*[0-9])(?=[A-Za-z0-9_\\-]*[A-Za-z])[A-Za-z0-9_\\-]{20,}${END}`,
@@ -94,49 +100,49 @@ const RULES: Rule[] = [
   },
   {
     kind: "github-token",
-    hint: /gh[pousr]_|github_pat_/,
+    hint: ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
     re: new RegExp(`${START}(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})${END}`, "g"),
   },
   {
     kind: "slack-token",
-    hint: /xox[abprs]-/,
+    hint: ["xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"],
     re: new RegExp(`${START}xox[abprs]-[A-Za-z0-9]+-[A-Za-z0-9\\-]{8,}${END}`, "g"),
   },
   {
     kind: "aws-access-key-id",
-    hint: /AKIA|ASIA/,
+    hint: ["AKIA", "ASIA"],
     re: /(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])/g,
   },
   {
     kind: "aws-secret-access-key",
-    hint: /secret/i,
+    lowerHint: ["secret"],
     re: /\b(aws_?secret_?access_?key|AWS_SECRET_ACCESS_KEY|SecretAccessKey)(["']?\s*[:=]\s*["']?)([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])/gi,
     replace: (_m, name, sep) => `${name}${sep}${redactionMarker("aws-secret-access-key")}`,
   },
-  { kind: "google-api-key", hint: /AIza/, re: new RegExp(`${START}AIza[0-9A-Za-z_\\-]{35}${END}`, "g") },
+  { kind: "google-api-key", hint: ["AIza"], re: new RegExp(`${START}AIza[0-9A-Za-z_\\-]{35}${END}`, "g") },
   {
     kind: "stripe-key",
-    hint: /_live_|_test_/,
+    hint: ["_live_", "_test_"],
     re: new RegExp(`${START}(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}${END}`, "g"),
   },
   {
     kind: "bearer-token",
     // The Authorization header (any token of 8+ characters), keeping the header name.
-    hint: /authorization/i,
+    lowerHint: ["authorization"],
     re: /\b(Authorization["']?\s*[:=]\s*["']?Bearer\s+)([A-Za-z0-9._~+/-]{8,}=*)/gi,
     replace: (_m, head) => `${head}${redactionMarker("bearer-token")}`,
   },
   {
     kind: "bearer-token",
     // A bare "Bearer <token>" only when the token looks like one: 20+ characters with a digit.
-    hint: /Bearer/,
+    hint: ["Bearer"],
     re: /\b(Bearer\s+)(?=[A-Za-z0-9._~+/-]*[0-9])([A-Za-z0-9._~+/-]{20,}=*)/g,
     replace: (_m, head) => `${head}${redactionMarker("bearer-token")}`,
   },
   {
     kind: "url-password",
     // scheme://user:password@host, keeping scheme, user and host; placeholders ($VAR, ${VAR}, <pw>, ***) are left alone.
-    hint: /:\/\/[^\s:/?#@"'<>]+:[^\s/?#@"'<>]+@/,
+    hint: ["://"],
     re: /\b([a-z][a-z0-9+.-]*:\/\/)([^\s:/?#@"'<>]+):([^\s/?#@"'<>]+)@(?=[^\s/?#@]+)/gi,
     replace: (m, scheme, user, pass) =>
       /^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^>]*>|\*+|x+|\[REDACTED:[a-z-]+\])$/i.test(pass)
@@ -146,14 +152,14 @@ const RULES: Rule[] = [
   {
     kind: "basic-auth",
     // The Authorization header with Basic credentials, keeping the header name.
-    hint: /authorization/i,
+    lowerHint: ["authorization"],
     re: /\b(Authorization["']?\s*[:=]\s*["']?Basic\s+)([A-Za-z0-9+/]{8,}={0,2})/gi,
     replace: (_m, head) => `${head}${redactionMarker("basic-auth")}`,
   },
   {
     kind: "env-secret",
     // NAME_PASSWORD=…, DB_SECRET: …, X_API_KEY="…" (an upper-case name that says what it holds), keeping the name.
-    hint: /PASS|SECRET|TOKEN|KEY|CREDENTIAL/,
+    hint: ["PASS", "SECRET", "TOKEN", "KEY", "CREDENTIAL"],
     re: /(?<![A-Za-z0-9_])([A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH_?KEY|APP_?KEY|CREDENTIALS?)[A-Z0-9_]*)(\s*[:=]\s*["']?)([^\s"'`;,)}\]]{4,})/g,
     replace: (m, name, sep, value) =>
       isPlaceholder(value) ? m : `${name}${sep}${redactionMarker("env-secret")}`,
@@ -167,14 +173,14 @@ const RULES: Rule[] = [
   },
   {
     kind: "azure-account-key",
-    hint: /AccessKey=|AccountKey=/,
+    hint: ["AccessKey=", "AccountKey="],
     // Azure storage / service bus connection strings.
     re: /\b((?:AccountKey|SharedAccessKey)=)([A-Za-z0-9+/]{20,}={0,2})/g,
     replace: (_m, head) => `${head}${redactionMarker("azure-account-key")}`,
   },
   {
     kind: "google-oauth-client-secret",
-    hint: /GOCSPX-/,
+    hint: ["GOCSPX-"],
     re: new RegExp(`${START}GOCSPX-[A-Za-z0-9_\\-]{20,}${END}`, "g"),
   },
 ];
@@ -359,9 +365,9 @@ interface Span {
 }
 
 /** The secrets the gitleaks rules find in `text` (spans of the secret group, not of the whole match). */
-function gitleaksFindings(text: string): Span[] {
+function gitleaksFindings(text: string, lowered?: string): Span[] {
   const g = gitleaksRules();
-  const lower = text.toLowerCase();
+  const lower = lowered ?? text.toLowerCase();
   if (g.stamp === 0xffffffff) {
     g.marks.fill(0);
     g.stamp = 0;
@@ -422,10 +428,14 @@ export function redactSecretsWithReport(text: string): RedactionReport {
   let lower: string | undefined;
   for (const rule of RULES) {
     // Each rule first checks the literal it needs (most texts have none).
-    if (rule.hint && !rule.hint.test(out)) continue;
-    if (rule.words) {
+    if (rule.hint) {
+      const hint = rule.hint;
+      if (Array.isArray(hint) ? !hint.some((h) => out.includes(h)) : !hint.test(out)) continue;
+    }
+    const needLower = rule.lowerHint ?? rule.words;
+    if (needLower) {
       lower ??= text.toLowerCase();
-      if (!rule.words.some((w) => lower!.includes(w))) continue;
+      if (!needLower.some((w) => lower!.includes(w))) continue;
     }
     rule.re.lastIndex = 0;
     out = out.replace(rule.re, (...args: unknown[]) => {
@@ -438,7 +448,8 @@ export function redactSecretsWithReport(text: string): RedactionReport {
       return replacement;
     });
   }
-  const spans = gitleaksFindings(out);
+  // The lower-cased text of the hand rules serves when they changed nothing.
+  const spans = gitleaksFindings(out, out === text ? lower : undefined);
   if (spans.length === 0) return { text: out, counts };
   // Overlapping findings of several rules become one marker (the earliest, then longest, names it).
   spans.sort((a, b) => a.start - b.start || b.end - a.end);
