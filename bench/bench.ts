@@ -9,7 +9,8 @@
  * that peak RSS figures do not mix.
  *
  * Per input (`measure.ts`), `compactMessagesSafe` with the extractive
- * summarizer and a target of 30 % of the estimated size, timed against
+ * summarizer and a target of 30 % of the estimated size, timed (in CPU time of
+ * the process: a shared machine's load stretches wall-clock time) against
  * `JSON.parse` of the same input's JSON text (JSONL: every line; synthetic:
  * `JSON.stringify(messages)`; the text is decoded before timing):
  * - cold, the headline (`cold_ms`, `cold_parse_ms`, `cold_ratio`): a

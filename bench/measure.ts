@@ -142,16 +142,29 @@ export function inputSpecs(sizes: readonly number[], only: string | undefined): 
   );
 }
 
+/**
+ * Times are the process's CPU time (user + system, microsecond resolution):
+ * on a shared machine a loaded core stretches wall-clock time by whatever
+ * else runs (seen here: the same compaction from 11 to 36 ms wall-clock
+ * within minutes), while CPU time stays within a few percent. On an idle
+ * machine the two agree for this single-threaded work (collector threads
+ * count too, which can only make the compaction look slower).
+ */
+function cpuMs(since: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(since);
+  return (d.user + d.system) / 1000;
+}
+
 function timeMs(fn: () => void): number {
-  const t = process.hrtime.bigint();
+  const t = process.cpuUsage();
   fn();
-  return Number(process.hrtime.bigint() - t) / 1e6;
+  return cpuMs(t);
 }
 
 async function timeMsAsync<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
-  const t = process.hrtime.bigint();
+  const t = process.cpuUsage();
   const value = await fn();
-  return { ms: Number(process.hrtime.bigint() - t) / 1e6, value };
+  return { ms: cpuMs(t), value };
 }
 
 const gc = (): void => (globalThis as { gc?: () => void }).gc?.();

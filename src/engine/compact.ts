@@ -39,7 +39,7 @@ import {
 } from "./replacement.js";
 import { pruneOldResults, type PruneStats } from "./prune.js";
 import { clearBilledUsage, defaultTarget } from "./pressure.js";
-import { redactSecrets } from "./redact.js";
+import { openRedactionScope, redactSecrets } from "./redact.js";
 import type { LiveState } from "./live-state.js";
 import { CONSTANTS } from "../model/constants.js";
 
@@ -377,6 +377,17 @@ export async function compactMessagesSafe(
   messages: readonly Message[],
   options: CompactOptions = {},
 ): Promise<CompactResult> {
+  // A text redacted twice in this compaction (an older user message kept, and quoted in the note)
+  // is redacted once; nothing is remembered past the compaction.
+  const closeScope = openRedactionScope();
+  try {
+    return await compact(messages, options);
+  } finally {
+    closeScope();
+  }
+}
+
+async function compact(messages: readonly Message[], options: CompactOptions): Promise<CompactResult> {
   parseMessages(messages, "messages");
   const estimator = options.estimator ?? fastEstimator;
   const trigger = options.trigger ?? "auto";

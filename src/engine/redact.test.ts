@@ -1,8 +1,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import gitleaks from "./secret-rules/gitleaks.json" with { type: "json" };
+import type { Message } from "../model/index.js";
+import { compactMessagesSafe } from "./compact.js";
 import {
   GITLEAKS_RULES_INFO,
+  openRedactionScope,
+  redactionMemoSize,
   redactSecrets,
   redactSecretsWithReport,
   redactValue,
@@ -269,4 +273,36 @@ test("redactValue redacts every string of a tool input and keeps unchanged value
   assert.equal(out.nested, input.nested, "unchanged parts are shared");
   const clean = { a: "plain", b: [1, 2] };
   assert.equal(redactValue(clean), clean);
+});
+
+test("within a redaction scope a long text is redacted once; nothing is kept once the last scope closes", async () => {
+  const token = j("ghp_", alnum.slice(0, 36));
+  const text = `deploy with ${token} ${"and more words ".repeat(30)}`;
+  assert.equal(redactionMemoSize(), 0);
+  redactSecretsWithReport(text);
+  assert.equal(redactionMemoSize(), 0, "no scope: no memo");
+  const close = openRedactionScope();
+  const closeInner = openRedactionScope();
+  const a = redactSecretsWithReport(text);
+  const b = redactSecretsWithReport(text);
+  assert.equal(redactionMemoSize(), 1);
+  assert.equal(a.text, b.text);
+  assert.ok(!b.text.includes(token));
+  a.counts["github-token"] = 99;
+  assert.equal(redactSecretsWithReport(text).counts["github-token"], 1, "each caller gets its own counts");
+  closeInner();
+  closeInner();
+  assert.equal(redactionMemoSize(), 1, "an outer scope is still open");
+  close();
+  assert.equal(redactionMemoSize(), 0);
+  // A compaction opens and closes its own scope.
+  const history: Message[] = [
+    { role: "user", content: [{ type: "text", text }] },
+    { role: "assistant", content: [{ type: "text", text: "ok ".repeat(400) }] },
+    { role: "user", content: [{ type: "text", text: "next" }] },
+    { role: "assistant", content: [{ type: "text", text: "done" }] },
+  ];
+  const r = await compactMessagesSafe(history, { target: 50 });
+  assert.ok(r.ok);
+  assert.equal(redactionMemoSize(), 0);
 });

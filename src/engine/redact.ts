@@ -421,8 +421,48 @@ function gitleaksFindings(text: string, lowered?: string): Span[] {
   return spans;
 }
 
+/**
+ * Redaction within one compaction: the same text is often redacted twice
+ * there (an older user message kept verbatim, and quoted in the note), so
+ * while a scope is open (`openRedactionScope`, which `compactMessagesSafe`
+ * holds for its whole run) a text of MEMO_MIN characters or more is redacted
+ * once. The memo is emptied when the last open scope closes: nothing is kept
+ * from one compaction to the next (a later compaction of the same history
+ * pays in full, as a fresh process would), and redaction being a pure
+ * function, sharing it between compactions that overlap is harmless.
+ */
+const MEMO_MIN = 256;
+const MEMO_MAX = 512;
+const memo = new Map<string, RedactionReport>();
+let openScopes = 0;
+
+/** Texts held by the memo now (0 whenever no compaction runs): for tests and diagnostics. */
+export function redactionMemoSize(): number {
+  return memo.size;
+}
+
+/** Opens a redaction scope; the function returned closes it (once). */
+export function openRedactionScope(): () => void {
+  openScopes++;
+  let closed = false;
+  return () => {
+    if (closed) return;
+    closed = true;
+    if (--openScopes === 0) memo.clear();
+  };
+}
+
 /** Replace secret-like strings with markers that name their kind, and count them. */
 export function redactSecretsWithReport(text: string): RedactionReport {
+  if (openScopes === 0 || text.length < MEMO_MIN) return redactWithReport(text);
+  const hit = memo.get(text);
+  if (hit !== undefined) return { text: hit.text, counts: { ...hit.counts } };
+  const r = redactWithReport(text);
+  if (memo.size < MEMO_MAX) memo.set(text, { text: r.text, counts: { ...r.counts } });
+  return r;
+}
+
+function redactWithReport(text: string): RedactionReport {
   const counts: Partial<Record<SecretKind, number>> = {};
   let out = text;
   let lower: string | undefined;
