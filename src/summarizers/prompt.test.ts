@@ -11,6 +11,7 @@ import {
   renderSystemPrompt,
   renderTranscript,
   TOOL_RESULT_CHARS,
+  OLD_INPUT_CHARS,
   OLD_RESULT_CHARS,
   RECENT_RESULTS,
 } from "./prompt.js";
@@ -62,8 +63,8 @@ test("the transcript: tool results bounded with their size, checkpoints labelled
   assert.match(t, /\[1\] earlier summary \(checkpoint\):/);
   assert.match(t, /\(thinking\) hmm/);
   assert.match(t, /\(redacted thinking\)/);
-  assert.match(t, /\(tool call Read id=t1\) \{"file_path":"a\.ts"\}/);
-  assert.match(t, /\(tool result error for id=t1\)/);
+  assert.match(t, /\(tool call Read c1\) \{"file_path":"a\.ts"\}/);
+  assert.match(t, /\(tool result error for c1\)/);
   assert.match(t, /\[… \d+ of 50009 characters cut …\]/);
   assert.ok(t.includes("TAIL-MARK"), "the tail is kept");
   assert.ok(t.length < TOOL_RESULT_CHARS + 1000);
@@ -179,29 +180,44 @@ test("the kept messages after the span: numbered on, in their own block, by thei
   assert.ok(!buildUserPrompt({ messages: span }).includes("<<<KEPT"));
 });
 
-test("the summarizer's input: old results by head and tail, a file read again later shown once, recent results at full bound", () => {
+test("the summarizer's input: old calls and results in brief, a file read again later shown once, the recent part at full bound", () => {
   const messages: Message[] = [{ role: "user", content: [{ type: "text", text: "Fix it." }] }];
   const call = (id: string, name: string, input: unknown, content: string): void => {
     messages.push({ role: "assistant", content: [{ type: "tool_use", id, name, input }] });
     messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: id, content }] });
   };
+  const patch = `*** Begin Patch\n*** Update File: src/a.ts\n${"+ added line\n".repeat(400)}*** End Patch`;
   call("r1", "Read", { file_path: "src/a.ts" }, "A-OLD ".repeat(1000));
+  call("p1", "apply_patch", { input: patch, workdir: "/repo" }, "Done!");
   for (let i = 0; i < RECENT_RESULTS + 2; i++)
-    call(`b${i}`, "Bash", { command: `step ${i}` }, `out${i} `.repeat(1000));
+    call(`b${i}`, "Bash", { command: `step ${i}`, timeout: 60000 }, `out${i} `.repeat(1000));
   call("r2", "Read", { file_path: "src/a.ts" }, "A-NEW ".repeat(1000));
   const t = renderTranscript(messages);
-  const shown = (id: string): string => t.split(`(tool result for id=${id}) `)[1]!.split("\n\n[")[0]!;
+  // Call ids are numbered in order: r1 c1, p1 c2, b0..b9 c3..c12, r2 c13.
+  const shown = (id: string): string => t.split(`(tool result for ${id}) `)[1]!.split("\n\n[")[0]!;
+  const callOf = (id: string): string =>
+    t.split(new RegExp(`\\(tool call \\w+ ${id}\\) `))[1]!.split("\n")[0]!;
   // The first read of src/a.ts points at the later one, which is shown (it is recent).
   assert.match(
-    shown("r1"),
+    shown("c1"),
     /^\[6000 characters: the same file is read again at \[\d+\], its content is shown there\]$/,
   );
   assert.ok(!t.includes("A-OLD"));
-  assert.ok(shown("r2").length <= TOOL_RESULT_CHARS + 80 && shown("r2").startsWith("A-NEW"));
+  assert.ok(shown("c13").length <= TOOL_RESULT_CHARS + 80 && shown("c13").startsWith("A-NEW"));
   // Older results by head and tail within the smaller bound, with their size; the recent ones within the full one.
-  assert.ok(shown("b0").length <= OLD_RESULT_CHARS + 80, String(shown("b0").length));
-  assert.match(shown("b0"), /of 5000 characters cut/);
-  assert.ok(shown(`b${RECENT_RESULTS + 1}`).length > OLD_RESULT_CHARS + 80);
+  assert.ok(shown("c3").length <= OLD_RESULT_CHARS + 80, String(shown("c3").length));
+  assert.match(shown("c3"), /of 5000 characters cut/);
+  assert.ok(shown("c12").length > OLD_RESULT_CHARS + 80);
+  // An old call by its fields (a patch by its head, with its size); a recent one as JSON.
+  assert.equal(callOf("c3"), "command=step 0, timeout=60000");
+  const oldPatch = callOf("c2");
+  assert.match(
+    oldPatch,
+    /^input=\*\*\* Begin Patch \*\*\* Update File: src\/a\.ts|^input=\*\*\* Begin Patch/,
+  );
+  assert.match(oldPatch, /…\[\d+ chars\], workdir=\/repo$/);
+  assert.ok(oldPatch.length <= OLD_INPUT_CHARS + 80, String(oldPatch.length));
+  assert.equal(callOf("c12"), '{"command":"step 9","timeout":60000}');
 });
 
 test("a template without the {{sections}} placeholder is refused with its file name", () => {

@@ -11,17 +11,35 @@ import { fileURLToPath } from "node:url";
 import type { Message } from "../model/index.js";
 import type { SummaryRequest } from "./types.js";
 import { DEFAULT_SUMMARY_TOKENS, SECTIONS } from "./extractive/sections.js";
-import { checkpointMarkerOf, PATH_FIELDS, safeHead, safeTail } from "./transcript.js";
+import {
+  checkpointMarkerOf,
+  normalizeInput,
+  oneLine,
+  PATH_FIELDS,
+  safeHead,
+  safeTail,
+} from "./transcript.js";
 import { redactSecrets } from "../engine/redact.js";
 import { unwrapUserText } from "./extractive/user-text.js";
 
-/** Per-block bounds when rendering the transcript (characters). */
-export const TOOL_RESULT_CHARS = 4000;
-/** Older tool results (before the last RECENT_RESULTS) are shown by head and tail within this bound. */
-export const OLD_RESULT_CHARS = 1200;
-export const RECENT_RESULTS = 8;
+/**
+ * Per-block bounds when rendering the transcript (characters). The recent
+ * part of the span (from the message of its RECENT_RESULTS-th last tool
+ * result on) gets the larger bounds; older blocks the smaller ones: an old
+ * result by head and tail (its first line says what happened), an old call
+ * by its fields (paths and commands longest), old thinking by its start.
+ */
+export const RECENT_RESULTS = 6;
+export const TOOL_RESULT_CHARS = 2000;
+export const OLD_RESULT_CHARS = 400;
 export const TOOL_INPUT_CHARS = 2000;
-export const THINKING_CHARS = 1000;
+export const OLD_INPUT_CHARS = 400;
+export const THINKING_CHARS = 600;
+export const OLD_THINKING_CHARS = 200;
+/** In an old call's digest: a path or command field up to this many characters, any other field less. */
+const KEY_FIELD_CHARS = 300;
+const OTHER_FIELD_CHARS = 80;
+const KEY_FIELDS = new Set<string>([...PATH_FIELDS, "command", "cmd", "pattern", "query", "url"]);
 
 /** The template file of the system prompt (`prompts/summarizer-system.md`, shipped with the package). */
 export const SYSTEM_PROMPT_TEMPLATE = fileURLToPath(
@@ -89,16 +107,57 @@ function readPath(name: unknown, input: unknown): string | undefined {
 }
 
 /**
+ * An old tool call's input in a few words: each field as `name=value` on one
+ * line, a path or command up to KEY_FIELD_CHARS, anything else up to
+ * OTHER_FIELD_CHARS, each with its size when cut; redacted before it is cut.
+ */
+function inputDigest(input: unknown): string {
+  const v = normalizeInput(input);
+  if (v === null || typeof v !== "object" || Array.isArray(v))
+    return boundedRedacted(stringify(v), OLD_INPUT_CHARS);
+  const parts: string[] = [];
+  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+    const text =
+      typeof x === "string"
+        ? x
+        : Array.isArray(x) && x.every((e) => typeof e === "string")
+          ? x.join(" ")
+          : stringify(x);
+    const keep = KEY_FIELDS.has(k) ? KEY_FIELD_CHARS : OTHER_FIELD_CHARS;
+    // On one line (a patch or a script reads as its first words), redacted before it is cut.
+    const line = oneLine(text, keep + REDACT_MARGIN);
+    const shown =
+      line.length <= keep && text.length <= keep + REDACT_MARGIN
+        ? redactSecrets(line)
+        : `${safeHead(redactSecrets(line), keep)}…[${text.length} chars]`;
+    parts.push(`${k}=${shown}`);
+  }
+  return bounded(parts.join(", "), OLD_INPUT_CHARS);
+}
+
+/** A short id per tool call id (`c1`, `c2`, …), shared by the span and the kept messages. */
+function shortId(ids: Map<string, string>, id: unknown): string {
+  const key = stringify(id);
+  let s = ids.get(key);
+  if (s === undefined) {
+    s = `c${ids.size + 1}`;
+    ids.set(key, s);
+  }
+  return s;
+}
+
+/**
  * What the transcript shows of each tool result, by call id: the bound of its
  * text (the last RECENT_RESULTS results get TOOL_RESULT_CHARS, older ones
  * OLD_RESULT_CHARS), or, for a read of a file that is read again later in
  * the span, the number of the message with the later read (the file's
- * content is shown once, as last read).
+ * content is shown once, as last read). `recentFrom`: the index of the
+ * message where the recent part starts.
  */
 function resultPlan(
   messages: readonly Message[],
   first: number,
-): Map<string, number | { readAgainAt: number }> {
+): { plan: Map<string, number | { readAgainAt: number }>; recentFrom: number } {
   const reads = new Map<string, string>();
   const results: { id: string; at: number }[] = [];
   messages.forEach((m, at) => {
@@ -121,7 +180,8 @@ function resultPlan(
     else plan.set(id, results.length - k <= RECENT_RESULTS ? TOOL_RESULT_CHARS : OLD_RESULT_CHARS);
     if (path !== undefined && later === undefined) lastReadOf.set(path, at);
   }
-  return plan;
+  const recentFrom = results.length <= RECENT_RESULTS ? 0 : results[results.length - RECENT_RESULTS]!.at;
+  return { plan, recentFrom };
 }
 
 /**
@@ -130,11 +190,16 @@ function resultPlan(
  * head and tail with their size, and a file read again later by a line
  * pointing at the later read (see `resultPlan`).
  */
-export function renderTranscript(messages: readonly Message[], first = 1): string {
+export function renderTranscript(
+  messages: readonly Message[],
+  first = 1,
+  ids: Map<string, string> = new Map(),
+): string {
   const parts: string[] = [];
-  const plan = resultPlan(messages, first);
+  const { plan, recentFrom } = resultPlan(messages, first);
   messages.forEach((m, at) => {
     const i = at + first - 1;
+    const recent = at >= recentFrom;
     const marker = checkpointMarkerOf(m);
     const head = marker !== undefined ? `[${i + 1}] earlier summary (checkpoint)` : `[${i + 1}] ${m.role}`;
     const lines: string[] = [head + ":"];
@@ -151,7 +216,10 @@ export function renderTranscript(messages: readonly Message[], first = 1): strin
         }
         case "thinking":
           lines.push(
-            `(thinking) ${boundedRedacted(typeof rec.thinking === "string" ? rec.thinking : "", THINKING_CHARS)}`,
+            `(thinking) ${boundedRedacted(
+              typeof rec.thinking === "string" ? rec.thinking : "",
+              recent ? THINKING_CHARS : OLD_THINKING_CHARS,
+            )}`,
           );
           break;
         case "redacted_thinking":
@@ -159,7 +227,9 @@ export function renderTranscript(messages: readonly Message[], first = 1): strin
           break;
         case "tool_use":
           lines.push(
-            `(tool call ${stringify(rec.name)} id=${stringify(rec.id)}) ${boundedRedacted(stringify(rec.input), TOOL_INPUT_CHARS)}`,
+            `(tool call ${stringify(rec.name)} ${shortId(ids, rec.id)}) ${
+              recent ? boundedRedacted(stringify(rec.input), TOOL_INPUT_CHARS) : inputDigest(rec.input)
+            }`,
           );
           break;
         case "tool_result": {
@@ -167,7 +237,7 @@ export function renderTranscript(messages: readonly Message[], first = 1): strin
           const content = typeof rec.content === "string" ? rec.content : stringify(rec.content);
           const how = plan.get(stringify(rec.tool_use_id)) ?? TOOL_RESULT_CHARS;
           lines.push(
-            `(tool result${err} for id=${stringify(rec.tool_use_id)}) ${
+            `(tool result${err} for ${shortId(ids, rec.tool_use_id)}) ${
               typeof how === "number"
                 ? boundedRedacted(content, how)
                 : `[${content.length} characters: the same file is read again at [${how.readAgainAt}], its content is shown there]`
@@ -192,13 +262,14 @@ export function renderTranscript(messages: readonly Message[], first = 1): strin
  * carry a digest of the transcript, so the transcript cannot close them.
  */
 export function buildUserPrompt(request: SummaryRequest): string {
-  const transcript = renderTranscript(request.messages);
+  const ids = new Map<string, string>();
+  const transcript = renderTranscript(request.messages, 1, ids);
   const following = request.following ?? [];
   // What stays verbatim after the span, by its end (where the work stands): read for the next step only.
   const kept =
     following.length === 0
       ? ""
-      : keepEnd(renderTranscript(following, request.messages.length + 1), FOLLOWING_CHARS);
+      : keepEnd(renderTranscript(following, request.messages.length + 1, ids), FOLLOWING_CHARS);
   const tag = createHash("sha256").update(transcript).update("\0").update(kept).digest("hex").slice(0, 16);
   const begin = `<<<TRANSCRIPT ${tag} BEGIN>>>`;
   const end = `<<<TRANSCRIPT ${tag} END>>>`;
