@@ -193,7 +193,9 @@ test("the summarizer's input: old calls and results in brief, a file read again 
     call(`b${i}`, "Bash", { command: `step ${i}`, timeout: 60000 }, `out${i} `.repeat(1000));
   call("r2", "Read", { file_path: "src/a.ts" }, "A-NEW ".repeat(1000));
   const t = renderTranscript(messages);
-  // Call ids are numbered in order: r1 c1, p1 c2, b0..b9 c3..c12, r2 c13.
+  // Call ids are numbered in order: r1 c1, p1 c2, the Bash calls c3 to `lastBash`, then r2.
+  const lastBash = `c${2 + RECENT_RESULTS + 2}`;
+  const r2 = `c${2 + RECENT_RESULTS + 3}`;
   const shown = (id: string): string => t.split(`(tool result for ${id}) `)[1]!.split("\n\n[")[0]!;
   const callOf = (id: string): string =>
     t.split(new RegExp(`\\(tool call \\w+ ${id}\\) `))[1]!.split("\n")[0]!;
@@ -203,11 +205,11 @@ test("the summarizer's input: old calls and results in brief, a file read again 
     /^\[6000 characters: the same file is read again at \[\d+\], its content is shown there\]$/,
   );
   assert.ok(!t.includes("A-OLD"));
-  assert.ok(shown("c13").length <= TOOL_RESULT_CHARS + 80 && shown("c13").startsWith("A-NEW"));
+  assert.ok(shown(r2).length <= TOOL_RESULT_CHARS + 80 && shown(r2).startsWith("A-NEW"));
   // Older results by head and tail within the smaller bound, with their size; the recent ones within the full one.
   assert.ok(shown("c3").length <= OLD_RESULT_CHARS + 80, String(shown("c3").length));
   assert.match(shown("c3"), /of 5000 characters cut/);
-  assert.ok(shown("c12").length > OLD_RESULT_CHARS + 80);
+  assert.ok(shown(lastBash).length > OLD_RESULT_CHARS + 80);
   // An old call by its fields (a patch by its head, with its size); a recent one as JSON.
   assert.equal(callOf("c3"), "command=step 0, timeout=60000");
   const oldPatch = callOf("c2");
@@ -217,7 +219,7 @@ test("the summarizer's input: old calls and results in brief, a file read again 
   );
   assert.match(oldPatch, /…\[\d+ chars\], workdir=\/repo$/);
   assert.ok(oldPatch.length <= OLD_INPUT_CHARS + 80, String(oldPatch.length));
-  assert.equal(callOf("c12"), '{"command":"step 9","timeout":60000}');
+  assert.equal(callOf(lastBash), `{"command":"step ${RECENT_RESULTS + 1}","timeout":60000}`);
 });
 
 test("a template without the {{sections}} placeholder is refused with its file name", () => {
