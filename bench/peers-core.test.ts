@@ -133,7 +133,7 @@ test("gatherRows: cold is the median of the children's ratios, warm from the fir
     report("compact-safe", 1, { cold_ms: 6 }), // 3.0
     report("pi", 1, { cold_ms: 10 }),
     report("compact-safe", 2, { cold_ms: 4 }), // 2.0
-    { lib: "pi", input: "s.jsonl", rep: 2, failed: "timed out after 60 s" },
+    { lib: "pi", input: "s.jsonl", kind: "corpus", rep: 2, failed: "timed out after 60 s" },
   ];
   const rows = gatherRows(reports);
   assert.deepEqual(
@@ -152,8 +152,11 @@ test("gatherRows: cold is the median of the children's ratios, warm from the fir
 });
 
 test("gatherRows: an input whose every child failed still has its row, with no figures", () => {
-  const rows = gatherRows([{ lib: "langchain", input: "synthetic-100k", rep: 0, failed: "timed out" }]);
+  const rows = gatherRows([
+    { lib: "langchain", input: "synthetic-100k", kind: "synthetic", rep: 0, failed: "timed out" },
+  ]);
   assert.equal(rows.length, 1);
+  assert.equal(rows[0]!.kind, "synthetic");
   assert.equal(rows[0]!.cold_ratio, null);
   assert.equal(rows[0]!.summarizer_chars, null);
   assert.equal(rows[0]!.failed, "rep 0: timed out");
@@ -190,12 +193,13 @@ test("barVerdict: met only when compact-safe beats pi cold and warm and sends no
   const synth = barVerdict([
     ...rows({ cold_ms: 2 }, pi),
     ...gatherRows([report("compact-safe", 0, { input: "synthetic-1k", kind: "synthetic", cold_ms: 99 })]),
+    ...gatherRows([{ lib: "pi", input: "synthetic-1k", kind: "synthetic", rep: 0, failed: "timed out" }]),
   ]);
   assert.equal(synth.met, true);
   // A failed pi child, or no pi row at all, is a miss.
   const failed = barVerdict([
     ...gatherRows([report("compact-safe", 0, { cold_ms: 2 })]),
-    ...gatherRows([{ lib: "pi", input: "s.jsonl", rep: 0, failed: "crash" }]),
+    ...gatherRows([{ lib: "pi", input: "s.jsonl", kind: "corpus", rep: 0, failed: "crash" }]),
   ]);
   assert.equal(failed.met, false);
   assert.match(failed.misses[0]!, /pi failed \(rep 0: crash\)/);

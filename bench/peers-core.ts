@@ -202,6 +202,7 @@ export interface ChildReport {
 export interface ChildFailure {
   lib: Lib;
   input: string;
+  kind: "corpus" | "synthetic";
   rep: number;
   failed: string;
 }
@@ -259,7 +260,7 @@ export function gatherRows(reports: readonly (ChildReport | ChildFailure)[]): Ro
       const warm = first?.warm ?? null;
       rows.push({
         input,
-        kind: first?.kind ?? "corpus",
+        kind: list[0]!.kind,
         lib,
         messages: first?.messages ?? 0,
         bytes: first?.bytes ?? 0,

@@ -151,11 +151,9 @@ const WARM_MIN_REPS = 3;
 const WARM_MAX_REPS = 7;
 const WARM_MS = 1_500;
 
-async function child(lib: Lib, rep: number, spec: string): Promise<ChildReport> {
+async function child(lib: Lib, rep: number, spec: string, tokensBefore: number): Promise<ChildReport> {
   const inp = await loadInput(spec);
   const { messages } = inp;
-  // The budget from a copy: compact-safe caches token counts per message, and the cold call must find none.
-  const tokensBefore = estimateTokens(lib === "compact-safe" ? structuredClone(messages) : messages);
   const budget = budgetTokens(tokensBefore);
   const rec = new Recorder();
   const prepared = await prepareLib(lib, messages, budget, rec);
@@ -211,10 +209,25 @@ async function child(lib: Lib, rep: number, spec: string): Promise<ChildReport> 
 // ---------------------------------------------------------------------------------------------
 // Parent
 
-function runChild(lib: Lib, rep: number, spec: string, input: string): ChildReport | ChildFailure {
+function runChild(
+  lib: Lib,
+  rep: number,
+  spec: string,
+  input: string,
+  tokensBefore: number,
+): ChildReport | ChildFailure {
   const r = spawnSync(
     process.execPath,
-    ["--expose-gc", "--max-old-space-size=4096", here, "--child", lib, String(rep), spec],
+    [
+      "--expose-gc",
+      "--max-old-space-size=4096",
+      here,
+      "--child",
+      lib,
+      String(rep),
+      spec,
+      String(tokensBefore),
+    ],
     { encoding: "utf8", maxBuffer: 64 * MB, timeout: CHILD_TIMEOUT_MS },
   );
   const lines = (r.stdout ?? "").trim().split("\n");
@@ -230,7 +243,7 @@ function runChild(lib: Lib, rep: number, spec: string, input: string): ChildRepo
     r.error && (r.error as NodeJS.ErrnoException).code === "ETIMEDOUT"
       ? `${TIMED_OUT} after ${CHILD_TIMEOUT_MS / 1000} s`
       : `child exited ${r.status ?? r.signal}: ${(r.stderr ?? "").trim().split("\n").slice(-2).join(" | ")}`;
-  return { lib, input, rep, failed: why };
+  return { lib, input, kind: spec.startsWith("synthetic:") ? "synthetic" : "corpus", rep, failed: why };
 }
 
 function packageVersion(name: string): string {
@@ -285,26 +298,51 @@ async function parent(argv: string[]): Promise<number> {
       let spec = s;
       let input = basename(s.slice("file:".length));
       let size = 0;
+      // The session's size is estimated here, once: in a child it would warm compact-safe's
+      // estimator (its code and its per-message cache) before the cold call.
+      let tokensBefore: number;
       if (s.startsWith("synthetic:")) {
         size = Number(s.slice("synthetic:".length));
         input = syntheticName(size);
         const file = join(tmp, `${input}.json`);
-        writeFileSync(file, JSON.stringify(syntheticSession(size)));
+        const messages = syntheticSession(size);
+        tokensBefore = estimateTokens(messages);
+        writeFileSync(file, JSON.stringify(messages));
         spec = `${s}:${file}`;
+      } else {
+        const imported = await importFile(s.slice("file:".length)).catch((e: unknown) => e as Error);
+        if (imported instanceof Error) {
+          for (const lib of LIBS)
+            reports.push({
+              lib,
+              input,
+              kind: "corpus",
+              rep: 0,
+              failed: `compact-safe does not import it: ${imported.message}`,
+            });
+          continue;
+        }
+        tokensBefore = estimateTokens(liveContext(imported.entries));
       }
       const skip = new Set<Lib>();
       for (const lib of LIBS) {
         const at = timedOutAt.get(lib);
         if (size > 0 && at !== undefined && size > at) {
           skip.add(lib);
-          reports.push({ lib, input, rep: 0, failed: `not run (${TIMED_OUT} on ${syntheticName(at)})` });
+          reports.push({
+            lib,
+            input,
+            kind: "synthetic",
+            rep: 0,
+            failed: `not run (${TIMED_OUT} on ${syntheticName(at)})`,
+          });
         }
       }
       for (let rep = 0; rep < args.coldReps; rep++) {
         for (const lib of LIBS) {
           if (skip.has(lib)) continue;
           if (!args.json) process.stderr.write(`\r${input} ${lib} ${rep + 1}/${args.coldReps}        `);
-          const r = runChild(lib, rep, spec, input);
+          const r = runChild(lib, rep, spec, input, tokensBefore);
           reports.push(r);
           if (!isFailure(r)) continue;
           if (!args.json) process.stderr.write(`\n  ${lib} failed: ${r.failed}\n`);
@@ -333,7 +371,7 @@ async function parent(argv: string[]): Promise<number> {
 
 const argv = process.argv.slice(2);
 if (argv[0] === "--child") {
-  const r = await child(argv[1] as Lib, Number(argv[2]), argv[3]!);
+  const r = await child(argv[1] as Lib, Number(argv[2]), argv[3]!, Number(argv[4]));
   process.stdout.write(`${JSON.stringify(r)}\n`);
   // pi's and LangChain's modules may hold handles open; the report is written.
   process.exit(0);
