@@ -1,0 +1,243 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  barVerdict,
+  budgetTokens,
+  firstDifference,
+  gatherRows,
+  isSessionFileName,
+  langChainInputTexts,
+  parseArgs,
+  parseSessionText,
+  piRequestTexts,
+  renderTable,
+  type ChildFailure,
+  type ChildReport,
+  type Lib,
+  type Row,
+} from "./peers-core.js";
+
+function report(lib: Lib, rep: number, o: Partial<ChildReport> = {}): ChildReport {
+  return {
+    lib,
+    input: "s.jsonl",
+    kind: "corpus",
+    rep,
+    messages: 10,
+    bytes: 1000,
+    tokens_before: 1000,
+    budget: 300,
+    parse_ms: 2,
+    cold_ms: 4,
+    warm: rep === 0 ? { parse_ms: 2, compact_ms: 1, reps: 5 } : null,
+    summarizer: { calls: 1, chars: 500, tokens: 150 },
+    outcome: "summary",
+    compacted: true,
+    result_messages: 4,
+    contract: { valid: true, reason: null },
+    roundtrip: rep === 0 && lib !== "compact-safe" ? { ok: true, detail: null } : null,
+    ...o,
+  };
+}
+
+test("parseArgs: defaults, options, and one-line errors", () => {
+  assert.deepEqual(parseArgs([]), {
+    json: false,
+    only: undefined,
+    sizes: [1000, 10000, 100000],
+    coldReps: 3,
+  });
+  assert.deepEqual(parseArgs(["--json", "--only", "codex", "--sizes", "1000,2000", "--cold-reps", "5"]), {
+    json: true,
+    only: "codex",
+    sizes: [1000, 2000],
+    coldReps: 5,
+  });
+  assert.deepEqual(parseArgs(["--sizes", "none"]).valueOf(), {
+    json: false,
+    only: undefined,
+    sizes: [],
+    coldReps: 3,
+  });
+  assert.match((parseArgs(["--sizes", "1k"]) as { error: string }).error, /not a list of integers/);
+  assert.match((parseArgs(["--only"]) as { error: string }).error, /--only needs/);
+  assert.match((parseArgs(["--only", "--json"]) as { error: string }).error, /--only needs/);
+  assert.match((parseArgs(["--cold-reps", "0"]) as { error: string }).error, /--cold-reps/);
+  assert.match((parseArgs(["--fast"]) as { error: string }).error, /unknown option "--fast"/);
+});
+
+test("budgetTokens is 30 % of the estimate, at least 1", () => {
+  assert.equal(budgetTokens(10_000), 3_000);
+  assert.equal(budgetTokens(1_001), 300);
+  assert.equal(budgetTokens(0), 1);
+});
+
+test("isSessionFileName: sessions yes, sidecars and other files no", () => {
+  assert.ok(isSessionFileName("a.jsonl"));
+  assert.ok(isSessionFileName("replay.traj"));
+  assert.ok(isSessionFileName("trajectory.json"));
+  assert.ok(!isSessionFileName("entire-1a.metadata.json"));
+  assert.ok(!isSessionFileName("SOURCES.md"));
+});
+
+test("parseSessionText parses JSONL line by line (a broken line costs its attempt) or one JSON text", () => {
+  assert.equal(parseSessionText('{"a":1}\n\n{broken\n[2]\n', true), 2);
+  assert.equal(parseSessionText('[{"a":1},{"b":2}]', false), 1);
+  assert.throws(() => parseSessionText("{broken", false));
+});
+
+test("piRequestTexts: the system prompt and every text part of pi-ai's Context", () => {
+  const texts = piRequestTexts({
+    systemPrompt: "SYS",
+    messages: [
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "hello" },
+          { type: "image", data: "xx" },
+        ],
+      },
+      { role: "user", content: "plain" },
+    ],
+  });
+  assert.deepEqual(texts, ["SYS", "hello", "plain"]);
+  assert.deepEqual(piRequestTexts(undefined), []);
+});
+
+test("langChainInputTexts: string contents and text parts", () => {
+  assert.deepEqual(
+    langChainInputTexts([
+      { content: "prompt" },
+      { content: [{ type: "text", text: "a" }, "b", { type: "x" }] },
+    ]),
+    ["prompt", "a", "b"],
+  );
+});
+
+test("firstDifference names the first message that differs, and the fields", () => {
+  const a = [
+    { role: "user", content: [{ type: "text", text: "x" }] },
+    { role: "assistant", content: [], meta: { a: 1 } },
+  ];
+  assert.equal(firstDifference(a, structuredClone(a)), null);
+  const b = structuredClone(a);
+  b[1]!.meta = { a: 2 };
+  assert.equal(firstDifference(a, b), "message 1 (assistant) differs in meta");
+  assert.equal(firstDifference(a, a.slice(0, 1)), "2 messages became 1");
+});
+
+test("gatherRows: cold is the median of the children's ratios, warm from the first child, failures kept", () => {
+  const reports: (ChildReport | ChildFailure)[] = [
+    report("compact-safe", 0, { cold_ms: 2 }), // 1.0
+    report("pi", 0, { cold_ms: 8 }), // 4.0
+    report("compact-safe", 1, { cold_ms: 6 }), // 3.0
+    report("pi", 1, { cold_ms: 10 }),
+    report("compact-safe", 2, { cold_ms: 4 }), // 2.0
+    { lib: "pi", input: "s.jsonl", kind: "corpus", rep: 2, failed: "timed out after 60 s" },
+  ];
+  const rows = gatherRows(reports);
+  assert.deepEqual(
+    rows.map((r) => r.lib),
+    ["compact-safe", "pi"],
+  );
+  const [cs, pi] = rows as [Row, Row];
+  assert.equal(cs.cold_ratio, 2);
+  assert.equal(cs.cold_reps, 3);
+  assert.equal(cs.warm_ratio, 0.5);
+  assert.equal(cs.failed, null);
+  assert.equal(pi.cold_ratio, 4.5);
+  assert.equal(pi.cold_reps, 2);
+  assert.equal(pi.failed, "rep 2: timed out after 60 s");
+  assert.deepEqual(pi.roundtrip, { ok: true, detail: null });
+});
+
+test("gatherRows: an input whose every child failed still has its row, with no figures", () => {
+  const rows = gatherRows([
+    { lib: "langchain", input: "synthetic-100k", kind: "synthetic", rep: 0, failed: "timed out" },
+  ]);
+  assert.equal(rows.length, 1);
+  assert.equal(rows[0]!.kind, "synthetic");
+  assert.equal(rows[0]!.cold_ratio, null);
+  assert.equal(rows[0]!.summarizer_chars, null);
+  assert.equal(rows[0]!.failed, "rep 0: timed out");
+});
+
+test("barVerdict: met only when compact-safe beats pi cold and warm and sends no more, on every corpus session", () => {
+  const rows = (cs: Partial<ChildReport>, pi: Partial<ChildReport>, input = "s.jsonl") =>
+    gatherRows([report("compact-safe", 0, { input, ...cs }), report("pi", 0, { input, ...pi })]);
+  // compact-safe: cold 1.0x, warm 0.5x, 500 chars; pi: cold 2.0x, warm 1.0x, 600 chars.
+  const pi = {
+    cold_ms: 4,
+    warm: { parse_ms: 2, compact_ms: 2, reps: 5 },
+    summarizer: { calls: 1, chars: 600, tokens: 1 },
+  };
+  assert.deepEqual(barVerdict(rows({ cold_ms: 2 }, pi)), { met: true, misses: [], sessions: 1 });
+  // Equal input size is allowed; an equal time is not faster.
+  const same = barVerdict(rows({ cold_ms: 4, summarizer: { calls: 1, chars: 600, tokens: 1 } }, pi));
+  assert.equal(same.met, false);
+  assert.deepEqual(same.misses, ["s.jsonl: cold 2.00x vs pi 2.00x"]);
+  const all = barVerdict(
+    rows(
+      {
+        cold_ms: 6,
+        warm: { parse_ms: 2, compact_ms: 3, reps: 5 },
+        summarizer: { calls: 1, chars: 700, tokens: 1 },
+      },
+      pi,
+    ),
+  );
+  assert.deepEqual(all.misses, [
+    "s.jsonl: cold 3.00x vs pi 2.00x; warm 1.50x vs pi 1.00x; summarizer input 700 chars vs pi 600",
+  ]);
+  // Synthetic inputs are reported, not judged.
+  const synth = barVerdict([
+    ...rows({ cold_ms: 2 }, pi),
+    ...gatherRows([report("compact-safe", 0, { input: "synthetic-1k", kind: "synthetic", cold_ms: 99 })]),
+    ...gatherRows([{ lib: "pi", input: "synthetic-1k", kind: "synthetic", rep: 0, failed: "timed out" }]),
+  ]);
+  assert.equal(synth.met, true);
+  // A failed pi child, or no pi row at all, is a miss.
+  const failed = barVerdict([
+    ...gatherRows([report("compact-safe", 0, { cold_ms: 2 })]),
+    ...gatherRows([{ lib: "pi", input: "s.jsonl", kind: "corpus", rep: 0, failed: "crash" }]),
+  ]);
+  assert.equal(failed.met, false);
+  assert.match(failed.misses[0]!, /pi failed \(rep 0: crash\)/);
+  assert.deepEqual(barVerdict(gatherRows([report("compact-safe", 0)])).misses, [
+    "s.jsonl: pi was not measured",
+  ]);
+  // No corpus session: nothing shows the bar met.
+  assert.equal(barVerdict([]).met, false);
+});
+
+test("renderTable shows the versions, the budget, each library's figures, the contract and the bar", () => {
+  const rows = gatherRows([
+    report("compact-safe", 0, { cold_ms: 2 }),
+    report("pi", 0, {
+      cold_ms: 8,
+      warm: { parse_ms: 2, compact_ms: 2, reps: 5 },
+      roundtrip: { ok: false, detail: "message 3 (user) differs in meta" },
+    }),
+    report("langchain", 0, { contract: { valid: false, reason: "missing checkpoint" } }),
+  ]);
+  const bar = barVerdict(rows);
+  const text = renderTable(
+    rows,
+    {
+      versions: { "@mariozechner/pi-coding-agent": "0.73.1" },
+      date: "D",
+      machine: "M",
+      coldReps: 3,
+      seconds: 12,
+    },
+    bar,
+  );
+  assert.match(text, /@mariozechner\/pi-coding-agent 0\.73\.1/);
+  assert.match(text, /budget B = 30 %/);
+  assert.match(text, /s\.jsonl {2}\(10 messages, 1 KB, ~1000 tokens, B = 300\)/);
+  assert.match(text, /compact-safe +1\.00x +0\.50x/);
+  assert.match(text, /pi +4\.00x/);
+  assert.match(text, /FAILS: message 3 \(user\) differs in meta/);
+  assert.match(text, /INVALID: missing checkpoint/);
+  assert.match(text, /bar .*: MET \(1\/1 sessions\)/);
+});

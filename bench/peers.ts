@@ -1,0 +1,380 @@
+/**
+ * `npm run bench:peers`: compact-safe, pi (`@mariozechner/pi-coding-agent`)
+ * and LangChain (`summarizationMiddleware`) side by side, on every corpus
+ * session that compact-safe imports (the live context of the active path, as
+ * `npm run bench` compacts it) and on synthetic histories (bench/synthetic.ts,
+ * 1k / 10k / 100k messages by default). Not part of `npm test`.
+ *
+ * Each library gets the same messages (converted once into its own types with
+ * the project's converters, src/adapters/pi-convert.ts and
+ * src/adapters/langchain.ts; the conversion is checked to give the messages
+ * back), the same instant stand-in summarizer and the same budget
+ * (peers-core.ts `BUDGET_TEXT`; how each library's options are set:
+ * peers-libs.ts). Per input and library:
+ *
+ * - cold: the first compaction call in a fresh child process, on freshly
+ *   imported and converted objects (the conversion untimed), as a ratio to
+ *   `JSON.parse` of the input timed in the same child around it (two parses
+ *   after, one before; the median); the median over `--cold-reps` children
+ *   (default 3), the libraries interleaved;
+ * - warm: in the first child, after up to 5 warm-up calls (about 0.5 s at
+ *   most), the median of repeated calls over the median of parses timed
+ *   between them (3 to 7 of each, about 1.5 s at most);
+ * - what the stand-in summarizer was sent: characters and tokens
+ *   (`fastEstimator`);
+ * - the survival contract: the result converted back to compact-safe
+ *   messages, `validateSurvivalContract(original, result)`; valid, or the
+ *   first violation.
+ *
+ * A synthetic history is written once as JSON to a temporary folder, and
+ * each child parses it (fresh objects, and the text of its parse baseline).
+ * A child gets 45 s: one over it is reported as timed out, the library's
+ * other repetitions on that input are not run, nor its larger synthetic
+ * sizes.
+ *
+ * Exit status: 0 when the bar is met (every corpus session: compact-safe
+ * faster than pi cold and warm, and its summarizer input no larger than
+ * pi's), 1 when it is not, 2 when it cannot run (corpus missing, bad
+ * options, nothing selected).
+ *
+ * Options: `--json` (one JSON object), `--only <substring>`, `--sizes
+ * 1000,10000` (`none`: corpus only), `--cold-reps N`.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir, totalmem } from "node:os";
+import { basename, dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { importFile } from "../src/formats/index.js";
+import { liveContext } from "../src/journal/tree.js";
+import { estimateTokens } from "../src/engine/tokens.js";
+import type { Message } from "../src/model/index.js";
+import { median } from "./billed.js";
+import { syntheticSession } from "./synthetic.js";
+import {
+  barVerdict,
+  budgetTokens,
+  BUDGET_TEXT,
+  gatherRows,
+  isFailure,
+  isSessionFileName,
+  LIBS,
+  parseArgs,
+  parseSessionText,
+  renderTable,
+  type ChildFailure,
+  type ChildReport,
+  type Lib,
+} from "./peers-core.js";
+import { prepareLib, Recorder, roundTrip } from "./peers-libs.js";
+
+const here = fileURLToPath(import.meta.url);
+const repoRoot = resolve(dirname(here), "..", "..");
+const corpusDir = resolve(
+  process.env.COMPACT_SAFE_CORPUS ??
+    join(process.env.COMPACT_SAFE_SHARED ?? join(repoRoot, "..", "shared"), "corpus"),
+);
+const MB = 1024 * 1024;
+/** A child that runs longer than this is stopped and reported as failed. */
+const CHILD_TIMEOUT_MS = 45_000;
+const TIMED_OUT = "timed out";
+
+function corpusFiles(): string[] {
+  const out: string[] = [];
+  for (const dir of readdirSync(corpusDir).sort()) {
+    const d = join(corpusDir, dir);
+    if (dir === "LICENSES" || !statSync(d).isDirectory()) continue;
+    for (const f of readdirSync(d).sort()) if (isSessionFileName(f)) out.push(join(d, f));
+  }
+  return out;
+}
+
+const syntheticName = (n: number): string => `synthetic-${n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : n}`;
+
+// ---------------------------------------------------------------------------------------------
+// Child: one library, one input, one fresh process
+
+interface Input {
+  input: string;
+  kind: "corpus" | "synthetic";
+  messages: Message[];
+  bytes: number;
+  text: string;
+  jsonl: boolean;
+}
+
+async function loadInput(spec: string): Promise<Input> {
+  if (spec.startsWith("synthetic:")) {
+    // synthetic:N:FILE, FILE holding JSON.stringify(syntheticSession(N)), written once by the parent.
+    const [, n, file] = /^synthetic:(\d+):(.*)$/.exec(spec)!;
+    const text = readFileSync(file!, "utf8");
+    return {
+      input: syntheticName(Number(n)),
+      kind: "synthetic",
+      messages: JSON.parse(text) as Message[],
+      bytes: Buffer.byteLength(text),
+      text,
+      jsonl: false,
+    };
+  }
+  const file = spec.slice("file:".length);
+  const { entries } = await importFile(file);
+  return {
+    input: basename(file),
+    kind: "corpus",
+    messages: liveContext(entries),
+    bytes: statSync(file).size,
+    text: readFileSync(file, "utf8"),
+    jsonl: !(file.endsWith(".json") || file.endsWith(".traj")),
+  };
+}
+
+const gc = (): void => (globalThis as { gc?: () => void }).gc?.();
+
+function timeMs(fn: () => void): number {
+  gc();
+  const t = process.hrtime.bigint();
+  fn();
+  return Number(process.hrtime.bigint() - t) / 1e6;
+}
+
+async function timeAsync(fn: () => Promise<unknown>): Promise<number> {
+  gc();
+  const t = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - t) / 1e6;
+}
+
+const WARMUP_RUNS = 5;
+const WARMUP_MS = 500;
+const WARM_MIN_REPS = 3;
+const WARM_MAX_REPS = 7;
+const WARM_MS = 1_500;
+
+async function child(lib: Lib, rep: number, spec: string, tokensBefore: number): Promise<ChildReport> {
+  const inp = await loadInput(spec);
+  const { messages } = inp;
+  const budget = budgetTokens(tokensBefore);
+  const rec = new Recorder();
+  const prepared = await prepareLib(lib, messages, budget, rec);
+  const parse = (): number => timeMs(() => parseSessionText(inp.text, inp.jsonl));
+
+  const p0 = parse();
+  rec.reset();
+  let outcome = { outcome: "", compacted: false };
+  const coldMs = await timeAsync(async () => {
+    outcome = await prepared.run();
+  });
+  const summarizer = rec.size();
+  const checked = prepared.check();
+  const parses = [p0, parse(), parse()];
+
+  let warm: ChildReport["warm"] = null;
+  if (rep === 0) {
+    const start = performance.now();
+    for (let i = 0; i < WARMUP_RUNS && performance.now() - start < WARMUP_MS; i++) await prepared.run();
+    const runs: number[] = [];
+    const wParses: number[] = [];
+    const warmStart = performance.now();
+    while (
+      runs.length < WARM_MIN_REPS ||
+      (runs.length < WARM_MAX_REPS && performance.now() - warmStart < WARM_MS)
+    ) {
+      wParses.push(parse());
+      runs.push(await timeAsync(() => prepared.run()));
+    }
+    warm = { parse_ms: median(wParses), compact_ms: median(runs), reps: runs.length };
+  }
+  return {
+    lib,
+    input: inp.input,
+    kind: inp.kind,
+    rep,
+    messages: messages.length,
+    bytes: inp.bytes,
+    tokens_before: tokensBefore,
+    budget,
+    parse_ms: median(parses),
+    cold_ms: coldMs,
+    warm,
+    summarizer,
+    outcome: outcome.outcome,
+    compacted: outcome.compacted,
+    result_messages: checked.result_messages,
+    contract: checked.contract,
+    roundtrip: rep === 0 ? await roundTrip(lib, messages) : null,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parent
+
+function runChild(
+  lib: Lib,
+  rep: number,
+  spec: string,
+  input: string,
+  tokensBefore: number,
+): ChildReport | ChildFailure {
+  const r = spawnSync(
+    process.execPath,
+    [
+      "--expose-gc",
+      "--max-old-space-size=4096",
+      here,
+      "--child",
+      lib,
+      String(rep),
+      spec,
+      String(tokensBefore),
+    ],
+    { encoding: "utf8", maxBuffer: 64 * MB, timeout: CHILD_TIMEOUT_MS },
+  );
+  const lines = (r.stdout ?? "").trim().split("\n");
+  const last = lines[lines.length - 1];
+  if (r.status === 0 && last) {
+    try {
+      return JSON.parse(last) as ChildReport;
+    } catch {
+      /* reported below */
+    }
+  }
+  const why =
+    r.error && (r.error as NodeJS.ErrnoException).code === "ETIMEDOUT"
+      ? `${TIMED_OUT} after ${CHILD_TIMEOUT_MS / 1000} s`
+      : `child exited ${r.status ?? r.signal}: ${(r.stderr ?? "").trim().split("\n").slice(-2).join(" | ")}`;
+  return { lib, input, kind: spec.startsWith("synthetic:") ? "synthetic" : "corpus", rep, failed: why };
+}
+
+function packageVersion(name: string): string {
+  let dir = dirname(fileURLToPath(import.meta.resolve(name)));
+  for (;;) {
+    const p = join(dir, "package.json");
+    if (existsSync(p)) {
+      const pkg = JSON.parse(readFileSync(p, "utf8")) as { name?: string; version?: string };
+      if (pkg.name === name) return pkg.version ?? "?";
+    }
+    const up = dirname(dir);
+    if (up === dir) return "?";
+    dir = up;
+  }
+}
+
+async function parent(argv: string[]): Promise<number> {
+  const args = parseArgs(argv);
+  if ("error" in args) {
+    console.error(`bench:peers: ${args.error}`);
+    return 2;
+  }
+  if (!existsSync(corpusDir)) {
+    console.error(
+      `bench:peers: corpus missing: ${corpusDir} not found (the corpus is ../shared/corpus beside the clone, or COMPACT_SAFE_CORPUS)`,
+    );
+    return 2;
+  }
+  const specs = [...corpusFiles().map((f) => `file:${f}`), ...args.sizes.map((n) => `synthetic:${n}`)].filter(
+    (s) => !args.only || s.includes(args.only),
+  );
+  if (specs.length === 0) {
+    console.error(`bench:peers: no input matches --only ${JSON.stringify(args.only)}`);
+    return 2;
+  }
+  const versions: Record<string, string> = {
+    "compact-safe": (JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string })
+      .version,
+    "@mariozechner/pi-coding-agent": packageVersion("@mariozechner/pi-coding-agent"),
+    "@mariozechner/pi-ai": packageVersion("@mariozechner/pi-ai"),
+    langchain: packageVersion("langchain"),
+    "@langchain/core": packageVersion("@langchain/core"),
+    node: process.version,
+  };
+  const started = Date.now();
+  const reports: (ChildReport | ChildFailure)[] = [];
+  const tmp = mkdtempSync(join(tmpdir(), "compact-safe-peers-"));
+  /** The smallest synthetic size on which a library timed out: larger ones are not run for it. */
+  const timedOutAt = new Map<Lib, number>();
+  try {
+    for (const s of specs) {
+      let spec = s;
+      let input = basename(s.slice("file:".length));
+      let size = 0;
+      // The session's size is estimated here, once: in a child it would warm compact-safe's
+      // estimator (its code and its per-message cache) before the cold call.
+      let tokensBefore: number;
+      if (s.startsWith("synthetic:")) {
+        size = Number(s.slice("synthetic:".length));
+        input = syntheticName(size);
+        const file = join(tmp, `${input}.json`);
+        const messages = syntheticSession(size);
+        tokensBefore = estimateTokens(messages);
+        writeFileSync(file, JSON.stringify(messages));
+        spec = `${s}:${file}`;
+      } else {
+        const imported = await importFile(s.slice("file:".length)).catch((e: unknown) => e as Error);
+        if (imported instanceof Error) {
+          for (const lib of LIBS)
+            reports.push({
+              lib,
+              input,
+              kind: "corpus",
+              rep: 0,
+              failed: `compact-safe does not import it: ${imported.message}`,
+            });
+          continue;
+        }
+        tokensBefore = estimateTokens(liveContext(imported.entries));
+      }
+      const skip = new Set<Lib>();
+      for (const lib of LIBS) {
+        const at = timedOutAt.get(lib);
+        if (size > 0 && at !== undefined && size > at) {
+          skip.add(lib);
+          reports.push({
+            lib,
+            input,
+            kind: "synthetic",
+            rep: 0,
+            failed: `not run (${TIMED_OUT} on ${syntheticName(at)})`,
+          });
+        }
+      }
+      for (let rep = 0; rep < args.coldReps; rep++) {
+        for (const lib of LIBS) {
+          if (skip.has(lib)) continue;
+          if (!args.json) process.stderr.write(`\r${input} ${lib} ${rep + 1}/${args.coldReps}        `);
+          const r = runChild(lib, rep, spec, input, tokensBefore);
+          reports.push(r);
+          if (!isFailure(r)) continue;
+          if (!args.json) process.stderr.write(`\n  ${lib} failed: ${r.failed}\n`);
+          // A child over the time limit: the library's other repetitions on this input would be too.
+          if (r.failed.startsWith(TIMED_OUT)) {
+            skip.add(lib);
+            if (size > 0) timedOutAt.set(lib, Math.min(size, timedOutAt.get(lib) ?? Infinity));
+          }
+        }
+      }
+      if (size > 0) rmSync(join(tmp, `${input}.json`), { force: true });
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  if (!args.json) process.stderr.write("\n");
+  const rows = gatherRows(reports);
+  const bar = barVerdict(rows);
+  const seconds = (Date.now() - started) / 1000;
+  const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${Math.round(totalmem() / 1024 ** 3)} GB`;
+  const meta = { versions, date: new Date().toISOString(), machine, coldReps: args.coldReps, seconds };
+  if (args.json) console.log(JSON.stringify({ ...meta, budget: BUDGET_TEXT, rows, bar }));
+  else console.log(renderTable(rows, meta, bar));
+  return bar.met ? 0 : 1;
+}
+
+const argv = process.argv.slice(2);
+if (argv[0] === "--child") {
+  const r = await child(argv[1] as Lib, Number(argv[2]), argv[3]!, Number(argv[4]));
+  process.stdout.write(`${JSON.stringify(r)}\n`);
+  // pi's and LangChain's modules may hold handles open; the report is written.
+  process.exit(0);
+} else {
+  process.exitCode = await parent(argv);
+}
