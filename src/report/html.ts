@@ -70,7 +70,7 @@ export function renderReportHtml(model: ReportModel): string {
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="${escapeHtml(contentSecurityPolicy(script, css))}">
+<meta http-equiv="Content-Security-Policy" content="${contentSecurityPolicy(script, css)}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="compact-safe report (model version ${model.version})">
 <title>${escapeHtml(title)}</title>

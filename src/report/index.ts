@@ -8,7 +8,7 @@ import type { JournalEntry } from "../model/index.js";
 import { compactEntries } from "../route/compact-journal.js";
 import { extractiveSummarizer } from "../summarizers/extractive.js";
 import type { Summarizer } from "../summarizers/types.js";
-import { buildReportModel, type ReportModel, type ReportOptions } from "./model.js";
+import { activeCompactions, buildReportModel, type ReportModel, type ReportOptions } from "./model.js";
 
 export * from "./model.js";
 export { renderReportHtml, escapeHtml, scriptSafeJson, contentSecurityPolicy } from "./html.js";
@@ -26,8 +26,9 @@ export async function reportEntries(
   options: ReportEntriesOptions,
 ): Promise<ReportModel> {
   const { preview = true, summarizer, ...rest } = options;
-  // Only the preview was asked for, or it is not wanted: no dry run, or no other view.
-  const wantPreview = preview && (rest.only === undefined || rest.only === "preview");
+  // The dry run is skipped when one recorded compaction is asked for (an unknown id still lists `preview`).
+  const wantPreview =
+    preview && (rest.only === undefined || !activeCompactions(entries).some((c) => c.id === rest.only));
   if (!wantPreview)
     return buildReportModel(entries, { ...rest, previewNote: preview ? undefined : "not asked for" });
   const outcome = await compactEntries(entries, {
