@@ -63,6 +63,13 @@
     return s.length > n ? s.slice(0, n) + "…" : s;
   }
 
+  function chars(b) {
+    return b.chars !== undefined ? b.chars : b.text.length;
+  }
+  function why(r) {
+    return r.why !== undefined ? r.why : model.why_default[r.fate];
+  }
+
   var $ = function (id) {
     return document.getElementById(id);
   };
@@ -73,7 +80,7 @@
 
   function messageChars(m) {
     var n = 0;
-    for (var i = 0; i < m.blocks.length; i++) n += m.blocks[i].chars;
+    for (var i = 0; i < m.blocks.length; i++) n += chars(m.blocks[i]);
     return n;
   }
 
@@ -294,7 +301,7 @@
       row.appendChild(el("span", "fate " + r.fate, r.lost ? "LOST" : r.fate));
       row.appendChild(el("span", "text", rowLabel(v, r)));
       row.appendChild(el("span", "size", size(messageChars(m))));
-      row.title = r.why + (r.lost ? " — " + r.lost.join(", ") : "");
+      row.title = why(r) + (r.lost ? " — " + r.lost.join(", ") : "");
       frag.appendChild(row);
     }
     clear(spacer);
@@ -373,7 +380,7 @@
     );
     var f = el("div", "why");
     f.appendChild(el("span", "fate " + r.fate, FATE_TEXT[r.fate]));
-    f.appendChild(document.createTextNode(": " + r.why));
+    f.appendChild(document.createTextNode(": " + why(r)));
     panel.appendChild(f);
     if (r.lost) panel.appendChild(el("div", "lostmark", "Lost (contract): " + r.lost.join(", ")));
     m.blocks.forEach(function (b) {
@@ -381,7 +388,7 @@
       if (b.kind === "tool_use") {
         head.textContent = "tool call " + b.name + " (" + b.id + ")";
         panel.appendChild(head);
-        textBlock(panel, b.text, b.tail, b.chars);
+        textBlock(panel, b.text, b.tail, chars(b));
         (r.results || []).forEach(function (x) {
           rowLink(panel, v, x, "result: message #" + (x + 1));
           panel.appendChild(document.createTextNode(" "));
@@ -393,11 +400,11 @@
           "tool result" + (name ? " of " + name : "") + (b.error ? " (error)" : "") + " (" + b.id + ")";
         panel.appendChild(head);
         if (r.call !== undefined) rowLink(panel, v, r.call, "call: message #" + (r.call + 1));
-        textBlock(panel, b.text, b.tail, b.chars);
+        textBlock(panel, b.text, b.tail, chars(b));
       } else {
         head.textContent = b.kind === "other" ? b.name : b.kind;
         panel.appendChild(head);
-        textBlock(panel, b.text, b.tail, b.chars);
+        textBlock(panel, b.text, b.tail, chars(b));
       }
     });
   }

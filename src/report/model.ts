@@ -62,8 +62,8 @@ export interface ReportBlock {
   text: string;
   /** When bounded: the last TEXT_TAIL characters. */
   tail?: string;
-  /** The full length of the text, in characters. */
-  chars: number;
+  /** When bounded: the full length of the text, in characters (absent: `text` is the whole text). */
+  chars?: number;
 }
 
 export interface ReportMessage {
@@ -76,8 +76,8 @@ export interface ReportRow {
   /** Index of the message in `model.messages`. */
   m: number;
   fate: Fate;
-  /** Why, in a few words (protected round, retained user text, pruned: older output...). */
-  why: string;
+  /** Why, in a few words (protected round, retained user text...); absent when it is `model.why_default[fate]`. */
+  why?: string;
   /** What of this message the contract names lost (the audit's losses that concern it). */
   lost?: string[];
   /** A tool_result row: the row of its call. */
@@ -133,14 +133,16 @@ export interface ReportModel {
   window: number;
   /** What became of the preview when none was built (nothing to compact, refused...). */
   preview_note: string | null;
+  /** The reason of a row whose `why` is absent, by its fate. */
+  why_default: Record<Fate, string>;
   messages: ReportMessage[];
   views: ReportView[];
 }
 
 /** `text` redacted and bounded to head and tail. */
-export function boundText(text: string): { text: string; tail?: string; chars: number } {
+export function boundText(text: string): { text: string; tail?: string; chars?: number } {
   const chars = text.length;
-  if (chars <= TEXT_HEAD + TEXT_TAIL) return { text: redactSecrets(text), chars };
+  if (chars <= TEXT_HEAD + TEXT_TAIL) return { text: redactSecrets(text) };
   const head = redactSecrets(text.slice(0, TEXT_HEAD + REDACT_MARGIN)).slice(0, TEXT_HEAD);
   const tail = redactSecrets(text.slice(Math.max(0, chars - TEXT_TAIL - REDACT_MARGIN))).slice(-TEXT_TAIL);
   return { text: head, tail, chars };
@@ -155,7 +157,7 @@ function bounded(s: string, max = 400): string {
 function reportBlock(b: Block): ReportBlock {
   if (isText(b)) return { kind: "text", ...boundText(b.text) };
   if (b.type === "thinking") return { kind: "thinking", ...boundText((b as { thinking: string }).thinking) };
-  if (b.type === "redacted_thinking") return { kind: "thinking", text: "(redacted thinking)", chars: 0 };
+  if (b.type === "redacted_thinking") return { kind: "thinking", text: "(redacted thinking)" };
   if (isToolUse(b)) {
     const input = typeof b.input === "string" ? b.input : (JSON.stringify(b.input ?? null) ?? "null");
     return { kind: "tool_use", name: redactSecrets(b.name), id: b.id, ...boundText(input) };
@@ -165,7 +167,7 @@ function reportBlock(b: Block): ReportBlock {
     if (b.is_error) r.error = true;
     return r;
   }
-  if (b.type === "image" || b.type === "image_url") return { kind: "image", text: "(image)", chars: 0 };
+  if (b.type === "image" || b.type === "image_url") return { kind: "image", text: "(image)" };
   return { kind: "other", name: b.type, ...boundText(JSON.stringify(b) ?? "") };
 }
 
@@ -241,6 +243,15 @@ export function checkpointParts(m: Message): ReportCheckpoint {
     chars: text.length,
   };
 }
+
+/** The usual reason of each fate (rows leave it out). */
+export const WHY_DEFAULT: Readonly<Record<Fate, string>> = {
+  kept: "protected round",
+  bounded: "protected round: result cut to head and tail",
+  stubbed: "pruned: large old result replaced by a stub",
+  summarized: "summarized into the checkpoint",
+  dropped: "not in the replacement",
+};
 
 /** What the replacement holds, indexed for the fate of each message before. */
 interface AfterIndex {
@@ -441,7 +452,8 @@ function buildView(
   for (let i = 0; i < before.length; i++) {
     const m = before[i]!;
     const { fate, why } = messageFate(m, i, ix, round, c.payload.path);
-    const row: ReportRow = { m: table.add(m), fate, why };
+    const row: ReportRow = { m: table.add(m), fate };
+    if (why !== WHY_DEFAULT[fate]) row.why = why;
     if (anyLoss) {
       const lost = lossesOf(m, sets);
       if (lost.length > 0) row.lost = lost;
@@ -545,6 +557,7 @@ export function buildReportModel(entries: readonly JournalEntry[], options: Repo
     source: { ...options.source, entries: entries.length },
     window: options.window,
     preview_note: options.preview ? null : (options.previewNote ?? null),
+    why_default: { ...WHY_DEFAULT },
     messages: table.messages,
     views,
   };
