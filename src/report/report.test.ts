@@ -7,7 +7,7 @@ import type { JournalEntry, Message } from "../model/index.js";
 import { kindForMessage } from "../model/index.js";
 import { auditEntries } from "../route/audit.js";
 import { importFile } from "../formats/index.js";
-import { corpusFiles, corpusSuite, exampleSession } from "../../test/support.js";
+import { exampleSession } from "../../test/support.js";
 import {
   buildReportModel,
   reportEntries,
@@ -236,31 +236,4 @@ test("the example session's report: the page holds the --json model and stays un
   const html = renderReportHtml(model);
   assert.ok(Buffer.byteLength(html) <= 1.5 * bytes);
   assert.deepEqual(embedded(html), JSON.parse(JSON.stringify(model)));
-});
-
-corpusSuite("report", () => {
-  for (const file of corpusFiles()) {
-    test(`${basename(file)}: every active compaction has a view with the audit's verdict; the page stays under 1.5x`, async () => {
-      const { entries } = await importFile(file);
-      const bytes = statSync(file).size;
-      const model = await reportEntries(entries, {
-        source: { file, format: "detected", bytes },
-        window: 200_000,
-      });
-      const audits = new Map(auditEntries(entries).compactions.map((c) => [c.id, c]));
-      for (const v of model.views) {
-        if (v.preview) continue;
-        const audit = audits.get(v.id);
-        assert.ok(audit, `${v.id} is audited`);
-        assert.equal(v.verdict.kept, audit.kept);
-        assert.equal(v.rows.length, audit.messages_before);
-        assert.equal(
-          Object.values(v.counts).reduce((n, c) => n + c, 0),
-          v.rows.length,
-        );
-      }
-      const html = renderReportHtml(model);
-      assert.ok(Buffer.byteLength(html) <= 1.5 * bytes, `${Buffer.byteLength(html)} > 1.5 × ${bytes}`);
-    });
-  }
 });
