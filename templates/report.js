@@ -140,7 +140,12 @@
       );
       b.appendChild(badge);
       b.appendChild(el("div", null, v.preview ? "preview (not written)" : v.source));
-      b.appendChild(el("div", "meta", v.id.length > 18 ? v.id.slice(0, 18) + "…" : v.id));
+      var label = v.preview
+        ? "dry run, extractive summarizer"
+        : v.id.length > 18
+          ? v.id.slice(0, 18) + "…"
+          : v.id;
+      b.appendChild(el("div", "meta", label));
       b.appendChild(
         el(
           "div",
@@ -218,6 +223,13 @@
         s.title = CAT_TEXT[c] + ": " + num(line[1][c]) + " tokens";
         bar.appendChild(s);
       });
+      if (max > model.window) {
+        // The window, where the history outgrows it.
+        var win = el("i", "win");
+        win.style.left = (100 * model.window) / max + "%";
+        win.title = "window: " + num(model.window) + " tokens";
+        bar.appendChild(win);
+      }
       row.appendChild(bar);
       row.appendChild(
         el(

@@ -11,7 +11,13 @@ import type { Summarizer } from "../summarizers/types.js";
 import { activeCompactions, buildReportModel, type ReportModel, type ReportOptions } from "./model.js";
 
 export * from "./model.js";
-export { renderReportHtml, escapeHtml, scriptSafeJson, contentSecurityPolicy } from "./html.js";
+export {
+  renderReportHtml,
+  escapeHtml,
+  scriptSafeJson,
+  contentSecurityPolicy,
+  reportTemplates,
+} from "./html.js";
 
 export interface ReportEntriesOptions extends Omit<ReportOptions, "preview" | "previewNote"> {
   /** Build the preview compaction of the live context (default true). */

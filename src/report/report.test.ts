@@ -13,6 +13,7 @@ import {
   reportEntries,
   renderReportHtml,
   scriptSafeJson,
+  reportTemplates,
   TEXT_HEAD,
   TEXT_TAIL,
   type ReportModel,
@@ -236,4 +237,19 @@ test("the example session's report: the page holds the --json model and stays un
   const html = renderReportHtml(model);
   assert.ok(Buffer.byteLength(html) <= 1.5 * bytes);
   assert.deepEqual(embedded(html), JSON.parse(JSON.stringify(model)));
+});
+
+test("the page's script never parses markup: no innerHTML, outerHTML, insertAdjacentHTML, document.write or eval", () => {
+  const { script } = reportTemplates();
+  for (const sink of [
+    "innerHTML",
+    "outerHTML",
+    "insertAdjacentHTML",
+    "document.write",
+    "eval(",
+    "new Function",
+    "srcdoc",
+  ])
+    assert.ok(!script.includes(sink), `templates/report.js uses ${sink}`);
+  assert.ok(script.includes("textContent"));
 });
