@@ -352,15 +352,17 @@ function messageFate(
   if (fates.includes("stubbed"))
     return { fate: "stubbed", why: "pruned: large old result replaced by a stub" };
   const where =
-    i >= round.regionStart || round.instructions.has(i)
+    i >= round.regionStart
       ? "protected round"
-      : m.role === "system"
-        ? "system"
-        : isBranchSummary(m)
-          ? "branch summary"
-          : isPlainUser(m)
-            ? "retained user text"
-            : "kept verbatim";
+      : round.instructions.has(i)
+        ? "protected round: a current user instruction"
+        : m.role === "system"
+          ? "system"
+          : isBranchSummary(m)
+            ? "branch summary"
+            : isPlainUser(m)
+              ? "retained user text"
+              : "kept verbatim";
   if (fates.includes("bounded"))
     return {
       fate: "bounded",
