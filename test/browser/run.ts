@@ -381,7 +381,7 @@ async function main(): Promise<void> {
       { name: "hundred-k", file: huge, huge: true, search: "module 49990 and fix" },
     ];
     console.log(
-      `test:browser: ${CHROMIUM} (${execFileSync(CHROMIUM, ["--version"], { encoding: "utf8" }).trim()})`,
+      `test:browser: ${CHROMIUM} (${execFileSync(CHROMIUM, ["--version"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim()})`,
     );
     console.log(`     five-mb session: ${statSync(big).size} bytes; hundred-k: ${statSync(huge).size} bytes`);
     const ctx = await chromium.launchPersistentContext(profile, {
