@@ -119,6 +119,8 @@ interface Input {
   timed?: boolean;
   /** Check that rows are drawn on demand. */
   huge?: boolean;
+  /** A search that selects a long result, to expand. */
+  expand?: string;
 }
 
 /** A chat-completions array: `exchanges` reads of `resultChars` characters each. */
@@ -303,6 +305,24 @@ async function testReport(ctx: BrowserContext, input: Input, work: string, docs:
       `${count}`,
     );
   }
+  if (input.expand) {
+    await page.fill("#search", input.expand);
+    await page.waitForFunction(() =>
+      /\d+ \/ \d+/.test(document.getElementById("match-count")!.textContent ?? ""),
+    );
+    const label = (await page.textContent("#panel .more")) ?? "";
+    const before = ((await page.textContent("#panel")) ?? "").length;
+    await page.click("#panel .more");
+    const panel = (await page.textContent("#panel")) ?? "";
+    check(
+      `${t} a long result is collapsed with its size and expands`,
+      /^show all \([\d.]+ k?ch\)$/.test(label) &&
+        panel.length > before &&
+        /characters not in the report/.test(panel) &&
+        (await page.$("#panel .more")) === null,
+      `${label}; ${before} → ${panel.length} chars`,
+    );
+  }
   if (input.hostile) {
     await page.fill("#search", "onerror");
     await page.waitForFunction(() =>
@@ -377,7 +397,7 @@ async function main(): Promise<void> {
       { name: "pi-compactions", file: join(corpusDir, "pi", "pi-mono-before-compaction.jsonl") },
       { name: "gjc-compactions", file: join(corpusDir, "gjc", "gjc-03-raddit-dashboard-pr.jsonl") },
       { name: "hostile", file: hostile, hostile: true, search: "module 7" },
-      { name: "five-mb", file: big, timed: true, search: "module 1100" },
+      { name: "five-mb", file: big, timed: true, search: "module 1100", expand: "// module 1100" },
       { name: "hundred-k", file: huge, huge: true, search: "module 49990 and fix" },
     ];
     console.log(
