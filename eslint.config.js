@@ -22,4 +22,12 @@ export default tseslint.config(
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
     },
   },
+  {
+    // The report page's own script: a classic browser script, inlined in the page.
+    files: ["templates/**/*.js"],
+    languageOptions: {
+      sourceType: "script",
+      globals: { document: "readonly", window: "readonly", performance: "readonly" },
+    },
+  },
 );

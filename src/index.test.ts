@@ -61,6 +61,7 @@ const PUBLIC = {
     "FormatError",
   ],
   route: ["compactJournal", "compactEntries", "auditEntries"],
+  report: ["reportEntries", "buildReportModel", "renderReportHtml"],
 };
 
 test("src/index.ts exports exactly the pinned public names", () => {

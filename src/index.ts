@@ -115,3 +115,19 @@ export {
   type JournalOutcome,
 } from "./route/compact-journal.js";
 export { auditEntries, type SessionAudit, type CompactionAudit, type AuditLosses } from "./route/audit.js";
+
+// report: what each compaction kept, as a data model and a self-contained page (what `compact-safe report` does)
+export { reportEntries, type ReportEntriesOptions } from "./report/index.js";
+export {
+  buildReportModel,
+  type ReportModel,
+  type ReportOptions,
+  type ReportView,
+  type ReportRow,
+  type ReportMessage,
+  type ReportBlock,
+  type ReportCheckpoint,
+  type ReportVerdict,
+  type Fate,
+} from "./report/model.js";
+export { renderReportHtml } from "./report/html.js";

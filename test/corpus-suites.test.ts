@@ -15,6 +15,7 @@ const FALLS_BACK = new Set([
   "test/fuzz/generate.ts", // generated histories only
   "test/fuzz/crash-campaign.ts", // the bundled example only
   "test/clients/run.ts", // npm run test:clients, not npm test: without the corpus it stops with exit 2, naming it
+  "test/browser/run.ts", // npm run test:browser, not npm test: without the corpus it stops with exit 1, naming it
 ]);
 /** What reading ../shared looks like in the code: the support names, or a path literal into it. */
 const READS_SHARED = /\b(corpusDir|corpusFiles|peerMatrix|sharedDir)\b|["'`][^"'`\n]*\.\.\/shared\b/;

@@ -16,6 +16,7 @@ import * as context from "./commands/context.js";
 import * as audit from "./commands/audit.js";
 import * as anchor from "./commands/anchor.js";
 import * as restore from "./commands/restore.js";
+import * as report from "./commands/report.js";
 
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
@@ -47,7 +48,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       writeErr: (s) => process.stderr.write(s),
       outputError: (s, write) => write(`compact-safe: ${s.replace(/^error: /, "")}`),
     });
-  for (const mod of [validate, importCmd, exportCmd, compact, context, audit, anchor, restore])
+  for (const mod of [validate, importCmd, exportCmd, compact, context, audit, anchor, restore, report])
     mod.register(program, setExit);
   for (const cmd of program.commands) cmd.exitOverride();
 

@@ -31,7 +31,7 @@ test("--version prints the package version; --help of the program and of every c
   assert.equal(v.stdout.trim(), pkg.version);
   const top = await run(["--help"]);
   assert.equal(top.code, 0);
-  for (const c of ["validate", "import", "export", "compact", "context", "anchor", "restore"])
+  for (const c of ["validate", "import", "export", "compact", "context", "anchor", "restore", "report"])
     assert.match(top.stdout, new RegExp(`\\b${c}\\b`));
   for (const args of [
     ["validate"],
@@ -44,6 +44,7 @@ test("--version prints the package version; --help of the program and of every c
     ["anchor", "set"],
     ["anchor", "clear"],
     ["restore"],
+    ["report"],
   ]) {
     const h = await run([...args, "--help"]);
     assert.equal(h.code, 0, `${args.join(" ")} --help: ${h.stderr}`);

@@ -1,0 +1,98 @@
+/**
+ * `compact-safe report FILE`: a self-contained HTML page (or, with --json,
+ * its data model) showing what each compaction on the session's active path
+ * kept, bounded, stubbed, summarized and dropped, and what a compaction now
+ * would do (a preview, written nowhere).
+ */
+import type { Command } from "commander";
+import { writeFile } from "node:fs/promises";
+import { basename } from "node:path";
+import { renderReportHtml, reportEntries } from "../../report/index.js";
+import { DEFAULT_WINDOW } from "../../route/index.js";
+import { FORMAT_NAMES } from "../../formats/types.js";
+import { positiveInt } from "../options.js";
+import { usageError } from "../errors.js";
+import { importWarnings, loadSession, parseFormat, requireFile } from "../io.js";
+import { err, num, out, printJson, style } from "../output.js";
+
+interface ReportCliOptions {
+  out?: string;
+  compaction?: string;
+  format?: string;
+  window: number;
+  preview: boolean;
+  json?: boolean;
+}
+
+/** The default page: FILE's name with `.report.html`, in the current folder. */
+export function defaultReportPath(file: string): string {
+  return `${basename(file).replace(/\.(jsonl|json|traj)$/i, "")}.report.html`;
+}
+
+export function register(program: Command): void {
+  program
+    .command("report")
+    .summary("write a self-contained HTML page showing what each compaction kept")
+    .description(
+      "Write one self-contained HTML page (no network, opens from disk) for FILE, a journal or any importable " +
+        "session: for every compaction on its active path (the agent's own and compact-safe's) and for a " +
+        "preview compaction of the live context (the extractive summarizer, written nowhere), the history " +
+        "before it as rows marked kept, bounded, stubbed, summarized or dropped, token bars before and after by " +
+        "category against --window, the checkpoint as the model sees it, and the contract's verdict (as `audit` " +
+        "gives it), with what was lost marked on its rows. Session text is redacted and long texts keep their " +
+        "head and tail. --json prints the page's data model instead (the page is drawn from that same model).\n\n" +
+        "Exit codes: 0 written (whatever the verdict: `audit` exits 1 on a violation); 2 usage or input error.",
+    )
+    .argument("<file>", "a journal, or a session file of any importable format")
+    .option(
+      "--out <file>",
+      "the page to write (default: FILE's name with .report.html, in the current folder); with --json, the model's file (default: standard output)",
+    )
+    .option("--compaction <id>", "only this compaction (an id on the active path, or `preview`)")
+    .option("--format <format>", `force the input format (${FORMAT_NAMES.join(", ")}); default: detected`)
+    .option(
+      "--window <tokens>",
+      "the model's context window the bars are drawn against",
+      positiveInt("--window"),
+      DEFAULT_WINDOW,
+    )
+    .option("--no-preview", "no preview compaction of the live context")
+    .option("--json", "print the report's data model (JSON) instead of the page")
+    .action(async (file: string, o: ReportCliOptions) => {
+      const bytes = await requireFile(file);
+      const session = await loadSession(file, parseFormat(o.format));
+      for (const p of session.problems.slice(0, 5))
+        err(style.yellow(`compact-safe: warning: ${p} (skipped)`, process.stderr));
+      if (session.kind === "import")
+        for (const w of importWarnings(session.report).slice(0, 5))
+          err(style.yellow(`compact-safe: warning: ${w}`, process.stderr));
+      if (o.compaction === "preview" && !o.preview)
+        throw usageError("--compaction preview needs the preview (drop --no-preview)");
+      let model;
+      try {
+        model = await reportEntries(session.entries, {
+          source: { file: basename(file), format: session.format, bytes },
+          window: o.window,
+          preview: o.preview,
+          only: o.compaction,
+        });
+      } catch (e) {
+        if (e instanceof Error && e.message.startsWith("no compaction "))
+          throw usageError(`${file}: ${e.message}`);
+        throw e;
+      }
+      if (o.json) {
+        if (o.out === undefined) printJson(model);
+        else await writeFile(o.out, `${JSON.stringify(model, null, 2)}\n`, "utf8");
+        return;
+      }
+      const html = renderReportHtml(model);
+      const path = o.out ?? defaultReportPath(file);
+      await writeFile(path, html, "utf8");
+      const kept = model.views.filter((v) => v.verdict.kept).length;
+      out(
+        `report written to ${path} (${num(Buffer.byteLength(html))} bytes; ${model.views.length} compaction${model.views.length === 1 ? "" : "s"} shown, ${kept} kept the contract; ${num(model.messages.length)} distinct messages)`,
+      );
+      if (model.preview_note !== null && o.preview) out(`  preview: ${model.preview_note}`);
+    });
+}
