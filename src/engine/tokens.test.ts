@@ -203,9 +203,15 @@ test("jsonChars counts a tool input as JSON.stringify writes it, without buildin
   assert.equal(jsonChars({ patch: 'a\n"b"' }).ascii, JSON.stringify({ patch: 'a\n"b"' }).length - 3);
   const cyclic: Record<string, unknown> = { a: 1 };
   cyclic.self = cyclic;
+  // A cycle (or a value too deep) is a RangeError, as JSON.stringify gives; the estimator names the path.
+  assert.throws(() => jsonChars(cyclic), RangeError);
+  const looped: Message = {
+    role: "assistant",
+    content: [{ type: "tool_use", id: "t", name: "X", input: cyclic }],
+  };
   assert.throws(
-    () => jsonChars(cyclic, "tool_use.input"),
-    (e: Error) => e instanceof ModelError && /tool_use\.input/.test(e.message),
+    () => estimateTokens([looped]),
+    (e: unknown) => e instanceof ModelError && e.path.startsWith("messages[0].content[0].input"),
   );
   // The fast estimator counts a call by these counts: within a token of the stringified text's cost.
   const call: Message = { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "Bash", input }] };

@@ -116,10 +116,12 @@ function nonAscii(s: string): number {
  * contents) and other code units. Escapes are not counted (a string counts
  * its own length): on a large tool input (a patch, a file written) building
  * the JSON text cost more than everything else the estimate does. Nesting is
- * walked with a stack, not recursion, at most MAX_MESSAGE_DEPTH levels (a
- * deeper or cyclic value gets the `ModelError` of `checkDepth`).
+ * walked with a stack, not recursion, at most MAX_MESSAGE_DEPTH levels: a
+ * deeper or cyclic value throws a `RangeError`, as `JSON.stringify` does for
+ * a value too deep, which the estimator turns into the `ModelError` naming
+ * the message's path (`explainOverflow`).
  */
-export function jsonChars(value: unknown, path = "value"): { ascii: number; other: number } {
+export function jsonChars(value: unknown): { ascii: number; other: number } {
   let ascii = 0;
   let other = 0;
   const todo: unknown[] = [value];
@@ -127,10 +129,8 @@ export function jsonChars(value: unknown, path = "value"): { ascii: number; othe
   while (todo.length > 0) {
     const v = todo.pop();
     const depth = depths.pop()!;
-    if (depth > MAX_MESSAGE_DEPTH && v !== null && typeof v === "object") {
-      checkDepth(value, path);
-      throw new ModelError(path, `nested deeper than ${MAX_MESSAGE_DEPTH} levels (the limit)`);
-    }
+    if (depth > MAX_MESSAGE_DEPTH && v !== null && typeof v === "object")
+      throw new RangeError(`a value nested deeper than ${MAX_MESSAGE_DEPTH} levels (or cyclic)`);
     if (typeof v === "string") {
       const o = nonAscii(v);
       other += o;
@@ -167,8 +167,7 @@ export function blockChars(b: Block): { ascii: number; other: number } {
   if (b.type === "tool_use") {
     const t = b as { name: string; input: unknown };
     const name = typeof t.name === "string" ? t.name : String(t.name);
-    const input =
-      typeof t.input === "string" ? charClasses(t.input) : jsonChars(t.input ?? null, "tool_use.input");
+    const input = typeof t.input === "string" ? charClasses(t.input) : jsonChars(t.input ?? null);
     const n = nonAscii(name);
     return { ascii: input.ascii + name.length - n + 1, other: input.other + n };
   }
