@@ -3,6 +3,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { describe, test } from "node:test";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { kindForMessage, type JournalEntry, type Message } from "../src/model/index.js";
 
 /** The repository root (tests run from dist/, two or three levels down). */
 export const repoRoot = (() => {
@@ -69,4 +70,28 @@ export function deepFreeze<T>(value: T): T {
     for (const v of Object.values(value as object)) deepFreeze(v);
   }
   return value;
+}
+
+/** A journal of `messages` in one chain under a header (ids `h`, `m0`, `m1`, …), for unit tests. */
+export function linearJournal(messages: readonly Message[]): JournalEntry[] {
+  const at = "2026-12-01T00:00:00Z";
+  const entries: JournalEntry[] = [
+    {
+      id: "h",
+      parent_id: null,
+      kind: "header",
+      created_at: at,
+      payload: { session_id: "s", created_at: at, schema_version: 2, source_format: "journal" },
+    },
+  ];
+  messages.forEach((m, i) =>
+    entries.push({
+      id: `m${i}`,
+      parent_id: i === 0 ? "h" : `m${i - 1}`,
+      kind: kindForMessage(m),
+      created_at: at,
+      payload: m,
+    } as JournalEntry),
+  );
+  return entries;
 }

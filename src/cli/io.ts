@@ -157,6 +157,18 @@ export function importWarnings(report: ImportReport): string[] {
   return report.warnings.map((w) => `${filePlace(report.file, unitOf(report), w.line)} ${w.message}`);
 }
 
+/**
+ * The warnings a command prints before it works on a session (each after
+ * `compact-safe: warning: `): the first 5 problems of its reading (lines
+ * skipped), then the first 5 changes its import made.
+ */
+export function sessionWarnings(session: Session): string[] {
+  return [
+    ...session.problems.slice(0, 5).map((p) => `${p} (skipped)`),
+    ...(session.kind === "import" ? importWarnings(session.report).slice(0, 5) : []),
+  ];
+}
+
 /** What a report's line numbers count: lines of a JSONL file, or messages of a JSON message array. */
 export function unitOf(report: ImportReport): "line" | "message" {
   return reportUnit(report);

@@ -3,11 +3,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { statSync } from "node:fs";
 import { basename } from "node:path";
-import type { JournalEntry, Message } from "../model/index.js";
-import { kindForMessage } from "../model/index.js";
+import type { Message } from "../model/index.js";
 import { auditEntries } from "../route/audit.js";
 import { importFile } from "../formats/index.js";
-import { exampleSession } from "../../test/support.js";
+import { exampleSession, linearJournal } from "../../test/support.js";
 import {
   buildReportModel,
   reportEntries,
@@ -51,32 +50,7 @@ function history(): Message[] {
   ];
 }
 
-function journal(messages: readonly Message[]): JournalEntry[] {
-  const entries: JournalEntry[] = [
-    {
-      id: "h",
-      parent_id: null,
-      kind: "header",
-      created_at: "2026-12-01T00:00:00Z",
-      payload: {
-        session_id: "s",
-        created_at: "2026-12-01T00:00:00Z",
-        schema_version: 2,
-        source_format: "journal",
-      },
-    },
-  ];
-  messages.forEach((m, i) =>
-    entries.push({
-      id: `m${i}`,
-      parent_id: i === 0 ? "h" : `m${i - 1}`,
-      kind: kindForMessage(m),
-      created_at: "2026-12-01T00:00:00Z",
-      payload: m,
-    }),
-  );
-  return entries;
-}
+const journal = linearJournal;
 
 const source = { file: "test.jsonl", format: "journal", bytes: 1 };
 

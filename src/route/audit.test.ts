@@ -3,6 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { CompactionEntry, JournalEntry, Message } from "../model/index.js";
 import { auditEntries } from "./audit.js";
+import { linearJournal } from "../../test/support.js";
 
 const u = (text: string): Message => ({ role: "user", content: [{ type: "text", text }] });
 const a = (text: string): Message => ({ role: "assistant", content: [{ type: "text", text }] });
@@ -29,30 +30,7 @@ const history: Message[] = [
 ];
 
 function journal(replacements: Message[][]): JournalEntry[] {
-  const entries: JournalEntry[] = [
-    {
-      id: "h",
-      parent_id: null,
-      kind: "header",
-      created_at: "2026-12-01T00:00:00Z",
-      payload: {
-        session_id: "s",
-        created_at: "2026-12-01T00:00:00Z",
-        schema_version: 2,
-        source_format: "journal",
-      },
-    },
-  ];
-  history.forEach((m, i) =>
-    entries.push({
-      id: `m${i}`,
-      parent_id: i === 0 ? "h" : `m${i - 1}`,
-      kind:
-        m.role === "assistant" ? "assistant" : m.content[0]!.type === "tool_result" ? "tool_result" : "user",
-      created_at: "2026-12-01T00:00:00Z",
-      payload: m,
-    } as JournalEntry),
-  );
+  const entries = linearJournal(history);
   replacements.forEach((replacement, k) => {
     const c: CompactionEntry = {
       id: `c${k}`,

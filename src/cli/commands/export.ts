@@ -13,7 +13,7 @@ import { FORMAT_NAMES } from "../../formats/types.js";
 
 /** What `export --to` writes. */
 export const EXPORT_TARGETS = ["anthropic", "openai", "responses", "journal"] as const;
-import { importWarnings, loadSession, parseFormat, sessionLive, type Session } from "../io.js";
+import { sessionWarnings, loadSession, parseFormat, sessionLive, type Session } from "../io.js";
 import { err, style } from "../output.js";
 
 interface ExportOptions {
@@ -78,11 +78,8 @@ export function register(program: Command): void {
     .option("--format <format>", `force the input format (${FORMAT_NAMES.join(", ")}); default: detected`)
     .action(async (file: string, o: ExportOptions) => {
       const session = await loadSession(file, parseFormat(o.format));
-      for (const p of session.problems.slice(0, 5))
-        err(style.yellow(`compact-safe: warning: ${p} (skipped)`, process.stderr));
-      if (session.kind === "import")
-        for (const w of importWarnings(session.report).slice(0, 5))
-          err(style.yellow(`compact-safe: warning: ${w}`, process.stderr));
+      for (const w of sessionWarnings(session))
+        err(style.yellow(`compact-safe: warning: ${w}`, process.stderr));
       const live = sessionLive(session);
       let text: string;
       if (o.to === "anthropic") text = `${JSON.stringify(toAnthropicRequest(live), null, 2)}\n`;

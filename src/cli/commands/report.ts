@@ -12,7 +12,7 @@ import { DEFAULT_WINDOW } from "../../route/index.js";
 import { FORMAT_NAMES } from "../../formats/types.js";
 import { positiveInt } from "../options.js";
 import { usageError } from "../errors.js";
-import { importWarnings, loadSession, parseFormat, requireFile } from "../io.js";
+import { sessionWarnings, loadSession, parseFormat, requireFile } from "../io.js";
 import { err, num, out, printJson, style } from "../output.js";
 
 interface ReportCliOptions {
@@ -61,11 +61,8 @@ export function register(program: Command): void {
     .action(async (file: string, o: ReportCliOptions) => {
       const bytes = await requireFile(file);
       const session = await loadSession(file, parseFormat(o.format));
-      for (const p of session.problems.slice(0, 5))
-        err(style.yellow(`compact-safe: warning: ${p} (skipped)`, process.stderr));
-      if (session.kind === "import")
-        for (const w of importWarnings(session.report).slice(0, 5))
-          err(style.yellow(`compact-safe: warning: ${w}`, process.stderr));
+      for (const w of sessionWarnings(session))
+        err(style.yellow(`compact-safe: warning: ${w}`, process.stderr));
       if (o.compaction === "preview" && !o.preview)
         throw usageError("--compaction preview needs the preview (drop --no-preview)");
       let model;
