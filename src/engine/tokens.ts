@@ -98,12 +98,16 @@ function charClasses(s: string): { ascii: number; other: number } {
 
 // eslint-disable-next-line no-control-regex
 const NON_ASCII_RUN = /[^\x00-\x7f]+/g;
+// eslint-disable-next-line no-control-regex
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+const nodeBuffer = (globalThis as { Buffer?: { byteLength(s: string, enc: "utf8"): number } }).Buffer;
+const utf8Length = nodeBuffer ? (s: string): number => nodeBuffer.byteLength(s, "utf8") : undefined;
 
 /** The UTF-16 code units of `s` outside ASCII (runs are found by the regex engine, not a loop). */
 function nonAscii(s: string): number {
-  // Fast path: most agent text is pure ASCII, and a regex test is much cheaper than a loop.
-  // eslint-disable-next-line no-control-regex
-  if (/^[\x00-\x7f]*$/.test(s)) return 0;
+  // Fast path: most agent text is pure ASCII, which its UTF-8 length tells (Node's native count,
+  // about twice as fast as a regex test; the regex elsewhere, so the core runs without Node).
+  if (utf8Length ? utf8Length(s) === s.length : ASCII_ONLY.test(s)) return 0;
   let other = 0;
   NON_ASCII_RUN.lastIndex = 0;
   for (let m = NON_ASCII_RUN.exec(s); m !== null; m = NON_ASCII_RUN.exec(s)) other += m[0].length;
