@@ -72,11 +72,11 @@ test("the README's library table lists exactly the public names, by layer", () =
   const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
   const at = readme.indexOf("The main exports, by layer:");
   assert.ok(at >= 0, "README: the library table is missing");
-  const rows = readme
-    .slice(at)
-    .split("\n")
-    .filter((l) => l.startsWith("| "))
-    .slice(2); // header and rule
+  // The first table after the sentence, to its last row (later tables of the README are not this one).
+  const lines = readme.slice(at).split("\n");
+  const start = lines.findIndex((l) => l.startsWith("| "));
+  const end = lines.findIndex((l, i) => i > start && !l.startsWith("| "));
+  const rows = lines.slice(start, end === -1 ? undefined : end).slice(2); // header and rule
   const table: Record<string, string[]> = {};
   for (const row of rows) {
     const [layer, names] = row
