@@ -12,6 +12,7 @@ import {
   piRequestTexts,
   renderTable,
   repsFor,
+  timeAnother,
   timedFigures,
   type ChildFailure,
   type ChildReport,
@@ -143,10 +144,16 @@ test("timedFigures: medians of the pairs, the ratio the median of each pair's ow
   assert.throws(() => timedFigures([]), RangeError);
 });
 
-test("repsFor: fewer timed calls on the largest inputs", () => {
-  assert.deepEqual(repsFor(1_000), { cold: 7, warm: 7 });
-  assert.deepEqual(repsFor(20_000), { cold: 7, warm: 7 });
-  assert.deepEqual(repsFor(100_000), { cold: 3, warm: 3 });
+test("repsFor and timeAnother: up to 7 timed calls (3 on the largest), within the budget, at least one", () => {
+  assert.equal(repsFor(1_000), 7);
+  assert.equal(repsFor(20_000), 7);
+  assert.equal(repsFor(100_000), 3);
+  assert.equal(timeAnother(0, 0, 7, 4_000), true);
+  assert.equal(timeAnother(3, 3_999, 7, 4_000), true);
+  assert.equal(timeAnother(7, 10, 7, 4_000), false);
+  assert.equal(timeAnother(1, 4_000, 7, 4_000), false);
+  // The first one runs however long the warm-up took.
+  assert.equal(timeAnother(0, 60_000, 3, 4_000), true);
 });
 
 test("gatherRows: cold, first and warm are medians over the children, failures kept", () => {

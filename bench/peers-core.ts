@@ -37,9 +37,20 @@ export const STAND_IN_NOTE = [
 export const DEFAULT_COLD_REPS = 3;
 export const DEFAULT_SIZES: readonly number[] = [1_000, 10_000, 100_000];
 
-/** Timed cold pairs and warm calls per process: fewer on the largest inputs (each call takes seconds there). */
-export function repsFor(messages: number): { cold: number; warm: number } {
-  return messages <= 20_000 ? { cold: 7, warm: 7 } : { cold: 3, warm: 3 };
+/**
+ * Timed cold pairs and warm calls per process: up to 7 of each (3 over 20k messages), within
+ * about COLD_BUDGET_MS and WARM_BUDGET_MS of wall-clock time (each with its fresh copy, its
+ * conversion and its parse: on the largest histories one pair takes seconds), at least one.
+ */
+export function repsFor(messages: number): number {
+  return messages <= 20_000 ? 7 : 3;
+}
+export const COLD_BUDGET_MS = 4_000;
+export const WARM_BUDGET_MS = 3_000;
+
+/** Whether to time one more pair: fewer than `most` done, and none yet or still within the budget. */
+export function timeAnother(done: number, elapsedMs: number, most: number, budgetMs: number): boolean {
+  return done < most && (done === 0 || elapsedMs < budgetMs);
 }
 
 export interface PeerArgs {
