@@ -11,11 +11,17 @@ import {
   parseSessionText,
   piRequestTexts,
   renderTable,
+  repsFor,
+  timeAnother,
+  timedFigures,
   type ChildFailure,
   type ChildReport,
   type Lib,
   type Row,
 } from "./peers-core.js";
+
+/** A child's timed figures with the given ratio (parse 2 ms). */
+const timed = (ratio: number, reps = 7) => ({ parse_ms: 2, compact_ms: 2 * ratio, ratio, reps });
 
 function report(lib: Lib, rep: number, o: Partial<ChildReport> = {}): ChildReport {
   return {
@@ -27,9 +33,10 @@ function report(lib: Lib, rep: number, o: Partial<ChildReport> = {}): ChildRepor
     bytes: 1000,
     tokens_before: 1000,
     budget: 300,
-    parse_ms: 2,
-    cold_ms: 4,
-    warm: rep === 0 ? { parse_ms: 2, compact_ms: 1, reps: 5 } : null,
+    first_ms: 40,
+    first_parse_ms: 4,
+    cold: timed(2),
+    warm: timed(0.5),
     summarizer: { calls: 1, chars: 500, tokens: 150 },
     outcome: "summary",
     compacted: true,
@@ -126,13 +133,37 @@ test("firstDifference names the first message that differs, and the fields", () 
   assert.equal(firstDifference(a, a.slice(0, 1)), "2 messages became 1");
 });
 
-test("gatherRows: cold is the median of the children's ratios, warm from the first child, failures kept", () => {
+test("timedFigures: medians of the pairs, the ratio the median of each pair's own ratio", () => {
+  const t = timedFigures([
+    { parse_ms: 1, compact_ms: 4 }, // 4
+    { parse_ms: 4, compact_ms: 4 }, // 1
+    { parse_ms: 2, compact_ms: 5 }, // 2.5
+  ]);
+  // The ratio of the medians would be 4 / 2 = 2.
+  assert.deepEqual(t, { parse_ms: 2, compact_ms: 4, ratio: 2.5, reps: 3 });
+  assert.throws(() => timedFigures([]), RangeError);
+});
+
+test("repsFor and timeAnother: up to 7 timed calls (3 on the largest), within the budget, at least one", () => {
+  assert.equal(repsFor(1_000), 7);
+  assert.equal(repsFor(20_000), 7);
+  assert.equal(repsFor(100_000), 3);
+  assert.equal(timeAnother(0, 0, 7, 4_000), true);
+  assert.equal(timeAnother(3, 3_999, 7, 4_000), true);
+  assert.equal(timeAnother(7, 10, 7, 4_000), false);
+  assert.equal(timeAnother(1, 4_000, 7, 4_000), false);
+  // The first one runs however long the warm-up took.
+  assert.equal(timeAnother(0, 60_000, 3, 4_000), true);
+});
+
+test("gatherRows: cold, first and warm are medians over the children, failures kept", () => {
   const reports: (ChildReport | ChildFailure)[] = [
-    report("compact-safe", 0, { cold_ms: 2 }), // 1.0
-    report("pi", 0, { cold_ms: 8 }), // 4.0
-    report("compact-safe", 1, { cold_ms: 6 }), // 3.0
-    report("pi", 1, { cold_ms: 10 }),
-    report("compact-safe", 2, { cold_ms: 4 }), // 2.0
+    // The child's own cold ratio counts, not its medians' ratio (4 / 2 here).
+    report("compact-safe", 0, { cold: { parse_ms: 2, compact_ms: 4, ratio: 1, reps: 7 }, first_ms: 8 }),
+    report("pi", 0, { cold: timed(4) }),
+    report("compact-safe", 1, { cold: timed(3), warm: timed(0.25), first_ms: 40 }),
+    report("pi", 1, { cold: timed(5) }),
+    report("compact-safe", 2, { cold: timed(2), warm: timed(0.75), first_ms: 80 }),
     { lib: "pi", input: "s.jsonl", kind: "corpus", rep: 2, failed: "timed out after 60 s" },
   ];
   const rows = gatherRows(reports);
@@ -142,8 +173,14 @@ test("gatherRows: cold is the median of the children's ratios, warm from the fir
   );
   const [cs, pi] = rows as [Row, Row];
   assert.equal(cs.cold_ratio, 2);
+  assert.equal(cs.cold_ms, 4);
   assert.equal(cs.cold_reps, 3);
+  assert.equal(cs.cold_pairs, 7);
   assert.equal(cs.warm_ratio, 0.5);
+  assert.equal(cs.warm_ms, 1);
+  // first: the median of first_ms / first_parse_ms (8 / 4, 40 / 4, 80 / 4).
+  assert.equal(cs.first_ratio, 10);
+  assert.equal(cs.first_ms, 40);
   assert.equal(cs.failed, null);
   assert.equal(pi.cold_ratio, 4.5);
   assert.equal(pi.cold_reps, 2);
@@ -167,20 +204,22 @@ test("barVerdict: met only when compact-safe beats pi cold and warm and sends no
     gatherRows([report("compact-safe", 0, { input, ...cs }), report("pi", 0, { input, ...pi })]);
   // compact-safe: cold 1.0x, warm 0.5x, 500 chars; pi: cold 2.0x, warm 1.0x, 600 chars.
   const pi = {
-    cold_ms: 4,
-    warm: { parse_ms: 2, compact_ms: 2, reps: 5 },
+    cold: timed(2),
+    warm: timed(1),
     summarizer: { calls: 1, chars: 600, tokens: 1 },
   };
-  assert.deepEqual(barVerdict(rows({ cold_ms: 2 }, pi)), { met: true, misses: [], sessions: 1 });
+  assert.deepEqual(barVerdict(rows({ cold: timed(1) }, pi)), { met: true, misses: [], sessions: 1 });
+  // first is reported, not judged.
+  assert.equal(barVerdict(rows({ cold: timed(1), first_ms: 400 }, pi)).met, true);
   // Equal input size is allowed; an equal time is not faster.
-  const same = barVerdict(rows({ cold_ms: 4, summarizer: { calls: 1, chars: 600, tokens: 1 } }, pi));
+  const same = barVerdict(rows({ cold: timed(2), summarizer: { calls: 1, chars: 600, tokens: 1 } }, pi));
   assert.equal(same.met, false);
   assert.deepEqual(same.misses, ["s.jsonl: cold 2.00x vs pi 2.00x"]);
   const all = barVerdict(
     rows(
       {
-        cold_ms: 6,
-        warm: { parse_ms: 2, compact_ms: 3, reps: 5 },
+        cold: timed(3),
+        warm: timed(1.5),
         summarizer: { calls: 1, chars: 700, tokens: 1 },
       },
       pi,
@@ -191,14 +230,14 @@ test("barVerdict: met only when compact-safe beats pi cold and warm and sends no
   ]);
   // Synthetic inputs are reported, not judged.
   const synth = barVerdict([
-    ...rows({ cold_ms: 2 }, pi),
-    ...gatherRows([report("compact-safe", 0, { input: "synthetic-1k", kind: "synthetic", cold_ms: 99 })]),
+    ...rows({ cold: timed(1) }, pi),
+    ...gatherRows([report("compact-safe", 0, { input: "synthetic-1k", kind: "synthetic", cold: timed(99) })]),
     ...gatherRows([{ lib: "pi", input: "synthetic-1k", kind: "synthetic", rep: 0, failed: "timed out" }]),
   ]);
   assert.equal(synth.met, true);
   // A failed pi child, or no pi row at all, is a miss.
   const failed = barVerdict([
-    ...gatherRows([report("compact-safe", 0, { cold_ms: 2 })]),
+    ...gatherRows([report("compact-safe", 0, { cold: timed(1) })]),
     ...gatherRows([{ lib: "pi", input: "s.jsonl", kind: "corpus", rep: 0, failed: "crash" }]),
   ]);
   assert.equal(failed.met, false);
@@ -212,10 +251,11 @@ test("barVerdict: met only when compact-safe beats pi cold and warm and sends no
 
 test("renderTable shows the versions, the budget, each library's figures, the contract and the bar", () => {
   const rows = gatherRows([
-    report("compact-safe", 0, { cold_ms: 2 }),
+    report("compact-safe", 0, { cold: timed(1) }),
     report("pi", 0, {
-      cold_ms: 8,
-      warm: { parse_ms: 2, compact_ms: 2, reps: 5 },
+      cold: timed(4),
+      first_ms: 120,
+      warm: timed(1),
       roundtrip: { ok: false, detail: "message 3 (user) differs in meta" },
     }),
     report("langchain", 0, { contract: { valid: false, reason: "missing checkpoint" } }),
@@ -234,9 +274,14 @@ test("renderTable shows the versions, the budget, each library's figures, the co
   );
   assert.match(text, /@mariozechner\/pi-coding-agent 0\.73\.1/);
   assert.match(text, /budget B = 30 %/);
-  assert.match(text, /s\.jsonl {2}\(10 messages, 1 KB, ~1000 tokens, B = 300\)/);
-  assert.match(text, /compact-safe +1\.00x +0\.50x/);
-  assert.match(text, /pi +4\.00x/);
+  assert.match(text, /s\.jsonl {2}\(10 messages, 1 KB, ~1000 tokens, B = 300;/);
+  assert.match(text, /CPU time/);
+  assert.match(text, /library +cold +first +warm +cold ms +first ms +warm ms/);
+  // cold, first, warm ratios, then cold, first and warm ms.
+  assert.match(text, /compact-safe +1\.00x +10\.00x +0\.50x +2\.00 +40 +1\.00 /);
+  assert.match(text, /pi +4\.00x +30\.00x +1\.00x/);
+  assert.match(text, /B = 300; 7 cold pairs, 7 warm calls per process\)/);
+  assert.match(text, /compact-safe +cold 1\.00x \(max 1\.00x\), first 10\.00x, warm 0\.50x/);
   assert.match(text, /FAILS: message 3 \(user\) differs in meta/);
   assert.match(text, /INVALID: missing checkpoint/);
   assert.match(text, /bar .*: MET \(1\/1 sessions\)/);

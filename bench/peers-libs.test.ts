@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { estimateTokens } from "../src/engine/tokens.js";
 import { syntheticSession } from "./synthetic.js";
 import { budgetTokens } from "./peers-core.js";
-import { prepareLib, Recorder, roundTrip } from "./peers-libs.js";
+import { prepareLib, Recorder, roundTrip, setupLib } from "./peers-libs.js";
 
 // The three libraries' own entry points on one small history (the pinned peers; no network:
 // pi-ai's faux provider and LangChain's FakeListChatModel answer in process).
@@ -42,3 +42,24 @@ test("roundTrip: the converters give the synthetic history back; compact-safe ha
   assert.deepEqual(await roundTrip("langchain", history), { ok: true, detail: null });
   assert.equal(await roundTrip("compact-safe", history), null);
 });
+
+for (const lib of ["compact-safe", "pi", "langchain"] as const) {
+  test(`${lib}: set up once, each prepared copy compacts on its own (the cold calls' fresh copies)`, async () => {
+    const rec = new Recorder();
+    const runner = await setupLib(lib, budget, rec);
+    const json = JSON.stringify(history);
+    const a = runner.prepare(JSON.parse(json) as typeof history);
+    const b = runner.prepare(JSON.parse(json) as typeof history);
+    assert.equal((await a.run()).compacted, true);
+    const sent = rec.size().chars;
+    rec.reset();
+    assert.equal((await b.run()).compacted, true);
+    assert.equal(rec.size().chars, sent);
+    assert.equal(b.check().result_messages, a.check().result_messages);
+    // A prepared copy that has not run has nothing to check.
+    assert.deepEqual(runner.prepare(JSON.parse(json) as typeof history).check(), {
+      result_messages: null,
+      contract: null,
+    });
+  });
+}

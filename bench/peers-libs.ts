@@ -24,7 +24,10 @@
  *   B } })`'s own `beforeModel` hook on `{ messages }`; the model is
  *   `FakeListChatModel` from `@langchain/core/utils/testing`.
  *
- * Each `prepare*` converts (untimed); `run()` is the timed call; `check()`
+ * `setupLib` loads a library and sets it up once per process (its modules,
+ * pi's faux provider, LangChain's middleware and model); its `prepare(messages)`
+ * converts one copy of the messages into the library's own types (untimed, a
+ * fresh copy for every cold call); `run()` is the timed call; `check()`
  * (untimed, after) converts the result back to compact-safe messages and runs
  * `validateSurvivalContract(original, result)`.
  */
@@ -96,7 +99,7 @@ function verdict(original: readonly Message[], back: () => Message[], path: "sum
 // ---------------------------------------------------------------------------------------------
 // compact-safe
 
-function prepareCompactSafe(messages: Message[], budget: number, rec: Recorder): Prepared {
+function setupCompactSafe(budget: number, rec: Recorder): LibRunner {
   const summarizer: Summarizer = {
     name: "stand-in",
     model: "stand-in",
@@ -105,6 +108,10 @@ function prepareCompactSafe(messages: Message[], budget: number, rec: Recorder):
       return { text: STAND_IN_NOTE, model: "stand-in" };
     },
   };
+  return { prepare: (messages) => prepareCompactSafe(messages, budget, summarizer) };
+}
+
+function prepareCompactSafe(messages: Message[], budget: number, summarizer: Summarizer): Prepared {
   let last: Awaited<ReturnType<typeof compactMessagesSafe>> | undefined;
   return {
     async run() {
@@ -144,11 +151,8 @@ async function piModules() {
   return { compaction, sessions, ai };
 }
 
-async function preparePi(messages: Message[], budget: number, rec: Recorder): Promise<Prepared> {
+async function setupPi(budget: number, rec: Recorder): Promise<LibRunner> {
   const { compaction, sessions, ai } = await piModules();
-  const manager = sessions.SessionManager.inMemory();
-  for (const m of toPiMessages(messages)) manager.appendMessage(m as never);
-  const branch = manager.getBranch();
   const faux = ai.registerFauxProvider();
   const model = faux.getModel();
   const settings: PiSettings = {
@@ -160,41 +164,51 @@ async function preparePi(messages: Message[], budget: number, rec: Recorder): Pr
     rec.calls.push(piRequestTexts(context));
     return ai.fauxAssistantMessage(STAND_IN_NOTE);
   };
-  let last: Awaited<ReturnType<PiCompaction["compact"]>> | undefined;
   return {
-    async run() {
-      last = undefined;
-      // pi asks once, or twice when the cut splits a turn (history and turn prefix).
-      faux.setResponses([answer, answer]);
-      const preparation = compaction.prepareCompaction(branch, settings);
-      if (!preparation) return { outcome: "nothing to compact (prepareCompaction)", compacted: false };
-      last = await compaction.compact(preparation, model, "faux-key");
-      return { outcome: "summary", compacted: true };
-    },
-    check() {
-      const r = last;
-      if (!r) return { result_messages: null, contract: null };
-      const leaf = branch[branch.length - 1]!;
-      const entry = {
-        type: "compaction",
-        id: "bench-peers-compaction",
-        parentId: leaf.id,
-        timestamp: new Date().toISOString(),
-        summary: r.summary,
-        firstKeptEntryId: r.firstKeptEntryId,
-        tokensBefore: r.tokensBefore,
-        details: r.details,
-      } as unknown as PiEntry;
-      const context = sessions.buildSessionContext([...branch, entry]);
-      return verdict(messages, () => fromPiMessages(context.messages as PiAgentMessage[]), "summary");
+    prepare(messages) {
+      const manager = sessions.SessionManager.inMemory();
+      for (const m of toPiMessages(messages)) manager.appendMessage(m as never);
+      return preparePi(messages, manager.getBranch());
     },
   };
+
+  function preparePi(messages: Message[], branch: PiEntry[]): Prepared {
+    let last: Awaited<ReturnType<PiCompaction["compact"]>> | undefined;
+    return {
+      async run() {
+        last = undefined;
+        // pi asks once, or twice when the cut splits a turn (history and turn prefix).
+        faux.setResponses([answer, answer]);
+        const preparation = compaction.prepareCompaction(branch, settings);
+        if (!preparation) return { outcome: "nothing to compact (prepareCompaction)", compacted: false };
+        last = await compaction.compact(preparation, model, "faux-key");
+        return { outcome: "summary", compacted: true };
+      },
+      check() {
+        const r = last;
+        if (!r) return { result_messages: null, contract: null };
+        const leaf = branch[branch.length - 1]!;
+        const entry = {
+          type: "compaction",
+          id: "bench-peers-compaction",
+          parentId: leaf.id,
+          timestamp: new Date().toISOString(),
+          summary: r.summary,
+          firstKeptEntryId: r.firstKeptEntryId,
+          tokensBefore: r.tokensBefore,
+          details: r.details,
+        } as unknown as PiEntry;
+        const context = sessions.buildSessionContext([...branch, entry]);
+        return verdict(messages, () => fromPiMessages(context.messages as PiAgentMessage[]), "summary");
+      },
+    };
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
 // LangChain
 
-async function prepareLangChain(messages: Message[], budget: number, rec: Recorder): Promise<Prepared> {
+async function setupLangChain(budget: number, rec: Recorder): Promise<LibRunner> {
   // Imported here, so that the other libraries' children do not load LangChain.
   const { fromLangChainMessages, toLangChainMessages } = await import("../src/adapters/langchain.js");
   const { summarizationMiddleware } = await import("langchain");
@@ -211,8 +225,6 @@ async function prepareLangChain(messages: Message[], budget: number, rec: Record
       return super._generate(input, options, runManager);
     }
   }
-  const state = toLangChainMessages(messages);
-  for (const m of state) if (!m.id) m.id = randomUUID();
   const mw = summarizationMiddleware({
     model: new RecordingFakeModel({ responses: [STAND_IN_NOTE] }),
     trigger: { tokens: budget },
@@ -222,38 +234,54 @@ async function prepareLangChain(messages: Message[], budget: number, rec: Record
     s: { messages: BaseMessage[] },
     runtime: { context: object },
   ) => Promise<{ messages: BaseMessage[] } | undefined>;
-  let last: { messages: BaseMessage[] } | undefined;
   return {
-    async run() {
-      last = await hook({ messages: state }, { context: {} });
-      return last
-        ? { outcome: "summary", compacted: true }
-        : { outcome: "not compacted (the hook returned no update)", compacted: false };
-    },
-    check() {
-      const r = last;
-      if (!r) return { result_messages: null, contract: null };
-      // The first message of the update is LangGraph's RemoveMessage of all messages.
-      return verdict(messages, () => fromLangChainMessages(r.messages.slice(1)), "summary");
+    prepare(messages) {
+      const state = toLangChainMessages(messages);
+      for (const m of state) if (!m.id) m.id = randomUUID();
+      let last: { messages: BaseMessage[] } | undefined;
+      return {
+        async run() {
+          last = await hook({ messages: state }, { context: {} });
+          return last
+            ? { outcome: "summary", compacted: true }
+            : { outcome: "not compacted (the hook returned no update)", compacted: false };
+        },
+        check() {
+          const r = last;
+          if (!r) return { result_messages: null, contract: null };
+          // The first message of the update is LangGraph's RemoveMessage of all messages.
+          return verdict(messages, () => fromLangChainMessages(r.messages.slice(1)), "summary");
+        },
+      };
     },
   };
 }
 
-/** Converts the messages into the library's own types and sets it up (untimed). */
+/** A library loaded and set up for the budget; `prepare` converts one copy of the messages (untimed). */
+export interface LibRunner {
+  prepare(messages: Message[]): Prepared;
+}
+
+/** Loads the library and sets it up once for this process (untimed). */
+export async function setupLib(lib: Lib, budget: number, rec: Recorder): Promise<LibRunner> {
+  switch (lib) {
+    case "compact-safe":
+      return setupCompactSafe(budget, rec);
+    case "pi":
+      return setupPi(budget, rec);
+    case "langchain":
+      return setupLangChain(budget, rec);
+  }
+}
+
+/** `setupLib`, then `prepare(messages)`: one library ready for one compaction of these messages. */
 export async function prepareLib(
   lib: Lib,
   messages: Message[],
   budget: number,
   rec: Recorder,
 ): Promise<Prepared> {
-  switch (lib) {
-    case "compact-safe":
-      return prepareCompactSafe(messages, budget, rec);
-    case "pi":
-      return preparePi(messages, budget, rec);
-    case "langchain":
-      return prepareLangChain(messages, budget, rec);
-  }
+  return (await setupLib(lib, budget, rec)).prepare(messages);
 }
 
 /** Whether the library's converter gives the compact-safe messages back (null for compact-safe). */
