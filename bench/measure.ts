@@ -19,6 +19,7 @@ import { syntheticSession } from "./synthetic.js";
 import { extractiveSummarizer } from "../src/summarizers/index.js";
 import { SYSTEM_PROMPT, buildUserPrompt } from "../src/summarizers/prompt.js";
 import { TARGETS } from "./targets.js";
+import { gc, parseSessionText, timeMs, timeMsAsync, WARMUP_MS, WARMUP_RUNS } from "./timing.js";
 
 export const MB = 1024 * 1024;
 const TARGET_FRACTION = 0.3;
@@ -143,60 +144,10 @@ export function inputSpecs(sizes: readonly number[], only: string | undefined): 
 }
 
 /**
- * Times are the process's CPU time (user + system, microsecond resolution):
- * on a shared machine a loaded core stretches wall-clock time by whatever
- * else runs (seen here: the same compaction from 11 to 36 ms wall-clock
- * within minutes), while CPU time stays within a few percent. On an idle
- * machine the two agree for this single-threaded work (collector threads
- * count too, which can only make the compaction look slower).
+ * Timed repetitions per input after the warm-up (their median is reported):
+ * small inputs get more, one run of them being mostly scheduler noise on a
+ * shared machine.
  */
-function cpuMs(since: NodeJS.CpuUsage): number {
-  const d = process.cpuUsage(since);
-  return (d.user + d.system) / 1000;
-}
-
-function timeMs(fn: () => void): number {
-  const t = process.cpuUsage();
-  fn();
-  return cpuMs(t);
-}
-
-async function timeMsAsync<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
-  const t = process.cpuUsage();
-  const value = await fn();
-  return { ms: cpuMs(t), value };
-}
-
-const gc = (): void => (globalThis as { gc?: () => void }).gc?.();
-
-function parseJsonl(text: string): number {
-  let n = 0;
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue;
-    try {
-      JSON.parse(line);
-      n++;
-    } catch {
-      // broken lines are part of the corpus; they cost their parse attempt
-    }
-  }
-  return n;
-}
-
-/**
- * Untimed warm-up runs before the timed ones, to JIT steady state: up to 500
- * within about 1.5 seconds (a small input takes a few milliseconds, and its
- * code is still being optimised after 20 runs: up to 3x slower there; a
- * large input gets a few). Then the timed repetitions (their median is
- * reported): small inputs get more, one run of them being mostly scheduler
- * noise on a shared machine.
- */
-const WARMUP_RUNS = 500;
-const WARMUP_MS = 1500;
-// No forced collection between warm-up runs: a full collection forced after every run kept the
-// code from ever reaching its optimised tiers (3-4x slower on small inputs); one is forced before
-// each timed run only.
-
 function repsFor(messages: number): number {
   if (messages <= 20_000) return 15;
   return 7;
@@ -213,8 +164,7 @@ interface InputText {
 }
 
 function parseText({ text, jsonl }: InputText): void {
-  if (jsonl) parseJsonl(text);
-  else JSON.parse(text);
+  parseSessionText(text, jsonl);
 }
 
 /**
@@ -388,7 +338,7 @@ export async function measure(spec: string): Promise<Measurement> {
   const parseTimes: number[] = [];
   for (let i = 0; i < Math.max(reps, 3); i++) {
     gc();
-    parseTimes.push(timeMs(() => (jsonl ? parseJsonl(text) : JSON.parse(text))));
+    parseTimes.push(timeMs(() => parseSessionText(text, jsonl)));
   }
   const parse_ms = median(parseTimes);
 

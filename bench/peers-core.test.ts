@@ -1,5 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { parseSessionText } from "./timing.js";
 import {
   barVerdict,
   budgetTokens,
@@ -8,7 +9,6 @@ import {
   isSessionFileName,
   langChainInputTexts,
   parseArgs,
-  parseSessionText,
   piRequestTexts,
   renderTable,
   repsFor,

@@ -109,25 +109,6 @@ export function isSessionFileName(name: string): boolean {
   return name.endsWith(".jsonl") || name.endsWith(".json") || name.endsWith(".traj");
 }
 
-/** `JSON.parse` of a session file's text as measure.ts times it: JSONL line by line (broken lines cost their attempt). */
-export function parseSessionText(text: string, jsonl: boolean): number {
-  if (!jsonl) {
-    JSON.parse(text);
-    return 1;
-  }
-  let n = 0;
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue;
-    try {
-      JSON.parse(line);
-      n++;
-    } catch {
-      // a broken line is part of the corpus
-    }
-  }
-  return n;
-}
-
 // ---------------------------------------------------------------------------------------------
 // What each library sends its summarizer, as text
 

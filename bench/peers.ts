@@ -61,6 +61,7 @@ import { liveContext } from "../src/journal/tree.js";
 import { estimateTokens } from "../src/engine/tokens.js";
 import type { Message } from "../src/model/index.js";
 import { syntheticSession } from "./synthetic.js";
+import { gc, parseSessionText, timeMs, timeMsAsync, WARMUP_MS, WARMUP_RUNS } from "./timing.js";
 import {
   barVerdict,
   budgetTokens,
@@ -70,7 +71,6 @@ import {
   isSessionFileName,
   LIBS,
   parseArgs,
-  parseSessionText,
   renderTable,
   type ChildFailure,
   type ChildReport,
@@ -144,37 +144,10 @@ async function loadInput(spec: string): Promise<Input> {
   };
 }
 
-const gc = (): void => (globalThis as { gc?: () => void }).gc?.();
-
-/**
- * The process's CPU time (user + system), as `npm run bench` times (bench/measure.ts): on this
- * shared machine wall-clock time moved 3x within minutes while CPU time stayed within a few
- * percent. Collector threads count too, alike for the three libraries.
- */
-function cpuMs(since: NodeJS.CpuUsage): number {
-  const d = process.cpuUsage(since);
-  return (d.user + d.system) / 1000;
-}
-
-function timeMs(fn: () => void): number {
-  const t = process.cpuUsage();
-  fn();
-  return cpuMs(t);
-}
-
 async function timeAsync(fn: () => Promise<unknown>): Promise<number> {
-  const t = process.cpuUsage();
-  await fn();
-  return cpuMs(t);
+  return (await timeMsAsync(fn)).ms;
 }
 
-/**
- * Untimed warm-up calls on fresh copies, to JIT steady state, as `npm run bench`: up to 500
- * within about 1.5 s, with no forced collection between them (one forced after every call kept
- * V8 from optimising the code: 3-4x slower on small inputs).
- */
-const WARMUP_RUNS = 500;
-const WARMUP_MS = 1_500;
 async function child(lib: Lib, rep: number, spec: string, tokensBefore: number): Promise<ChildReport> {
   const inp = await loadInput(spec);
   const { messages } = inp;
