@@ -177,16 +177,20 @@ function contentItemOf(b: unknown): Obj | undefined {
   if (!isObj(b) || typeof b.type !== "string") return undefined;
   if (b.type === "image_url") {
     const url = isObj(b.image_url) ? b.image_url.url : undefined;
-    if (typeof url !== "string") return undefined;
-    const m = /^data:([^;,]+)?;base64,(.*)$/s.exec(url);
-    if (m) return { type: "file", mediaType: m[1] ?? "image", data: { type: "data", data: m[2] } };
-    try {
-      return { type: "file", mediaType: "image", data: { type: "url", url: new URL(url) } };
-    } catch {
-      return undefined;
-    }
+    return typeof url === "string" ? filePartOfUrl(url) : undefined;
   }
   return decodeValue(b) as Obj;
+}
+
+/** An image URL as an AI SDK file part (a data URL by its bytes), or undefined when it is no URL. */
+function filePartOfUrl(url: string): Obj | undefined {
+  const m = /^data:([^;,]+)?;base64,(.*)$/s.exec(url);
+  if (m) return { type: "file", mediaType: m[1] ?? "image", data: { type: "data", data: m[2] } };
+  try {
+    return { type: "file", mediaType: "image", data: { type: "url", url: new URL(url) } };
+  } catch {
+    return undefined;
+  }
 }
 
 function textOfOutput(output: Obj): { content: string; is_error?: true; content_blocks?: Block[] } {
@@ -338,13 +342,7 @@ function nativePart(b: Obj, ctx: Ctx, names: Names): Obj | undefined {
     case "image_url": {
       const url = isObj(b.image_url) ? b.image_url.url : undefined;
       if (ctx !== "user" || typeof url !== "string") return undefined;
-      const m = /^data:([^;,]+)?;base64,(.*)$/s.exec(url);
-      if (m) return { type: "file", mediaType: m[1] ?? "image", data: { type: "data", data: m[2] } };
-      try {
-        return { type: "file", mediaType: "image", data: { type: "url", url: new URL(url) } };
-      } catch {
-        return undefined;
-      }
+      return filePartOfUrl(url);
     }
     default: {
       if (typeof b.type !== "string" || !OWN_TYPES.has(b.type)) return undefined;
