@@ -4,12 +4,14 @@
  * rules' hints, all lower-case, looked up in the lower-cased text).
  *
  * A literal of three characters or more is found by its first three: one
- * pass over the text hashes every run of three characters into a table of
- * the literals that start so, and compares those literals there. Literals of
- * one or two characters are plain substring searches (`includes`), which stop
- * at the first hit. Measured on 9,000 texts that compactions of the corpus
- * redact (3 MB): 1.2–1.5× faster than one regular expression alternating
- * all the literals (tried at every position), and it finds the same set.
+ * pass over the text keeps the last three characters' low five bits as a
+ * 15-bit key, and only where that key starts some literal (about 4 % of the
+ * positions in the corpus's texts) looks the exact three up in a hashed
+ * table and compares the literals that start so. Literals of one or two
+ * characters are plain substring searches (`includes`, stopping at the first
+ * hit). Measured on 9,000 texts that compactions of the corpus redact
+ * (3 MB): about 2× faster than one regular expression alternating all the
+ * literals (tried at every position), and it finds the same set.
  */
 
 const TABLE_BITS = 16;
@@ -18,12 +20,20 @@ function hash3(a: number, b: number, c: number): number {
   return Math.imul((a << 16) ^ (b << 8) ^ c, 0x9e3779b1) >>> (32 - TABLE_BITS);
 }
 
+/** Three characters' low five bits, as the scan keys a position. */
+function key3(a: number, b: number, c: number): number {
+  return ((a & 31) << 10) | ((b & 31) << 5) | (c & 31);
+}
+
 export class LiteralSet {
   readonly literals: readonly string[];
   /** Indexes of the literals of one or two characters. */
   private readonly short: number[] = [];
-  /** Per hash of a literal's first three characters, the indexes of the literals that start so. */
-  private readonly table: (number[] | undefined)[] = new Array(1 << TABLE_BITS).fill(undefined);
+  /** Per `key3`, 1 when some literal starts with three characters of that key. */
+  private readonly gate = new Uint8Array(1 << 15);
+  /** Per `hash3` of three characters, the first literal that starts so (-1: none), chained by `next`. */
+  private readonly heads = new Int32Array(1 << TABLE_BITS).fill(-1);
+  private readonly next: Int32Array;
   /** Per literal, the scan that last found it (`stamp`): no set is built per scan. */
   private readonly marks: Uint32Array;
   private stamp = 0;
@@ -31,10 +41,18 @@ export class LiteralSet {
   constructor(literals: readonly string[]) {
     this.literals = [...literals];
     this.marks = new Uint32Array(this.literals.length);
+    this.next = new Int32Array(this.literals.length).fill(-1);
     this.literals.forEach((lit, i) => {
       if (lit.length === 0) throw new Error("LiteralSet: an empty literal");
-      if (lit.length < 3) this.short.push(i);
-      else (this.table[hash3(lit.charCodeAt(0), lit.charCodeAt(1), lit.charCodeAt(2))] ??= []).push(i);
+      if (lit.length < 3) {
+        this.short.push(i);
+        return;
+      }
+      const [a, b, c] = [lit.charCodeAt(0), lit.charCodeAt(1), lit.charCodeAt(2)];
+      this.gate[key3(a, b, c)] = 1;
+      const h = hash3(a, b, c);
+      this.next[i] = this.heads[h]!;
+      this.heads[h] = i;
     });
   }
 
@@ -49,26 +67,27 @@ export class LiteralSet {
     }
     const stamp = ++this.stamp;
     const found: number[] = [];
-    const { literals, marks, table } = this;
+    const { literals, marks, gate, heads, next } = this;
     for (const i of this.short)
       if (text.includes(literals[i]!)) {
         marks[i] = stamp;
         found.push(i);
       }
-    const n = text.length - 2;
-    let a = text.charCodeAt(0);
-    let b = text.charCodeAt(1);
-    for (let at = 0; at < n; at++) {
-      const c = text.charCodeAt(at + 2);
-      const list = table[hash3(a, b, c)];
-      if (list !== undefined)
-        for (const i of list)
-          if (marks[i] !== stamp && text.startsWith(literals[i]!, at)) {
-            marks[i] = stamp;
-            found.push(i);
-          }
-      a = b;
-      b = c;
+    const n = text.length;
+    let k = ((text.charCodeAt(0) & 31) << 5) | (text.charCodeAt(1) & 31);
+    for (let at = 2; at < n; at++) {
+      k = ((k << 5) | (text.charCodeAt(at) & 31)) & 0x7fff;
+      if (gate[k] === 0) continue;
+      const s = at - 2;
+      for (
+        let i = heads[hash3(text.charCodeAt(s), text.charCodeAt(s + 1), text.charCodeAt(at))]!;
+        i !== -1;
+        i = next[i]!
+      )
+        if (marks[i] !== stamp && text.startsWith(literals[i]!, s)) {
+          marks[i] = stamp;
+          found.push(i);
+        }
     }
     return found;
   }
