@@ -5,12 +5,14 @@ import type { Message } from "../model/index.js";
 import { compactMessagesSafe } from "./compact.js";
 import {
   GITLEAKS_RULES_INFO,
+  headWindow,
   openRedactionScope,
   redactionMemoSize,
   redactSecrets,
   redactSecretsWithReport,
   redactValue,
   shannonEntropy,
+  tailWindow,
 } from "./redact.js";
 
 // Fake secrets built at run time, so that this file itself holds nothing that a secret scanner flags.
@@ -305,4 +307,19 @@ test("within a redaction scope a long text is redacted once; nothing is kept onc
   const r = await compactMessagesSafe(history, { target: 50 });
   assert.ok(r.ok);
   assert.equal(redactionMemoSize(), 0);
+});
+
+test("the windows read for redaction around a cut: to the line's end past a head cut, from the line before a tail cut", () => {
+  const text = "alpha beta\ngamma delta\nepsilon zeta\neta theta";
+  assert.equal(headWindow(text, 3, 100), "alpha beta\n");
+  assert.equal(headWindow(text, 14, 100), "alpha beta\ngamma delta\n");
+  assert.equal(headWindow(text, 14, 4), "alpha beta\ngamma d");
+  assert.equal(headWindow("one two three", 5, 100, " "), "one two ");
+  assert.equal(headWindow(text, 500, 10), text);
+  assert.equal(tailWindow(text, 5, 100), "epsilon zeta\neta theta");
+  assert.equal(tailWindow(text, 5, 7), text.slice(-12));
+  assert.equal(tailWindow(text, 500, 10), text);
+  // The end of a PEM block in the tail: from its opening line, however far back.
+  const pem = `-----BEGIN PRIVATE KEY-----\n${"QUJD\n".repeat(500)}-----END PRIVATE KEY-----\nok`;
+  assert.equal(tailWindow(`intro\n${pem}`, 40, 100), pem);
 });

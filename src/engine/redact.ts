@@ -551,3 +551,39 @@ export function redactValue<T>(value: T): T {
   }
   return (changed ? out : value) as T;
 }
+
+/**
+ * The part of `text` to redact before its first `cut` characters are kept:
+ * on to the end of the line the cut falls in (with the `stop` character that
+ * ends it), at most `margin` characters past the cut. A secret never holds a
+ * line break, so one that the cut would split is read whole and replaced
+ * whole (a PEM block, the one secret over several lines, is caught by its
+ * opening line alone). For a text collapsed onto one line, `stop` is a
+ * space.
+ */
+export function headWindow(text: string, cut: number, margin: number, stop = "\n"): string {
+  if (text.length <= cut) return text;
+  const at = text.indexOf(stop, cut);
+  const end = at === -1 ? cut + margin : Math.min(at + 1, cut + margin);
+  return text.slice(0, end);
+}
+
+/**
+ * The part of `text` to redact before its last `cut` characters are kept:
+ * back to the start of the line before the one the cut falls in (a value is
+ * sometimes written on the line after its name), at most `margin`
+ * characters before the cut; from the opening line of a PEM block whose
+ * end it holds.
+ */
+export function tailWindow(text: string, cut: number, margin: number): string {
+  if (text.length <= cut) return text;
+  const from = text.length - cut;
+  const lineStart = text.lastIndexOf("\n", from - 1);
+  const prevStart = lineStart <= 0 ? -1 : text.lastIndexOf("\n", lineStart - 1);
+  const start = Math.max(prevStart + 1, from - margin);
+  const window = text.slice(start);
+  // The end of a PEM block: read from its opening line, which the block rule needs.
+  if (!window.includes("-----END")) return window;
+  const begin = text.lastIndexOf("-----BEGIN", start);
+  return begin === -1 ? window : text.slice(begin);
+}

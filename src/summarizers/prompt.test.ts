@@ -6,6 +6,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   SYSTEM_PROMPT,
+  boundedRedacted,
   buildUserPrompt,
   FOLLOWING_CHARS,
   renderSystemPrompt,
@@ -227,4 +228,47 @@ test("a template without the {{sections}} placeholder is refused with its file n
     () => renderSystemPrompt("no placeholder"),
     /summarizer-system\.md: the template has no \{\{sections\}\} placeholder/,
   );
+});
+
+// Fake secrets built at run time, so that this file holds nothing a secret scanner flags.
+const fake = (prefix: string, n: number) =>
+  prefix + Array.from({ length: n }, (_, i) => "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0z"[(i * 7) % 31]).join("");
+
+/** Whether any 8 characters of `secret`'s body (past its prefix) show in `out`. */
+function showsPart(out: string, secret: string, prefix: string): boolean {
+  const body = secret.slice(prefix.length);
+  for (let i = 0; i + 8 <= body.length; i++) if (out.includes(body.slice(i, i + 8))) return true;
+  return false;
+}
+
+test("a secret across either cut of a bounded text is read whole and replaced whole, never shown in part", () => {
+  const max = 400;
+  const head = Math.floor(max * 0.6);
+  const tail = max - head;
+  const key = fake("sk-proj-", 48);
+  const filler = (n: number) =>
+    Array.from({ length: n }, (_, i) => `line ${i} of the build output`).join("\n");
+  for (let shift = 0; shift < key.length; shift += 3) {
+    // The head cut falls inside the key (on a line of its own, then inside a long line).
+    const before = `${"x".repeat(head - shift - 1)} `;
+    for (const text of [`${before}${key} tail\n${filler(200)}`, `${before}${key}${"y".repeat(3000)}`]) {
+      const out = boundedRedacted(text, max);
+      assert.ok(
+        !showsPart(out, key, "sk-proj-"),
+        `head cut ${shift} chars into the key:\n${out.slice(0, 300)}`,
+      );
+    }
+    // The tail cut falls inside the key; its name is on the line before.
+    const after = ` ${"z".repeat(tail - (key.length - shift) - 1)}`;
+    const text = `${filler(200)}\nOPENAI_API_KEY=\n${key}${after}`;
+    const out = boundedRedacted(text, max);
+    assert.ok(!showsPart(out, key, "sk-proj-"), `tail cut ${shift} chars into the key:\n${out.slice(-300)}`);
+  }
+  // A PEM block whose end is in the kept tail, opened far before it: read from its opening line.
+  const body = Array.from({ length: 40 }, (_, i) => fake(String.fromCharCode(65 + (i % 26)), 63)).join("\n");
+  const pem = `-----BEGIN RSA PRIVATE KEY-----\n${body}\n-----END RSA PRIVATE KEY-----`;
+  const out = boundedRedacted(`${filler(300)}\n${pem}\ndone`, max);
+  assert.ok(out.includes("[REDACTED:private-key]"), out.slice(-300));
+  for (const line of body.split("\n"))
+    assert.ok(!out.includes(line.slice(0, 20)), `a key line shows: ${line}`);
 });

@@ -19,7 +19,7 @@ import {
   safeHead,
   safeTail,
 } from "./transcript.js";
-import { redactSecrets } from "../engine/redact.js";
+import { headWindow, redactSecrets, tailWindow } from "../engine/redact.js";
 import { unwrapUserText } from "./extractive/user-text.js";
 
 /**
@@ -77,20 +77,21 @@ export function bounded(s: string, max: number): string {
   return `${safeHead(s, head)}\n[… ${s.length - head - tail} of ${s.length} characters cut …]\n${safeTail(s, tail)}`;
 }
 
-/** Room kept past a cut point before redacting, so that a secret across the cut is seen whole. */
+/** Room read past a cut point at most before redacting, so that a secret across the cut is seen whole. */
 const REDACT_MARGIN = 1024;
 
 /**
  * `bounded` of the redacted text. A long text is redacted only in the head
- * and tail windows that can be kept (each widened by a margin), never cut
- * through a secret the redaction did not see.
+ * and tail windows that can be kept, each read on past its cut to the line's
+ * end (`headWindow`, `tailWindow`), never cut through a secret the redaction
+ * did not see.
  */
 export function boundedRedacted(s: string, max: number): string {
-  if (s.length <= max + 2 * REDACT_MARGIN) return bounded(redactSecrets(s), max);
+  if (s.length <= max) return bounded(redactSecrets(s), max);
   const head = Math.floor(max * 0.6);
   const tail = max - head;
-  const h = safeHead(redactSecrets(safeHead(s, head + REDACT_MARGIN)), head);
-  const t = safeTail(redactSecrets(safeTail(s, tail + REDACT_MARGIN)), tail);
+  const h = safeHead(redactSecrets(headWindow(s, head, REDACT_MARGIN)), head);
+  const t = safeTail(redactSecrets(tailWindow(s, tail, REDACT_MARGIN)), tail);
   return `${h}\n[… ${s.length - head - tail} of ${s.length} characters cut …]\n${t}`;
 }
 
@@ -124,12 +125,13 @@ function inputDigest(input: unknown): string {
           ? x.join(" ")
           : stringify(x);
     const keep = KEY_FIELDS.has(k) ? KEY_FIELD_CHARS : OTHER_FIELD_CHARS;
-    // On one line (a patch or a script reads as its first words), redacted before it is cut.
+    // On one line (a patch or a script reads as its first words), redacted before it is cut (on to
+    // the end of the word the cut falls in).
     const line = oneLine(text, keep + REDACT_MARGIN);
     const shown =
       line.length <= keep && text.length <= keep + REDACT_MARGIN
         ? redactSecrets(line)
-        : `${safeHead(redactSecrets(line), keep)}…[${text.length} chars]`;
+        : `${safeHead(redactSecrets(headWindow(line, keep, REDACT_MARGIN, " ")), keep)}…[${text.length} chars]`;
     parts.push(`${k}=${shown}`);
   }
   return bounded(parts.join(", "), OLD_INPUT_CHARS);
