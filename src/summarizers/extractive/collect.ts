@@ -22,7 +22,7 @@ import {
   shellCommandOf,
   textOf,
 } from "../transcript.js";
-import { redactSecrets } from "../../engine/redact.js";
+import { headWindow, redactSecrets } from "../../engine/redact.js";
 import { foldCheckpoint, noEarlierParts, type EarlierParts } from "./fold.js";
 import { quoteData } from "./quote.js";
 import { commandOutcome, ERROR_LINE_CHARS, errorLine } from "./results.js";
@@ -40,8 +40,8 @@ export const REDACT_MARGIN = 256;
 export interface CommandEntry {
   /** The command on one line, cut to COMMAND_CHARS (not redacted: the key that counts repeats). */
   cmd: string;
-  /** The command on one line with room past the cut, redacted when the command is written. */
-  window: string;
+  /** The command as run; its one-line window (`oneLineWindow`) is redacted when the command is written. */
+  raw: string;
   count: number;
   /** Index of the latest run (recency). */
   last: number;
@@ -69,8 +69,8 @@ export interface CallInfo {
 /** The facts of a span. Orders (`first`, `last`, `order`) count blocks from the span's start. */
 export interface Collected {
   userMessages: string[];
-  /** Work notes (cut, not redacted) and their windows (redacted when a note is written). */
-  work: { text: string; window: string }[];
+  /** Work notes (cut, not redacted) and their texts (whose window is redacted when a note is written). */
+  work: { text: string; raw: string }[];
   toolCounts: Map<string, number>;
   toolCalls: number;
   paths: Map<string, PathEntry>;
@@ -92,6 +92,16 @@ export interface Collected {
   earlier: EarlierParts;
   /** Where the pass stopped (`continueCollect` goes on from there). */
   end: Cursor;
+}
+
+/**
+ * What to redact of a text shown on one line and cut to `cut` characters:
+ * the one-line view on to the end of the word the cut falls in (at most
+ * REDACT_MARGIN past it), so that a secret across the cut is seen whole.
+ * Built only for the facts a note writes.
+ */
+export function oneLineWindow(raw: string, cut: number): string {
+  return headWindow(oneLine(raw, cut + REDACT_MARGIN), cut, REDACT_MARGIN, " ");
 }
 
 /** Like redactQuotable for a text that is quoted by its head and its tail (the next step). */
@@ -136,8 +146,9 @@ export function collect(messages: readonly Message[], quoteCap: number): Collect
   const firstNote = Math.max(0, assistantTexts.length - MAX_WORK_NOTES);
   c.workOmitted = firstNote;
   for (let i = firstNote; i < lastAssistantIdx; i++) {
-    const window = oneLine(assistantTexts[i], NOTE_CHARS + REDACT_MARGIN);
-    if (window !== "") c.work.push({ text: clip(window, NOTE_CHARS), window });
+    const raw = assistantTexts[i]!;
+    const text = clip(oneLine(raw, NOTE_CHARS + 1), NOTE_CHARS);
+    if (text !== "") c.work.push({ text, raw });
   }
   if (lastAssistantIdx >= 0) c.lastAssistantText = redactEnds(assistantTexts[lastAssistantIdx], quoteCap);
   return c;
@@ -263,15 +274,14 @@ function collectCall(c: Collected, tool: ToolUseBlock, order: number): void {
   c.afterText.paths.push(...paths);
   const cmdRaw = shellCommandOf(tool);
   if (cmdRaw !== undefined) {
-    const window = oneLine(cmdRaw, COMMAND_CHARS + REDACT_MARGIN);
-    const cmd = clip(window, COMMAND_CHARS);
+    const cmd = clip(oneLine(cmdRaw, COMMAND_CHARS + 1), COMMAND_CHARS);
     let e = c.commands.get(cmd);
     if (e) {
       e.count++;
       e.last = order;
       e.outcome = "no result";
     } else {
-      e = { cmd, window, count: 1, last: order, outcome: "no result" };
+      e = { cmd, raw: cmdRaw, count: 1, last: order, outcome: "no result" };
       c.commands.set(cmd, e);
     }
     info.command = e;

@@ -7,7 +7,14 @@
 import type { BackgroundHandle, SummaryRequest } from "../types.js";
 import { clip, oneLine, safeHead } from "../transcript.js";
 import { redactSecrets } from "../../engine/redact.js";
-import { COMMAND_CHARS, NOTE_CHARS, REDACT_MARGIN, type CallInfo, type Collected } from "./collect.js";
+import {
+  COMMAND_CHARS,
+  NOTE_CHARS,
+  oneLineWindow,
+  REDACT_MARGIN,
+  type CallInfo,
+  type Collected,
+} from "./collect.js";
 import { EARLIER_SUMMARY, SECTIONS, type SummarySection } from "./sections.js";
 import { QUOTED_DATA_NOTE, quoteData, unquoteData } from "./quote.js";
 import {
@@ -328,15 +335,15 @@ function workItems(c: Collected): Item[] {
   }
   const seen = new Set<string>();
   const notes: Item[] = [];
-  const all: { text: string; window?: string }[] = [...c.earlier.work.map((text) => ({ text })), ...c.work];
+  const all: { text: string; raw?: string }[] = [...c.earlier.work.map((text) => ({ text })), ...c.work];
   for (let i = all.length - 1; i >= 0; i--) {
-    const { text, window } = all[i]!;
+    const { text, raw } = all[i]!;
     if (seen.has(text)) continue;
     seen.add(text);
     notes.push({
       text,
       rank: i,
-      render: window === undefined ? undefined : () => redactedCut(window, NOTE_CHARS),
+      render: raw === undefined ? undefined : () => redactedCut(oneLineWindow(raw, NOTE_CHARS), NOTE_CHARS),
     });
   }
   return [...items, ...notes];
@@ -378,7 +385,7 @@ function commandItems(c: Collected): Item[] {
     out.push({
       text: `$ ${cmd.cmd}${tail}`,
       rank: base + cmd.last,
-      render: () => `$ ${redactedCut(cmd.window, COMMAND_CHARS)}${tail}`,
+      render: () => `$ ${redactedCut(oneLineWindow(cmd.raw, COMMAND_CHARS), COMMAND_CHARS)}${tail}`,
     });
   }
   for (let i = e.commands.length - 1; i >= 0; i--) out.push({ text: e.commands[i], rank: i });
@@ -426,7 +433,9 @@ function describeCall(info: CallInfo, redact: boolean): string {
   const t = info.tool;
   const name = typeof t.name === "string" ? t.name : "tool";
   const detail =
-    (info.command !== undefined ? clip(r(info.command.window), COMMAND_CHARS) : undefined) ??
+    (info.command !== undefined
+      ? clip(r(redact ? oneLineWindow(info.command.raw, COMMAND_CHARS) : info.command.cmd), COMMAND_CHARS)
+      : undefined) ??
     (info.paths[0] !== undefined
       ? r(info.paths[0])
       : clip(r(oneLine(safeJson(t.input), 121 + REDACT_MARGIN)), 120));
