@@ -15,6 +15,7 @@ import {
   checkpointMarkerOf,
   normalizeInput,
   oneLine,
+  oneLineWindow,
   PATH_FIELDS,
   safeHead,
   safeTail,
@@ -127,11 +128,11 @@ function inputDigest(input: unknown): string {
     const keep = KEY_FIELDS.has(k) ? KEY_FIELD_CHARS : OTHER_FIELD_CHARS;
     // On one line (a patch or a script reads as its first words), redacted before it is cut (on to
     // the end of the word the cut falls in).
-    const line = oneLine(text, keep + REDACT_MARGIN);
+    const line = oneLine(text, keep + 1);
     const shown =
       line.length <= keep && text.length <= keep + REDACT_MARGIN
         ? redactSecrets(line)
-        : `${safeHead(redactSecrets(headWindow(line, keep, REDACT_MARGIN, " ")), keep)}…[${text.length} chars]`;
+        : `${safeHead(redactSecrets(oneLineWindow(text, keep, REDACT_MARGIN)), keep)}…[${text.length} chars]`;
     parts.push(`${k}=${shown}`);
   }
   return bounded(parts.join(", "), OLD_INPUT_CHARS);

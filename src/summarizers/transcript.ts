@@ -10,6 +10,7 @@ import {
   isCheckpoint as isCheckpointMessage,
   isPlainUser as isPlainUserMessage,
 } from "../contract/classify.js";
+import { headWindow } from "../engine/redact.js";
 
 // Checkpoint and plain-user recognition are contract rules: one implementation, in src/contract.
 export { checkpointMarkerOf, isCheckpointMessage, isPlainUserMessage, textOf };
@@ -77,6 +78,24 @@ export function oneLine(s: string, max = ONE_LINE_MAX): string {
     const out = (whole ? s : s.slice(0, take)).replace(SPACE_RUN, " ").trim();
     if (whole || out.length > max) return out.length > max ? safeHead(out, max) : out;
   }
+}
+
+/** Characters of the one-line view read past a cut at first: enough for the word the cut falls in, most times. */
+const WORD_ROOM = 64;
+
+/**
+ * What to redact of a text shown on one line and cut to `cut` characters:
+ * the one-line view on to the end of the word the cut falls in (at most
+ * `margin` past it), so that a secret across the cut is seen whole. The view
+ * is built WORD_ROOM past the cut, and further only when that word goes on.
+ */
+export function oneLineWindow(raw: string, cut: number, margin: number): string {
+  const room = Math.min(WORD_ROOM, margin);
+  const view = oneLine(raw, cut + room);
+  // Shorter than asked (a surrogate pair dropped at the end aside): the whole text's view.
+  if (view.length < cut + room - 1 || view.indexOf(" ", cut) !== -1)
+    return headWindow(view, cut, margin, " ");
+  return headWindow(oneLine(raw, cut + margin), cut, margin, " ");
 }
 
 function asRecord(v: unknown): Record<string, unknown> | undefined {

@@ -22,7 +22,7 @@ import {
   shellCommandOf,
   textOf,
 } from "../transcript.js";
-import { headWindow, redactSecrets } from "../../engine/redact.js";
+import { redactSecrets } from "../../engine/redact.js";
 import { foldCheckpoint, noEarlierParts, type EarlierParts } from "./fold.js";
 import { quoteData } from "./quote.js";
 import { commandOutcome, ERROR_LINE_CHARS, errorLine } from "./results.js";
@@ -92,16 +92,6 @@ export interface Collected {
   earlier: EarlierParts;
   /** Where the pass stopped (`continueCollect` goes on from there). */
   end: Cursor;
-}
-
-/**
- * What to redact of a text shown on one line and cut to `cut` characters:
- * the one-line view on to the end of the word the cut falls in (at most
- * REDACT_MARGIN past it), so that a secret across the cut is seen whole.
- * Built only for the facts a note writes.
- */
-export function oneLineWindow(raw: string, cut: number): string {
-  return headWindow(oneLine(raw, cut + REDACT_MARGIN), cut, REDACT_MARGIN, " ");
 }
 
 /** Like redactQuotable for a text that is quoted by its head and its tail (the next step). */

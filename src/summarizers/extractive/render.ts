@@ -5,16 +5,9 @@
  * a section that needs less than its share gives the rest to the others.
  */
 import type { BackgroundHandle, SummaryRequest } from "../types.js";
-import { clip, oneLine, safeHead } from "../transcript.js";
+import { clip, oneLine, oneLineWindow, safeHead } from "../transcript.js";
 import { redactSecrets } from "../../engine/redact.js";
-import {
-  COMMAND_CHARS,
-  NOTE_CHARS,
-  oneLineWindow,
-  REDACT_MARGIN,
-  type CallInfo,
-  type Collected,
-} from "./collect.js";
+import { COMMAND_CHARS, NOTE_CHARS, REDACT_MARGIN, type CallInfo, type Collected } from "./collect.js";
 import { EARLIER_SUMMARY, SECTIONS, type SummarySection } from "./sections.js";
 import { QUOTED_DATA_NOTE, quoteData, unquoteData } from "./quote.js";
 import {
@@ -343,7 +336,10 @@ function workItems(c: Collected): Item[] {
     notes.push({
       text,
       rank: i,
-      render: raw === undefined ? undefined : () => redactedCut(oneLineWindow(raw, NOTE_CHARS), NOTE_CHARS),
+      render:
+        raw === undefined
+          ? undefined
+          : () => redactedCut(oneLineWindow(raw, NOTE_CHARS, REDACT_MARGIN), NOTE_CHARS),
     });
   }
   return [...items, ...notes];
@@ -385,7 +381,8 @@ function commandItems(c: Collected): Item[] {
     out.push({
       text: `$ ${cmd.cmd}${tail}`,
       rank: base + cmd.last,
-      render: () => `$ ${redactedCut(oneLineWindow(cmd.raw, COMMAND_CHARS), COMMAND_CHARS)}${tail}`,
+      render: () =>
+        `$ ${redactedCut(oneLineWindow(cmd.raw, COMMAND_CHARS, REDACT_MARGIN), COMMAND_CHARS)}${tail}`,
     });
   }
   for (let i = e.commands.length - 1; i >= 0; i--) out.push({ text: e.commands[i], rank: i });
@@ -434,7 +431,10 @@ function describeCall(info: CallInfo, redact: boolean): string {
   const name = typeof t.name === "string" ? t.name : "tool";
   const detail =
     (info.command !== undefined
-      ? clip(r(redact ? oneLineWindow(info.command.raw, COMMAND_CHARS) : info.command.cmd), COMMAND_CHARS)
+      ? clip(
+          r(redact ? oneLineWindow(info.command.raw, COMMAND_CHARS, REDACT_MARGIN) : info.command.cmd),
+          COMMAND_CHARS,
+        )
       : undefined) ??
     (info.paths[0] !== undefined
       ? r(info.paths[0])
