@@ -4,16 +4,35 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { LiteralSet } from "./literal-scan.js";
 
-const naive = (literals: readonly string[], text: string): number[] =>
-  literals.flatMap((l, i) => (text.includes(l) ? [i] : []));
+/** The definition: a literal occurs when the text, A–Z read as a–z, includes it. */
+const naive = (literals: readonly string[], text: string): number[] => {
+  const folded = text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+  return literals.flatMap((l, i) => (folded.includes(l) ? [i] : []));
+};
 
-test("LiteralSet finds exactly the literals a text holds, as includes does", () => {
-  const alphabet = fc.constantFrom("a", "b", "c", "k", "e", "y", "-", "_", ".", "é", "😀", "\n");
-  const word = fc.array(alphabet, { minLength: 1, maxLength: 6 }).map((cs) => cs.join(""));
+test("LiteralSet finds exactly the literals a text holds in any case, as includes does on its ASCII-folded text", () => {
+  const lit = fc.constantFrom("a", "b", "c", "k", "e", "y", "-", "_", ".", "\n");
+  const textChar = fc.constantFrom(
+    "a",
+    "B",
+    "c",
+    "K",
+    "e",
+    "Y",
+    "-",
+    "_",
+    ".",
+    "é",
+    "😀",
+    "\n",
+    "\u212a",
+    "İ",
+  );
+  const word = fc.array(lit, { minLength: 1, maxLength: 6 }).map((cs) => cs.join(""));
   fc.assert(
     fc.property(
       fc.uniqueArray(word, { minLength: 1, maxLength: 30 }),
-      fc.array(alphabet, { maxLength: 300 }),
+      fc.array(fc.oneof(lit, textChar), { maxLength: 300 }),
       (literals, chars) => {
         const set = new LiteralSet(literals);
         const text = chars.join("");
@@ -40,5 +59,11 @@ test("LiteralSet: literals inside others, at the ends, in texts shorter than thr
   set.scan("key");
   set.scan("nothing");
   assert.equal(set.has(0), false);
+  assert.deepEqual(
+    set.scan("THE API_KEY").sort((a, b) => a - b),
+    [0, 1, 2],
+  );
   assert.throws(() => new LiteralSet(["ok", ""]), /empty literal/);
+  assert.throws(() => new LiteralSet(["Key"]), /lower-case ASCII/);
+  assert.throws(() => new LiteralSet(["clé"]), /lower-case ASCII/);
 });

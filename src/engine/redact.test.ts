@@ -8,6 +8,7 @@ import {
   headWindow,
   openRedactionScope,
   redactionMemoSize,
+  redactRepeatedWithReport,
   redactSecrets,
   redactSecretsWithReport,
   redactValue,
@@ -277,21 +278,23 @@ test("redactValue redacts every string of a tool input and keeps unchanged value
   assert.equal(redactValue(clean), clean);
 });
 
-test("within a redaction scope a long text is redacted once; nothing is kept once the last scope closes", async () => {
+test("within a redaction scope a long text given as repeated is redacted once; nothing is kept once the last scope closes", async () => {
   const token = j("ghp_", alnum.slice(0, 36));
   const text = `deploy with ${token} ${"and more words ".repeat(30)}`;
   assert.equal(redactionMemoSize(), 0);
-  redactSecretsWithReport(text);
+  redactRepeatedWithReport(text);
   assert.equal(redactionMemoSize(), 0, "no scope: no memo");
   const close = openRedactionScope();
   const closeInner = openRedactionScope();
-  const a = redactSecretsWithReport(text);
-  const b = redactSecretsWithReport(text);
+  const a = redactRepeatedWithReport(text);
+  const b = redactRepeatedWithReport(text);
   assert.equal(redactionMemoSize(), 1);
+  redactSecretsWithReport(`${text} `);
+  assert.equal(redactionMemoSize(), 1, "a text not given as repeated is not looked up nor kept");
   assert.equal(a.text, b.text);
   assert.ok(!b.text.includes(token));
   a.counts["github-token"] = 99;
-  assert.equal(redactSecretsWithReport(text).counts["github-token"], 1, "each caller gets its own counts");
+  assert.equal(redactRepeatedWithReport(text).counts["github-token"], 1, "each caller gets its own counts");
   closeInner();
   closeInner();
   assert.equal(redactionMemoSize(), 1, "an outer scope is still open");

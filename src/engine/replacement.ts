@@ -13,7 +13,7 @@ import { boundResultContent, resultOverBound } from "../contract/bounds.js";
 import { validateSurvivalContract } from "../contract/validate.js";
 import { estimateTokens, fastEstimator, type TokenEstimator } from "./tokens.js";
 import { renderLiveState, type LiveState } from "./live-state.js";
-import { redactSecrets } from "./redact.js";
+import { redactRepeated, redactSecrets } from "./redact.js";
 import { CONSTANTS } from "../model/constants.js";
 
 export const DEFAULT_RETAINED_USER_TOKENS = CONSTANTS.retainedUserTokens;
@@ -108,10 +108,11 @@ export function boundMessage(m: Message): Message {
   return changed ? { ...m, content } : m;
 }
 
-/** Text blocks with secrets redacted (the same block object when it holds none). */
+/** A user's text blocks with secrets redacted (the same block object when it holds none). */
 function redactTexts(blocks: TextBlock[]): TextBlock[] {
   return blocks.map((b) => {
-    const text = redactSecrets(b.text);
+    // The note or the summarizer's transcript quotes the same words.
+    const text = redactRepeated(b.text);
     return text === b.text ? b : { ...b, text };
   });
 }

@@ -20,7 +20,7 @@ import {
   safeHead,
   safeTail,
 } from "./transcript.js";
-import { headWindow, redactSecrets, tailWindow } from "../engine/redact.js";
+import { headWindow, redactRepeated, redactSecrets, tailWindow } from "../engine/redact.js";
 import { unwrapUserText } from "./extractive/user-text.js";
 
 /**
@@ -212,8 +212,11 @@ export function renderTranscript(
         case "text": {
           const t = typeof rec.text === "string" ? rec.text : "";
           // A user's slash command as `/name args`; an expanded prompt or command output by its size.
+          // A user's words are kept as an older message too: redacted once (`redactRepeated`).
           lines.push(
-            redactSecrets(m.role === "user" && marker === undefined ? unwrapUserText(t, m).text : t),
+            m.role === "user" && marker === undefined
+              ? redactRepeated(unwrapUserText(t, m).text)
+              : redactSecrets(t),
           );
           break;
         }

@@ -22,7 +22,7 @@ import {
   shellCommandOf,
   textOf,
 } from "../transcript.js";
-import { redactSecrets } from "../../engine/redact.js";
+import { redactRepeated, redactSecrets } from "../../engine/redact.js";
 import { foldCheckpoint, noEarlierParts, type EarlierParts } from "./fold.js";
 import { quoteData } from "./quote.js";
 import { commandOutcome, ERROR_LINE_CHARS, errorLine } from "./results.js";
@@ -95,8 +95,8 @@ export interface Collected {
 }
 
 /** Like redactQuotable for a text that is quoted by its head and its tail (the next step). */
-function redactEnds(text: string, cap: number): string {
-  if (text.length <= 2 * (cap + REDACT_MARGIN)) return redactSecrets(text);
+function redactEnds(text: string, cap: number, redact = redactSecrets): string {
+  if (text.length <= 2 * (cap + REDACT_MARGIN)) return redact(text);
   const head = safeHead(redactSecrets(safeHead(text, cap + REDACT_MARGIN)), cap);
   const tail = safeTail(redactSecrets(safeTail(text, cap + REDACT_MARGIN)), cap);
   return head + " ".repeat(Math.max(0, text.length - head.length - tail.length)) + tail;
@@ -206,7 +206,8 @@ function walk(
         // Expanded prompts and command output are not the user's words: they are left out of the note.
         if (u.kind === "direction" || u.kind === "command") {
           // Quoted by head and tail when long: both ends are redacted.
-          const text = redactEnds(u.text, quoteCap);
+          // The same words are kept as an older message too: redacted once (`redactRepeated`).
+          const text = redactEnds(u.text, quoteCap, redactRepeated);
           c.userMessages.push(text);
           c.lastUserOrder = order + 1;
           if (u.kind === "direction" && (afterInterruption || isConstraint(u.text))) c.constraints.push(text);
