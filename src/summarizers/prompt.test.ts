@@ -14,6 +14,8 @@ import {
   TOOL_RESULT_CHARS,
   OLD_INPUT_CHARS,
   OLD_RESULT_CHARS,
+  OLD_TEXT_CHARS,
+  OLD_THINKING_CHARS,
   RECENT_RESULTS,
 } from "./prompt.js";
 import { SECTIONS, SUMMARY_SECTIONS } from "./extractive/index.js";
@@ -181,8 +183,19 @@ test("the kept messages after the span: numbered on, in their own block, by thei
   assert.ok(!buildUserPrompt({ messages: span }).includes("<<<KEPT"));
 });
 
-test("the summarizer's input: old calls and results in brief, a file read again later shown once, the recent part at full bound", () => {
-  const messages: Message[] = [{ role: "user", content: [{ type: "text", text: "Fix it." }] }];
+test("the summarizer's input: old calls, results, thinking and assistant texts in brief, a file read again later shown once, the recent part at full bound", () => {
+  const plan = `First I will look at the parser. ${"Then the lexer, step by step. ".repeat(100)}Last: the tests.`;
+  const thought = `**Reading the parser**\n\n${"Considering the grammar. ".repeat(50)}`;
+  const messages: Message[] = [
+    { role: "user", content: [{ type: "text", text: "Fix it." }] },
+    {
+      role: "assistant",
+      content: [
+        { type: "thinking", thinking: thought, signature: "s" },
+        { type: "text", text: plan },
+      ],
+    },
+  ];
   const call = (id: string, name: string, input: unknown, content: string): void => {
     messages.push({ role: "assistant", content: [{ type: "tool_use", id, name, input }] });
     messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: id, content }] });
@@ -193,7 +206,23 @@ test("the summarizer's input: old calls and results in brief, a file read again 
   for (let i = 0; i < RECENT_RESULTS + 2; i++)
     call(`b${i}`, "Bash", { command: `step ${i}`, timeout: 60000 }, `out${i} `.repeat(1000));
   call("r2", "Read", { file_path: "src/a.ts" }, "A-NEW ".repeat(1000));
+  messages.push({
+    role: "assistant",
+    content: [
+      { type: "thinking", thinking: `**Recent** ${"Weighing the fix. ".repeat(50)}`, signature: "s" },
+      { type: "text", text: `Now ${plan}` },
+    ],
+  });
   const t = renderTranscript(messages);
+  // An old assistant text by head and tail with its size, old thinking by its first words on one line;
+  // in the recent part, the text whole and thinking within its larger bound.
+  const oldText = t.split("\n[2] assistant:\n")[1]!.split("\n\n[3]")[0]!;
+  assert.match(oldText, /^\(thinking\) \*\*Reading the parser\*\* Considering the grammar\. .*…\n/);
+  assert.ok(oldText.split("\n")[0]!.length <= "(thinking) ".length + OLD_THINKING_CHARS);
+  assert.match(oldText, /First I will look at the parser\.[^]*of \d+ characters cut[^]*Last: the tests\.$/);
+  assert.ok(oldText.length <= OLD_TEXT_CHARS + OLD_THINKING_CHARS + 100, String(oldText.length));
+  assert.ok(t.endsWith(`Now ${plan}`));
+  assert.match(t, /\(thinking\) \*\*Recent\*\* Weighing the fix\.[^]{150,}characters cut/);
   // Call ids are numbered in order: r1 c1, p1 c2, the Bash calls c3 to `lastBash`, then r2.
   const lastBash = `c${2 + RECENT_RESULTS + 2}`;
   const r2 = `c${2 + RECENT_RESULTS + 3}`;

@@ -13,6 +13,7 @@ import type { SummaryRequest } from "./types.js";
 import { DEFAULT_SUMMARY_TOKENS, SECTIONS } from "./extractive/sections.js";
 import {
   checkpointMarkerOf,
+  clip,
   normalizeInput,
   oneLine,
   oneLineWindow,
@@ -28,15 +29,18 @@ import { unwrapUserText } from "./extractive/user-text.js";
  * part of the span (from the message of its RECENT_RESULTS-th last tool
  * result on) gets the larger bounds; older blocks the smaller ones: an old
  * result by head and tail (its first line says what happened), an old call
- * by its fields (paths and commands longest), old thinking by its start.
+ * by its fields (paths and commands longest), old thinking by its first
+ * words on one line, an old assistant text by head and tail (a user's words
+ * are always shown whole).
  */
-export const RECENT_RESULTS = 6;
-export const TOOL_RESULT_CHARS = 2000;
-export const OLD_RESULT_CHARS = 400;
-export const TOOL_INPUT_CHARS = 2000;
-export const OLD_INPUT_CHARS = 400;
-export const THINKING_CHARS = 600;
-export const OLD_THINKING_CHARS = 200;
+export const RECENT_RESULTS = 3;
+export const TOOL_RESULT_CHARS = 1500;
+export const OLD_RESULT_CHARS = 300;
+export const TOOL_INPUT_CHARS = 1000;
+export const OLD_INPUT_CHARS = 300;
+export const THINKING_CHARS = 400;
+export const OLD_THINKING_CHARS = 100;
+export const OLD_TEXT_CHARS = 800;
 /** In an old call's digest: a path or command field up to this many characters, any other field less. */
 const KEY_FIELD_CHARS = 300;
 const OTHER_FIELD_CHARS = 80;
@@ -97,7 +101,7 @@ export function boundedRedacted(s: string, max: number): string {
 }
 
 /** The messages kept verbatim after the span are shown to the summarizer within this many characters (their end kept). */
-export const FOLLOWING_CHARS = 4_000;
+export const FOLLOWING_CHARS = 3_000;
 
 /** The file a read-only tool call reads (`Read`, `read_file`, `view`, …): its path, else undefined. */
 function readPath(name: unknown, input: unknown): string | undefined {
@@ -216,18 +220,24 @@ export function renderTranscript(
           lines.push(
             m.role === "user" && marker === undefined
               ? redactRepeated(unwrapUserText(t, m).text)
-              : redactSecrets(t),
+              : m.role === "assistant" && !recent
+                ? boundedRedacted(t, OLD_TEXT_CHARS)
+                : redactSecrets(t),
           );
           break;
         }
-        case "thinking":
+        case "thinking": {
+          const t = typeof rec.thinking === "string" ? rec.thinking : "";
+          // Old thinking by its first words on one line (its title, in a reasoning summary).
           lines.push(
-            `(thinking) ${boundedRedacted(
-              typeof rec.thinking === "string" ? rec.thinking : "",
-              recent ? THINKING_CHARS : OLD_THINKING_CHARS,
-            )}`,
+            `(thinking) ${
+              recent
+                ? boundedRedacted(t, THINKING_CHARS)
+                : clip(redactSecrets(oneLineWindow(t, OLD_THINKING_CHARS, REDACT_MARGIN)), OLD_THINKING_CHARS)
+            }`,
           );
           break;
+        }
         case "redacted_thinking":
           lines.push("(redacted thinking)");
           break;
