@@ -179,6 +179,17 @@ test("the kept messages after the span: numbered on, in their own block, by thei
   assert.match(kept[2]!, /\[3\] assistant:\nNext: run the lexer tests/);
   assert.ok(kept[2]!.length <= FOLLOWING_CHARS + 60);
   assert.ok(!p.includes("ghp_abcdefghijklmnopqrstuvwxyz0123456789"));
+  // A long kept round is shown by its end, the earlier messages counted.
+  const many: Message[] = Array.from({ length: 300 }, (_, i) => ({
+    role: "assistant",
+    content: [{ type: "text", text: `step ${i} ${"done ".repeat(20)}` }],
+  }));
+  const end = /<<<KEPT [0-9a-f]{16} BEGIN>>>\n([\s\S]*)\n<<<KEPT [0-9a-f]{16} END>>>/.exec(
+    buildUserPrompt({ messages: span, following: many }),
+  )![1]!;
+  assert.match(end, /^\[… \d+ earlier characters \(and \d+ earlier messages\) cut …\]\n/);
+  assert.match(end, /\[301\] assistant:\nstep 299 /);
+  assert.ok(!end.includes("step 250 ") && end.length <= FOLLOWING_CHARS + 80);
   // Nothing kept after the span: no block.
   assert.ok(!buildUserPrompt({ messages: span }).includes("<<<KEPT"));
 });

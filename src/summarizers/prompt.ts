@@ -282,10 +282,7 @@ export function buildUserPrompt(request: SummaryRequest): string {
   const transcript = renderTranscript(request.messages, 1, ids);
   const following = request.following ?? [];
   // What stays verbatim after the span, by its end (where the work stands): read for the next step only.
-  const kept =
-    following.length === 0
-      ? ""
-      : keepEnd(renderTranscript(following, request.messages.length + 1, ids), FOLLOWING_CHARS);
+  const kept = following.length === 0 ? "" : renderKept(following, request.messages.length + 1, ids);
   const tag = createHash("sha256").update(transcript).update("\0").update(kept).digest("hex").slice(0, 16);
   const begin = `<<<TRANSCRIPT ${tag} BEGIN>>>`;
   const end = `<<<TRANSCRIPT ${tag} END>>>`;
@@ -326,7 +323,27 @@ export function buildUserPrompt(request: SummaryRequest): string {
 }
 
 /** The last `max` characters of a rendered text, with the size of what was cut before them. */
-function keepEnd(s: string, max: number): string {
-  if (s.length <= max) return s;
-  return `[… ${s.length - max} earlier characters cut …]\n${safeTail(s, max)}`;
+function keepEnd(s: string, max: number, hiddenMessages: number): string {
+  if (s.length <= max && hiddenMessages === 0) return s;
+  const messages = hiddenMessages === 0 ? "" : ` (and ${hiddenMessages} earlier messages)`;
+  return `[… ${Math.max(0, s.length - max)} earlier characters${messages} cut …]\n${safeTail(s, max)}`;
+}
+
+/**
+ * The kept messages, numbered from `first`, by the end of their transcript
+ * (FOLLOWING_CHARS). Rendered from the last message back, twice as many
+ * each time, until the end needed is there: a kept round of hundreds of
+ * messages is not rendered (nor redacted) whole for its last few thousand
+ * characters.
+ */
+function renderKept(following: readonly Message[], first: number, ids: Map<string, string>): string {
+  for (let k = Math.min(following.length, 8); ; k = Math.min(following.length, 2 * k)) {
+    const from = following.length - k;
+    const attempt = new Map(ids);
+    const text = renderTranscript(following.slice(from), first + from, attempt);
+    if (text.length > FOLLOWING_CHARS || from === 0) {
+      for (const [id, short] of attempt) ids.set(id, short);
+      return keepEnd(text, FOLLOWING_CHARS, from);
+    }
+  }
 }
