@@ -22,7 +22,7 @@ import {
   shellCommandOf,
   textOf,
 } from "../transcript.js";
-import { redactRepeated, redactSecrets } from "../../engine/redact.js";
+import { headWindow, redactRepeated, redactSecrets, tailWindow } from "../../engine/redact.js";
 import { foldCheckpoint, noEarlierParts, type EarlierParts } from "./fold.js";
 import { quoteData } from "./quote.js";
 import { commandOutcome, ERROR_LINE_CHARS, errorLine } from "./results.js";
@@ -97,8 +97,8 @@ export interface Collected {
 /** Like redactQuotable for a text that is quoted by its head and its tail (the next step). */
 function redactEnds(text: string, cap: number, redact = redactSecrets): string {
   if (text.length <= 2 * (cap + REDACT_MARGIN)) return redact(text);
-  const head = safeHead(redactSecrets(safeHead(text, cap + REDACT_MARGIN)), cap);
-  const tail = safeTail(redactSecrets(safeTail(text, cap + REDACT_MARGIN)), cap);
+  const head = safeHead(redactSecrets(headWindow(text, cap, REDACT_MARGIN)), cap);
+  const tail = safeTail(redactSecrets(tailWindow(text, cap, REDACT_MARGIN)), cap);
   return head + " ".repeat(Math.max(0, text.length - head.length - tail.length)) + tail;
 }
 
