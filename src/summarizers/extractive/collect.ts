@@ -76,7 +76,9 @@ export interface Collected {
   paths: Map<string, PathEntry>;
   commands: Map<string, CommandEntry>;
   /** Error first lines; `command` is the shell command that failed, `fixed` when a later run of it passed. */
-  errors: Map<string, { count: number; last: number; command?: string; fixed?: boolean }>;
+  errors: Map<string, ErrorRecord>;
+  /** The errors not fixed yet that a command's run gave, by that command (a passing run fixes them). */
+  openErrors: Map<string, ErrorRecord[]>;
   /** The user's constraints and corrections, and their words when they rejected a tool call (oldest first, redacted). */
   constraints: string[];
   /** Order of the last plain user direction and of the last assistant text (0: none). */
@@ -108,6 +110,28 @@ interface Cursor {
   afterInterruption: boolean;
 }
 
+export interface ErrorRecord {
+  count: number;
+  last: number;
+  command?: string;
+  fixed?: boolean;
+}
+
+/** The unfixed errors of `errors` by the command whose run gave them. */
+function openErrorsOf(errors: Map<string, ErrorRecord>): Map<string, ErrorRecord[]> {
+  const open = new Map<string, ErrorRecord[]>();
+  for (const e of errors.values()) if (e.fixed !== true) noteOpen(open, e);
+  return open;
+}
+
+/** Lists an unfixed error under the command that gave it (none: nothing to list). */
+function noteOpen(open: Map<string, ErrorRecord[]>, e: ErrorRecord): void {
+  if (e.command === undefined) return;
+  const list = open.get(e.command);
+  if (list) list.push(e);
+  else open.set(e.command, [e]);
+}
+
 /** The facts of `messages`; `quoteCap` is the most of one text a note can quote (its whole budget). */
 export function collect(messages: readonly Message[], quoteCap: number): Collected {
   const c: Collected = {
@@ -118,6 +142,7 @@ export function collect(messages: readonly Message[], quoteCap: number): Collect
     paths: new Map(),
     commands: new Map(),
     errors: new Map(),
+    openErrors: new Map(),
     calls: new Map(),
     workOmitted: 0,
     earlier: noEarlierParts(),
@@ -155,6 +180,7 @@ export function collect(messages: readonly Message[], quoteCap: number): Collect
 export function continueCollect(span: Collected, following: readonly Message[], quoteCap: number): Collected {
   if (following.length === 0) return span;
   const commands = new Map([...span.commands].map(([k, e]) => [k, { ...e }]));
+  const errors = new Map([...span.errors].map(([k, e]) => [k, { ...e }]));
   const calls = new Map(
     [...span.calls].map(([k, i]) => [
       k,
@@ -167,7 +193,8 @@ export function continueCollect(span: Collected, following: readonly Message[], 
     toolCounts: new Map(span.toolCounts),
     paths: new Map([...span.paths].map(([k, e]) => [k, { ...e, kinds: [...e.kinds] }])),
     commands,
-    errors: new Map([...span.errors].map(([k, e]) => [k, { ...e }])),
+    errors,
+    openErrors: openErrorsOf(errors),
     calls,
     constraints: [...span.constraints],
     afterText: {
@@ -301,16 +328,22 @@ function collectResult(c: Collected, r: ToolResultBlock, order: number, quoteCap
     if (e) {
       e.count++;
       e.last = order;
+      // Failing again: open again (an error still open is listed already).
+      if (e.fixed === true) noteOpen(c.openErrors, e);
       e.fixed = false;
-    } else
-      c.errors.set(line, {
-        count: 1,
-        last: order,
-        command: said === undefined ? call?.command?.cmd : undefined,
-      });
+    } else {
+      const command = said === undefined ? call?.command?.cmd : undefined;
+      const record: ErrorRecord = { count: 1, last: order, command };
+      c.errors.set(line, record);
+      noteOpen(c.openErrors, record);
+    }
   } else if (call?.command !== undefined) {
     // A passing run of a command fixes the errors an earlier run of it gave.
-    for (const e of c.errors.values()) if (e.command === call.command.cmd) e.fixed = true;
+    const open = c.openErrors.get(call.command.cmd);
+    if (open) {
+      for (const e of open) e.fixed = true;
+      c.openErrors.delete(call.command.cmd);
+    }
   }
   if (call) {
     call.done = true;

@@ -154,3 +154,26 @@ test("a long paste is quoted by its head and its tail, with the size of the cut;
   assert.match(dir, /FATAL: linker failed with token/, "the tail of the paste is kept");
   assert.ok(!note.includes("ghp_abcdefghijklmnopqrstuvwxyz0123456789"), "the secret in the tail is redacted");
 });
+
+test("an error is fixed by a later passing run of its command, open again when it fails again, never by another command", () => {
+  const run = (id: string, command: string, out: string, failed: boolean): Message[] => [
+    assistant(bash(id, command)),
+    result(id, out, failed),
+  ];
+  const errors = (messages: Message[]): string =>
+    splitSections(extractiveSummary({ messages: [user("Make the tests pass."), ...messages] })).sections.get(
+      "Errors",
+    ) ?? "";
+  const fail = (id: string) => run(id, "npm test", "Exit code 1\nFAIL parse.test.ts", true);
+  const lint = (id: string) => run(id, "npm run lint", "Exit code 1\nlint: 2 problems", true);
+  const pass = (id: string, command = "npm test") => run(id, command, "ok", false);
+  const fixed = /`Exit code 1 — FAIL parse\.test\.ts`( \(×\d+\))? — fixed/;
+  assert.match(errors([...fail("a"), ...pass("b")]), fixed);
+  assert.doesNotMatch(errors([...fail("a"), ...pass("b"), ...fail("c")]), fixed);
+  assert.match(errors([...fail("a"), ...pass("b"), ...fail("c"), ...pass("d")]), fixed);
+  const other = errors([...fail("a"), ...lint("l"), ...pass("b", "npm run build")]);
+  assert.doesNotMatch(other, /fixed/);
+  const mixed = errors([...fail("a"), ...lint("l"), ...pass("b")]);
+  assert.match(mixed, fixed);
+  assert.match(mixed, /`Exit code 1 — lint: 2 problems`(?! — fixed)/);
+});
