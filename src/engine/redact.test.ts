@@ -8,6 +8,7 @@ import {
   headWindow,
   openRedactionScope,
   redactionMemoSize,
+  redactLines,
   redactRepeatedWithReport,
   redactSecrets,
   redactSecretsWithReport,
@@ -325,4 +326,21 @@ test("the windows read for redaction around a cut: to the line's end past a head
   // The end of a PEM block in the tail: from its opening line, however far back.
   const pem = `-----BEGIN PRIVATE KEY-----\n${"QUJD\n".repeat(500)}-----END PRIVATE KEY-----\nok`;
   assert.equal(tailWindow(`intro\n${pem}`, 40, 100), pem);
+});
+
+test("redactLines: several one-line texts redacted in one pass, each as if alone", () => {
+  const lines = cases.map((c) => c.input.replace(/\s+/g, " ")).concat(["", "plain words", "key=value"]);
+  assert.deepEqual(
+    redactLines(lines),
+    lines.map((l) => redactSecrets(l)),
+  );
+  // A text that holds a line break, or a match that takes a break in (a PEM block's opening line and
+  // the next text's base64), makes each be redacted alone.
+  const pem = [j("-----BEGIN RSA PRIVATE", " KEY-----"), j(alnum, alnum)];
+  assert.deepEqual(
+    redactLines(pem),
+    pem.map((l) => redactSecrets(l)),
+  );
+  assert.deepEqual(redactLines(["a\nb", "c"]), ["a\nb", "c"]);
+  assert.deepEqual(redactLines([]), []);
 });

@@ -539,6 +539,19 @@ export function redactSecrets(text: string): string {
 }
 
 /**
+ * `redactSecrets` of each of several one-line texts, in one pass over them
+ * joined by line breaks (a redaction costs a little per call, whatever the
+ * text's size). A secret rule that reads across a line break can join two of
+ * them (a match that takes the break in): then each is redacted alone.
+ */
+export function redactLines(lines: readonly string[]): string[] {
+  if (lines.length === 1) return [redactSecrets(lines[0]!)];
+  if (lines.some((l) => l.includes("\n"))) return lines.map(redactSecrets);
+  const out = redactSecrets(lines.join("\n")).split("\n");
+  return out.length === lines.length ? out : lines.map(redactSecrets);
+}
+
+/**
  * A deep copy of a JSON-like value with every string value redacted; the
  * same object when nothing changes. For tool inputs kept outside the
  * protected round.

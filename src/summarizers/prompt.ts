@@ -21,7 +21,7 @@ import {
   safeHead,
   safeTail,
 } from "./transcript.js";
-import { headWindow, redactRepeated, redactSecrets, tailWindow } from "../engine/redact.js";
+import { headWindow, redactLines, redactRepeated, redactSecrets, tailWindow } from "../engine/redact.js";
 import { unwrapUserText } from "./extractive/user-text.js";
 
 /**
@@ -121,8 +121,9 @@ function inputDigest(input: unknown): string {
   const v = normalizeInput(input);
   if (v === null || typeof v !== "object" || Array.isArray(v))
     return boundedRedacted(stringify(v), OLD_INPUT_CHARS);
-  const parts: string[] = [];
-  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+  // Each field name and value on one line (a patch or a script reads as its first words), the value on
+  // to the end of the word its cut falls in: all redacted in one pass, then cut.
+  const fields = Object.entries(v as Record<string, unknown>).map(([k, x]) => {
     const text =
       typeof x === "string"
         ? x
@@ -130,15 +131,15 @@ function inputDigest(input: unknown): string {
           ? x.join(" ")
           : stringify(x);
     const keep = KEY_FIELDS.has(k) ? KEY_FIELD_CHARS : OTHER_FIELD_CHARS;
-    // On one line (a patch or a script reads as its first words), redacted before it is cut (on to
-    // the end of the word the cut falls in).
-    const line = oneLine(text, keep + 1);
-    const shown =
-      line.length <= keep && text.length <= keep + REDACT_MARGIN
-        ? redactSecrets(line)
-        : `${safeHead(redactSecrets(oneLineWindow(text, keep, REDACT_MARGIN)), keep)}…[${text.length} chars]`;
-    parts.push(`${k}=${shown}`);
-  }
+    const window = oneLineWindow(text, keep, REDACT_MARGIN);
+    return { name: oneLine(k), window, keep, size: text.length };
+  });
+  const redacted = redactLines(fields.flatMap((f) => [f.name, f.window]));
+  const parts = fields.map((f, i) => {
+    const value = redacted[2 * i + 1]!;
+    const whole = f.window.length <= f.keep && f.size <= f.keep + REDACT_MARGIN;
+    return `${redacted[2 * i]}=${whole ? value : `${safeHead(value, f.keep)}…[${f.size} chars]`}`;
+  });
   return bounded(parts.join(", "), OLD_INPUT_CHARS);
 }
 
