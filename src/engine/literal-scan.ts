@@ -15,10 +15,12 @@
  * characters are found the same way by the last two bytes; one-character
  * literals by a case-insensitive search.
  *
- * Measured on 9,000 texts that compactions of the corpus redact (3 MB): about
- * 2× faster than one regular expression alternating all the literals (tried
- * at every position), and 2× again than the same pass over the string's
- * characters; it finds the same set.
+ * Measured on 9,000 texts that compactions of the corpus redact (3 MB): a
+ * redaction (this scan, then the rules it selects) went from 40 to 87 MB/s
+ * against one regular expression alternating all the keywords (tried at
+ * every position) plus a substring search per hint; reading bytes rather
+ * than characters is 1.5–2.3× of the scan's own share. It finds the same
+ * set.
  */
 
 const TABLE_BITS = 16;
