@@ -67,6 +67,10 @@ test("LiteralSet: literals inside others, at the ends, in texts shorter than thr
     set.scan("THE API_KEY").sort((a, b) => a - b),
     [0, 1, 2],
   );
+  // A text longer than the reused buffer, then a short one: nothing of the first is read again.
+  assert.deepEqual(set.scan(`${"x".repeat(70_000)}sk-ant-`), [4]);
+  assert.deepEqual(set.scan(`${"x".repeat(1000)} API_KEY`).sort(), [0, 1, 2]);
+  assert.deepEqual(set.scan("xy"), []);
   assert.throws(() => new LiteralSet(["ok", ""]), /empty literal/);
   assert.throws(() => new LiteralSet(["Key"]), /lower-case ASCII/);
   assert.throws(() => new LiteralSet(["clé"]), /lower-case ASCII/);

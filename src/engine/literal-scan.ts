@@ -41,6 +41,16 @@ function startsAt(text: string, lit: string, at: number): boolean {
   return true;
 }
 
+/** A buffer reused by the scans of texts up to its size: no allocation per scan (a longer text gets its own). */
+const scratch = Buffer.allocUnsafe(1 << 16);
+
+/** The text's characters by their low byte (in `scratch` when it fits: valid until the next call). */
+function latin1(text: string): Buffer {
+  if (text.length > scratch.length) return Buffer.from(text, "latin1");
+  scratch.write(text, 0, "latin1");
+  return scratch;
+}
+
 export class LiteralSet {
   readonly literals: readonly string[];
   /** One-character literals, by index, as case-insensitive patterns. */
@@ -102,8 +112,8 @@ export class LiteralSet {
           found.push(i);
         }
     };
-    const bytes = Buffer.from(text, "latin1");
-    const n = bytes.length;
+    const bytes = latin1(text);
+    const n = text.length;
     let k = 0;
     for (let at = 0; at < n; at++) {
       k = ((k << 5) | (bytes[at]! & 31)) & 0x7fff;
