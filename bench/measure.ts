@@ -3,7 +3,6 @@
  * its own by `runChild`, so that peak RSS figures do not mix), and the list
  * of inputs. Nothing here prints a report; `report.ts` does.
  */
-import { spawnSync } from "node:child_process";
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,6 +18,7 @@ import { syntheticSession } from "./synthetic.js";
 import { extractiveSummarizer } from "../src/summarizers/index.js";
 import { SYSTEM_PROMPT, buildUserPrompt } from "../src/summarizers/prompt.js";
 import { TARGETS } from "./targets.js";
+import { runJsonChild } from "./child.js";
 import { gc, parseSessionText, timeMs, timeMsAsync, WARMUP_MS, WARMUP_RUNS } from "./timing.js";
 
 export const MB = 1024 * 1024;
@@ -232,27 +232,9 @@ export async function measureCold(spec: string): Promise<ColdRun> {
 export function runCold(entry: string, spec: string, runs = COLD_RUNS): ColdRun[] | ChildFailure {
   const out: ColdRun[] = [];
   for (let i = 0; i < runs; i++) {
-    const r = spawnSync(
-      process.execPath,
-      ["--expose-gc", "--max-old-space-size=4096", entry, "--cold", spec],
-      {
-        encoding: "utf8",
-        maxBuffer: 16 * MB,
-      },
-    );
-    const last = (r.stdout ?? "").trim().split("\n").at(-1);
-    try {
-      if (r.status === 0 && last) {
-        out.push(JSON.parse(last) as ColdRun);
-        continue;
-      }
-    } catch {
-      /* fall through */
-    }
-    return {
-      input: spec,
-      failed: `cold run exited ${r.status ?? r.signal}: ${(r.stderr ?? "").trim().split("\n").slice(-3).join(" | ")}`,
-    };
+    const r = runJsonChild<ColdRun>([entry, "--cold", spec], { maxBufferMB: 16, name: "cold run" });
+    if (!("report" in r)) return { input: spec, failed: r.why };
+    out.push(r.report);
   }
   return out;
 }
@@ -429,25 +411,6 @@ export async function measure(spec: string): Promise<Measurement> {
 
 /** `measure(spec)` in a child process of `entry` (run as `entry --child spec`, printing the Measurement as JSON). */
 export function runChild(entry: string, spec: string): Measurement | ChildFailure {
-  const r = spawnSync(
-    process.execPath,
-    ["--expose-gc", "--max-old-space-size=4096", entry, "--child", spec],
-    {
-      encoding: "utf8",
-      maxBuffer: 256 * MB,
-    },
-  );
-  const lines = (r.stdout ?? "").trim().split("\n");
-  const last = lines[lines.length - 1];
-  if (r.status === 0 && last) {
-    try {
-      return JSON.parse(last) as Measurement;
-    } catch {
-      /* fall through */
-    }
-  }
-  return {
-    input: spec,
-    failed: `child exited ${r.status ?? r.signal}: ${(r.stderr ?? "").trim().split("\n").slice(-3).join(" | ")}`,
-  };
+  const r = runJsonChild<Measurement>([entry, "--child", spec], { maxBufferMB: 256 });
+  return "report" in r ? r.report : { input: spec, failed: r.why };
 }

@@ -51,7 +51,6 @@
  * Options: `--json` (one JSON object), `--only <substring>`, `--sizes
  * 1000,10000` (`none`: corpus only), `--cold-reps N`.
  */
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
@@ -82,6 +81,7 @@ import {
   type Lib,
 } from "./peers-core.js";
 import { Recorder, roundTrip, setupLib } from "./peers-libs.js";
+import { runJsonChild } from "./child.js";
 
 const here = fileURLToPath(import.meta.url);
 const repoRoot = resolve(dirname(here), "..", "..");
@@ -89,7 +89,6 @@ const corpusDir = resolve(
   process.env.COMPACT_SAFE_CORPUS ??
     join(process.env.COMPACT_SAFE_SHARED ?? join(repoRoot, "..", "shared"), "corpus"),
 );
-const MB = 1024 * 1024;
 /** A child that runs longer than this is stopped and reported as failed. */
 const CHILD_TIMEOUT_MS = 45_000;
 const TIMED_OUT = "timed out";
@@ -236,33 +235,12 @@ function runChild(
   input: string,
   tokensBefore: number,
 ): ChildReport | ChildFailure {
-  const r = spawnSync(
-    process.execPath,
-    [
-      "--expose-gc",
-      "--max-old-space-size=4096",
-      here,
-      "--child",
-      lib,
-      String(rep),
-      spec,
-      String(tokensBefore),
-    ],
-    { encoding: "utf8", maxBuffer: 64 * MB, timeout: CHILD_TIMEOUT_MS },
-  );
-  const lines = (r.stdout ?? "").trim().split("\n");
-  const last = lines[lines.length - 1];
-  if (r.status === 0 && last) {
-    try {
-      return JSON.parse(last) as ChildReport;
-    } catch {
-      /* reported below */
-    }
-  }
-  const why =
-    r.error && (r.error as NodeJS.ErrnoException).code === "ETIMEDOUT"
-      ? `${TIMED_OUT} after ${CHILD_TIMEOUT_MS / 1000} s`
-      : `child exited ${r.status ?? r.signal}: ${(r.stderr ?? "").trim().split("\n").slice(-2).join(" | ")}`;
+  const r = runJsonChild<ChildReport>([here, "--child", lib, String(rep), spec, String(tokensBefore)], {
+    maxBufferMB: 64,
+    timeoutMs: CHILD_TIMEOUT_MS,
+  });
+  if ("report" in r) return r.report;
+  const why = r.timedOut ? `${TIMED_OUT} after ${CHILD_TIMEOUT_MS / 1000} s` : r.why;
   return { lib, input, kind: spec.startsWith("synthetic:") ? "synthetic" : "corpus", rep, failed: why };
 }
 
