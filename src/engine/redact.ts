@@ -66,10 +66,8 @@ interface Rule {
    * gitleaks keywords, then confirmed with `includes` in the right case).
    */
   hint?: string[];
-  /** Like `hint`, in any case (case-insensitive literals). */
+  /** Like `hint`, in any case (lower-case literals, no case to confirm). */
   lowerHint?: string[];
-  /** Lower-case words one of which the match holds in any case, looked up first. */
-  words?: string[];
   /** Build the replacement from the match (default: the marker alone). */
   replace?: (m: string, ...groups: string[]) => string;
 }
@@ -171,7 +169,7 @@ const RULES: Rule[] = [
   {
     kind: "json-secret",
     // "password": "…" and the like in JSON (or a JSON string inside a JSON string), keeping the key.
-    words: ["pass", "secret", "token", "key", "credential"],
+    lowerHint: ["pass", "secret", "token", "key", "credential"],
     re: /("(?:[A-Za-z_]*(?:password|passwd|passphrase|secret|token|api_?key|apikey|access_?key|private_?key|credentials?))\\?"\s*:\s*\\?")((?:[^"\\]|\\[^"]){4,}?)(?=\\?")/gi,
     replace: (m, head, value) => (isPlaceholder(value) ? m : `${head}${redactionMarker("json-secret")}`),
   },
@@ -331,8 +329,7 @@ function gitleaksRules(): Compiled {
   });
   const needs = RULES.map((rule): Need[] | undefined => {
     if (rule.hint) return rule.hint.map((h) => ({ literal: literal(h.toLowerCase()), exact: h }));
-    const lower = rule.lowerHint ?? rule.words;
-    return lower?.map((w) => ({ literal: literal(w.toLowerCase()) }));
+    return rule.lowerHint?.map((w) => ({ literal: literal(w) }));
   });
   compiled = {
     rules,
@@ -467,17 +464,12 @@ export function openRedactionScope(): () => void {
   };
 }
 
-/** Replace secret-like strings with markers that name their kind, and count them. */
-export function redactSecretsWithReport(text: string): RedactionReport {
-  return redactWithReport(text);
-}
-
 /** `redactSecretsWithReport` of a text that this compaction may redact again (a user's words): once per scope. */
 export function redactRepeatedWithReport(text: string): RedactionReport {
-  if (openScopes === 0 || text.length < MEMO_MIN) return redactWithReport(text);
+  if (openScopes === 0 || text.length < MEMO_MIN) return redactSecretsWithReport(text);
   const hit = memo.get(text);
   if (hit !== undefined) return { text: hit.text, counts: { ...hit.counts } };
-  const r = redactWithReport(text);
+  const r = redactSecretsWithReport(text);
   if (memo.size < MEMO_MAX) memo.set(text, { text: r.text, counts: { ...r.counts } });
   return r;
 }
@@ -487,7 +479,8 @@ export function redactRepeated(text: string): string {
   return redactRepeatedWithReport(text).text;
 }
 
-function redactWithReport(text: string): RedactionReport {
+/** Replace secret-like strings with markers that name their kind, and count them. */
+export function redactSecretsWithReport(text: string): RedactionReport {
   const counts: Partial<Record<SecretKind, number>> = {};
   const g = gitleaksRules();
   // One scan finds every literal that a rule needs, the hand rules' and the gitleaks keywords.
