@@ -154,6 +154,8 @@ function plainlyValid(b: Record<string, unknown>): boolean {
       return typeof b.text === "string";
     case "thinking":
       return typeof b.thinking === "string" && optString(b.signature);
+    case "redacted_thinking":
+      return typeof b.data === "string";
     case "tool_use":
       return (
         typeof b.id === "string" &&

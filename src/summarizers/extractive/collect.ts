@@ -262,8 +262,20 @@ function walk(
   c.end = { order, afterInterruption };
 }
 
+/** Tool names repeat across a session: the kind of change each makes is worked out once. */
+const changeKinds = new Map<string, string>();
+
 /** The kind of change a modifying tool makes, from its name. */
 export function changeKind(tool: string): string {
+  let kind = changeKinds.get(tool);
+  if (kind === undefined) {
+    kind = changeKindOf(tool);
+    if (changeKinds.size < 10_000) changeKinds.set(tool, kind);
+  }
+  return kind;
+}
+
+function changeKindOf(tool: string): string {
   if (/delete|remove|\brm\b/i.test(tool)) return "deleted";
   if (/move|rename|\bmv\b/i.test(tool)) return "moved";
   // A patch may add, change or delete; the paths alone do not say which, so it reads as an edit.
