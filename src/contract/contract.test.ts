@@ -208,6 +208,12 @@ test("placeholders and refusals are recognised; substance is not", () => {
   assert.equal(placeholderKind("..."), "punctuation");
   assert.equal(placeholderKind("I'm sorry, but I can't help with that."), "refusal");
   assert.equal(placeholderKind("Fixed the login bug in auth.ts; tests pass."), undefined);
+  // A refusal is short: 199 characters between the edges still count, 200 do not.
+  const refusal = (n: number) => `  "I'm sorry${"!".repeat(n - 9)}"  `;
+  assert.equal(placeholderKind(refusal(199)), "refusal");
+  assert.equal(placeholderKind(refusal(200)), undefined);
+  // "İ" lower-cases to two characters: the length that counts is the lower-cased one.
+  assert.equal(placeholderKind(`I'm sorry ${"İ".repeat(95)}`), undefined);
 });
 
 test("the project matrix exists and holds at least 40 cases", () => {

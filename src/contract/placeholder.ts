@@ -49,6 +49,12 @@ export type PlaceholderKind = "empty" | "punctuation" | "placeholder" | "refusal
 
 /** Why a summary is placeholder-only, or undefined when it has substance. */
 export function placeholderKind(text: string): PlaceholderKind | undefined {
+  // A long text is neither (lower-casing never shortens a text): not lower-cased whole.
+  let start = 0;
+  let end = text.length;
+  while (start < end && isEdge(text[start]!)) start++;
+  while (end > start && isEdge(text[end - 1]!)) end--;
+  if (end - start >= REFUSAL_MAX_CHARS) return undefined;
   if (text.trim().length === 0) return "empty";
   const n = normalizeSummary(text);
   if (n.length === 0) return "punctuation";

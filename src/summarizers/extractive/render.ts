@@ -61,12 +61,16 @@ export function renderNote(
     plans.push({ ...EARLIER_SUMMARY, need: 0, render: (b) => headTail(free, b, 0.6) });
   }
 
-  for (const p of plans) p.need = p.measure ? p.measure() : p.render(Number.MAX_SAFE_INTEGER).length;
+  // A section measured by rendering it whole is written so when it gets all it needs (not rendered
+  // again: that cost a fifth of a small note, and the objective's shares could cut a part that fits).
+  const whole = plans.map((p) => (p.measure ? undefined : p.render(Number.MAX_SAFE_INTEGER)));
+  plans.forEach((p, i) => (p.need = whole[i]?.length ?? p.measure!()));
   const headers = plans.reduce((s, p) => s + `## ${p.name}\n`.length + 1, 0);
   const budgets = allocate(plans, Math.max(0, totalChars - headers));
   let out = "";
   plans.forEach((p, i) => {
-    const body = p.render(budgets[i]);
+    const w = whole[i];
+    const body = w !== undefined && w.length <= budgets[i] ? w : p.render(budgets[i]);
     out += `${i === 0 ? "" : "\n"}## ${p.name}\n${body.length <= budgets[i] ? body : fitted(body, budgets[i])}`;
   });
   out = out.replace(/\n+$/, "\n");
