@@ -12,8 +12,9 @@
  * the three characters up in a hashed table and compare the literals that
  * start so, in the text itself (a character above U+00FF can share its low
  * byte with a letter: the comparison on the text rejects it). Literals of two
- * characters are found the same way by the last two bytes; one-character
- * literals by a case-insensitive search.
+ * characters are found the same way by the last two bytes (the same table
+ * marks them: one lookup per position, a fifth faster than two tables);
+ * one-character literals by a case-insensitive search.
  *
  * Measured on 9,000 texts that compactions of the corpus redact (3 MB): a
  * redaction (this scan, then the rules it selects) went from 40 to 87 MB/s
@@ -55,9 +56,12 @@ export class LiteralSet {
   readonly literals: readonly string[];
   /** One-character literals, by index, as case-insensitive patterns. */
   private readonly single: { index: number; re: RegExp }[] = [];
-  /** Per key of three bytes (5 bits each) or of two (`pair`), 1 when some literal starts so. */
-  private readonly gate3 = new Uint8Array(1 << 15);
-  private readonly gate2 = new Uint8Array(1 << 10);
+  /**
+   * Per key of the last three bytes (5 bits each): bit 1 when some literal
+   * starts with those three, bit 2 when some two-character literal is the
+   * last two (one lookup per position).
+   */
+  private readonly gate = new Uint8Array(1 << 15);
   /** Per `hash` of a literal's first three characters (two: the third is 0), its first literal (-1: none), chained by `next`. */
   private readonly heads = new Int32Array(1 << TABLE_BITS).fill(-1);
   private readonly next: Int32Array;
@@ -80,8 +84,9 @@ export class LiteralSet {
       const a = lit.charCodeAt(0);
       const b = lit.charCodeAt(1);
       const c = lit.length === 2 ? 0 : lit.charCodeAt(2);
-      if (lit.length === 2) this.gate2[((a & 31) << 5) | (b & 31)] = 1;
-      else this.gate3[((a & 31) << 10) | ((b & 31) << 5) | (c & 31)] = 1;
+      if (lit.length === 2)
+        for (let x = 0; x < 32; x++) this.gate[(x << 10) | ((a & 31) << 5) | (b & 31)]! |= 2;
+      else this.gate[((a & 31) << 10) | ((b & 31) << 5) | (c & 31)]! |= 1;
       const h = hash(a, b, c);
       this.next[i] = this.heads[h]!;
       this.heads[h] = i;
@@ -104,7 +109,7 @@ export class LiteralSet {
         this.marks[index] = stamp;
         found.push(index);
       }
-    const { literals, marks, gate2, gate3, heads, next } = this;
+    const { literals, marks, gate, heads, next } = this;
     const look = (h: number, at: number): void => {
       for (let i = heads[h]!; i !== -1; i = next[i]!)
         if (marks[i] !== stamp && startsAt(text, literals[i]!, at)) {
@@ -117,8 +122,10 @@ export class LiteralSet {
     let k = 0;
     for (let at = 0; at < n; at++) {
       k = ((k << 5) | (bytes[at]! & 31)) & 0x7fff;
-      if (at >= 1 && gate2[k & 0x3ff] === 1) look(hash(lower(bytes[at - 1]!), lower(bytes[at]!), 0), at - 1);
-      if (at >= 2 && gate3[k] === 1)
+      const g = gate[k]!;
+      if (g === 0) continue;
+      if ((g & 2) !== 0 && at >= 1) look(hash(lower(bytes[at - 1]!), lower(bytes[at]!), 0), at - 1);
+      if ((g & 1) !== 0 && at >= 2)
         look(hash(lower(bytes[at - 2]!), lower(bytes[at - 1]!), lower(bytes[at]!)), at - 2);
     }
     return found;
