@@ -15,6 +15,8 @@ import {
   unquoteData,
 } from "./index.js";
 import { isModifyingTool, modifiedPathsOf, shellCommandOf } from "../transcript.js";
+import { fenceFor } from "./quote.js";
+import fc from "fast-check";
 
 const user = (text: string): Message => ({ role: "user", content: [{ type: "text", text }] });
 const assistant = (...content: Block[]): Message => ({ role: "assistant", content });
@@ -522,4 +524,18 @@ test("quoteData makes a code span that backticks inside cannot close", () => {
     assert.ok(!s.includes(fence), `${q}`);
   }
   assert.equal(unquoteData("not quoted"), "not quoted");
+});
+
+test("a fence is one backtick longer than the longest run inside, and at least three", () => {
+  const longest = (s: string): number => Math.max(0, ...(s.match(/`+/g) ?? []).map((r) => r.length));
+  fc.assert(
+    fc.property(
+      fc.array(fc.constantFrom("`", "``", "````", "a", " ", "\n", "é"), { maxLength: 40 }),
+      (parts) => {
+        const s = parts.join("");
+        assert.equal(fenceFor(s).length, Math.max(3, longest(s) + 1));
+      },
+    ),
+    { seed: 20261201, numRuns: 1000 },
+  );
 });

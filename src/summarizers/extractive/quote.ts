@@ -27,14 +27,15 @@ export function fenceFor(s: string): string {
   return "`".repeat(Math.max(3, longestRun(s, "`") + 1));
 }
 
+/** The longest run of `ch` (one UTF-16 unit) in `s`, found by hopping between its occurrences. */
 function longestRun(s: string, ch: string): number {
+  const code = ch.charCodeAt(0);
   let best = 0;
-  let run = 0;
-  for (let i = 0; i < s.length; i++) {
-    if (s[i] === ch) {
-      run++;
-      if (run > best) best = run;
-    } else run = 0;
+  for (let i = s.indexOf(ch); i !== -1;) {
+    let j = i + 1;
+    while (j < s.length && s.charCodeAt(j) === code) j++;
+    if (j - i > best) best = j - i;
+    i = s.indexOf(ch, j);
   }
   return best;
 }
