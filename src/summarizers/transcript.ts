@@ -146,6 +146,9 @@ export function normalizeInput(input: unknown): unknown {
   return input;
 }
 
+/** The shells whose `-c` argv (`["bash", "-lc", "..."]`) is read as the command line it runs. */
+const SHELLS = new Set(["bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash"]);
+
 /**
  * The shell command of a tool call, from `command` or `cmd` (a string, or an
  * argv array such as Codex's `["bash", "-lc", "..."]`). Undefined when the call
@@ -163,8 +166,7 @@ export function shellCommandOf(tool: ToolUseBlock): string | undefined {
   if (Array.isArray(raw) && raw.length > 0 && raw.every((x) => typeof x === "string")) {
     const argv = raw as string[];
     if (argv[0] === "apply_patch" || argv[0] === "applypatch") return "apply_patch";
-    const shells = new Set(["bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash"]);
-    if (argv.length >= 3 && shells.has(argv[0]) && /^-\w*c$/.test(argv[1])) return argv.slice(2).join(" ");
+    if (argv.length >= 3 && SHELLS.has(argv[0]) && /^-\w*c$/.test(argv[1])) return argv.slice(2).join(" ");
     return argv.join(" ");
   }
   return undefined;
