@@ -73,7 +73,10 @@ export function renderNote(
     const body = w !== undefined && w.length <= budgets[i] ? w : p.render(budgets[i]);
     out += `${i === 0 ? "" : "\n"}## ${p.name}\n${body.length <= budgets[i] ? body : fitted(body, budgets[i])}`;
   });
-  out = out.replace(/\n+$/, "\n");
+  // Trailing blank lines become one line end (read from the end: the note is not scanned for them).
+  let end = out.length;
+  while (end > 0 && out.charCodeAt(end - 1) === 10) end--;
+  if (end < out.length - 1) out = `${out.slice(0, end)}\n`;
   return out.length <= totalChars ? out : safeHead(out, totalChars);
 }
 
