@@ -38,6 +38,7 @@ function report(lib: Lib, rep: number, o: Partial<ChildReport> = {}): ChildRepor
     cold: timed(2),
     warm: timed(0.5),
     summarizer: { calls: 1, chars: 500, tokens: 150 },
+    redaction: timed(0.1),
     outcome: "summary",
     compacted: true,
     result_messages: 4,
@@ -208,7 +209,12 @@ test("barVerdict: met only when compact-safe beats pi cold and warm and sends no
     warm: timed(1),
     summarizer: { calls: 1, chars: 600, tokens: 1 },
   };
-  assert.deepEqual(barVerdict(rows({ cold: timed(1) }, pi)), { met: true, misses: [], sessions: 1 });
+  assert.deepEqual(barVerdict(rows({ cold: timed(1) }, pi)), {
+    met: true,
+    misses: [],
+    sessions: 1,
+    redaction_slower_than_pi: { own_input: 0, pi_input: 0, judged: 1 },
+  });
   // first is reported, not judged.
   assert.equal(barVerdict(rows({ cold: timed(1), first_ms: 400 }, pi)).met, true);
   // Equal input size is allowed; an equal time is not faster.
@@ -285,4 +291,33 @@ test("renderTable shows the versions, the budget, each library's figures, the co
   assert.match(text, /FAILS: message 3 \(user\) differs in meta/);
   assert.match(text, /INVALID: missing checkpoint/);
   assert.match(text, /bar .*: MET \(1\/1 sessions\)/);
+});
+
+test("barVerdict: counts the sessions where redacting a summarizer input alone is slower than pi's cold compaction", () => {
+  const session = (input: string, csRedact: number | null, piRedact: number | null, piCold: number) =>
+    gatherRows([
+      report("compact-safe", 0, { input, redaction: csRedact === null ? null : timed(csRedact) }),
+      report("pi", 0, { input, cold: timed(piCold), redaction: piRedact === null ? null : timed(piRedact) }),
+    ]);
+  const v = barVerdict([
+    ...session("a.jsonl", 0.5, 0.8, 0.3), // both slower than pi's 0.3x
+    ...session("b.jsonl", 0.2, 0.4, 0.3), // only pi's input
+    ...session("c.jsonl", null, 0.1, 0.3), // compact-safe sent nothing
+  ]);
+  assert.deepEqual(v.redaction_slower_than_pi, { own_input: 1, pi_input: 2, judged: 3 });
+  const table = renderTable(
+    gatherRows([report("compact-safe", 0, { redaction: timed(0.5) }), report("pi", 0, { cold: timed(0.3) })]),
+    { versions: {}, date: "d", machine: "m", coldReps: 1, seconds: 1 },
+    barVerdict(
+      gatherRows([
+        report("compact-safe", 0, { redaction: timed(0.5) }),
+        report("pi", 0, { cold: timed(0.3) }),
+      ]),
+    ),
+  );
+  assert.match(
+    table,
+    /redaction alone \(the redact column\) is slower than pi's whole cold compaction on 1\/1 sessions/,
+  );
+  assert.match(table, /\s0\.50x\s/);
 });

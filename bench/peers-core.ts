@@ -207,6 +207,12 @@ export interface ChildReport {
   warm: Timed;
   /** What the stand-in summarizer was sent on the first call (all calls of the compaction). */
   summarizer: { calls: number; chars: number; tokens: number };
+  /**
+   * Secret redaction (compact-safe's `redactSecrets`, text by text) of what this library sent
+   * its summarizer, timed after the warm-up against a parse beside it: the least a library that
+   * redacts what it sends would add to that input (compact-safe's own time includes it).
+   */
+  redaction: Timed | null;
   /** `summary`, `prune-only`, or why no new history was made. */
   outcome: string;
   compacted: boolean;
@@ -254,6 +260,9 @@ export interface Row {
   summarizer_calls: number | null;
   summarizer_chars: number | null;
   summarizer_tokens: number | null;
+  /** Median over the children of the redaction of the summarizer input, as a ratio to parse (null: nothing sent). */
+  redact_ratio: number | null;
+  redact_ms: number | null;
   outcome: string;
   result_messages: number | null;
   contract: ContractVerdict | null;
@@ -303,6 +312,8 @@ export function gatherRows(reports: readonly (ChildReport | ChildFailure)[]): Ro
         summarizer_calls: first ? first.summarizer.calls : null,
         summarizer_chars: first ? first.summarizer.chars : null,
         summarizer_tokens: first ? first.summarizer.tokens : null,
+        redact_ratio: medianOf(ok.map((r) => r.redaction?.ratio ?? null)),
+        redact_ms: medianOf(ok.map((r) => r.redaction?.compact_ms ?? null)),
         outcome: first?.outcome ?? "failed",
         result_messages: first?.result_messages ?? null,
         contract: first?.contract ?? null,
@@ -319,6 +330,12 @@ export interface BarVerdict {
   /** One line per corpus session where the bar is not met (or cannot be judged). */
   misses: string[];
   sessions: number;
+  /**
+   * Corpus sessions where redacting a summarizer input alone takes longer than pi's whole cold
+   * compaction (ratios to parse): compact-safe's own input, and pi's input. Where redaction alone
+   * is slower, no library that redacts what it sends can be faster than pi.
+   */
+  redaction_slower_than_pi: { own_input: number; pi_input: number; judged: number };
 }
 
 const fmtRatio = (x: number | null): string => (x === null || !Number.isFinite(x) ? "-" : `${x.toFixed(2)}x`);
@@ -357,7 +374,31 @@ export function barVerdict(rows: readonly Row[]): BarVerdict {
       why.push(`summarizer input ${cs.summarizer_chars ?? "-"} chars vs pi ${pi.summarizer_chars ?? "-"}`);
     if (why.length > 0) misses.push(`${input}: ${why.join("; ")}`);
   }
-  return { met: misses.length === 0 && corpus.length > 0, misses, sessions: corpus.length };
+  return {
+    met: misses.length === 0 && corpus.length > 0,
+    misses,
+    sessions: corpus.length,
+    redaction_slower_than_pi: redactionFloor(rows, corpus),
+  };
+}
+
+/** The sessions where redaction of a summarizer input alone is slower than pi's cold compaction. */
+function redactionFloor(
+  rows: readonly Row[],
+  corpus: readonly string[],
+): BarVerdict["redaction_slower_than_pi"] {
+  let own = 0;
+  let piInput = 0;
+  let judged = 0;
+  for (const input of corpus) {
+    const cs = rows.find((r) => r.input === input && r.lib === "compact-safe");
+    const pi = rows.find((r) => r.input === input && r.lib === "pi");
+    if (!cs || !pi || pi.cold_ratio === null) continue;
+    judged++;
+    if ((cs.redact_ratio ?? 0) > pi.cold_ratio) own++;
+    if ((pi.redact_ratio ?? 0) > pi.cold_ratio) piInput++;
+  }
+  return { own_input: own, pi_input: piInput, judged };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -397,10 +438,10 @@ function roundtripText(r: Row): string {
 const kb = (bytes: number): string =>
   bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : `${Math.round(bytes / 1024)} KB`;
 
-const medianOf = (xs: (number | null)[]): number | null => {
+function medianOf(xs: readonly (number | null)[]): number | null {
   const v = xs.filter((x): x is number => x !== null && Number.isFinite(x));
   return v.length > 0 ? median(v) : null;
-};
+}
 
 /** The one table: a line per input, then a row per library; then the medians and the bar. */
 export function renderTable(rows: readonly Row[], meta: TableMeta, bar: BarVerdict): string {
@@ -425,6 +466,9 @@ export function renderTable(rows: readonly Row[], meta: TableMeta, bar: BarVerdi
     `  warm: repeated calls on the same objects after the same warm-up (caches filled), interleaved with parses`,
   );
   lines.push(`  summarizer input: what the instant stand-in was sent (chars, ~tokens by fastEstimator)`);
+  lines.push(
+    `  redact: compact-safe's secret redaction of that input alone, text by text, timed like cold (ratio to parse)`,
+  );
   lines.push("");
   const head = [
     pad("library", 15),
@@ -436,6 +480,7 @@ export function renderTable(rows: readonly Row[], meta: TableMeta, bar: BarVerdi
     pad("warm ms", 9, true),
     pad("summ chars", 11, true),
     pad("~tokens", 8, true),
+    pad("redact", 8, true),
     pad("calls", 5, true),
     pad("msgs out", 8, true),
     "  round-trip",
@@ -464,6 +509,7 @@ export function renderTable(rows: readonly Row[], meta: TableMeta, bar: BarVerdi
           pad(ms(r.warm_ms), 9, true),
           pad(r.summarizer_chars === null ? "-" : String(r.summarizer_chars), 11, true),
           pad(r.summarizer_tokens === null ? "-" : String(r.summarizer_tokens), 8, true),
+          pad(fmtRatio(r.redact_ratio), 8, true),
           pad(r.summarizer_calls === null ? "-" : String(r.summarizer_calls), 5, true),
           pad(r.result_messages === null ? "-" : String(r.result_messages), 8, true),
           `  ${pad(roundtripText(r), 10)}`,
@@ -500,6 +546,11 @@ export function renderTable(rows: readonly Row[], meta: TableMeta, bar: BarVerdi
     } (${bar.sessions - bar.misses.length}/${bar.sessions} sessions)`,
   );
   for (const m of bar.misses) lines.push(`  miss: ${m}`);
+  const floor = bar.redaction_slower_than_pi;
+  lines.push(
+    `redaction alone (the redact column) is slower than pi's whole cold compaction on ${floor.own_input}/${floor.judged} sessions ` +
+      `for compact-safe's summarizer input, and on ${floor.pi_input}/${floor.judged} for pi's own input`,
+  );
   lines.push(`(${meta.seconds.toFixed(0)} s)`);
   return lines.join("\n");
 }
