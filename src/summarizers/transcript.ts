@@ -272,35 +272,34 @@ const PATCH_PREFIXES = [
 /**
  * File paths named by apply_patch headers (`*** Update File: x`, `*** Add File:`,
  * `*** Delete File:`, `*** Move to:`) and unified-diff headers (`+++ b/x`, or
- * `+++ x` right after a `--- ` line). A line scan, linear in the input.
+ * `+++ x` right after a `--- ` line). Linear in the input: the search jumps
+ * from one `*** ` or `+++ ` to the next (a patch's many added lines, which
+ * open with `+`, are not read one by one), and only those at a line's start
+ * are headers.
  */
 export function patchPaths(s: string): string[] {
-  if (s.indexOf("*** ") === -1 && s.indexOf("+++ ") === -1) return [];
   const out: string[] = [];
-  let afterDashes = false;
-  for (let start = 0; start < s.length;) {
-    let end = s.indexOf("\n", start);
+  let stars = s.indexOf("*** ");
+  let pluses = s.indexOf("+++ ");
+  while (stars !== -1 || pluses !== -1) {
+    const star = pluses === -1 || (stars !== -1 && stars < pluses);
+    const at = star ? stars : pluses;
+    if (star) stars = s.indexOf("*** ", at + 1);
+    else pluses = s.indexOf("+++ ", at + 1);
+    if (at > 0 && s.charCodeAt(at - 1) !== 0x0a /* \n */) continue;
+    let end = s.indexOf("\n", at);
     if (end === -1) end = s.length;
-    const c = s.charCodeAt(start);
+    const prefix = PATCH_PREFIXES.find((x) => s.startsWith(x, at));
     let p: string | undefined;
-    // Only a line opening "*** " or "+++ " can be a header (a patch's added lines open with "+": not sliced).
-    if (
-      (c === 0x2a /* * */ && s.startsWith("*** ", start)) ||
-      (c === 0x2b /* + */ && s.startsWith("+++ ", start))
-    ) {
-      const prefix = PATCH_PREFIXES.find((x) => s.startsWith(x, start));
-      if (prefix) p = s.slice(start + prefix.length, end);
-      else if (afterDashes && c === 0x2b) p = s.slice(start + 4, end);
-    }
-    if (p !== undefined) {
-      // `+++ b/x\t2024-01-01 ...` (diff -u timestamps)
-      const tab = p.indexOf("\t");
-      if (tab !== -1) p = p.slice(0, tab);
-      p = p.trim();
-      if (p !== "" && p !== "/dev/null") out.push(p);
-    }
-    afterDashes = c === 0x2d /* - */ && s.startsWith("--- ", start);
-    start = end + 1;
+    if (prefix) p = s.slice(at + prefix.length, end);
+    else if (!star && at > 0 && s.startsWith("--- ", s.lastIndexOf("\n", at - 2) + 1))
+      p = s.slice(at + 4, end);
+    if (p === undefined) continue;
+    // `+++ b/x\t2024-01-01 ...` (diff -u timestamps)
+    const tab = p.indexOf("\t");
+    if (tab !== -1) p = p.slice(0, tab);
+    p = p.trim();
+    if (p !== "" && p !== "/dev/null") out.push(p);
   }
   return out;
 }
