@@ -21,7 +21,7 @@ import { placeholderKind, isPunctuationOnly } from "../contract/placeholder.js";
 import type { BackgroundHandle, Summarizer, SummaryResult } from "../summarizers/types.js";
 import { SummarizerError } from "../summarizers/types.js";
 import { MAX_TIMEOUT_MS, withWholeRequestTimeout } from "../summarizers/llm-common.js";
-import { extractiveSummarizer } from "../summarizers/extractive.js";
+import { extractiveSummarizer, runsInProcess } from "../summarizers/extractive.js";
 import {
   addSentTokens,
   estimateTokens,
@@ -600,8 +600,10 @@ async function summarizeWithLadder(
         background,
       };
       // The call is aborted (and abandoned, should the summarizer ignore its signal) when the budget runs out.
+      // The embedded extractive summarizer answers before a timer could fire: it gets no timer (setting
+      // one up was a sixth of compacting a 10-message history).
       result =
-        left > MAX_TIMEOUT_MS
+        left > MAX_TIMEOUT_MS || runsInProcess(summarizer)
           ? await summarizer.summarize({ ...request, signal: options.signal })
           : await withWholeRequestTimeout(
               left,

@@ -4,6 +4,7 @@ import type { Block, Message } from "../../model/index.js";
 import { CHECKPOINT_MARKER } from "../../contract/markers.js";
 import {
   extractiveSummarizer,
+  runsInProcess,
   extractiveSummary,
   SUMMARY_SECTIONS,
   splitSections,
@@ -537,5 +538,15 @@ test("a fence is one backtick longer than the longest run inside, and at least t
       },
     ),
     { seed: 20261201, numRuns: 1000 },
+  );
+});
+
+test("runsInProcess: only the embedded extractive summarizers (the engine gives them no request timer)", () => {
+  assert.equal(runsInProcess(extractiveSummarizer()), true);
+  const wrapped = { ...extractiveSummarizer() };
+  assert.equal(runsInProcess(wrapped), false);
+  assert.equal(
+    runsInProcess({ name: "x", model: "x", summarize: async () => ({ text: "note", model: "x" }) }),
+    false,
   );
 });

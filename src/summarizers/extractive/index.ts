@@ -49,9 +49,21 @@ export interface ExtractiveOptions {
   maxTokens?: number;
 }
 
+/** The summarizers made by `extractiveSummarizer` (they do all their work before they return). */
+const inProcess = new WeakSet<Summarizer>();
+
+/**
+ * Whether `s` is an embedded extractive summarizer: it works in this thread
+ * and has its answer before `summarize` returns, so no timer could stop it
+ * (the engine calls it without a request timeout).
+ */
+export function runsInProcess(s: Summarizer): boolean {
+  return inProcess.has(s);
+}
+
 export function extractiveSummarizer(options: ExtractiveOptions = {}): Summarizer {
   const defaultTokens = options.maxTokens ?? DEFAULT_SUMMARY_TOKENS;
-  return {
+  const summarizer: Summarizer = {
     name: "extractive",
     model: "extractive",
     async summarize(request: SummaryRequest): Promise<SummaryResult> {
@@ -61,6 +73,8 @@ export function extractiveSummarizer(options: ExtractiveOptions = {}): Summarize
       return { text, model: "extractive", redacted: true };
     },
   };
+  inProcess.add(summarizer);
+  return summarizer;
 }
 
 /**
