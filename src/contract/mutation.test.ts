@@ -53,13 +53,22 @@ function* mutations(replacement: readonly Message[]): Generator<{ what: string; 
           value,
         }));
         if (!(field === "is_error" && b[field] !== true)) variants.push({ how: "dropped" });
-        for (const v of variants) {
-          const mutated = structuredClone(replacement) as Message[];
-          const target = mutated[i]!.content[k] as Rec;
-          if (v.how === "dropped") delete target[field];
-          else target[field] = v.value;
-          yield { what: `${b.type}.${field} ${v.how} (replacement message ${i})`, mutated };
-        }
+        // Each mutation on a deep copy, and on a copy that shares every other block object with the
+        // replacement (the validator's check by identity then fails on this block alone).
+        for (const v of variants)
+          for (const shared of [false, true]) {
+            const mutated = shared
+              ? replacement.map((m) => ({ ...m, content: [...m.content] }))
+              : (structuredClone(replacement) as Message[]);
+            if (shared) mutated[i]!.content[k] = { ...b };
+            const target = mutated[i]!.content[k] as Rec;
+            if (v.how === "dropped") delete target[field];
+            else target[field] = v.value;
+            yield {
+              what: `${b.type}.${field} ${v.how} (replacement message ${i}${shared ? ", other blocks shared" : ""})`,
+              mutated,
+            };
+          }
       }
     }
   }
@@ -148,4 +157,33 @@ test("every surviving field of rules.ts, altered or dropped in the protected rou
     [],
     `fields never mutated (covered: ${[...covered].sort().join(", ")})`,
   );
+});
+
+test("a replacement that keeps the round's own block objects is still refused when a block moves to another role or a copy is missing", async () => {
+  const h = everyKind();
+  const r = await compactMessagesSafe(h, { target: 1 });
+  assert.ok(r.ok && r.path === "summary");
+  assert.ok(validateSurvivalContract(h, r.replacement).valid);
+  const last = r.replacement.length - 1;
+  const shallow = () => r.replacement.map((m) => ({ ...m, content: [...m.content] }));
+  // The last assistant text, moved into a user message of its own.
+  const moved = shallow();
+  const text = moved[last]!.content.pop()!;
+  moved.push({ role: "user", content: [text] });
+  assert.match(validateSurvivalContract(h, moved).reason ?? "", /assistant text .* missing/);
+  // The thinking block, moved into a user message.
+  const i = moved.findIndex((m) => m.content.some((b) => b.type === "thinking"));
+  const thinking = shallow();
+  const k = thinking[i]!.content.findIndex((b) => b.type === "thinking");
+  const [block] = thinking[i]!.content.splice(k, 1);
+  thinking.push({ role: "user", content: [block!] });
+  assert.match(validateSurvivalContract(h, thinking).reason ?? "", /thinking block .* missing or altered/);
+  // The round holds the same text block twice: one copy kept is not enough.
+  const twice = [...h, { role: "assistant" as const, content: [h[1]!.content[0]!, h[1]!.content[0]!] }];
+  const r2 = await compactMessagesSafe(twice, { target: 1 });
+  assert.ok(r2.ok);
+  assert.ok(validateSurvivalContract(twice, r2.replacement).valid);
+  const once = r2.replacement.map((m) => ({ ...m, content: [...m.content] }));
+  once[once.length - 1]!.content.pop();
+  assert.equal(validateSurvivalContract(twice, once).valid, false);
 });
