@@ -1,5 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import gitleaks from "./secret-rules/gitleaks.json" with { type: "json" };
 import type { Message } from "../model/index.js";
 import { compactMessagesSafe } from "./compact.js";
@@ -326,6 +327,33 @@ test("the windows read for redaction around a cut: to the line's end past a head
   // The end of a PEM block in the tail: from its opening line, however far back.
   const pem = `-----BEGIN PRIVATE KEY-----\n${"QUJD\n".repeat(500)}-----END PRIVATE KEY-----\nok`;
   assert.equal(tailWindow(`intro\n${pem}`, 40, 100), pem);
+  // Line breaks are looked for within the margin only; the windows are those of the definitions.
+  const head = (t: string, cut: number, margin: number, stop = "\n"): string => {
+    if (t.length <= cut) return t;
+    const at = t.indexOf(stop, cut);
+    return t.slice(0, at === -1 ? cut + margin : Math.min(at + 1, cut + margin));
+  };
+  const tail = (t: string, cut: number, margin: number): string => {
+    if (t.length <= cut) return t;
+    const from = t.length - cut;
+    const line = t.lastIndexOf("\n", from - 1);
+    const prev = line <= 0 ? -1 : t.lastIndexOf("\n", line - 1);
+    return t.slice(Math.max(prev + 1, from - margin));
+  };
+  fc.assert(
+    fc.property(
+      fc.array(fc.constantFrom("a", "bc", " ", "\n", "\n\n", "defgh"), { maxLength: 40 }),
+      fc.integer({ min: 0, max: 50 }),
+      fc.integer({ min: 0, max: 20 }),
+      (parts, cut, margin) => {
+        const t = parts.join("");
+        assert.equal(headWindow(t, cut, margin), head(t, cut, margin));
+        assert.equal(headWindow(t, cut, margin, " "), head(t, cut, margin, " "));
+        assert.equal(tailWindow(t, cut, margin), tail(t, cut, margin));
+      },
+    ),
+    { seed: 20261201, numRuns: 3000 },
+  );
 });
 
 test("redactLines: several one-line texts redacted in one pass, each as if alone", () => {

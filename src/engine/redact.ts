@@ -582,8 +582,9 @@ export function redactValue<T>(value: T): T {
  */
 export function headWindow(text: string, cut: number, margin: number, stop = "\n"): string {
   if (text.length <= cut) return text;
-  const at = text.indexOf(stop, cut);
-  const end = at === -1 ? cut + margin : Math.min(at + 1, cut + margin);
+  // Looked for within the margin only: a long text without line breaks is not read to its end.
+  const at = text.slice(cut, cut + margin).indexOf(stop);
+  const end = at === -1 ? cut + margin : Math.min(cut + at + 1, cut + margin);
   return text.slice(0, end);
 }
 
@@ -597,9 +598,16 @@ export function headWindow(text: string, cut: number, margin: number, stop = "\n
 export function tailWindow(text: string, cut: number, margin: number): string {
   if (text.length <= cut) return text;
   const from = text.length - cut;
-  const lineStart = text.lastIndexOf("\n", from - 1);
-  const prevStart = lineStart <= 0 ? -1 : text.lastIndexOf("\n", lineStart - 1);
-  const start = Math.max(prevStart + 1, from - margin);
+  const low = Math.max(0, from - margin);
+  // Line breaks are looked for within the margin only: a long text without them is not read back to its start.
+  const lastBreak = (at: number): number => {
+    if (at < low) return -1;
+    const k = text.slice(low, at + 1).lastIndexOf("\n");
+    return k === -1 ? -1 : low + k;
+  };
+  const lineStart = lastBreak(from - 1);
+  const prevStart = lineStart <= 0 ? -1 : lastBreak(lineStart - 1);
+  const start = Math.max(prevStart + 1, low);
   const window = text.slice(start);
   // The end of a PEM block: read from its opening line, which the block rule needs.
   if (!window.includes("-----END")) return window;
