@@ -16,6 +16,7 @@ import {
   redactValue,
   shannonEntropy,
   tailWindow,
+  urlPasswordPossible,
 } from "./redact.js";
 
 // Fake secrets built at run time, so that this file itself holds nothing that a secret scanner flags.
@@ -371,4 +372,38 @@ test("redactLines: several one-line texts redacted in one pass, each as if alone
   );
   assert.deepEqual(redactLines(["a\nb", "c"]), ["a\nb", "c"]);
   assert.deepEqual(redactLines([]), []);
+});
+
+test("the url-password rule is skipped only where its pattern cannot match", () => {
+  const pattern = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s:/?#@"'<>]+):([^\s/?#@"'<>]+)@(?=[^\s/?#@]+)/i;
+  const noise = fc.constantFrom("", "", "/", " ", "\n", "x+y", "<", "#", "P", "://", ":", "@", "_");
+  // A URL with a password, each part kept or replaced by noise (and noise around it).
+  const part = (p: string) => fc.oneof(fc.constant(p), fc.constant(p), noise);
+  const url = fc.tuple(
+    noise,
+    part("https"),
+    part("://"),
+    part("user"),
+    part(":"),
+    part("pa55"),
+    part("@"),
+    part("host"),
+    noise,
+  );
+  let matched = 0;
+  fc.assert(
+    fc.property(fc.array(url, { maxLength: 3 }), (urls) => {
+      const t = urls.map((u) => u.join("")).join(" ");
+      if (!pattern.test(t)) return;
+      matched++;
+      assert.ok(urlPasswordPossible(t), t);
+    }),
+    { seed: 20261201, numRuns: 5000 },
+  );
+  assert.ok(matched > 500, `only ${matched} texts the pattern matches`);
+  assert.equal(urlPasswordPossible("see https://example.com/a@b for the docs"), false);
+  assert.equal(
+    redactSecrets("postgres://app:s3cretpw@db.internal:5432/x"),
+    "postgres://app:[REDACTED:url-password]@db.internal:5432/x",
+  );
 });

@@ -70,6 +70,25 @@ interface Rule {
   lowerHint?: string[];
   /** Build the replacement from the match (default: the marker alone). */
   replace?: (m: string, ...groups: string[]) => string;
+  /** A cheaper check that a match is possible at all, run after the hint (false: the rule is skipped). */
+  possible?: (text: string) => boolean;
+}
+
+/** What follows the `://` of a URL that carries a password (`user:password@host`), matched at one place. */
+const URL_USER_PASSWORD = /[^\s:/?#@"'<>]+:[^\s/?#@"'<>]+@(?=[^\s/?#@]+)/y;
+
+/**
+ * Whether some `://` of `text` is followed by `user:password@host`: the
+ * url-password rule's pattern tries every word of the text as a scheme, a
+ * fifteenth of redacting a tool result that names a URL; this reads only
+ * what follows each `://`.
+ */
+export function urlPasswordPossible(text: string): boolean {
+  for (let at = text.indexOf("://"); at !== -1; at = text.indexOf("://", at + 3)) {
+    URL_USER_PASSWORD.lastIndex = at + 3;
+    if (URL_USER_PASSWORD.test(text)) return true;
+  }
+  return false;
 }
 
 const RULES: Rule[] = [
@@ -145,6 +164,7 @@ const RULES: Rule[] = [
     kind: "url-password",
     // scheme://user:password@host, keeping scheme, user and host; placeholders ($VAR, ${VAR}, <pw>, ***) are left alone.
     hint: ["://"],
+    possible: urlPasswordPossible,
     re: /\b([a-z][a-z0-9+.-]*:\/\/)([^\s:/?#@"'<>]+):([^\s/?#@"'<>]+)@(?=[^\s/?#@]+)/gi,
     replace: (m, scheme, user, pass) =>
       /^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^>]*>|\*+|x+|\[REDACTED:[a-z-]+\])$/i.test(pass)
@@ -495,6 +515,7 @@ export function redactSecretsWithReport(text: string): RedactionReport {
       !needs.some((n) => g.literals.has(n.literal) && (n.exact === undefined || out.includes(n.exact)))
     )
       continue;
+    if (rule.possible && !rule.possible(out)) continue;
     rule.re.lastIndex = 0;
     out = out.replace(rule.re, (...args: unknown[]) => {
       const m = args[0] as string;
