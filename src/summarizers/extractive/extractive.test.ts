@@ -550,3 +550,10 @@ test("runsInProcess: only the embedded extractive summarizers (the engine gives 
     false,
   );
 });
+
+test("a section that fits its share is written whole: a long focus beside a short request is not cut", () => {
+  const focus = `the migration of the billing tables ${"and their indexes ".repeat(8)}to the new schema`;
+  const note = extractiveSummary({ messages: [user("Move billing."), assistant(text("On it."))], focus });
+  const objective = splitSections(note).sections.get("Objective") ?? "";
+  assert.ok(objective.includes(`Focus: ${focus}`), objective);
+});
