@@ -78,10 +78,10 @@ interface Rule {
 const URL_USER_PASSWORD = /[^\s:/?#@"'<>]+:[^\s/?#@"'<>]+@(?=[^\s/?#@]+)/y;
 
 /**
- * Whether some `://` of `text` is followed by `user:password@host`: the
- * url-password rule's pattern tries every word of the text as a scheme, a
- * fifteenth of redacting a tool result that names a URL; this reads only
- * what follows each `://`.
+ * Whether some `://` of `text` is followed by `user:password@host`, read
+ * only after each `://`. The url-password rule's pattern tries every word of
+ * the text as a scheme: it was 7 % of a Codex session's compaction through
+ * the LLM prompt, where most texts with a URL have no password in it.
  */
 export function urlPasswordPossible(text: string): boolean {
   for (let at = text.indexOf("://"); at !== -1; at = text.indexOf("://", at + 3)) {

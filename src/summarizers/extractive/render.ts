@@ -61,8 +61,8 @@ export function renderNote(
     plans.push({ ...EARLIER_SUMMARY, need: 0, render: (b) => headTail(free, b, 0.6) });
   }
 
-  // A section measured by rendering it whole is written so when it gets all it needs (not rendered
-  // again: that cost a fifth of a small note, and the objective's shares could cut a part that fits).
+  // A section measured by rendering it whole is written so when it gets all it needs: it is not
+  // rendered a second time, and the objective's shares cannot cut a part that fits.
   const whole = plans.map((p) => (p.measure ? undefined : p.render(Number.MAX_SAFE_INTEGER)));
   plans.forEach((p, i) => (p.need = whole[i]?.length ?? p.measure!()));
   const headers = plans.reduce((s, p) => s + `## ${p.name}\n`.length + 1, 0);
