@@ -605,7 +605,7 @@ export function headWindow(text: string, cut: number, margin: number, stop = "\n
   if (text.length <= cut) return text;
   // Looked for within the margin only: a long text without line breaks is not read to its end.
   const at = text.slice(cut, cut + margin).indexOf(stop);
-  const end = at === -1 ? cut + margin : Math.min(cut + at + 1, cut + margin);
+  const end = at === -1 ? cut + margin : cut + at + 1;
   return text.slice(0, end);
 }
 
@@ -627,7 +627,7 @@ export function tailWindow(text: string, cut: number, margin: number): string {
     return k === -1 ? -1 : low + k;
   };
   const lineStart = lastBreak(from - 1);
-  const prevStart = lineStart <= 0 ? -1 : lastBreak(lineStart - 1);
+  const prevStart = lastBreak(lineStart - 1);
   const start = Math.max(prevStart + 1, low);
   const window = text.slice(start);
   // The end of a PEM block: read from its opening line, which the block rule needs.

@@ -18,10 +18,12 @@ import {
   oneLine,
   oneLineWindow,
   PATH_FIELDS,
+  redactedHead,
+  redactedTail,
   safeHead,
   safeTail,
 } from "./transcript.js";
-import { headWindow, redactLines, redactRepeated, redactSecrets, tailWindow } from "../engine/redact.js";
+import { redactLines, redactRepeated, redactSecrets } from "../engine/redact.js";
 import { unwrapUserText } from "./extractive/user-text.js";
 
 /**
@@ -95,8 +97,8 @@ export function boundedRedacted(s: string, max: number): string {
   if (s.length <= max) return bounded(redactSecrets(s), max);
   const head = Math.floor(max * 0.6);
   const tail = max - head;
-  const h = safeHead(redactSecrets(headWindow(s, head, REDACT_MARGIN)), head);
-  const t = safeTail(redactSecrets(tailWindow(s, tail, REDACT_MARGIN)), tail);
+  const h = redactedHead(s, head, REDACT_MARGIN);
+  const t = redactedTail(s, tail, REDACT_MARGIN);
   return `${h}\n[… ${s.length - head - tail} of ${s.length} characters cut …]\n${t}`;
 }
 

@@ -10,7 +10,7 @@ import {
   isCheckpoint as isCheckpointMessage,
   isPlainUser as isPlainUserMessage,
 } from "../contract/classify.js";
-import { headWindow } from "../engine/redact.js";
+import { headWindow, redactSecrets, tailWindow } from "../engine/redact.js";
 
 // Checkpoint and plain-user recognition are contract rules: one implementation, in src/contract.
 export { checkpointMarkerOf, isCheckpointMessage, isPlainUserMessage, textOf };
@@ -57,6 +57,20 @@ export function safeTail(s: string, max: number): string {
   const c = s.charCodeAt(start);
   if (start < s.length && c >= 0xdc00 && c <= 0xdfff) start++;
   return s.slice(start);
+}
+
+/**
+ * The first `cut` characters of `text`, redacted: read on past the cut to
+ * the end of its line (`headWindow`, at most `margin`), so that a secret
+ * across the cut is replaced whole.
+ */
+export function redactedHead(text: string, cut: number, margin: number): string {
+  return safeHead(redactSecrets(headWindow(text, cut, margin)), cut);
+}
+
+/** The last `cut` characters of `text`, redacted: read from before the cut (`tailWindow`, at most `margin`). */
+export function redactedTail(text: string, cut: number, margin: number): string {
+  return safeTail(redactSecrets(tailWindow(text, cut, margin)), cut);
 }
 
 /** Longest output `oneLine` builds: every caller clips its result far below this. */

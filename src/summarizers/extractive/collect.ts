@@ -17,12 +17,12 @@ import {
   isPlainUserMessage,
   modifiedPathsOf,
   oneLine,
-  safeHead,
-  safeTail,
+  redactedHead,
+  redactedTail,
   shellCommandOf,
   textOf,
 } from "../transcript.js";
-import { headWindow, redactRepeated, redactSecrets, tailWindow } from "../../engine/redact.js";
+import { redactRepeated, redactSecrets } from "../../engine/redact.js";
 import { foldCheckpoint, noEarlierParts, type EarlierParts } from "./fold.js";
 import { quoteData } from "./quote.js";
 import { commandOutcome, ERROR_LINE_CHARS, errorLine } from "./results.js";
@@ -99,8 +99,8 @@ export interface Collected {
 /** Like redactQuotable for a text that is quoted by its head and its tail (the next step). */
 function redactEnds(text: string, cap: number, redact = redactSecrets): string {
   if (text.length <= 2 * (cap + REDACT_MARGIN)) return redact(text);
-  const head = safeHead(redactSecrets(headWindow(text, cap, REDACT_MARGIN)), cap);
-  const tail = safeTail(redactSecrets(tailWindow(text, cap, REDACT_MARGIN)), cap);
+  const head = redactedHead(text, cap, REDACT_MARGIN);
+  const tail = redactedTail(text, cap, REDACT_MARGIN);
   return head + " ".repeat(Math.max(0, text.length - head.length - tail.length)) + tail;
 }
 

@@ -343,10 +343,7 @@ function workItems(c: Collected): Item[] {
     notes.push({
       text,
       rank: i,
-      render:
-        raw === undefined
-          ? undefined
-          : () => redactedCut(oneLineWindow(raw, NOTE_CHARS, REDACT_MARGIN), NOTE_CHARS),
+      render: raw === undefined ? undefined : () => redactedLine(raw, NOTE_CHARS),
     });
   }
   return [...items, ...notes];
@@ -388,8 +385,7 @@ function commandItems(c: Collected): Item[] {
     out.push({
       text: `$ ${cmd.cmd}${tail}`,
       rank: base + cmd.last,
-      render: () =>
-        `$ ${redactedCut(oneLineWindow(cmd.raw, COMMAND_CHARS, REDACT_MARGIN), COMMAND_CHARS)}${tail}`,
+      render: () => `$ ${redactedLine(cmd.raw, COMMAND_CHARS)}${tail}`,
     });
   }
   for (let i = e.commands.length - 1; i >= 0; i--) out.push({ text: e.commands[i], rank: i });
@@ -432,16 +428,20 @@ function runningItems(c: Collected, background: readonly BackgroundHandle[]): It
 }
 
 /** A call still running, as measured (`redact` false) or as written (every part redacted before it is cut). */
+/** A text on one line cut to `max` characters, redacted on to the end of the word at the cut (`oneLineWindow`). */
+function redactedLine(raw: string, max: number): string {
+  return redactedCut(oneLineWindow(raw, max, REDACT_MARGIN), max);
+}
+
 function describeCall(info: CallInfo, redact: boolean): string {
   const r = redact ? redactSecrets : (x: string) => x;
   const t = info.tool;
   const name = typeof t.name === "string" ? t.name : "tool";
   const detail =
     (info.command !== undefined
-      ? clip(
-          r(redact ? oneLineWindow(info.command.raw, COMMAND_CHARS, REDACT_MARGIN) : info.command.cmd),
-          COMMAND_CHARS,
-        )
+      ? redact
+        ? redactedLine(info.command.raw, COMMAND_CHARS)
+        : info.command.cmd
       : undefined) ??
     (info.paths[0] !== undefined
       ? r(info.paths[0])
