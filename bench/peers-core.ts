@@ -347,6 +347,7 @@ const fmtRatio = (x: number | null): string => (x === null || !Number.isFinite(x
  */
 export function barVerdict(rows: readonly Row[]): BarVerdict {
   const misses: string[] = [];
+  const floor = { own_input: 0, pi_input: 0, judged: 0 };
   const corpus = [...new Set(rows.filter((r) => r.kind === "corpus").map((r) => r.input))];
   for (const input of corpus) {
     const cs = rows.find((r) => r.input === input && r.lib === "compact-safe");
@@ -354,6 +355,12 @@ export function barVerdict(rows: readonly Row[]): BarVerdict {
     if (!cs || !pi) {
       misses.push(`${input}: ${!cs ? "compact-safe" : "pi"} was not measured`);
       continue;
+    }
+    // Where redacting a summarizer input alone is slower than pi's whole cold compaction.
+    if (pi.cold_ratio !== null) {
+      floor.judged++;
+      if ((cs.redact_ratio ?? 0) > pi.cold_ratio) floor.own_input++;
+      if ((pi.redact_ratio ?? 0) > pi.cold_ratio) floor.pi_input++;
     }
     const failed = [cs, pi].filter((r) => r.failed);
     if (failed.length > 0) {
@@ -378,27 +385,8 @@ export function barVerdict(rows: readonly Row[]): BarVerdict {
     met: misses.length === 0 && corpus.length > 0,
     misses,
     sessions: corpus.length,
-    redaction_slower_than_pi: redactionFloor(rows, corpus),
+    redaction_slower_than_pi: floor,
   };
-}
-
-/** The sessions where redaction of a summarizer input alone is slower than pi's cold compaction. */
-function redactionFloor(
-  rows: readonly Row[],
-  corpus: readonly string[],
-): BarVerdict["redaction_slower_than_pi"] {
-  let own = 0;
-  let piInput = 0;
-  let judged = 0;
-  for (const input of corpus) {
-    const cs = rows.find((r) => r.input === input && r.lib === "compact-safe");
-    const pi = rows.find((r) => r.input === input && r.lib === "pi");
-    if (!cs || !pi || pi.cold_ratio === null) continue;
-    judged++;
-    if ((cs.redact_ratio ?? 0) > pi.cold_ratio) own++;
-    if ((pi.redact_ratio ?? 0) > pi.cold_ratio) piInput++;
-  }
-  return { own_input: own, pi_input: piInput, judged };
 }
 
 // ---------------------------------------------------------------------------------------------
