@@ -36,12 +36,18 @@ function isEdge(ch: string): boolean {
   return EDGE_CHARS.has(ch) || /\s/.test(ch);
 }
 
-/** Lower-cased, with surrounding whitespace and punctuation stripped (a linear scan from both ends). */
-export function normalizeSummary(text: string): string {
+/** Where `text` starts and ends once surrounding whitespace and punctuation are stripped. */
+function edges(text: string): { start: number; end: number } {
   let start = 0;
   let end = text.length;
   while (start < end && isEdge(text[start]!)) start++;
   while (end > start && isEdge(text[end - 1]!)) end--;
+  return { start, end };
+}
+
+/** Lower-cased, with surrounding whitespace and punctuation stripped (a linear scan from both ends). */
+export function normalizeSummary(text: string): string {
+  const { start, end } = edges(text);
   return text.slice(start, end).toLowerCase().replace(/’/g, "'");
 }
 
@@ -50,10 +56,7 @@ export type PlaceholderKind = "empty" | "punctuation" | "placeholder" | "refusal
 /** Why a summary is placeholder-only, or undefined when it has substance. */
 export function placeholderKind(text: string): PlaceholderKind | undefined {
   // A long text is neither (lower-casing never shortens a text): not lower-cased whole.
-  let start = 0;
-  let end = text.length;
-  while (start < end && isEdge(text[start]!)) start++;
-  while (end > start && isEdge(text[end - 1]!)) end--;
+  const { start, end } = edges(text);
   if (end - start >= REFUSAL_MAX_CHARS) return undefined;
   if (text.trim().length === 0) return "empty";
   const n = normalizeSummary(text);
