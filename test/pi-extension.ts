@@ -1,5 +1,5 @@
 /**
- * pi's extension API as the pi hook recipe (examples/hooks/pi-session-compact.js)
+ * pi's extension API as compact-safe's pi extension (extensions/compact-safe.js)
  * uses it, recording what the recipe asks for: its default export gets the
  * API and registers a `session_compact` handler, which pi awaits with the
  * event (`compactionEntry`, `fromExtension`) and a context (`sessionManager`,
@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { repoRoot } from "./support.js";
 
-const extensionFile = join(repoRoot, "examples", "hooks", "pi-session-compact.js");
+const extensionFile = join(repoRoot, "extensions", "compact-safe.js");
 
 export type Handler = (event: unknown, ctx: unknown) => Promise<void> | void;
 

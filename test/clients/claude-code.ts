@@ -313,7 +313,7 @@ async function forkCheck(ctx: ClientContext, c: Client, original: string): Promi
 
 /** Registers the SessionStart hook recipe (matcher `compact`) in the home's settings.json. */
 function installSessionStartHook(c: Client): TeeHook {
-  const hook = teeHook(c.home, "session-start", "claude-code-session-start.mjs");
+  const hook = teeHook(c.home, "session-start", "claude-code");
   writeFileSync(
     join(c.home, ".claude", "settings.json"),
     JSON.stringify({

@@ -186,7 +186,7 @@ async function resume(
 
 /** Registers the PostCompact hook recipe in the home's hooks.json. */
 function installPostCompactHook(home: Home): TeeHook {
-  const hook = teeHook(home.dir, "post-compact", "codex-post-compact.mjs");
+  const hook = teeHook(home.dir, "post-compact", "codex");
   writeFileSync(
     join(home.dir, "hooks.json"),
     JSON.stringify({ hooks: { PostCompact: [{ hooks: [{ type: "command", command: hook.command }] }] } }),
