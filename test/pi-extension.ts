@@ -1,6 +1,6 @@
 /**
  * pi's extension API as compact-safe's pi extension (extensions/compact-safe.js)
- * uses it, recording what the recipe asks for: its default export gets the
+ * uses it, recording what the extension asks for: its default export gets the
  * API and registers a `session_compact` handler, which pi awaits with the
  * event (`compactionEntry`, `fromExtension`) and a context (`sessionManager`,
  * `cwd`, `hasUI`, `ui`). Shared by the hook's tests and `npm run bench:hooks`.
@@ -22,7 +22,7 @@ export interface FakePi {
   recorded: Promise<void>;
 }
 
-/** The part of pi's extension API the recipe uses, recording what it is asked to do. */
+/** The part of pi's extension API the extension uses, recording what it is asked to do. */
 export async function loadExtension(options: { stale?: boolean } = {}): Promise<FakePi> {
   let done!: () => void;
   const fake: FakePi = {
