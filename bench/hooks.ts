@@ -1,5 +1,6 @@
 /**
- * `npm run bench:hooks`: how long each hook recipe of `examples/hooks/` keeps
+ * `npm run bench:hooks`: how long each hook (`compact-safe hook claude-code`,
+ * `hook codex`, and pi's extension, `extensions/compact-safe.js`) keeps
  * its agent waiting on a session of at least 5 MB (the bar: 1 s). Claude
  * Code's and Codex's sessions are corpus sessions of that agent put end to
  * end in a temporary folder (the corpus is only read), ending with a
@@ -15,7 +16,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cliPath, corpusDir, repoRoot } from "../test/support.js";
+import { cliPath, corpusDir } from "../test/support.js";
 import { piSessionText } from "../test/pi-session.js";
 import { context, lastCompaction, loadExtension } from "../test/pi-extension.js";
 
@@ -49,11 +50,12 @@ function endToEnd(dir: string, name: string, files: string[], tail: string): str
 }
 
 /** A command hook, run as Claude Code and Codex run one: a child process, its input on stdin. */
-function commandHook(hook: string, input: (session: string, dir: string) => unknown): HookCase["run"] {
+function commandHook(agent: string, input: (session: string, dir: string) => unknown): HookCase["run"] {
   return async (session, dir) => {
-    const r = spawnSync(process.execPath, [join(repoRoot, "examples", "hooks", hook)], {
+    const r = spawnSync(process.execPath, [cliPath, "hook", agent], {
       input: JSON.stringify(input(session, dir)),
       encoding: "utf8",
+      cwd: dir,
     });
     // Its answer: a verdict on the compaction, or the last round restated.
     return r.status === 0 && /survival contract|the last round before this compaction/.test(r.stdout)
@@ -74,7 +76,7 @@ const CASES: HookCase[] = [
         ["claude-code/entire-cd-95adddad32-0.jsonl", "claude-code/entire-98-78b713483d-0.jsonl"],
         "",
       ),
-    run: commandHook("claude-code-session-start.mjs", (session, dir) => ({
+    run: commandHook("claude-code", (session, dir) => ({
       hook_event_name: "SessionStart",
       source: "compact",
       transcript_path: session,
@@ -99,7 +101,7 @@ const CASES: HookCase[] = [
           payload: { message: "summary", replacement_history: [] },
         }) + "\n",
       ),
-    run: commandHook("codex-post-compact.mjs", (session, dir) => ({
+    run: commandHook("codex", (session, dir) => ({
       hook_event_name: "PostCompact",
       trigger: "auto",
       transcript_path: session,

@@ -60,7 +60,17 @@ const PUBLIC = {
     "writeFork",
     "FormatError",
   ],
-  route: ["compactJournal", "compactEntries", "auditEntries"],
+  route: [
+    "compactJournal",
+    "compactEntries",
+    "auditEntries",
+    "runHook",
+    "claudeCodeHook",
+    "codexHook",
+    "piHook",
+    "HookInputError",
+    "HOOK_AGENTS",
+  ],
   report: ["reportEntries", "buildReportModel", "renderReportHtml"],
 };
 

@@ -115,6 +115,19 @@ export {
   type JournalOutcome,
 } from "./route/compact-journal.js";
 export { auditEntries, type SessionAudit, type CompactionAudit, type AuditLosses } from "./route/audit.js";
+export {
+  runHook,
+  claudeCodeHook,
+  codexHook,
+  piHook,
+  HookInputError,
+  HOOK_AGENTS,
+  type HookAgent,
+  type HookAnswer,
+  type ClaudeCodeHookOutput,
+  type CodexHookOutput,
+  type PiHookOutput,
+} from "./route/hooks.js";
 
 // report: what each compaction kept, as a data model and a self-contained page (what `compact-safe report` does)
 export { reportEntries, type ReportEntriesOptions } from "./report/index.js";

@@ -1,6 +1,6 @@
 /**
- * pi's extension API as the pi hook recipe (examples/hooks/pi-session-compact.js)
- * uses it, recording what the recipe asks for: its default export gets the
+ * pi's extension API as compact-safe's pi extension (extensions/compact-safe.js)
+ * uses it, recording what the extension asks for: its default export gets the
  * API and registers a `session_compact` handler, which pi awaits with the
  * event (`compactionEntry`, `fromExtension`) and a context (`sessionManager`,
  * `cwd`, `hasUI`, `ui`). Shared by the hook's tests and `npm run bench:hooks`.
@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { repoRoot } from "./support.js";
 
-const extensionFile = join(repoRoot, "examples", "hooks", "pi-session-compact.js");
+const extensionFile = join(repoRoot, "extensions", "compact-safe.js");
 
 export type Handler = (event: unknown, ctx: unknown) => Promise<void> | void;
 
@@ -22,7 +22,7 @@ export interface FakePi {
   recorded: Promise<void>;
 }
 
-/** The part of pi's extension API the recipe uses, recording what it is asked to do. */
+/** The part of pi's extension API the extension uses, recording what it is asked to do. */
 export async function loadExtension(options: { stale?: boolean } = {}): Promise<FakePi> {
   let done!: () => void;
   const fake: FakePi = {

@@ -8,15 +8,30 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { EXIT, toCliError } from "./errors.js";
 import { ignoreClosedPipes } from "./output.js";
-import * as validate from "./commands/validate.js";
-import * as importCmd from "./commands/import.js";
-import * as exportCmd from "./commands/export.js";
-import * as compact from "./commands/compact.js";
-import * as context from "./commands/context.js";
-import * as audit from "./commands/audit.js";
-import * as anchor from "./commands/anchor.js";
-import * as restore from "./commands/restore.js";
-import * as report from "./commands/report.js";
+import * as hook from "./commands/hook.js";
+
+type CommandModule = { register(program: Command, setExit: (code: number) => void): void };
+
+/**
+ * The command modules, loaded when needed: `hook` alone when it is the
+ * command (an agent runs it on every compaction, so it loads only what it
+ * uses), every command otherwise (for their help too).
+ */
+async function commandModules(argv: readonly string[]): Promise<CommandModule[]> {
+  if (argv.find((a) => !a.startsWith("-")) === "hook") return [hook];
+  return [
+    await import("./commands/validate.js"),
+    await import("./commands/import.js"),
+    await import("./commands/export.js"),
+    await import("./commands/compact.js"),
+    await import("./commands/context.js"),
+    await import("./commands/audit.js"),
+    await import("./commands/anchor.js"),
+    await import("./commands/restore.js"),
+    await import("./commands/report.js"),
+    hook,
+  ];
+}
 
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
@@ -48,8 +63,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       writeErr: (s) => process.stderr.write(s),
       outputError: (s, write) => write(`compact-safe: ${s.replace(/^error: /, "")}`),
     });
-  for (const mod of [validate, importCmd, exportCmd, compact, context, audit, anchor, restore, report])
-    mod.register(program, setExit);
+  for (const mod of await commandModules(argv.filter((a) => a !== "--debug"))) mod.register(program, setExit);
   for (const cmd of program.commands) cmd.exitOverride();
 
   try {

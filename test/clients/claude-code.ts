@@ -311,9 +311,9 @@ async function forkCheck(ctx: ClientContext, c: Client, original: string): Promi
   }
 }
 
-/** Registers the SessionStart hook recipe (matcher `compact`) in the home's settings.json. */
+/** Registers the SessionStart hook (`compact-safe hook claude-code`, matcher `compact`) in the home's settings.json. */
 function installSessionStartHook(c: Client): TeeHook {
-  const hook = teeHook(c.home, "session-start", "claude-code-session-start.mjs");
+  const hook = teeHook(c.home, "session-start", "claude-code");
   writeFileSync(
     join(c.home, ".claude", "settings.json"),
     JSON.stringify({
@@ -336,8 +336,8 @@ async function ownCompactCheck(ctx: ClientContext, c: Client, original: string):
     const added = after.split("\n").slice(before - 1);
     if (!added.some((l) => l.includes('"compact_boundary"')) || !after.includes(CANNED_SUMMARY.slice(0, 40)))
       return failed("claude /compact wrote no compact boundary with the fake's summary");
-    // The hook recipe ran on SessionStart (source compact), on this transcript.
-    if (!existsSync(hook.input)) return failed("Claude Code did not run the SessionStart hook recipe");
+    // The hook ran on SessionStart (source compact), on this transcript.
+    if (!existsSync(hook.input)) return failed("Claude Code did not run the SessionStart hook");
     const given = JSON.parse(readFileSync(hook.input, "utf8")) as {
       source?: string;
       transcript_path?: string;

@@ -184,9 +184,9 @@ async function resume(
   return (await resumeRun(home, r, id, config, execFlags)).requests;
 }
 
-/** Registers the PostCompact hook recipe in the home's hooks.json. */
+/** Registers the PostCompact hook (`compact-safe hook codex`) in the home's hooks.json. */
 function installPostCompactHook(home: Home): TeeHook {
-  const hook = teeHook(home.dir, "post-compact", "codex-post-compact.mjs");
+  const hook = teeHook(home.dir, "post-compact", "codex");
   writeFileSync(
     join(home.dir, "hooks.json"),
     JSON.stringify({ hooks: { PostCompact: [{ hooks: [{ type: "command", command: hook.command }] }] } }),
@@ -430,8 +430,8 @@ async function ownCompaction(ctx: ClientContext, home: Home, r: Rollout): Promis
   const result = await audit(ctx, r.path);
   const own = result.compactions.filter((c) => c.source === "codex");
   if (own.length === 0) throw new Error("audit found no Codex compaction");
-  // The hook recipe ran on Codex's PostCompact, on this rollout, and told the user the audit's verdict.
-  if (!existsSync(hook.output)) throw new Error("Codex did not run the PostCompact hook recipe");
+  // The hook ran on Codex's PostCompact, on this rollout, and told the user the audit's verdict.
+  if (!existsSync(hook.output)) throw new Error("Codex did not run the PostCompact hook");
   const given = JSON.parse(readFileSync(hook.input, "utf8")) as {
     transcript_path?: string;
     hook_event_name?: string;
@@ -445,7 +445,7 @@ async function ownCompaction(ctx: ClientContext, home: Home, r: Rollout): Promis
     throw new Error(`the hook said ${JSON.stringify(said.slice(0, 120))}; audit: kept=${last.kept}`);
   return (
     `Codex's own ${kind} (then ${turns} turn request): ${own.map(verdictLine).join("; ")}; ` +
-    `the PostCompact hook recipe ran and told the user the same verdict`
+    `the PostCompact hook ran and told the user the same verdict`
   );
 }
 

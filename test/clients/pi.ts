@@ -19,8 +19,8 @@
  *   the fork's checkpoint as its previous summary, and `audit` judges that;
  * - own compaction: resume a copy with a model whose context window is small,
  *   so that pi compacts before it sends the prompt (the fake answers the
- *   summary request with a canned summary), with the hook recipe loaded
- *   (`-e examples/hooks/pi-session-compact.js`); then `compact-safe audit`
+ *   summary request with a canned summary), with compact-safe's extension
+ *   loaded (`-e extensions/compact-safe.js`); then `compact-safe audit`
  *   on the session file gives the verdict on pi's compaction, which the hook
  *   must have recorded too.
  *
@@ -51,7 +51,7 @@ const PI_COMPACTION_SUFFIX = "\n</summary>";
 const PROMPT = "continue";
 const CANNED_SUMMARY =
   "## Goal\nContinue the work of the session.\n\n## Progress\n### Done\n- [x] earlier steps\n\n## Next Steps\n1. Go on.";
-const HOOK = join(repoRoot, "examples", "hooks", "pi-session-compact.js");
+const HOOK = join(repoRoot, "extensions", "compact-safe.js");
 
 interface ChatMessage {
   role: string;

@@ -1,12 +1,12 @@
 /**
- * A hook recipe of examples/hooks/ behind a small shell wrapper, for the
+ * `compact-safe hook AGENT` (the built CLI) behind a small shell wrapper, for the
  * real-client tests: the agent runs the wrapper as its hook command, and the
  * wrapper keeps what the agent gave the hook (stdin) and what the hook
  * answered (stdout), so a test can check both.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { repoRoot } from "../support.js";
+import { cliPath } from "../support.js";
 import { shellQuote } from "../../src/formats/write-back.js";
 
 export interface TeeHook {
@@ -18,15 +18,14 @@ export interface TeeHook {
   output: string;
 }
 
-/** Writes the wrapper for `examples/hooks/<recipe>` into `dir` (files named after `name`). */
-export function teeHook(dir: string, name: string, recipe: string): TeeHook {
+/** Writes the wrapper for `compact-safe hook <agent>` into `dir` (files named after `name`). */
+export function teeHook(dir: string, name: string, agent: "claude-code" | "codex"): TeeHook {
   const input = join(dir, `${name}.in.json`);
   const output = join(dir, `${name}.out.json`);
   const command = join(dir, `${name}-hook.sh`);
-  const hook = join(repoRoot, "examples", "hooks", recipe);
   writeFileSync(
     command,
-    `#!/bin/sh\ntee ${shellQuote(input)} | ${shellQuote(process.execPath)} ${shellQuote(hook)} | tee ${shellQuote(output)}\n`,
+    `#!/bin/sh\ntee ${shellQuote(input)} | ${shellQuote(process.execPath)} ${shellQuote(cliPath)} hook ${agent} | tee ${shellQuote(output)}\n`,
     {
       mode: 0o755,
     },

@@ -1,9 +1,10 @@
 /**
- * The pi hook recipe (examples/hooks/pi-session-compact.js), called as pi
+ * compact-safe's pi extension (extensions/compact-safe.js), called as pi
  * 0.73.1 calls an extension: its default export gets the extension API and
  * registers a `session_compact` handler, which pi awaits with the event
  * (`compactionEntry`, `fromExtension`) and a context (`sessionManager`,
- * `cwd`, `hasUI`, `ui`). The audit runs in the built CLI.
+ * `cwd`, `hasUI`, `ui`). The audit runs in the built CLI (`compact-safe hook
+ * pi`): the one beside the extension, or COMPACT_SAFE_BIN.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -143,7 +144,6 @@ test("pi session_compact hook: on a 5 MB session it records the verdict; errors 
     broken.notes.map((n) => n.level),
     ["error", "error"],
   );
-  // The two audits run at once; which fails first depends on the machine (a missing binary fails at spawn).
   const texts = broken.notes.map((n) => n.text);
   assert.ok(
     texts.some((t) => /^compact-safe: audit failed: .*nope\.jsonl/.test(t)),
@@ -162,7 +162,7 @@ test("pi session_compact hook: an audit that takes long does not hold pi up; its
   const slow = join(dir, "slow-compact-safe.mjs");
   writeFileSync(
     slow,
-    `setTimeout(() => { process.stdout.write(JSON.stringify({ compactions: [{ id: "c", kept: true, reason: null, losses: { user_texts: [], tool_calls: [], tool_results: [], assistant_texts: [] } }], kept: 1 })); }, 4000);\n`,
+    `setTimeout(() => { process.stdout.write(JSON.stringify({ line: "compact-safe: pi's compaction c kept the survival contract", kept: true, record: { compaction: "c", kept: true, reason: null, losses: { user_texts: [], tool_calls: [], tool_results: [], assistant_texts: [] } } })); }, 4000);\n`,
   );
   process.env.COMPACT_SAFE_BIN = slow;
   t.after(() => delete process.env.COMPACT_SAFE_BIN);
@@ -183,4 +183,27 @@ test("pi session_compact hook: an audit that takes long does not hold pi up; its
   assert.deepEqual(fake.entries, [], "no verdict yet");
   await fake.recorded;
   assert.equal(fake.entries.length, 1, "the verdict is recorded when the audit ends");
+});
+
+test("pi session_compact hook: a relative session path that starts with - is the session file, never an option", async (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  // No COMPACT_SAFE_BIN: the extension runs the compact-safe beside it (../dist/src/cli/main.js).
+  const text = piSessionText({ cwd: dir, rounds: 4, compactAfter: 4 });
+  writeFileSync(join(dir, "--format"), text);
+  const previous = process.cwd();
+  process.chdir(dir); // pi's folder: the session path is relative to it
+  t.after(() => process.chdir(previous));
+  const fake = await loadExtension();
+  await fake.handlers.get("session_compact")!(
+    { type: "session_compact", compactionEntry: lastCompaction(text), fromExtension: false },
+    context(fake, "--format", dir),
+  );
+  await Promise.race([fake.recorded, new Promise((r) => setTimeout(r, 60_000))]);
+  assert.deepEqual(
+    fake.notes.map((n) => n.level),
+    ["warning"],
+    fake.notes.map((n) => n.text).join("\n"),
+  );
+  assert.equal((fake.entries[0]!.data as { kept: boolean }).kept, false);
 });

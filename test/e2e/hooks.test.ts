@@ -1,203 +1,94 @@
 /**
- * The hook recipes of the README, run as Claude Code runs them: a JSON object
- * on stdin, one JSON object (or nothing) on stdout, never a failed session.
+ * `compact-safe hook claude-code|codex|pi`, run as the agents run it: the
+ * built binary, from a folder outside the repository, its hook JSON on stdin;
+ * one JSON object (or nothing) on stdout, and never a failed session (exit 0,
+ * a problem in one line on stderr).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { repoRoot } from "../support.js";
+import { cliPath, corpusDir, corpusSuite, exampleSession } from "../support.js";
+import { claudeCodeTranscript, codexRollout, CODEX_INSTRUCTION, INSTRUCTION } from "../hook-sessions.js";
+import { piSessionText } from "../pi-session.js";
 import { tempDir } from "./helpers.js";
 
-const hook = join(repoRoot, "examples", "hooks", "claude-code-session-start.mjs");
-
-/** A Claude Code session whose own compaction kept only its summary. */
-function session(dir: string): string {
-  const base = { isSidechain: false, userType: "external", cwd: dir, sessionId: "s-1", version: "2.1.328" };
-  let n = 0;
-  const line = (parent: string | null, o: Record<string, unknown>) => ({
-    ...base,
-    parentUuid: parent,
-    uuid: `u${++n}`,
-    timestamp: `2026-12-01T00:00:0${n}Z`,
-    ...o,
+/** Runs `compact-safe hook AGENT` in `cwd` with `input` (an object is written as JSON) on stdin. */
+function hook(agent: string, input: unknown, cwd: string) {
+  return spawnSync(process.execPath, [cliPath, "hook", agent], {
+    input: typeof input === "string" ? input : JSON.stringify(input),
+    encoding: "utf8",
+    cwd,
   });
-  const lines: Record<string, unknown>[] = [
-    line(null, {
-      type: "user",
-      message: { role: "user", content: "Rename the config loader and keep the old name as an alias." },
-    }),
-    line("u1", {
-      type: "assistant",
-      message: {
-        role: "assistant",
-        content: [{ type: "tool_use", id: "toolu_1", name: "Read", input: { file_path: "src/config.ts" } }],
-      },
-    }),
-    line("u2", {
-      type: "user",
-      message: {
-        role: "user",
-        content: [
-          { type: "tool_result", tool_use_id: "toolu_1", content: "export function loadConfig() {}" },
-        ],
-      },
-    }),
-    line("u3", {
-      type: "assistant",
-      message: { role: "assistant", content: [{ type: "text", text: "Renaming now." }] },
-    }),
-  ];
-  lines.push({
-    ...base,
-    parentUuid: null,
-    logicalParentUuid: "u4",
-    type: "system",
-    subtype: "compact_boundary",
-    content: "Conversation compacted",
-    isMeta: false,
-    timestamp: "2026-12-01T00:01:00Z",
-    uuid: "b1",
-    level: "info",
-    compactMetadata: { trigger: "manual", preTokens: 5000 },
-  });
-  lines.push({
-    ...base,
-    parentUuid: "b1",
-    type: "user",
-    isCompactSummary: true,
-    uuid: "s1",
-    timestamp: "2026-12-01T00:01:01Z",
-    message: {
-      role: "user",
-      content: "This session is being continued from a previous conversation. Summary: a rename.",
-    },
-  });
-  const file = join(dir, "s-1.jsonl");
-  writeFileSync(file, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
-  return file;
 }
 
-function runHook(input: unknown) {
-  return spawnSync(process.execPath, [hook], { input: JSON.stringify(input), encoding: "utf8" });
+/** Exit 0, nothing on stdout, one line on stderr matching `pattern`. */
+function assertQuietFailure(r: ReturnType<typeof hook>, pattern: RegExp): void {
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, "");
+  assert.equal(r.stderr.split("\n").length, 2, `one line, then its line break: ${JSON.stringify(r.stderr)}`);
+  assert.match(r.stderr, pattern);
 }
 
-test("Claude Code SessionStart hook: after a compaction that lost the last round, it restates the instruction and the anchors", (t) => {
+const additionalContext = (stdout: string) =>
+  (JSON.parse(stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } })
+    .hookSpecificOutput;
+
+test("hook claude-code: a recorded compaction that lost the last round: the instruction, the lost call and the anchors restated", (t) => {
   const { dir, cleanup } = tempDir();
   t.after(cleanup);
-  const transcript = session(dir);
   mkdirSync(join(dir, ".codewhale"));
   writeFileSync(join(dir, ".codewhale", "anchors.md"), "Never push to main.\n");
-  const r = runHook({
-    session_id: "s-1",
-    transcript_path: transcript,
-    cwd: dir,
-    hook_event_name: "SessionStart",
-    source: "compact",
-  });
-  assert.equal(r.status, 0, r.stderr);
-  const out = JSON.parse(r.stdout) as {
-    hookSpecificOutput: { hookEventName: string; additionalContext: string };
-  };
-  assert.equal(out.hookSpecificOutput.hookEventName, "SessionStart");
-  const ctx = out.hookSpecificOutput.additionalContext;
-  assert.match(ctx, /did not keep the survival contract/);
-  assert.match(ctx, /- Rename the config loader and keep the old name as an alias\./);
-  assert.match(ctx, /toolu_1/);
-  assert.match(ctx, /Pinned anchors \(restated verbatim\):\nNever push to main\./);
-});
-
-test("Claude Code SessionStart hook: run before Claude Code records its compaction (as 2.1.328 does), it restates the last round's instruction as written", (t) => {
-  const { dir, cleanup } = tempDir();
-  t.after(cleanup);
-  // The transcript as the hook sees it: the history being compacted, no boundary or summary yet.
-  const full = readFileSync(session(dir), "utf8").trimEnd().split("\n");
-  const transcript = join(dir, "s-1.jsonl");
-  writeFileSync(
-    transcript,
-    full.filter((l) => !/compact_boundary|isCompactSummary/.test(l)).join("\n") + "\n",
+  const transcript = claudeCodeTranscript(dir, { compacted: true });
+  const r = hook(
+    "claude-code",
+    {
+      session_id: "s-1",
+      transcript_path: transcript,
+      cwd: dir,
+      hook_event_name: "SessionStart",
+      source: "compact",
+    },
+    dir,
   );
-  const r = runHook({ session_id: "s-1", transcript_path: transcript, cwd: dir, source: "compact" });
   assert.equal(r.status, 0, r.stderr);
-  const ctx = (JSON.parse(r.stdout) as { hookSpecificOutput: { additionalContext: string } })
-    .hookSpecificOutput.additionalContext;
-  assert.match(ctx, /the last round before this compaction/);
-  assert.match(ctx, /\n- Rename the config loader and keep the old name as an alias\.$/);
+  assert.equal(r.stderr, "");
+  const out = additionalContext(r.stdout);
+  assert.equal(out.hookEventName, "SessionStart");
+  assert.match(out.additionalContext, /did not keep the survival contract/);
+  assert.ok(out.additionalContext.includes(`\n- ${INSTRUCTION}\n`));
+  assert.match(out.additionalContext, /toolu_1/);
+  assert.match(out.additionalContext, /Pinned anchors \(restated verbatim\):\nNever push to main\./);
 });
 
-test("Claude Code SessionStart hook: another source prints nothing; broken input never fails the session", (t) => {
+test("hook claude-code: on a real Claude Code session (before the compaction is recorded), its last instruction as written", (t) => {
   const { dir, cleanup } = tempDir();
   t.after(cleanup);
-  const transcript = session(dir);
-  const startup = runHook({ session_id: "s-1", transcript_path: transcript, cwd: dir, source: "startup" });
+  const r = hook(
+    "claude-code",
+    {
+      session_id: "x",
+      transcript_path: exampleSession,
+      cwd: dir,
+      hook_event_name: "SessionStart",
+      source: "compact",
+    },
+    dir,
+  );
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(
+    additionalContext(r.stdout).additionalContext,
+    "compact-safe: the user's current instructions (the last round before this compaction), as they wrote them:\n" +
+      "- and for now can we document it in known_limitations?",
+  );
+  const startup = hook("claude-code", { transcript_path: exampleSession, cwd: dir, source: "startup" }, dir);
   assert.equal(startup.status, 0);
   assert.equal(startup.stdout, "");
-  const broken = spawnSync(process.execPath, [hook], { input: "{not json", encoding: "utf8" });
-  assert.equal(broken.status, 0);
-  assert.equal(broken.stdout, "");
-  assert.match(broken.stderr, /^compact-safe hook: /);
-  const missing = runHook({ transcript_path: join(dir, "nope.jsonl"), cwd: dir, source: "compact" });
-  assert.equal(missing.status, 0);
-  assert.match(missing.stderr, /nope\.jsonl/);
+  assert.equal(startup.stderr, "");
 });
 
-const codexHook = join(repoRoot, "examples", "hooks", "codex-post-compact.mjs");
-
-/**
- * A Codex rollout whose compaction (a `compacted` item, as Codex writes one)
- * kept only its summary and the first request: the last instruction and the
- * call that answered it are gone.
- */
-function rollout(dir: string, keepLast: boolean): string {
-  const at = "2026-12-01T00:00:00.000Z";
-  const item = (type: string, payload: Record<string, unknown>) => ({ timestamp: at, type, payload });
-  const user = (text: string) => ({ type: "message", role: "user", content: [{ type: "input_text", text }] });
-  const call = { type: "function_call", name: "shell", arguments: '{"command":["ls"]}', call_id: "call_1" };
-  const output = { type: "function_call_output", call_id: "call_1", output: "src\ntest" };
-  const summary = user(
-    "Another language model started to solve this problem and produced a summary: a listing.",
-  );
-  const lines = [
-    item("session_meta", {
-      id: "0199b26c-0000-7000-8000-000000000001",
-      timestamp: at,
-      cwd: dir,
-      originator: "codex_cli_rs",
-      cli_version: "0.169.0",
-    }),
-    item("response_item", user("List the files.")),
-    item("response_item", {
-      type: "message",
-      role: "assistant",
-      content: [{ type: "output_text", text: "Listing." }],
-    }),
-    item("response_item", user("Now list them again and keep the hidden ones.")),
-    item("response_item", call),
-    item("response_item", output),
-    item("compacted", {
-      message: "a listing",
-      replacement_history: keepLast
-        ? [
-            user("List the files."),
-            summary,
-            user("Now list them again and keep the hidden ones."),
-            call,
-            output,
-          ]
-        : [user("List the files."), summary],
-    }),
-  ];
-  const file = join(dir, "rollout-2026-12-01T00-00-00-0199b26c-0000-7000-8000-000000000001.jsonl");
-  writeFileSync(file, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
-  return file;
-}
-
-function runCodexHook(input: unknown) {
-  return spawnSync(process.execPath, [codexHook], { input: JSON.stringify(input), encoding: "utf8" });
-}
-
-test("Codex PostCompact hook: a compaction that lost the last round is reported to the user with the instruction as written", (t) => {
+test("hook codex: the verdict on Codex's compaction, told to the user", (t) => {
   const { dir, cleanup } = tempDir();
   t.after(cleanup);
   const base = {
@@ -208,31 +99,170 @@ test("Codex PostCompact hook: a compaction that lost the last round is reported 
     model: "m",
     trigger: "auto",
   };
-  const lost = runCodexHook({ ...base, transcript_path: rollout(dir, false) });
+  const lost = hook("codex", { ...base, transcript_path: codexRollout(dir, false) }, dir);
   assert.equal(lost.status, 0, lost.stderr);
-  const out = JSON.parse(lost.stdout) as { systemMessage: string };
-  assert.match(out.systemMessage, /did not keep the survival contract/);
-  assert.match(out.systemMessage, /- Now list them again and keep the hidden ones\./);
-  assert.match(out.systemMessage, /call_1/);
-  const kept = runCodexHook({ ...base, transcript_path: rollout(dir, true) });
+  const message = (JSON.parse(lost.stdout) as { systemMessage: string }).systemMessage;
+  assert.match(message, /did not keep the survival contract/);
+  assert.ok(message.includes(`\n- ${CODEX_INSTRUCTION}`), message);
+  const kept = hook("codex", { ...base, transcript_path: codexRollout(dir, true) }, dir);
   assert.equal(kept.status, 0, kept.stderr);
   assert.match(
     (JSON.parse(kept.stdout) as { systemMessage: string }).systemMessage,
     /kept the survival contract/,
   );
-});
-
-test("Codex PostCompact hook: another event prints nothing; broken input never fails the session", (t) => {
-  const { dir, cleanup } = tempDir();
-  t.after(cleanup);
-  const other = runCodexHook({ hook_event_name: "PreCompact", transcript_path: rollout(dir, false) });
+  const other = hook(
+    "codex",
+    { ...base, hook_event_name: "PreCompact", transcript_path: codexRollout(dir, false) },
+    dir,
+  );
   assert.equal(other.status, 0);
   assert.equal(other.stdout, "");
-  const broken = spawnSync(process.execPath, [codexHook], { input: "{not json", encoding: "utf8" });
-  assert.equal(broken.status, 0);
-  assert.equal(broken.stdout, "");
-  assert.match(broken.stderr, /^compact-safe hook: /);
-  const missing = runCodexHook({ hook_event_name: "PostCompact", transcript_path: join(dir, "nope.jsonl") });
-  assert.equal(missing.status, 0);
-  assert.match(missing.stderr, /nope\.jsonl/);
+});
+
+test("hook pi: the verdict, the record and the restatement the extension delivers", (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  const file = join(dir, "session.jsonl");
+  writeFileSync(file, piSessionText({ cwd: dir, rounds: 4, compactAfter: 4 }));
+  const r = hook("pi", { session_file: file, cwd: dir }, dir);
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout) as {
+    line: string;
+    kept: boolean;
+    record: { compaction: string };
+    restatement: string;
+  };
+  assert.equal(out.kept, false);
+  assert.match(out.line, /^compact-safe: pi's compaction \S+ did not keep the survival contract/);
+  assert.match(out.restatement, /toolu_r3a, toolu_r3b/);
+});
+
+test("hooks: garbage on stdin, a missing transcript, an unknown agent or option: exit 0, one line on stderr", (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  for (const agent of ["claude-code", "codex", "pi"]) {
+    assertQuietFailure(
+      hook(agent, "{not json\n\x00garbage", dir),
+      new RegExp(`^compact-safe hook ${agent}: standard input is not JSON`),
+    );
+    assertQuietFailure(hook(agent, "", dir), /standard input is empty/);
+    assertQuietFailure(hook(agent, "[1, 2]", dir), /not a JSON object/);
+    const missing = join(dir, "nope.jsonl");
+    assertQuietFailure(
+      hook(
+        agent,
+        {
+          hook_event_name: "PostCompact",
+          source: "compact",
+          transcript_path: missing,
+          session_file: missing,
+          cwd: dir,
+        },
+        dir,
+      ),
+      new RegExp(`^compact-safe hook ${agent}: .*nope\\.jsonl: no such file`),
+    );
+    // A transcript that is no session of that agent.
+    writeFileSync(join(dir, "junk.jsonl"), "this is not a session\n");
+    const junk = join(dir, "junk.jsonl");
+    assertQuietFailure(
+      hook(
+        agent,
+        { hook_event_name: "PostCompact", source: "compact", transcript_path: junk, session_file: junk },
+        dir,
+      ),
+      /junk\.jsonl/,
+    );
+  }
+  assertQuietFailure(hook("gemini", "{}", dir), /^compact-safe hook gemini: unknown agent "gemini"/);
+  const noAgent = spawnSync(process.execPath, [cliPath, "hook"], { input: "{}", encoding: "utf8", cwd: dir });
+  assertQuietFailure(noAgent, /^compact-safe hook: no agent given/);
+  const extra = spawnSync(process.execPath, [cliPath, "hook", "codex", "--bogus", "x"], {
+    input: "{}",
+    encoding: "utf8",
+    cwd: dir,
+  });
+  assert.equal(extra.status, 0, extra.stderr);
+  assert.equal(extra.stdout, "");
+});
+
+test("hooks: a session path that starts with - is a file (taken from the input's cwd), never an option or stdin", (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  claudeCodeTranscript(dir, { compacted: true, name: "--format" });
+  copyFileSync(codexRollout(dir, false), join(dir, "-rollout.jsonl"));
+  writeFileSync(join(dir, "-"), piSessionText({ cwd: dir, rounds: 4, compactAfter: 4 }));
+  const cc = hook("claude-code", { source: "compact", transcript_path: "--format", cwd: dir }, dir);
+  assert.equal(cc.status, 0, cc.stderr);
+  assert.ok(additionalContext(cc.stdout).additionalContext.includes(INSTRUCTION));
+  const codex = hook(
+    "codex",
+    { hook_event_name: "PostCompact", transcript_path: "-rollout.jsonl", cwd: dir },
+    dir,
+  );
+  assert.equal(codex.status, 0, codex.stderr);
+  assert.ok(codex.stdout.includes(CODEX_INSTRUCTION));
+  const pi = hook("pi", { session_file: "-" }, dir);
+  assert.equal(pi.status, 0, pi.stderr);
+  assert.match(pi.stdout, /did not keep the survival contract/);
+});
+
+corpusSuite("hooks on corpus sessions", () => {
+  test("hook claude-code, codex and pi on corpus sessions: exit 0 and the answer each agent expects", (t) => {
+    const { dir, cleanup } = tempDir();
+    t.after(cleanup);
+    // A Claude Code session whose last round holds an instruction (the hook runs before the compaction is recorded).
+    const cc = hook(
+      "claude-code",
+      {
+        source: "compact",
+        transcript_path: join(corpusDir, "claude-code", "entire-98-78b713483d-0.jsonl"),
+        cwd: dir,
+      },
+      dir,
+    );
+    assert.equal(cc.status, 0, cc.stderr);
+    assert.match(
+      additionalContext(cc.stdout).additionalContext,
+      /^compact-safe: the user's current instructions/,
+    );
+    // A Codex rollout, then a compaction that kept nothing but its summary, as Codex records one.
+    const rollout = join(dir, "rollout.jsonl");
+    writeFileSync(
+      rollout,
+      readFileSync(join(corpusDir, "codex", "coda-rollout-2025-10-04T22-31-15.jsonl"), "utf8").trimEnd() +
+        "\n" +
+        JSON.stringify({
+          timestamp: "2026-12-01T00:00:00.000Z",
+          type: "compacted",
+          payload: { message: "summary", replacement_history: [] },
+        }) +
+        "\n",
+    );
+    const codex = hook(
+      "codex",
+      { hook_event_name: "PostCompact", trigger: "auto", transcript_path: rollout, cwd: dir },
+      dir,
+    );
+    assert.equal(codex.status, 0, codex.stderr);
+    assert.match(
+      (JSON.parse(codex.stdout) as { systemMessage: string }).systemMessage,
+      /did not keep the survival contract/,
+    );
+    // pi's own compactions: one that lost a tool result, one that kept the contract.
+    const before = hook(
+      "pi",
+      { session_file: join(corpusDir, "pi", "pi-mono-before-compaction.jsonl"), cwd: dir },
+      dir,
+    );
+    assert.equal(before.status, 0, before.stderr);
+    assert.equal((JSON.parse(before.stdout) as { kept: boolean }).kept, false);
+    const root = hook(
+      "pi",
+      { session_file: join(corpusDir, "pi", "pi-mono-root-compact.jsonl"), cwd: dir },
+      dir,
+    );
+    assert.equal(root.status, 0, root.stderr);
+    assert.equal((JSON.parse(root.stdout) as { kept: boolean }).kept, true);
+  });
 });
