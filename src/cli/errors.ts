@@ -41,6 +41,8 @@ export const EXIT_BY_CODE: Readonly<Record<ErrorCode, ExitCode>> = {
   invalid_anchors: EXIT.USAGE,
   invalid_background: EXIT.USAGE,
   journal_exists: EXIT.USAGE,
+  output_exists: EXIT.USAGE,
+  output_is_input: EXIT.USAGE,
   unknown_leaf: EXIT.USAGE,
   empty_session: EXIT.USAGE,
   journal_locked: EXIT.LOCKED,

@@ -14,13 +14,7 @@ import {
   parseJsonLimited,
   parseMessages,
 } from "../model/index.js";
-import {
-  createJournal,
-  formatProblems,
-  JournalExistsError,
-  liveContext,
-  readJournal,
-} from "../journal/index.js";
+import { formatProblems, liveContext, parseJournal, readJournal } from "../journal/index.js";
 import {
   FORMAT_NAMES,
   FormatError,
@@ -28,9 +22,10 @@ import {
   type FormatName,
   type ImportReport,
 } from "../formats/types.js";
-import { importFile, importText, wrongFormatHintFor } from "../formats/detect.js";
+import { importText, wrongFormatHintFor } from "../formats/detect.js";
 import { filePlace } from "../formats/tool-ids.js";
 import { CliError, EXIT, usageError } from "./errors.js";
+import { importInput, readStdin, STDIN_NAME, STDIO } from "./stdin.js";
 
 export type Session =
   | { kind: "journal"; file: string; format: "journal"; entries: JournalEntry[]; problems: string[] }
@@ -55,9 +50,10 @@ export function parseFormat(value: string | undefined): FormatName | undefined {
 /**
  * Checks that a path exists and is a regular file (a FIFO, a device or a
  * folder would block or never end); a one-line input error naming it
- * otherwise. Returns its size.
+ * otherwise. Returns its size. `-` is standard input (read whole, once).
  */
 export async function requireFile(file: string): Promise<number> {
+  if (file === STDIO) return (await readStdin()).length;
   let st: Stats;
   try {
     st = await stat(file);
@@ -104,17 +100,22 @@ export async function looksLikeJournal(file: string): Promise<boolean> {
       }
       complete = seenText && chunk.indexOf(0x0a, from) >= 0;
     }
-    const text = Buffer.concat(chunks).toString("utf8").trimStart();
-    const nl = text.indexOf("\n");
-    const line = text.length === 0 ? undefined : nl >= 0 ? text.slice(0, nl) : text;
-    if (line === undefined) return false;
-    try {
-      return looksLikeJournalEntry(parseJsonLimited(line));
-    } catch {
-      return false;
-    }
+    return looksLikeJournalText(Buffer.concat(chunks).toString("utf8"));
   } finally {
     await fh.close();
+  }
+}
+
+/** Whether a text is a compact-safe journal's: its first non-blank line is an entry. */
+export function looksLikeJournalText(content: string): boolean {
+  const text = content.trimStart();
+  const nl = text.indexOf("\n");
+  const line = text.length === 0 ? undefined : nl >= 0 ? text.slice(0, nl) : text;
+  if (line === undefined) return false;
+  try {
+    return looksLikeJournalEntry(parseJsonLimited(line));
+  } catch {
+    return false;
   }
 }
 
@@ -123,19 +124,25 @@ export async function looksLikeJournal(file: string): Promise<boolean> {
  * other format is imported (never modifying the source file).
  */
 export async function loadSession(
-  file: string,
+  input: string,
   format?: FormatName,
   known?: { journal: boolean },
 ): Promise<Session> {
-  await requireFile(file);
+  // `-`: standard input, read whole once, then read as a file's content is (named `(stdin)`).
+  const piped = input === STDIO ? await readStdin() : undefined;
+  const file = piped === undefined ? input : STDIN_NAME;
+  if (piped === undefined) await requireFile(file);
   // `known`: the caller has recognised the file already (one journal detection per command).
   const isJournal =
-    known?.journal ?? (format === "journal" || (format === undefined && (await looksLikeJournal(file))));
+    known?.journal ??
+    (format === "journal" ||
+      (format === undefined &&
+        (piped !== undefined ? looksLikeJournalText(piped.toString("utf8")) : await looksLikeJournal(file))));
   if (isJournal) {
-    const { entries, report } = await readJournal(file);
+    const { entries, report } = piped !== undefined ? parseJournal(piped, file) : await readJournal(file);
     if (entries.length === 0 && report.problems.length > 0) {
-      const hint =
-        format === "journal" ? wrongFormatHintFor(await readFile(file, "utf8"), file, "journal") : undefined;
+      const text = piped !== undefined ? piped.toString("utf8") : await readFile(file, "utf8");
+      const hint = format === "journal" ? wrongFormatHintFor(text, file, "journal") : undefined;
       throw new CliError(
         `${formatProblems(report)[0]} (no readable journal entry)${hint !== undefined ? `; ${hint}` : ""}`,
         EXIT.USAGE,
@@ -143,7 +150,7 @@ export async function loadSession(
     }
     return { kind: "journal", file, format: "journal", entries, problems: formatProblems(report) };
   }
-  const { entries, report } = await importFile(file, { format });
+  const { entries, report } = await importInput(input, { format });
   if (entries.length === 0) throw new FormatError(`${file}: nothing could be imported (as ${report.format})`);
   const broken = report.skipped.filter((s) => !s.by_design).map((s) => `${file}:${s.line}: ${s.reason}`);
   return { kind: "import", file, format: report.format, entries, report, problems: broken };
@@ -187,11 +194,13 @@ export function sessionLive(session: Session): Message[] {
  * through the OpenAI importer.
  */
 export async function loadMessageFile(
-  file: string,
+  input: string,
   as?: "anthropic",
 ): Promise<{ messages: Message[]; via: "canonical" | "anthropic" | "openai" }> {
-  await requireFile(file);
-  const text = await readFile(file, "utf8");
+  // `-`: standard input, named `(stdin)`.
+  const file = input === STDIO ? STDIN_NAME : input;
+  if (input !== STDIO) await requireFile(file);
+  const text = input === STDIO ? (await readStdin()).toString("utf8") : await readFile(file, "utf8");
   let data: unknown;
   try {
     data = parseJsonLimited(text);
@@ -279,23 +288,4 @@ export function splitHeader(
   const first = entries[0];
   if (first !== undefined && first.kind === "header") return { header: first, rest: entries.slice(1) };
   throw new CliError(`${file}: the ${format} importer returned no header entry`, EXIT.USAGE);
-}
-
-/** Writes a new journal; an existing one is replaced only with --force (backed up first). */
-export async function writeNewJournal(
-  file: string,
-  header: HeaderEntry,
-  rest: readonly JournalEntry[],
-  force: boolean,
-): Promise<void> {
-  try {
-    await createJournal(file, header, rest, { overwrite: force });
-  } catch (e) {
-    if (e instanceof JournalExistsError)
-      throw new CliError(
-        `${file}: journal already exists (use --force to replace it; a backup is kept)`,
-        EXIT.USAGE,
-      );
-    throw e;
-  }
 }

@@ -306,13 +306,21 @@ export async function importFile(path: string, options: ImportOptions = {}): Pro
       `${path}: cannot be read (${code ?? (e instanceof Error ? e.message : String(e))})`,
     );
   }
-  const text = bytes.toString("utf8");
+  return importBytes(bytes, path, options);
+}
+
+/**
+ * Imports a session from its bytes (a file's, or standard input's), named
+ * `fileName` in every message; the format is detected unless given.
+ */
+export function importBytes(bytes: Uint8Array, fileName: string, options: ImportOptions = {}): ImportResult {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
   // A journal is read from its bytes, as the journal layer reads it: a line of invalid UTF-8 is a
   // broken line there, not a line of replacement characters.
-  if ((options.format ?? detectFormat(text, path)) === "journal") {
-    const result = importJournal(bytes, path, options);
-    if (options.format !== undefined) refuseWrongFormat(result, text, path, "journal");
+  if ((options.format ?? detectFormat(text, fileName)) === "journal") {
+    const result = importJournal(bytes, fileName, options);
+    if (options.format !== undefined) refuseWrongFormat(result, text, fileName, "journal");
     return result;
   }
-  return importText(text, path, options);
+  return importText(text, fileName, options);
 }

@@ -7,14 +7,23 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmSync,
   statSync,
+  symlinkSync,
   utimesSync,
   writeFileSync,
 } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { acquireLock, isProcessAlive, JournalLockedError, lockFileFor, withJournalLock } from "./lock.js";
+import {
+  acquireLock,
+  isProcessAlive,
+  JournalLockedError,
+  lockFileFor,
+  realJournalPath,
+  withJournalLock,
+} from "./lock.js";
 
 function withTemp<R>(fn: (dir: string) => Promise<R>): Promise<R> {
   const dir = mkdtempSync(join(tmpdir(), "cs-lock-"));
@@ -194,4 +203,48 @@ test("release does not remove a lock that is no longer ours", () =>
     writeFileSync(lockFileFor(f), other);
     await lock.release();
     assert.equal(readFileSync(lockFileFor(f), "utf8"), other);
+  }));
+
+test("every name of one journal shares one lock: a symbolic link and its target, both ways", () =>
+  withTemp(async (dir) => {
+    const real = join(dir, "real.jsonl");
+    writeFileSync(real, "");
+    const link = join(dir, "link.jsonl");
+    symlinkSync("real.jsonl", link);
+    const viaLink = await acquireLock(link);
+    try {
+      assert.equal(viaLink.lockFile, `${realpathSync(real)}.lock`);
+      await assert.rejects(acquireLock(real), JournalLockedError);
+    } finally {
+      await viaLink.release();
+    }
+    const viaReal = await acquireLock(real);
+    try {
+      await assert.rejects(acquireLock(link), JournalLockedError);
+      // A path through a linked folder is the same journal too.
+      const folder = join(dir, "folder");
+      symlinkSync(".", folder);
+      await assert.rejects(acquireLock(join(folder, "link.jsonl")), JournalLockedError);
+    } finally {
+      await viaReal.release();
+    }
+    assert.deepEqual(
+      readdirSync(dir).filter((n) => n.endsWith(".lock")),
+      [],
+    );
+  }));
+
+test("a journal not created yet, named through a dangling link, is locked at the link's target", () =>
+  withTemp(async (dir) => {
+    const link = join(dir, "link.jsonl");
+    symlinkSync("later.jsonl", link);
+    assert.equal(await realJournalPath(link), join(realpathSync(dir), "later.jsonl"));
+    const held = await acquireLock(link);
+    try {
+      await assert.rejects(acquireLock(join(dir, "later.jsonl")), JournalLockedError);
+    } finally {
+      await held.release();
+    }
+    // No such file and no link: its folder's real path and its name.
+    assert.equal(await realJournalPath(join(dir, "new.jsonl")), join(realpathSync(dir), "new.jsonl"));
   }));

@@ -1,5 +1,6 @@
 /**
- * One lock per journal: a file `<journal>.lock` beside it, holding
+ * One lock per journal: a file `<journal>.lock` beside it (the journal's real
+ * path: a symbolic link to a journal shares its lock), holding
  * `{ pid, hostname, created_at, token }`. A lock left by a dead process on
  * this host is detected and broken; a lock held by a live process (or by a
  * process on another host, which cannot be checked) gives a
@@ -27,9 +28,9 @@
  * next holder.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { link, open, readdir, unlink } from "node:fs/promises";
+import { link, lstat, open, readdir, readlink, realpath, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { CompactSafeError } from "../model/errors.js";
 
 export interface LockHolder {
@@ -71,16 +72,58 @@ export interface AcquireLockOptions {
 }
 
 export interface JournalLock {
+  /** The journal as the caller named it. */
   readonly file: string;
+  /** `<real path of the journal>.lock`. */
   readonly lockFile: string;
   readonly holder: LockHolder;
   /** Removes the lock file if it is still ours. Safe to call twice. */
   release(): Promise<void>;
 }
 
-/** The lock file of a journal. */
+/** The lock file of a journal (give it the journal's real path: see `realJournalPath`). */
 export function lockFileFor(file: string): string {
   return `${file}.lock`;
+}
+
+/** Symbolic links followed at most (as the system's own limit, ELOOP). */
+const MAX_LINKS = 40;
+
+/**
+ * The journal's identity as a path: every symbolic link (of the file and of
+ * its folders) resolved, so that every name of one journal (a link to it, a
+ * path through a linked folder, `./j` and `j`) gives one path, and one lock.
+ * A journal that does not exist yet (or a dangling link to one) resolves to
+ * where it would be created: its folder's real path and its name.
+ */
+export async function realJournalPath(file: string): Promise<string> {
+  let path = resolve(file);
+  for (let hops = 0; hops <= MAX_LINKS; hops++) {
+    try {
+      return await realpath(path);
+    } catch (err) {
+      if (code(err) !== "ENOENT" && code(err) !== "ENOTDIR") throw err;
+    }
+    // Missing, or a dangling link: follow the link by hand, else resolve the folder.
+    let isLink = false;
+    try {
+      isLink = (await lstat(path)).isSymbolicLink();
+    } catch (err) {
+      if (code(err) !== "ENOENT" && code(err) !== "ENOTDIR") throw err;
+    }
+    if (!isLink) {
+      const dir = dirname(path);
+      if (dir === path) return path;
+      try {
+        return join(await realpath(dir), basename(path));
+      } catch (err) {
+        if (code(err) !== "ENOENT" && code(err) !== "ENOTDIR") throw err;
+        return path; // no such folder: the write will say so
+      }
+    }
+    path = resolve(dirname(path), await readlink(path));
+  }
+  return path;
 }
 
 /**
@@ -300,7 +343,8 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * process is breaking right now is waited for briefly even without `wait`.
  */
 export async function acquireLock(file: string, options: AcquireLockOptions = {}): Promise<JournalLock> {
-  const lockFile = lockFileFor(file);
+  // Keyed on the journal's identity: a link to it and its real path share one lock.
+  const lockFile = lockFileFor(await realJournalPath(file));
   const start = Date.now();
   const deadline = start + (options.timeoutMs ?? 30_000);
   const pollMs = options.pollMs ?? 25;

@@ -23,10 +23,10 @@ import {
   createJournal,
   headerEntry,
   JournalExistsError,
-  removeDeadTemps,
   rewriteJournal,
   serializeEntries,
 } from "./write.js";
+import { removeDeadTemps } from "./output-file.js";
 
 const T = "2025-01-01T00:00:00.000Z";
 const entry = (id: string, parent: string | null, text = id): JournalEntry => ({

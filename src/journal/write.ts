@@ -3,14 +3,13 @@
  * new journals. Every write holds the journal's lock (see lock.ts) unless the
  * caller says it already does.
  */
-import { randomUUID } from "node:crypto";
-import { constants } from "node:fs";
-import { copyFile, link, open, readdir, rename, stat, unlink } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { open, rename, stat, unlink } from "node:fs/promises";
+import { dirname } from "node:path";
 import type { HeaderEntry, HeaderPayload, JournalEntry } from "../model/index.js";
 import { notRegularFile, parseJournalEntry } from "../model/index.js";
 import type { AcquireLockOptions } from "./lock.js";
-import { isProcessAlive, withJournalLock } from "./lock.js";
+import { realJournalPath, withJournalLock } from "./lock.js";
+import { backup, fsyncDir, removeDeadTemps, writeOutputFile, writeTemp } from "./output-file.js";
 import { newEntryId } from "./tree.js";
 import { CompactSafeError } from "../model/errors.js";
 
@@ -29,6 +28,8 @@ export interface RewriteOptions extends LockOption {
 export interface CreateOptions extends RewriteOptions {
   /** Replace an existing file (its old content is backed up first). Default false. */
   overwrite?: boolean;
+  /** Files the journal's content was read from: it is never written over one of them. */
+  inputs?: readonly string[];
 }
 
 /** Thrown by `createJournal` when the file exists and `overwrite` is not set. */
@@ -76,59 +77,6 @@ async function underLock<T>(file: string, options: LockOption, fn: () => Promise
   return withJournalLock(file, run, options.lockOptions);
 }
 
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-
-/** The temporary file a write of `file` goes through (see `writeTemp`). */
-function tempFileFor(file: string): string {
-  return join(dirname(file), `.${basename(file)}.tmp-${process.pid}-${randomUUID()}`);
-}
-
-/**
- * Removes `.<name>.tmp-<pid>-<uuid>` files beside `file` whose writer is no
- * longer alive (a write killed before its rename or link, or just after a
- * link). Returns how many were removed. Files of live pids are left alone:
- * they may belong to a writer at work.
- */
-export async function removeDeadTemps(file: string): Promise<number> {
-  const dir = dirname(file);
-  const pattern = new RegExp(
-    `^\\.${escapeRegExp(basename(file))}\\.tmp-(\\d+)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`,
-  );
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return 0;
-  }
-  let removed = 0;
-  for (const name of names) {
-    const m = pattern.exec(name);
-    if (m === null) continue;
-    const pid = Number(m[1]);
-    if (pid === process.pid || isProcessAlive(pid)) continue;
-    try {
-      await unlink(join(dir, name));
-      removed++;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-    }
-  }
-  return removed;
-}
-
-async function fsyncDir(dir: string): Promise<void> {
-  const fh = await open(dir, "r");
-  try {
-    await fh.sync();
-  } catch (err) {
-    // Some filesystems do not support fsync on a directory; the data itself is synced.
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== "EINVAL" && code !== "ENOTSUP" && code !== "EISDIR") throw err;
-  } finally {
-    await fh.close();
-  }
-}
-
 /**
  * Whether `file` exists. One that is not a regular file (a FIFO, a device, a
  * folder) is refused: appending to it, backing it up or replacing it would
@@ -160,6 +108,8 @@ export async function appendEntries(
 ): Promise<void> {
   if (entries.length === 0) return;
   const text = serializeEntries(entries);
+  // The file the lock protects: through a symbolic link, its target (resolved once).
+  file = await realJournalPath(file);
   await underLock(file, options, async () => {
     const created = !(await exists(file));
     const fh = await open(file, "a+");
@@ -185,48 +135,6 @@ export async function appendEntries(
   });
 }
 
-function timestamp(): string {
-  return new Date().toISOString().replace(/[-:]/g, "");
-}
-
-/** Copies `file` to a new `<file>.bak-<timestamp>` beside it, fsynced. Returns the backup path. */
-async function backup(file: string): Promise<string> {
-  const base = `${file}.bak-${timestamp()}`;
-  for (let n = 0; ; n++) {
-    const target = n === 0 ? base : `${base}-${n}`;
-    try {
-      await copyFile(file, target, constants.COPYFILE_EXCL);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "EEXIST") continue;
-      throw err;
-    }
-    const fh = await open(target, "r");
-    try {
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    return target;
-  }
-}
-
-/** Writes `text` to a fresh temp file beside `file` and fsyncs it. Returns its path. */
-async function writeTemp(file: string, text: string, mode?: number): Promise<string> {
-  const tmp = tempFileFor(file);
-  const fh = await open(tmp, "wx", mode ?? 0o644);
-  try {
-    await fh.writeFile(text, "utf8");
-    if (mode !== undefined) await fh.chmod(mode);
-    await fh.sync();
-  } catch (err) {
-    await fh.close().catch(() => undefined);
-    await unlink(tmp).catch(() => undefined);
-    throw err;
-  }
-  await fh.close();
-  return tmp;
-}
-
 export interface RewriteResult {
   /** The backup of the old content, beside the journal. */
   backup: string;
@@ -245,6 +153,8 @@ export async function rewriteJournal(
   options: RewriteOptions = {},
 ): Promise<RewriteResult> {
   const text = serializeEntries(entries);
+  // Through a symbolic link the journal it names is rewritten (the link stays), under that journal's lock.
+  file = await realJournalPath(file);
   return underLock(file, options, async () => {
     if (!(await exists(file)))
       throw new Error(`${file}: cannot rewrite a journal that does not exist (use createJournal)`);
@@ -269,9 +179,11 @@ export interface CreateResult {
 }
 
 /**
- * Writes a brand-new journal: the header entry, then `entries`. Atomic (temp
- * file, fsync, then link or rename). Refuses to replace an existing file
- * unless `overwrite` is set, in which case the old file is backed up first.
+ * Writes a brand-new journal: the header entry, then `entries`, under the
+ * one rule for written files (output-file.ts): atomic (temp file, fsync,
+ * then link or rename); an existing file (or symbolic link) is refused
+ * unless `overwrite` is set, in which case the old file is backed up first;
+ * never one of `inputs`, even with `overwrite`.
  */
 export async function createJournal(
   file: string,
@@ -281,30 +193,13 @@ export async function createJournal(
 ): Promise<CreateResult> {
   if (header.kind !== "header") throw new Error(`${file}: the first entry of a journal must be a header`);
   const text = serializeEntries([header, ...entries]);
-  return underLock(file, options, async () => {
-    const present = await exists(file);
-    if (present && !options.overwrite) throw new JournalExistsError(file);
-    const bak = present ? await backup(file) : undefined;
-    const tmp = await writeTemp(file, text);
-    try {
-      options.beforeRename?.();
-      if (present) {
-        await rename(tmp, file);
-      } else {
-        // link fails if the file appeared meanwhile (e.g. written by a tool that takes no lock).
-        try {
-          await link(tmp, file);
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code === "EEXIST") throw new JournalExistsError(file);
-          throw err;
-        }
-        await unlink(tmp);
-      }
-    } catch (err) {
-      await unlink(tmp).catch(() => undefined);
-      throw err;
-    }
-    await fsyncDir(dirname(file));
-    return bak === undefined ? {} : { backup: bak };
-  });
+  return underLock(file, options, () =>
+    writeOutputFile(file, text, {
+      force: options.overwrite === true,
+      backup: true,
+      inputs: options.inputs,
+      existsError: (f) => new JournalExistsError(f),
+      beforeRename: options.beforeRename,
+    }),
+  );
 }

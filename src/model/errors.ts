@@ -13,6 +13,8 @@ export const ERROR_CODES = [
   "invalid_anchors", // AnchorsError: an anchors file that cannot be used
   "invalid_background", // BackgroundFileError: a background-work file that is not a list of handles
   "journal_exists", // JournalExistsError: a new journal would replace an existing one
+  "output_exists", // OutputExistsError: a written file would replace an existing one (or is not a regular file)
+  "output_is_input", // OutputIsInputError: a written file would be the file read (under any name)
   "unknown_leaf", // UnknownLeafError: a leaf id that is not in the journal
   "empty_session", // a session with no entries to compact
   "journal_locked", // JournalLockedError: another writer holds the journal's lock

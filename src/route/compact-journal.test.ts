@@ -4,7 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { lstatSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
@@ -115,4 +115,23 @@ test("the command line and the library write the same compaction (one route)", a
   const b = (await readJournal(viaLib)).entries.at(-1) as CompactionEntry;
   assert.equal(a.kind, "compaction");
   assert.deepEqual(a.payload, b.payload);
+});
+
+test("compactJournal through a symbolic link takes the real journal's lock and appends to the real journal", async (t) => {
+  const dir = tmp(t);
+  const file = await journal(dir, "real.jsonl");
+  const link = join(dir, "link.jsonl");
+  symlinkSync("real.jsonl", link);
+  const held = await acquireLock(file);
+  try {
+    await assert.rejects(compactJournal(link, { target: 2000 }), { code: "journal_locked" });
+  } finally {
+    await held.release();
+  }
+  const before = (await readJournal(file)).entries.length;
+  const outcome = await compactJournal(link, { target: 2000 });
+  assert.equal(outcome.kind, "compacted");
+  assert.equal(outcome.journal, link);
+  assert.equal((await readJournal(file)).entries.length, before + 1);
+  assert.ok(lstatSync(link).isSymbolicLink(), "the link stays a link");
 });

@@ -19,6 +19,7 @@ import {
   formatProblems,
   projectPath,
   readJournal,
+  realJournalPath,
   withJournalLock,
 } from "../journal/index.js";
 import { readAnchors, readLiveState } from "../workspace/index.js";
@@ -152,9 +153,12 @@ export async function compactEntries(
  * nothing.
  */
 export async function compactJournal(
-  file: string,
+  named: string,
   options: CompactJournalOptions = {},
 ): Promise<JournalOutcome> {
+  // One file for the lock, the read and the append: the journal's real path, resolved once (a symbolic
+  // link to it shares its lock, and a link changed meanwhile cannot send the append elsewhere).
+  const file = await realJournalPath(named);
   // The workspace (anchors, git state) is read before the lock is taken: the lock covers the journal only.
   const withWorkspace = { ...options, ...(await readWorkspace(options)) };
   const run = async (): Promise<JournalOutcome> => {
@@ -166,7 +170,7 @@ export async function compactJournal(
     if (outcome.kind !== "compacted" || options.dryRun) return { ...outcome, journal: null };
     options.onStep?.("writing");
     await appendEntries(file, [outcome.entry], { lock: false });
-    return { ...outcome, journal: file };
+    return { ...outcome, journal: named };
   };
   return options.dryRun ? run() : withJournalLock(file, run);
 }

@@ -6,18 +6,10 @@
  */
 import type { Command } from "commander";
 import { auditEntries, type CompactionAudit, type SessionAudit } from "../../route/index.js";
-import { importText } from "../../formats/detect.js";
 import { FORMAT_NAMES } from "../../formats/types.js";
-import type { JournalEntry } from "../../model/index.js";
 import { EXIT } from "../errors.js";
 import { loadSession, parseFormat } from "../io.js";
 import { out, printJson, style } from "../output.js";
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
-}
 
 function lost(a: CompactionAudit): string {
   const l = a.losses;
@@ -73,9 +65,8 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .option("--json", "print { compactions: [...], kept } (see README)")
     .action(async (file: string, o: { format?: string; json?: boolean }) => {
       const format = parseFormat(o.format);
-      let entries: JournalEntry[];
-      if (file === "-") entries = importText(await readStdin(), "<stdin>", { format }).entries;
-      else entries = (await loadSession(file, format)).entries;
+      // `-` (standard input) is read by the same path as a file (see stdin.ts).
+      const { entries } = await loadSession(file, format);
       const audit = auditEntries(entries);
       if (o.json) printJson(audit);
       else for (const l of auditLines(audit)) out(l);

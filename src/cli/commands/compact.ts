@@ -6,7 +6,7 @@
  */
 import type { Command } from "commander";
 import { Option } from "commander";
-import { readFile, stat, writeFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import type { Stats } from "node:fs";
 import type { CoverageReceipt } from "../../model/index.js";
 import { forkFormats, forkWriterFor, type ForkWriter } from "../../formats/write-back.js";
@@ -32,11 +32,13 @@ import {
   loadSession,
   looksLikeJournal,
   parseFormat,
+  looksLikeJournalText,
   requireFile,
   splitHeader,
-  writeNewJournal,
 } from "../io.js";
-import { err, num, out, printJson, progress, PROGRESS_MIN_BYTES, style } from "../output.js";
+import { inputFiles, inputName, readStdin, STDIO } from "../stdin.js";
+import { toStdout, writeNewJournal, writeOut } from "../write-out.js";
+import { err, num, out as print, printJson, progress, PROGRESS_MIN_BYTES, style } from "../output.js";
 
 interface CompactCliOptions {
   format?: string;
@@ -171,6 +173,8 @@ function report(
   appended: boolean,
   fork?: ForkReceipt,
 ): void {
+  // With the journal on standard output (--out -), the human receipt goes to standard error.
+  const out = toStdout(o.out) ? err : print;
   if (outcome.kind === "nothing") {
     if (o.json)
       printJson({
@@ -268,13 +272,8 @@ async function writeForkFile(
     tokensBefore: result.tokens_before,
   });
   const path = o.out ?? fork.defaultPath;
-  try {
-    await writeFile(path, fork.text, { flag: o.force ? "w" : "wx" });
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "EEXIST")
-      throw usageError(`${path}: already exists (use --force to replace it)`);
-    throw e;
-  }
+  // The agent's session may be private: the fork keeps its permissions.
+  await writeOut(path, fork.text, { force: o.force === true, inputs: [file], mode: before.mode & 0o777 });
   return { path, session_id: fork.sessionId, resume: fork.resume(path) };
 }
 
@@ -301,7 +300,9 @@ export function register(program: Command): void {
       "Compact the live context of FILE with the safe pass (prune-only first, then a summary), validated " +
         "against the survival contract before anything is written. " +
         "A journal gets ONE `compaction` entry appended, under its lock, fsynced (default: in place). " +
-        "Any other format is imported and written to --out as a new journal (the source is never modified).\n\n" +
+        "Any other format is imported and written to --out as a new journal (the source is never modified). " +
+        "FILE - reads standard input (then --out is needed: --out - writes the journal to standard output). " +
+        "An existing --out (a file or a symbolic link) is refused unless --force, and --out is never FILE itself.\n\n" +
         "Target: --target N, else half of --window; when the live context is already at or under that, " +
         "half the live size (a manual compaction always shrinks). " +
         "--threshold only matters with --if-needed (compact only when the pressure reaches it). " +
@@ -313,11 +314,17 @@ export function register(program: Command): void {
         'Exit codes: 0 ok, or nothing to compact (the reason is printed; --json: path "none"); 1 compaction refused (contract_violation, ' +
         "unusable_summary); 2 usage or input error; 3 summarizer failed; 4 journal locked (never waits).",
     )
-    .argument("<file>", "a journal, or a session file of any importable format")
+    .argument("<file>", "a journal, or a session file of any importable format, or - for standard input")
     .option("--format <format>", `force the input format (${FORMAT_NAMES.join(", ")}); default: detected`)
-    .option("--out <journal>", "write a new journal (required for a non-journal FILE)")
+    .option(
+      "--out <journal>",
+      "write a new journal (required for a non-journal FILE and for -; never FILE itself; - for standard output)",
+    )
     .option("--in-place", "append to the journal FILE itself (the default for a journal)")
-    .option("--force", "with --out: replace an existing journal (backed up first)")
+    .option(
+      "--force",
+      "with --out: replace an existing journal (backed up first) or --fork file; never FILE itself",
+    )
     .addOption(
       new Option("--summarizer <name>", "who writes the summary")
         .choices(["extractive", "openai", "anthropic"])
@@ -368,10 +375,22 @@ export function register(program: Command): void {
     .action(async (file: string, o: CompactCliOptions) => {
       const format = parseFormat(o.format);
       if (o.inPlace && o.out !== undefined) throw usageError("give --in-place or --out, not both");
+      const piped = file === STDIO;
+      if (piped && (o.inPlace || o.fork))
+        throw usageError(
+          `${inputName(file)}: ${o.fork ? "--fork writes beside the agent's session file" : "--in-place appends to a journal file"}, ` +
+            "and standard input is none; use --out JOURNAL (or --out - for standard output)",
+        );
+      if (toStdout(o.out) && o.json)
+        throw usageError("--out - writes the journal to standard output; --json cannot go there too");
+      if (toStdout(o.out) && o.fork)
+        throw usageError("--fork writes a session file the agent resumes; give --out FILE, not -");
       const size = await requireFile(file);
-      const isJournal = format === "journal" || (format === undefined && (await looksLikeJournal(file)));
+      const journalText = async () =>
+        piped ? looksLikeJournalText((await readStdin()).toString("utf8")) : looksLikeJournal(file);
+      const isJournal = format === "journal" || (format === undefined && (await journalText()));
       // A forced --format journal on a file that is not one: reading it gives the error that says what it is.
-      if (format === "journal" && !(await looksLikeJournal(file))) await loadSession(file, "journal");
+      if (format === "journal" && !(await journalText())) await loadSession(file, "journal");
       if (!isJournal && o.inPlace) {
         throw usageError(
           `${file}: --in-place appends to compact-safe journals only and this is a session file; use --out JOURNAL to write a new journal (the source is never modified)`,
@@ -381,6 +400,10 @@ export function register(program: Command): void {
         throw usageError(
           `${file}: --fork writes an agent's own session (${forkFormats()}) from its session file; ` +
             "for a compact-safe journal use --in-place or --out",
+        );
+      if (piped && o.out === undefined && !o.dryRun)
+        throw usageError(
+          `${inputName(file)}: a session from standard input is written to --out JOURNAL (or --out - for standard output)`,
         );
       if (!isJournal && o.out === undefined && !o.dryRun && !o.fork)
         throw usageError(
@@ -400,7 +423,7 @@ export function register(program: Command): void {
       };
 
       try {
-        if (isJournal && o.out === undefined) {
+        if (isJournal && o.out === undefined && !piped) {
           // In place: the lock is held from reading the journal to the append; a held lock fails at once (exit 4).
           let shown = 0;
           const outcome = await compactJournal(file, {
@@ -440,11 +463,15 @@ export function register(program: Command): void {
         }
         if (outcome.kind === "compacted" && !o.dryRun && o.out !== undefined) {
           bar.step("writing");
-          const { header, rest } = splitHeader(session.entries, session.format, file);
-          await writeNewJournal(o.out, header, [...rest, outcome.entry], o.force === true);
+          const { header, rest } = splitHeader(session.entries, session.format, session.file);
+          await writeNewJournal(o.out, header, [...rest, outcome.entry], {
+            force: o.force === true,
+            inputs: inputFiles(file),
+          });
         }
         bar.done();
-        report(outcome, o, file, o.dryRun || o.out === undefined ? null : o.out, false);
+        const written = o.dryRun || o.out === undefined ? null : toStdout(o.out) ? "(stdout)" : o.out;
+        report(outcome, o, session.file, written, false);
       } finally {
         bar.done();
       }

@@ -250,10 +250,11 @@ export function register(program: Command): void {
       "Show what the model would see now: live messages and estimated tokens against the window, " +
         "billed parent prompt tokens when recorded, the last compaction on the active path (path, " +
         "when, tokens before → after, coverage receipt), the checkpoint count (more than one is a " +
-        "violation), anchors (pinned? restated in the checkpoint?) and in-flight calls.\n\n" +
+        "violation), anchors (pinned? restated in the checkpoint?) and in-flight calls. FILE - reads " +
+        "standard input.\n\n" +
         "Exit codes: 0 ok; 2 usage or input error.",
     )
-    .argument("<file>", "a journal or a session file")
+    .argument("<file>", "a journal or a session file, or - for standard input")
     .option("--window <tokens>", "the model's context window", positiveInt("--window"), DEFAULT_WINDOW)
     .option("--workspace <dir>", "workspace whose anchors are checked (default: the current folder)")
     .option("--format <format>", `force the input format (${FORMAT_NAMES.join(", ")}); default: detected`)

@@ -1,5 +1,4 @@
 /** `compact-safe export FILE --to anthropic|openai|responses|journal`: the live context as a provider request body. */
-import { writeFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { Option } from "commander";
 import type { HeaderEntry, JournalEntry, Message, MessageEntry } from "../../model/index.js";
@@ -10,16 +9,20 @@ import { toOpenAIRequest } from "../../formats/export-openai.js";
 import { toResponsesRequest } from "../../formats/responses.js";
 import { toJournalLines } from "../../formats/export-journal.js";
 import { FORMAT_NAMES } from "../../formats/types.js";
+import { usageError } from "../errors.js";
 
 /** What `export --to` writes. */
 export const EXPORT_TARGETS = ["anthropic", "openai", "responses", "journal"] as const;
 import { sessionWarnings, loadSession, parseFormat, sessionLive, type Session } from "../io.js";
 import { err, style } from "../output.js";
+import { inputFiles } from "../stdin.js";
+import { writeOut } from "../write-out.js";
 
 interface ExportOptions {
   to: "anthropic" | "openai" | "responses" | "journal";
   out?: string;
   format?: string;
+  force?: boolean;
 }
 
 /** The live context as a new linear journal: a header, then one entry per message. */
@@ -67,16 +70,20 @@ export function register(program: Command): void {
         "the latest compaction, then what came after it). " +
         "--to anthropic: an Anthropic Messages body { system, messages }; --to openai: an OpenAI Chat " +
         "Completions body { messages }; --to responses: an OpenAI Responses body { input } (items read " +
-        "from Responses items come back as they were); --to journal: the live context as a new linear journal (JSONL).\n\n" +
+        "from Responses items come back as they were); --to journal: the live context as a new linear journal (JSONL). " +
+        "FILE - reads standard input. --out writes a file instead of standard output (--out -: standard " +
+        "output): an existing one (a file or a symbolic link) is refused unless --force, and never FILE itself.\n\n" +
         "Exit codes: 0 ok; 2 usage or input error.",
     )
-    .argument("<file>", "a journal or a session file")
+    .argument("<file>", "a journal or a session file, or - for standard input")
     .addOption(
       new Option("--to <target>", "what to write").choices([...EXPORT_TARGETS]).makeOptionMandatory(),
     )
-    .option("--out <file>", "write to this file instead of standard output")
+    .option("--out <file>", "write to this file instead of standard output (- for standard output)")
+    .option("--force", "with --out: replace an existing file (never FILE itself)")
     .option("--format <format>", `force the input format (${FORMAT_NAMES.join(", ")}); default: detected`)
     .action(async (file: string, o: ExportOptions) => {
+      if (o.force && o.out === undefined) throw usageError("--force applies to --out only");
       const session = await loadSession(file, parseFormat(o.format));
       for (const w of sessionWarnings(session))
         err(style.yellow(`compact-safe: warning: ${w}`, process.stderr));
@@ -86,7 +93,6 @@ export function register(program: Command): void {
       else if (o.to === "openai") text = `${JSON.stringify(toOpenAIRequest(live), null, 2)}\n`;
       else if (o.to === "responses") text = `${JSON.stringify(toResponsesRequest(live), null, 2)}\n`;
       else text = toJournalLines(liveJournal(session, live));
-      if (o.out !== undefined) await writeFile(o.out, text, "utf8");
-      else process.stdout.write(text);
+      await writeOut(o.out ?? "-", text, { force: o.force === true, inputs: inputFiles(file) });
     });
 }

@@ -1,9 +1,11 @@
 /** `compact-safe import FILE --out JOURNAL`: a session file of any known format becomes a new journal. */
 import type { Command } from "commander";
-import { importFile } from "../../formats/detect.js";
 import type { ImportReport } from "../../formats/types.js";
 import { FORMAT_NAMES } from "../../formats/types.js";
-import { importWarnings, parseFormat, requireFile, splitHeader, unitOf, writeNewJournal } from "../io.js";
+import { importWarnings, parseFormat, requireFile, splitHeader, unitOf } from "../io.js";
+import { importInput, inputFiles, inputName } from "../stdin.js";
+import { toStdout, writeNewJournal } from "../write-out.js";
+import { usageError } from "../errors.js";
 import { placeOf } from "../../formats/tool-ids.js";
 import { err, num, out, printJson, progress, PROGRESS_MIN_BYTES, style, table } from "../output.js";
 
@@ -64,31 +66,39 @@ export function register(program: Command): void {
     .description(
       "Import a session file (Claude Code, Codex CLI, pi, OpenAI or Anthropic messages, an OpenHands trajectory, a LangChain message dump, or a journal) " +
         "into a new compact-safe journal, and print the per-line report: counts per kind, and every " +
-        "skipped line with its line number and reason. The source file is never modified.\n\n" +
+        "skipped line with its line number and reason. The source file is never modified. " +
+        "FILE - reads standard input; --out - writes the journal to standard output. An existing --out " +
+        "(a file or a symbolic link) is refused unless --force, and --out is never FILE itself.\n\n" +
         "Exit codes: 0 ok; 2 usage or input error (missing file, unknown format, journal exists).",
     )
-    .argument("<file>", "the session file")
+    .argument("<file>", "the session file, or - for standard input")
     .option("--format <format>", `force a format (${FORMAT_NAMES.join(", ")}); default: detected`)
-    .requiredOption("--out <journal>", "the journal to write")
+    .requiredOption(
+      "--out <journal>",
+      "the journal to write (never FILE itself; - writes it to standard output, the report then to standard error)",
+    )
     .option("--force", "replace an existing journal (its old content is backed up beside it first)")
     .option("--json", "print the report as JSON")
     .action(async (file: string, o: ImportOptions) => {
       const format = parseFormat(o.format);
+      if (toStdout(o.out) && o.json)
+        throw usageError("--out - writes the journal to standard output; --json cannot go there too");
       const size = await requireFile(file);
       const bar = progress(2, { json: o.json === true, show: size >= PROGRESS_MIN_BYTES });
       bar.step("importing");
       let result;
       try {
-        result = await importFile(file, { format });
+        result = await importInput(file, { format });
         bar.step("writing");
-        const { header, rest } = splitHeader(result.entries, result.report.format, file);
-        await writeNewJournal(o.out, header, rest, o.force === true);
+        const { header, rest } = splitHeader(result.entries, result.report.format, inputName(file));
+        await writeNewJournal(o.out, header, rest, { force: o.force === true, inputs: inputFiles(file) });
       } finally {
         bar.done();
       }
       for (const w of importWarnings(result.report))
         err(style.yellow(`compact-safe: warning: ${w}`, process.stderr));
-      if (o.json) printJson({ journal: o.out, entries: result.entries.length, report: result.report });
-      else for (const line of reportLines(result.report, o.out)) out(line);
+      const journal = toStdout(o.out) ? "(stdout)" : o.out;
+      if (o.json) printJson({ journal, entries: result.entries.length, report: result.report });
+      else for (const line of reportLines(result.report, journal)) (toStdout(o.out) ? err : out)(line);
     });
 }

@@ -5,7 +5,6 @@
  * would do (a preview, written nowhere).
  */
 import type { Command } from "commander";
-import { writeFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { renderReportHtml, reportEntries } from "../../report/index.js";
 import { DEFAULT_WINDOW } from "../../route/index.js";
@@ -14,6 +13,8 @@ import { positiveInt } from "../options.js";
 import { usageError } from "../errors.js";
 import { sessionWarnings, loadSession, parseFormat, requireFile } from "../io.js";
 import { err, num, out, printJson, style } from "../output.js";
+import { inputFiles, inputName, STDIO } from "../stdin.js";
+import { toStdout, writeOut } from "../write-out.js";
 
 interface ReportCliOptions {
   out?: string;
@@ -22,6 +23,7 @@ interface ReportCliOptions {
   window: number;
   preview: boolean;
   json?: boolean;
+  force?: boolean;
 }
 
 /** The default page: FILE's name with `.report.html`, in the current folder. */
@@ -40,14 +42,18 @@ export function register(program: Command): void {
         "before it as rows marked kept, bounded, stubbed, summarized or dropped, token bars before and after by " +
         "category against --window, the checkpoint as the model sees it, and the contract's verdict (as `audit` " +
         "gives it), with what was lost marked on its rows. Session text is redacted and long texts keep their " +
-        "head and tail. --json prints the page's data model instead (the page is drawn from that same model).\n\n" +
+        "head and tail. --json prints the page's data model instead (the page is drawn from that same model). " +
+        "FILE - reads standard input (then --out is needed); --out - writes to standard output. An existing " +
+        "page (a file or a symbolic link, the default one included) is refused unless --force, and the page " +
+        "is never FILE itself.\n\n" +
         "Exit codes: 0 written (whatever the verdict: `audit` exits 1 on a violation); 2 usage or input error.",
     )
-    .argument("<file>", "a journal, or a session file of any importable format")
+    .argument("<file>", "a journal, or a session file of any importable format, or - for standard input")
     .option(
       "--out <file>",
-      "the page to write (default: FILE's name with .report.html, in the current folder); with --json, the model's file (default: standard output)",
+      "the page to write (default: FILE's name with .report.html, in the current folder; - for standard output); with --json, the model's file (default: standard output)",
     )
+    .option("--force", "replace an existing page (or --json file); never FILE itself")
     .option("--compaction <id>", "only this compaction (an id on the active path, or `preview`)")
     .option("--format <format>", `force the input format (${FORMAT_NAMES.join(", ")}); default: detected`)
     .option(
@@ -59,6 +65,10 @@ export function register(program: Command): void {
     .option("--no-preview", "no preview compaction of the live context")
     .option("--json", "print the report's data model (JSON) instead of the page")
     .action(async (file: string, o: ReportCliOptions) => {
+      if (file === STDIO && o.out === undefined && !o.json)
+        throw usageError(
+          `${inputName(file)}: a report of standard input needs --out PAGE (or --out - for standard output)`,
+        );
       const bytes = await requireFile(file);
       const session = await loadSession(file, parseFormat(o.format));
       for (const w of sessionWarnings(session))
@@ -68,28 +78,31 @@ export function register(program: Command): void {
       let model;
       try {
         model = await reportEntries(session.entries, {
-          source: { file: basename(file), format: session.format, bytes },
+          source: { file: file === STDIO ? inputName(file) : basename(file), format: session.format, bytes },
           window: o.window,
           preview: o.preview,
           only: o.compaction,
         });
       } catch (e) {
         if (e instanceof Error && e.message.startsWith("no compaction "))
-          throw usageError(`${file}: ${e.message}`);
+          throw usageError(`${inputName(file)}: ${e.message}`);
         throw e;
       }
+      const write = { force: o.force === true, inputs: inputFiles(file) };
       if (o.json) {
         if (o.out === undefined) printJson(model);
-        else await writeFile(o.out, `${JSON.stringify(model, null, 2)}\n`, "utf8");
+        else await writeOut(o.out, `${JSON.stringify(model, null, 2)}\n`, write);
         return;
       }
       const html = renderReportHtml(model);
       const path = o.out ?? defaultReportPath(file);
-      await writeFile(path, html, "utf8");
+      await writeOut(path, html, write);
       const kept = model.views.filter((v) => v.verdict.kept).length;
-      out(
-        `report written to ${path} (${num(Buffer.byteLength(html))} bytes; ${model.views.length} compaction${model.views.length === 1 ? "" : "s"} shown, ${kept} kept the contract; ${num(model.messages.length)} distinct messages)`,
+      // With the page on standard output, what was written is said on standard error.
+      const say = toStdout(path) ? err : out;
+      say(
+        `report written to ${toStdout(path) ? "standard output" : path} (${num(Buffer.byteLength(html))} bytes; ${model.views.length} compaction${model.views.length === 1 ? "" : "s"} shown, ${kept} kept the contract; ${num(model.messages.length)} distinct messages)`,
       );
-      if (model.preview_note !== null && o.preview) out(`  preview: ${model.preview_note}`);
+      if (model.preview_note !== null && o.preview) say(`  preview: ${model.preview_note}`);
     });
 }

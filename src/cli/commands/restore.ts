@@ -14,11 +14,13 @@ import {
   newEntryId,
   projectPath,
   readJournal,
+  realJournalPath,
   withJournalLock,
 } from "../../journal/index.js";
 import { estimateTokens } from "../../engine/tokens.js";
 import { CliError, EXIT, usageError } from "../errors.js";
 import { looksLikeJournal, requireFile } from "../io.js";
+import { STDIN_NAME, STDIO } from "../stdin.js";
 import { num, out, printJson } from "../output.js";
 
 export interface RestoreResult {
@@ -49,13 +51,19 @@ export function register(program: Command): void {
     .option("--before <compaction-id>", "the compaction to undo (default: the latest on the active path)")
     .option("--json", "print the result as JSON")
     .action(async (file: string, o: { before?: string; json?: boolean }) => {
+      if (file === STDIO)
+        throw usageError(
+          `${STDIN_NAME}: restore appends to a journal file, and standard input is none; give the journal's path`,
+        );
       await requireFile(file);
       if (!(await looksLikeJournal(file)))
         throw usageError(
           `${file}: not a compact-safe journal (import it first: compact-safe import FILE --out JOURNAL)`,
         );
-      const result = await withJournalLock(file, async (): Promise<RestoreResult> => {
-        const { entries } = await readJournal(file);
+      // The lock, the read and the append on one file: the journal's real path, resolved once.
+      const real = await realJournalPath(file);
+      const result = await withJournalLock(real, async (): Promise<RestoreResult> => {
+        const { entries } = await readJournal(real);
         const path = activePath(entries);
         let target: CompactionEntry | undefined;
         if (o.before !== undefined) {
@@ -80,7 +88,7 @@ export function register(program: Command): void {
           `restore: leaf moved back to before compaction ${target.id}`,
           newEntryId(),
         );
-        await appendEntries(file, [move], { lock: false });
+        await appendEntries(real, [move], { lock: false });
         const live = projectPath(activePath([...entries, move]));
         return {
           compaction_id: target.id,

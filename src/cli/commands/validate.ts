@@ -103,13 +103,14 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .description(
       "Check that REPLACEMENT keeps what the survival contract requires of ORIGINAL. " +
         "ORIGINAL and REPLACEMENT are JSON message arrays, { messages }, or Anthropic request " +
-        "bodies { system, messages } as written by `export --to anthropic`. " +
+        "bodies { system, messages } as written by `export --to anthropic`; either one (not both) may be " +
+        "- for standard input. " +
         "With --matrix, run the validators over fixture matrices instead (same output and exit " +
         "codes as `node contract/validate_survival_contract.mjs`).\n\n" +
         "Exit codes: 0 valid (every case agrees), 1 violation (a case disagrees), 2 usage or input error.",
     )
-    .argument("[original]", "the history before compaction")
-    .argument("[replacement]", "the history after compaction")
+    .argument("[original]", "the history before compaction (- for standard input)")
+    .argument("[replacement]", "the history after compaction (- for standard input)")
     .option("--matrix <files...>", "fixture matrices (schema version 2) to run")
     .option("--anchors <text>", "pinned anchors that the checkpoint must restate verbatim")
     .option("--anchors-file <file>", "read the anchors from a file")
@@ -129,6 +130,8 @@ export function register(program: Command, setExit: (code: number) => void): voi
           "validate needs ORIGINAL and REPLACEMENT (or --matrix FILE...); see `compact-safe validate --help`",
         );
       }
+      if (original === "-" && replacement === "-")
+        throw usageError("standard input can be ORIGINAL or REPLACEMENT, not both");
       setExit(await runPair(original, replacement, o));
     });
 }
