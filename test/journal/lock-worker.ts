@@ -7,7 +7,8 @@
  * `release`) or exits holding it (HOW `die`), which leaves a stale lock for
  * the next worker to break.
  *
- * `cycle`: takes and releases the lock in a loop until killed.
+ * `cycle`: takes and releases the lock in a loop until killed; prints `ready`
+ * on standard output once the loop runs (after its first take and release).
  *
  * Usage: node lock-worker.js race FILE LOG START_AT release|die HOLD_MS
  *        node lock-worker.js cycle FILE
@@ -19,9 +20,10 @@ const [mode, file, log, startArg, how, holdArg] = process.argv.slice(2);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 if (mode === "cycle" && file) {
-  for (;;) {
+  for (let round = 0; ; round++) {
     const lock = await acquireLock(file, { wait: true, timeoutMs: 60_000, pollMs: 1 });
     await lock.release();
+    if (round === 0) process.stdout.write("ready\n");
   }
 } else if (mode === "race" && file && log && startArg && (how === "release" || how === "die") && holdArg) {
   await sleep(Math.max(0, Number(startArg) - Date.now()));
