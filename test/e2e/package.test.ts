@@ -185,6 +185,12 @@ describe("the packed package, installed", { concurrency: false }, () => {
       console.log(r.ok);
     `;
     assert.equal(ok(node(["--input-type=module", "-e", script]), "library compaction").trim(), "true");
+    // compact-safe/responses is typed with openai's types, and runs without openai.
+    const items = `
+      import { fromResponsesItems } from "compact-safe/responses";
+      console.log(fromResponsesItems([{ role: "user", content: "hi" }]).length);
+    `;
+    assert.equal(ok(node(["--input-type=module", "-e", items]), "compact-safe/responses").trim(), "1");
   });
 
   test("a feature whose optional package is missing says which package to install, in one line", () => {
