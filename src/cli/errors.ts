@@ -47,6 +47,7 @@ export const EXIT_BY_CODE: Readonly<Record<ErrorCode, ExitCode>> = {
   empty_session: EXIT.USAGE,
   journal_locked: EXIT.LOCKED,
   summarizer_failed: EXIT.SUMMARIZER,
+  missing_package: EXIT.USAGE,
 };
 
 /** Maps any error to a CliError: library errors get their code's exit code; anything else is an input error. */

@@ -37,6 +37,7 @@
 import type { Block, Message } from "../model/types.js";
 import { ModelError, checkDepth } from "../model/schema.js";
 import { MAX_MESSAGE_DEPTH } from "../model/depth.js";
+import { importOptional } from "../model/optional-package.js";
 
 export interface TokenEstimator {
   readonly name: string;
@@ -326,13 +327,18 @@ export const fastEstimator: TokenEstimator = createFastEstimator(FAST_CALIBRATIO
 let exact: TokenEstimator | undefined;
 
 /**
- * An exact BPE tokenizer (o200k_base via gpt-tokenizer), loaded on first use.
+ * An exact BPE tokenizer (o200k_base via gpt-tokenizer, an optional peer
+ * dependency), loaded on first use; a `MissingPackageError` without it.
  * It counts text with the tokenizer and keeps the fast estimator's framing
  * constants (per message, per block, per image).
  */
 export async function exactEstimator(): Promise<TokenEstimator> {
   if (!exact) {
-    const mod = await import("gpt-tokenizer/encoding/o200k_base");
+    const mod = await importOptional(
+      "gpt-tokenizer",
+      "exactEstimator()",
+      () => import("gpt-tokenizer/encoding/o200k_base"),
+    );
     const count: TextCost = (s) => (s.length === 0 ? 0 : mod.countTokens(s));
     exact = makeEstimator("o200k_base", count, FAST_CALIBRATION);
   }

@@ -19,6 +19,7 @@ export const ERROR_CODES = [
   "empty_session", // a session with no entries to compact
   "journal_locked", // JournalLockedError: another writer holds the journal's lock
   "summarizer_failed", // SummarizerError: the summarizer could not be used
+  "missing_package", // MissingPackageError: an optional package a feature needs is not installed
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -1,13 +1,11 @@
 /**
  * A summarizer over the Anthropic Messages API, through the official SDK
  * pointed at `baseURL`. SDK retries are off: the engine owns the failure ladder.
+ * The SDK (`@anthropic-ai/sdk`, an optional peer dependency) is loaded on the
+ * first call.
  */
-import Anthropic, {
-  APIConnectionError,
-  APIConnectionTimeoutError,
-  APIError,
-  APIUserAbortError,
-} from "@anthropic-ai/sdk";
+import type Anthropic from "@anthropic-ai/sdk";
+import { importOptional } from "../model/optional-package.js";
 import { SummarizerError, type Summarizer, type SummaryRequest, type SummaryResult } from "./types.js";
 import { buildUserPrompt, SYSTEM_PROMPT } from "./prompt.js";
 import { capturingFetch, type ResponseSink } from "./errors.js";
@@ -23,6 +21,23 @@ import {
 
 export type AnthropicSummarizerOptions = LlmSummarizerOptions;
 
+let sdk: Promise<typeof import("@anthropic-ai/sdk")> | undefined;
+
+function loadSdk(): Promise<typeof import("@anthropic-ai/sdk")> {
+  sdk ??= importOptional("@anthropic-ai/sdk", "the anthropic summarizer", () => import("@anthropic-ai/sdk"));
+  sdk.catch(() => (sdk = undefined));
+  return sdk;
+}
+
+/**
+ * Loads the `@anthropic-ai/sdk` SDK now (it is otherwise loaded on the first call):
+ * a `MissingPackageError` when it is not installed. Its types stay out of
+ * this module's declarations, so a consumer without the SDK type-checks.
+ */
+export async function loadAnthropicSdk(): Promise<void> {
+  await loadSdk();
+}
+
 export function anthropicSummarizer(options: AnthropicSummarizerOptions): Summarizer {
   const fn = "anthropicSummarizer";
   const model = requireModel(fn, options?.model);
@@ -36,6 +51,13 @@ export function anthropicSummarizer(options: AnthropicSummarizerOptions): Summar
     name: "anthropic",
     model,
     async summarize(request: SummaryRequest): Promise<SummaryResult> {
+      const {
+        default: Anthropic,
+        APIConnectionError,
+        APIConnectionTimeoutError,
+        APIError,
+        APIUserAbortError,
+      } = await loadSdk();
       const sink: ResponseSink = {};
       const client = new Anthropic({
         apiKey,

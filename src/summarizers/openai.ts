@@ -2,8 +2,10 @@
  * A summarizer over the OpenAI Chat Completions API, through the official
  * SDK pointed at `baseURL`: OpenAI, DeepSeek, vLLM, Ollama and the llama.cpp
  * server all speak it. SDK retries are off: the engine owns the failure ladder.
+ * The SDK (`openai`, an optional peer dependency) is loaded on the first call.
  */
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
+import type OpenAI from "openai";
+import { importOptional } from "../model/optional-package.js";
 import { SummarizerError, type Summarizer, type SummaryRequest, type SummaryResult } from "./types.js";
 import { buildUserPrompt, SYSTEM_PROMPT } from "./prompt.js";
 import { capturingFetch, type ResponseSink } from "./errors.js";
@@ -39,6 +41,23 @@ function contentText(content: unknown): string {
   return "";
 }
 
+let sdk: Promise<typeof import("openai")> | undefined;
+
+function loadSdk(): Promise<typeof import("openai")> {
+  sdk ??= importOptional("openai", "the openai-compatible summarizer", () => import("openai"));
+  sdk.catch(() => (sdk = undefined));
+  return sdk;
+}
+
+/**
+ * Loads the `openai` SDK now (it is otherwise loaded on the first call):
+ * a `MissingPackageError` when it is not installed. Its types stay out of
+ * this module's declarations, so a consumer without the SDK type-checks.
+ */
+export async function loadOpenAISdk(): Promise<void> {
+  await loadSdk();
+}
+
 export function openaiCompatibleSummarizer(options: OpenAICompatibleOptions): Summarizer {
   const fn = "openaiCompatibleSummarizer";
   const model = requireModel(fn, options?.model);
@@ -53,6 +72,13 @@ export function openaiCompatibleSummarizer(options: OpenAICompatibleOptions): Su
     name: "openai-compatible",
     model,
     async summarize(request: SummaryRequest): Promise<SummaryResult> {
+      const {
+        default: OpenAI,
+        APIConnectionError,
+        APIConnectionTimeoutError,
+        APIError,
+        APIUserAbortError,
+      } = await loadSdk();
       const sink: ResponseSink = {};
       const client = new OpenAI({
         apiKey,

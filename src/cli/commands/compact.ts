@@ -118,9 +118,11 @@ async function makeSummarizer(o: CompactCliOptions): Promise<Summarizer> {
   }
   if (o.model === undefined || o.model.trim() === "")
     throw usageError(`--summarizer ${o.summarizer} needs --model (the model that writes the summary)`);
-  // Loaded on demand: the SDKs are not needed by the default extractive summarizer.
+  // Loaded on demand: the SDKs (optional peer dependencies) are not needed by the default extractive
+  // summarizer. Loaded here, before any input is read, so that a missing one is a one-line usage error.
   if (o.summarizer === "openai") {
-    const { openaiCompatibleSummarizer } = await import("../../summarizers/openai.js");
+    const { openaiCompatibleSummarizer, loadOpenAISdk } = await import("../../summarizers/openai.js");
+    await loadOpenAISdk();
     return openaiCompatibleSummarizer({
       model: o.model,
       baseURL: o.baseUrl,
@@ -128,7 +130,8 @@ async function makeSummarizer(o: CompactCliOptions): Promise<Summarizer> {
       timeoutMs: o.timeout,
     });
   }
-  const { anthropicSummarizer } = await import("../../summarizers/anthropic.js");
+  const { anthropicSummarizer, loadAnthropicSdk } = await import("../../summarizers/anthropic.js");
+  await loadAnthropicSdk();
   return anthropicSummarizer({ model: o.model, baseURL: o.baseUrl, apiKey: key, timeoutMs: o.timeout });
 }
 
