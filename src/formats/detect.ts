@@ -17,6 +17,7 @@ import { importOpenHands, openHandsEvents } from "./openhands.js";
 import { textResultTool } from "./cline.js";
 import { importLangChain, langChainDumpMessages } from "./langchain.js";
 import { importResponses, looksLikeResponses } from "./responses.js";
+import { importAiSdk, looksLikeAiSdk } from "./ai-sdk.js";
 import type { Block } from "../model/index.js";
 import type { ToolIdOptions } from "./tool-ids.js";
 import { FORMAT_NAMES, FormatError, reportUnit, type FormatName, type ImportResult } from "./types.js";
@@ -133,6 +134,7 @@ export function detectFormat(text: string, fileName: string): FormatName {
       if (isGeminiDocument(doc)) return "gemini-cli";
       if (isOpencodeExport(doc)) return "opencode";
       if (looksLikeResponses(doc)) return "responses";
+      if (looksLikeAiSdk(doc)) return "ai-sdk";
       if (isMessageArray(doc))
         return (looksAnthropic(doc) || looksCline(doc)) && !looksOpenAI(doc) ? "anthropic" : "openai";
       if (isRecord(doc) && isMessageArray(doc.messages)) {
@@ -281,6 +283,8 @@ function convert(
       return importLangChain(text, fileName, options);
     case "responses":
       return importResponses(text, fileName, options);
+    case "ai-sdk":
+      return importAiSdk(text, fileName, options);
   }
 }
 

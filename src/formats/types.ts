@@ -16,6 +16,7 @@ export const FORMAT_NAMES = [
   "openhands",
   "langchain",
   "responses",
+  "ai-sdk",
 ] as const;
 export type FormatName = (typeof FORMAT_NAMES)[number];
 
@@ -92,7 +93,8 @@ export function reportUnit(report: Pick<ImportReport, "format" | "unit">): "line
     report.format === "opencode" ||
     report.format === "openhands" ||
     report.format === "langchain" ||
-    report.format === "responses"
+    report.format === "responses" ||
+    report.format === "ai-sdk"
     ? "message"
     : "line";
 }

@@ -1,0 +1,80 @@
+/**
+ * The message types the library's adapters convert, read by the command line
+ * too: an AI SDK `ModelMessage[]` file and LangChain messages as
+ * `JSON.stringify` writes them, each detected and under `--format`.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { aiSdkHistory } from "../ai-sdk-history.js";
+import { run, tempDir } from "./helpers.js";
+
+test("an AI SDK ModelMessage[] file: imported as ai-sdk (detected and with --format ai-sdk)", async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const file = join(dir, "chat.json");
+    const history = await aiSdkHistory();
+    writeFileSync(file, JSON.stringify(history, null, 2));
+    for (const extra of [[], ["--format", "ai-sdk"]]) {
+      const out = join(dir, `j${extra.length}.jsonl`);
+      const r = await run(["import", file, "--out", out, "--json", ...extra]);
+      assert.equal(r.code, 0, r.stderr);
+      const report = JSON.parse(r.stdout) as { report?: { format: string; imported: number } };
+      const rep = (report.report ?? report) as { format: string; imported: number };
+      assert.equal(rep.format, "ai-sdk");
+      assert.equal(rep.imported, history.length);
+    }
+    const ctx = await run(["context", file]);
+    assert.equal(ctx.code, 0, ctx.stderr);
+    assert.match(ctx.stdout, /live messages\s+6/);
+  } finally {
+    cleanup();
+  }
+});
+
+test("an AI SDK file with a broken tool result: one line naming the file, the message and the format", async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const file = join(dir, "chat.json");
+    const history = (await aiSdkHistory()) as unknown as { content: { toolCallId?: string }[] }[];
+    history[2]!.content[0]!.toolCallId = "";
+    writeFileSync(file, JSON.stringify(history));
+    const r = await run(["context", file]);
+    assert.equal(r.code, 2);
+    assert.equal(
+      r.stderr.trim(),
+      `compact-safe: ${file}: message 3: looks like an AI SDK message but content[0] (tool-result): "toolCallId" must be a non-empty string`,
+    );
+  } finally {
+    cleanup();
+  }
+});
+
+test("LangChain messages as JSON.stringify writes them: imported as langchain (detected and with --format langchain)", async () => {
+  const { HumanMessage, AIMessage, ToolMessage } = await import("@langchain/core/messages");
+  const { dir, cleanup } = tempDir();
+  try {
+    const file = join(dir, "lc.json");
+    writeFileSync(
+      file,
+      JSON.stringify([
+        new HumanMessage("read a"),
+        new AIMessage({ content: "", tool_calls: [{ id: "c1", name: "read", args: { p: "a" } }] }),
+        new ToolMessage({ content: "A", tool_call_id: "c1" }),
+        new AIMessage("done"),
+      ]),
+    );
+    for (const extra of [[], ["--format", "langchain"]]) {
+      const out = join(dir, `j${extra.length}.jsonl`);
+      const r = await run(["import", file, "--out", out, "--json", ...extra]);
+      assert.equal(r.code, 0, r.stderr);
+      const report = JSON.parse(r.stdout) as { report?: { format: string; imported: number } };
+      const rep = (report.report ?? report) as { format: string; imported: number };
+      assert.equal(rep.format, "langchain");
+      assert.equal(rep.imported, 4);
+    }
+  } finally {
+    cleanup();
+  }
+});
