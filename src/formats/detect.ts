@@ -18,6 +18,7 @@ import { textResultTool } from "./cline.js";
 import { importLangChain, langChainDumpMessages } from "./langchain.js";
 import { importResponses, looksLikeResponses } from "./responses.js";
 import { importAiSdk, looksLikeAiSdk } from "./ai-sdk.js";
+import { importPiMessages, looksLikePiMessages } from "./pi-messages.js";
 import type { Block } from "../model/index.js";
 import type { ToolIdOptions } from "./tool-ids.js";
 import { FORMAT_NAMES, FormatError, reportUnit, type FormatName, type ImportResult } from "./types.js";
@@ -135,6 +136,7 @@ export function detectFormat(text: string, fileName: string): FormatName {
       if (isOpencodeExport(doc)) return "opencode";
       if (looksLikeResponses(doc)) return "responses";
       if (looksLikeAiSdk(doc)) return "ai-sdk";
+      if (looksLikePiMessages(doc)) return "pi-messages";
       if (isMessageArray(doc))
         return (looksAnthropic(doc) || looksCline(doc)) && !looksOpenAI(doc) ? "anthropic" : "openai";
       if (isRecord(doc) && isMessageArray(doc.messages)) {
@@ -285,6 +287,8 @@ function convert(
       return importResponses(text, fileName, options);
     case "ai-sdk":
       return importAiSdk(text, fileName, options);
+    case "pi-messages":
+      return importPiMessages(text, fileName, options);
   }
 }
 

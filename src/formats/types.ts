@@ -17,6 +17,7 @@ export const FORMAT_NAMES = [
   "langchain",
   "responses",
   "ai-sdk",
+  "pi-messages",
 ] as const;
 export type FormatName = (typeof FORMAT_NAMES)[number];
 
@@ -94,7 +95,8 @@ export function reportUnit(report: Pick<ImportReport, "format" | "unit">): "line
     report.format === "openhands" ||
     report.format === "langchain" ||
     report.format === "responses" ||
-    report.format === "ai-sdk"
+    report.format === "ai-sdk" ||
+    report.format === "pi-messages"
     ? "message"
     : "line";
 }

@@ -107,7 +107,7 @@ test("missing file and unknown format: exit 2, one line naming the file; --debug
     assert.equal(r.code, 2);
     assert.match(
       oneLineError(r.stderr),
-      /not a known session format \(tried: journal, claude-code, codex, pi, openai, anthropic, gemini-cli, opencode, openhands, langchain, responses, ai-sdk\)/,
+      /not a known session format \(tried: journal, claude-code, codex, pi, openai, anthropic, gemini-cli, opencode, openhands, langchain, responses, ai-sdk, pi-messages\)/,
     );
     const forced = await run(["import", small, "--format", "word-doc", "--out", join(dir, "j")]);
     assert.equal(forced.code, 2);

@@ -78,3 +78,37 @@ test("LangChain messages as JSON.stringify writes them: imported as langchain (d
     cleanup();
   }
 });
+
+test("a JSON array of pi agent messages: read as pi-messages, its tool result kept (was: read as openai, skipped)", async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const file = join(dir, "agent.json");
+    writeFileSync(
+      file,
+      JSON.stringify([
+        { role: "user", content: [{ type: "text", text: "read a" }], timestamp: 1 },
+        {
+          role: "assistant",
+          content: [{ type: "toolCall", id: "c1", name: "read", arguments: { p: "a" } }],
+          stopReason: "toolUse",
+          timestamp: 2,
+        },
+        {
+          role: "toolResult",
+          toolCallId: "c1",
+          toolName: "read",
+          content: [{ type: "text", text: "A" }],
+          timestamp: 3,
+        },
+        { role: "assistant", content: [{ type: "text", text: "done" }], stopReason: "stop", timestamp: 4 },
+      ]),
+    );
+    const r = await run(["context", file]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /\(pi-messages\)/);
+    assert.match(r.stdout, /live messages\s+4/);
+    assert.doesNotMatch(r.stdout + r.stderr, /skipped/);
+  } finally {
+    cleanup();
+  }
+});
