@@ -77,7 +77,7 @@ test("broken messages are skipped with the input's own path and counted; a call 
 test("not JSON, and a JSON that is no dump, under --format langchain: one line naming the file", () => {
   assert.throws(
     () => importText("[", "d.json", { format: "langchain" }),
-    /^FormatError: d\.json: not valid JSON/,
+    /^FormatError: d\.json:1: truncated JSON/,
   );
   assert.throws(
     () => importText(JSON.stringify({ a: 1 }), "d.json", { format: "langchain" }),

@@ -210,7 +210,7 @@ test("validate ORIGINAL REPLACEMENT: exit 0 valid, 1 violation with the reason o
     writeFileSync(notJson, "[");
     const nj = await run(["validate", notJson, g]);
     assert.equal(nj.code, 2);
-    assert.match(oneLineError(nj.stderr), new RegExp(`${notJson}: not JSON`));
+    assert.match(oneLineError(nj.stderr), new RegExp(`${notJson}:1: truncated JSON`));
     writeFileSync(
       notJson,
       JSON.stringify([{ role: "user", content: [{ type: "tool_result", content: "x" }] }]),

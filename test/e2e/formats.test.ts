@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { aiSdkHistory } from "../ai-sdk-history.js";
 import { run, tempDir } from "./helpers.js";
@@ -108,6 +108,62 @@ test("a JSON array of pi agent messages: read as pi-messages, its tool result ke
     assert.match(r.stdout, /\(pi-messages\)/);
     assert.match(r.stdout, /live messages\s+4/);
     assert.doesNotMatch(r.stdout + r.stderr, /skipped/);
+  } finally {
+    cleanup();
+  }
+});
+
+test("validate reads Responses bodies as `export --to responses` writes them (was: exit 2)", async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const session = join(dir, "chat.json");
+    writeFileSync(session, JSON.stringify(await aiSdkHistory()));
+    const body = join(dir, "body.json");
+    const e = await run(["export", session, "--to", "responses", "--out", body]);
+    assert.equal(e.code, 0, e.stderr);
+    assert.ok(Array.isArray((JSON.parse(readFileSync(body, "utf8")) as { input?: unknown }).input));
+    const same = await run(["validate", body, body, "--path", "prune-only"]);
+    assert.equal(same.code, 0, same.stderr);
+    assert.match(same.stdout, /^valid: /);
+    // Read as messages: a body without the checkpoint the summary path writes is a violation, not an input error.
+    const summary = await run(["validate", body, body]);
+    assert.equal(summary.code, 1, summary.stderr);
+    assert.match(summary.stderr, /contract violation: missing checkpoint/);
+  } finally {
+    cleanup();
+  }
+});
+
+test("an empty file and a truncated JSON document are named for what they are (was: not a known session format)", async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const empty = join(dir, "empty.json");
+    writeFileSync(empty, "");
+    const blank = join(dir, "blank.jsonl");
+    writeFileSync(blank, "\n\n  \n");
+    const cut = join(dir, "cut.json");
+    const whole = JSON.stringify(await aiSdkHistory(), null, 2);
+    writeFileSync(cut, whole.slice(0, Math.floor(whole.length / 2)));
+    const cutLine = whole
+      .slice(0, Math.floor(whole.length / 2))
+      .trimEnd()
+      .split("\n").length;
+    const other = join(dir, "other.json");
+    writeFileSync(other, whole);
+    for (const args of [["context"], ["import", "--out", join(dir, "j.jsonl")], ["validate", other]]) {
+      const [cmd, ...rest] = args;
+      for (const [file, want] of [
+        [empty, `${empty}: empty file`],
+        [blank, `${blank}: empty file`],
+        [cut, `${cut}:${cutLine}: truncated JSON (`],
+      ] as const) {
+        const r = await run(cmd === "validate" ? [cmd, file, ...rest] : [cmd!, file, ...rest]);
+        assert.equal(r.code, 2, `${args.join(" ")} ${file}: ${r.stderr}`);
+        assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+        assert.ok(r.stderr.startsWith(`compact-safe: ${want}`), `${args.join(" ")}: ${r.stderr}`);
+        assert.doesNotMatch(r.stderr, /not a known session format/);
+      }
+    }
   } finally {
     cleanup();
   }

@@ -102,8 +102,9 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .summary("check a compaction (or fixture matrices) against the survival contract")
     .description(
       "Check that REPLACEMENT keeps what the survival contract requires of ORIGINAL. " +
-        "ORIGINAL and REPLACEMENT are JSON message arrays, { messages }, or Anthropic request " +
-        "bodies { system, messages } as written by `export --to anthropic`. " +
+        "ORIGINAL and REPLACEMENT are JSON message arrays, { messages }, Anthropic request " +
+        "bodies { system, messages } as written by `export --to anthropic`, or Responses request " +
+        "bodies { input } as written by `export --to responses`. " +
         "With --matrix, run the validators over fixture matrices instead (same output and exit " +
         "codes as `node contract/validate_survival_contract.mjs`).\n\n" +
         "Exit codes: 0 valid (every case agrees), 1 violation (a case disagrees), 2 usage or input error.",
