@@ -37,6 +37,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { Block, Message, Usage } from "../model/types.js";
 import { ModelError, parseMessages } from "../model/schema.js";
+import { checkPlainData } from "../model/plain.js";
 import {
   bashExecutionText,
   PI_BRANCH_SUMMARY_PREFIX,
@@ -299,6 +300,7 @@ export function fromPiMessage(message: PiAgentMessage, options: { carrier?: bool
  * results) are joined back into it; every other pi message gives exactly one.
  */
 export function fromPiMessages(messages: readonly PiAgentMessage[]): Message[] {
+  checkPlainData(messages, "messages"); // a hole, a cycle, a BigInt, a throwing getter…: a ModelError naming the place
   checkPiMessages(messages, "messages");
   const out: Message[] = [];
   for (let i = 0; i < messages.length; i++) {
@@ -421,6 +423,7 @@ function nativeToPi(msg: Message, toolNames: ReadonlyMap<string, string>): Rec[]
  * and `fromPiMessages` gives the compact-safe messages back exactly.
  */
 export function toPiMessages(messages: readonly Message[]): PiAgentMessage[] {
+  checkPlainData(messages, "messages");
   parseMessages(messages, "messages");
   const toolNames = new Map<string, string>();
   const out: Rec[] = [];

@@ -28,6 +28,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { Block, Message, Role } from "../model/types.js";
 import { ModelError, parseMessages } from "../model/schema.js";
+import { checkPlainData } from "../model/plain.js";
 
 /** The AI SDK message shape, structurally (the `ai` package is an optional peer). */
 export interface AiModelMessage {
@@ -405,6 +406,7 @@ const isToolBlock = (b: Block): boolean => b.type === "tool_result" || b.type ==
 
 /** Converts compact-safe messages to AI SDK `ModelMessage`s. Throws a `ModelError` naming `messages[i]…` on invalid input. */
 export function toModelMessages(messages: readonly Message[], path = "messages"): AiModelMessage[] {
+  checkPlainData(messages, path); // a cycle, a BigInt, a throwing getter…: a ModelError naming the place
   parseMessages(messages, path);
   const names = new Names();
   const out: AiModelMessage[] = [];
@@ -583,15 +585,20 @@ export function fromModelMessagesIndexed(
   const names = new Names();
   const out: Message[] = [];
   const indexOf: number[] = [];
-  messages.forEach((raw, i) => {
+  for (let i = 0; i < messages.length; i++) {
+    if (!Object.hasOwn(messages, i))
+      throw new ModelError(`${path}[${i}]`, "a hole in the array (a sparse array is not a list of messages)");
+    const raw: unknown = messages[i];
     const hit = isObj(raw) ? cache?.get(raw) : undefined;
     if (hit && hit.reads.every(([k, v]) => names.get(k) === v)) {
       for (const [k, v] of hit.writes) names.set(k, v);
       out.push(hit.message);
       indexOf.push(out.length - 1);
-      return;
+      continue;
     }
     const p = `${path}[${i}]`;
+    // Before anything reads it: a cycle, a BigInt, a throwing getter… is a ModelError naming the place.
+    checkPlainData(raw, p, { allow: isAiSdkLeaf });
     if (schema) {
       const err = schemaError(schema, raw, p);
       if (err) throw err;
@@ -604,7 +611,7 @@ export function fromModelMessagesIndexed(
       const more = (mm.content as AiPart[]).map((part) => blockFromPart(part, ctx, names));
       out[out.length - 1] = { ...prev, content: [...prev.content, ...more] };
       indexOf.push(out.length - 1);
-      return;
+      continue;
     }
     const reads: [string, string | undefined][] = [];
     const writes: [string, string][] = [];
@@ -614,8 +621,13 @@ export function fromModelMessagesIndexed(
     cache?.set(mm, { message, reads, writes });
     out.push(message);
     indexOf.push(out.length - 1);
-  });
+  }
   return { messages: out, indexOf };
+}
+
+/** The non-plain values an AI SDK message may hold (binary data, URLs): leaves of plain data. */
+function isAiSdkLeaf(v: object): boolean {
+  return v instanceof URL || v instanceof ArrayBuffer || ArrayBuffer.isView(v);
 }
 
 /** A block for a part, keeping the whole part when the block alone would not give it back. */
