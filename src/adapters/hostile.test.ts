@@ -19,7 +19,7 @@ import {
   toLangChainMessages,
   toLangChainStored,
 } from "./langchain.js";
-import { fromPiMessages, toPiMessages, type PiAgentMessage } from "./pi-convert.js";
+import { fromPiMessage, fromPiMessages, toPiMessages, type PiAgentMessage } from "./pi-convert.js";
 import {
   compactResponsesItems,
   fromResponsesItems,
@@ -123,6 +123,23 @@ const ENTRY_POINTS: Record<string, EntryPoint> = {
     ],
     holder: self,
     call: (m) => fromPiMessages(m as PiAgentMessage[]),
+  },
+  "pi fromPiMessage (each message)": {
+    items: () => [
+      { role: "user", content: "hi", timestamp: 1 },
+      { role: "assistant", content: [{ type: "text", text: "yo" }], stopReason: "stop", timestamp: 2 },
+    ],
+    holder: self,
+    call: (items) =>
+      Array.from({ length: items.length }, (_, i) => {
+        if (!(i in items)) throw new ModelError(`messages[${i}]`, "a hole"); // the caller's loop
+        try {
+          return fromPiMessage(items[i] as PiAgentMessage);
+        } catch (e) {
+          if (e instanceof ModelError) throw new ModelError(`messages[${i}]`, e.message);
+          throw e;
+        }
+      }),
   },
   "pi toPiMessages": { items: csMessages, holder: self, call: (m) => toPiMessages(m as Message[]) },
   "responses fromResponsesItems": {
