@@ -30,7 +30,8 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { mergeConfigs, pickRunnableConfigKeys, type RunnableConfig } from "@langchain/core/runnables";
 import { createMiddleware, initChatModel } from "langchain";
 import type { Message } from "../model/types.js";
-import { parseMessages } from "../model/schema.js";
+import { ModelError, parseMessages } from "../model/schema.js";
+import { checkPlainData, isBuiltinContainer } from "../model/plain.js";
 import { validateSurvivalContract } from "../contract/validate.js";
 import { compactMessagesSafe, type CompactOptions, type CompactResult } from "../engine/compact.js";
 import { measurePressure } from "../engine/pressure.js";
@@ -76,9 +77,51 @@ function storedOf(m: BaseMessage, path: string): LangChainStoredMessage {
   return { type, data };
 }
 
+/**
+ * What a LangChain message may hold besides plain data: class instances (a
+ * tool's `artifact` can be anything) are read as their own fields, as their
+ * stored JSON has them; a Map, a Set, binary data are refused.
+ */
+const langChainValue = (v: object): "walk" | false => (isBuiltinContainer(v) ? false : "walk");
+
+/**
+ * Checks a host's array before any conversion reads it: a hole, a cycle, a
+ * BigInt, a throwing getter… is a `ModelError` naming the place. `of` picks
+ * what of each item is checked (the fields of a BaseMessage, from `storedOf`).
+ */
+function checkInput<T>(
+  items: readonly T[],
+  path: string,
+  of: (item: T, at: string) => unknown = (x) => x,
+): unknown[] {
+  if (!Array.isArray(items)) throw new ModelError(path, "expected an array of messages");
+  const out: unknown[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const at = `${path}[${i}]`;
+    if (!Object.hasOwn(items, i))
+      throw new ModelError(at, "a hole in the array (a sparse array is not a list of messages)");
+    let v: unknown;
+    try {
+      v = of(items[i]!, at);
+    } catch (e) {
+      if (e instanceof ModelError) throw e;
+      throw new ModelError(
+        at,
+        `cannot be read (${e instanceof Error ? e.message.split("\n")[0] : String(e)})`,
+      );
+    }
+    checkPlainData(v, at, { allow: langChainValue });
+    out.push(v);
+  }
+  return out;
+}
+
 /** LangChain messages as compact-safe messages (nothing lost: see the module comment). */
 export function fromLangChainMessages(messages: readonly BaseMessage[]): Message[] {
-  const stored = messages.map((m, i) => storedOf(m, `messages[${i}]`));
+  const stored = checkInput(messages, "messages", (m, at) => storedOf(m, at).data).map((data, i) => ({
+    type: messages[i]!.getType(),
+    data: data as Rec,
+  }));
   const out = langChainStoredToMessages(stored, (i) => `messages[${i}]`);
   parseMessages(out, "messages");
   return out;
@@ -86,6 +129,7 @@ export function fromLangChainMessages(messages: readonly BaseMessage[]): Message
 
 /** compact-safe messages as LangChain messages. */
 export function toLangChainMessages(messages: readonly Message[]): BaseMessage[] {
+  checkInput(messages, "messages");
   return messagesToLangChainStored(messages).map(toBaseMessage);
 }
 
@@ -112,6 +156,7 @@ function toBaseMessage(s: LangChainStoredMessage): BaseMessage {
 
 /** Stored LangChain messages (`mapChatMessagesToStoredMessages` output, or its JSON) as compact-safe messages. */
 export function fromLangChainStored(stored: readonly (StoredMessage | LangChainStoredMessage)[]): Message[] {
+  checkInput(stored, "messages");
   const out = langChainStoredToMessages(stored as readonly unknown[]);
   parseMessages(out, "messages");
   return out;
@@ -119,6 +164,7 @@ export function fromLangChainStored(stored: readonly (StoredMessage | LangChainS
 
 /** compact-safe messages in LangChain's stored form (`mapStoredMessagesToChatMessages` reads it). */
 export function toLangChainStored(messages: readonly Message[]): LangChainStoredMessage[] {
+  checkInput(messages, "messages");
   return messagesToLangChainStored(messages);
 }
 

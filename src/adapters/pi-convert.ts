@@ -37,6 +37,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { Block, Message, Usage } from "../model/types.js";
 import { ModelError, parseMessages } from "../model/schema.js";
+import { checkPlainData } from "../model/plain.js";
 import {
   bashExecutionText,
   PI_BRANCH_SUMMARY_PREFIX,
@@ -280,6 +281,12 @@ function checkPiMessages(messages: unknown, path: string): void {
  * is read as pi reads it (what pi sends the model), one message per piece.
  */
 export function fromPiMessage(message: PiAgentMessage, options: { carrier?: boolean } = {}): Message {
+  checkPlainData(message, "message"); // a cycle, a BigInt, a throwing getter…: a ModelError naming the place
+  return readPiMessage(message, options);
+}
+
+/** `fromPiMessage` on a message already checked (a whole array, or one this module built). */
+function readPiMessage(message: PiAgentMessage, options: { carrier?: boolean } = {}): Message {
   const m = message as unknown as Rec;
   const carrier = isRec(m.compactSafe) ? (m.compactSafe as Carrier) : undefined;
   if (carrier?.message && options.carrier !== false) return structuredClone(carrier.message);
@@ -299,6 +306,7 @@ export function fromPiMessage(message: PiAgentMessage, options: { carrier?: bool
  * results) are joined back into it; every other pi message gives exactly one.
  */
 export function fromPiMessages(messages: readonly PiAgentMessage[]): Message[] {
+  checkPlainData(messages, "messages"); // a hole, a cycle, a BigInt, a throwing getter…: a ModelError naming the place
   checkPiMessages(messages, "messages");
   const out: Message[] = [];
   for (let i = 0; i < messages.length; i++) {
@@ -318,7 +326,7 @@ export function fromPiMessages(messages: readonly PiAgentMessage[]): Message[] {
         continue;
       }
     }
-    out.push(fromPiMessage(messages[i]!));
+    out.push(readPiMessage(messages[i]!));
   }
   return out;
 }
@@ -421,6 +429,7 @@ function nativeToPi(msg: Message, toolNames: ReadonlyMap<string, string>): Rec[]
  * and `fromPiMessages` gives the compact-safe messages back exactly.
  */
 export function toPiMessages(messages: readonly Message[]): PiAgentMessage[] {
+  checkPlainData(messages, "messages");
   parseMessages(messages, "messages");
   const toolNames = new Map<string, string>();
   const out: Rec[] = [];
@@ -428,13 +437,13 @@ export function toPiMessages(messages: readonly Message[]): PiAgentMessage[] {
     for (const b of msg.content)
       if (b.type === "tool_use") toolNames.set(String((b as Rec).id), String((b as Rec).name));
     const raw = msg.meta?.pi_message;
-    if (isRec(raw) && isDeepStrictEqual(fromPiMessage(raw as unknown as PiAgentMessage), msg)) {
+    if (isRec(raw) && isDeepStrictEqual(readPiMessage(raw as unknown as PiAgentMessage), msg)) {
       out.push(structuredClone(raw));
       continue;
     }
     const rebuilt = rebuildPi(msg);
     if (rebuilt) {
-      if (isDeepStrictEqual(fromPiMessage(rebuilt as unknown as PiAgentMessage), msg)) {
+      if (isDeepStrictEqual(readPiMessage(rebuilt as unknown as PiAgentMessage), msg)) {
         out.push(rebuilt);
         continue;
       }

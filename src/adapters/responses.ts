@@ -13,7 +13,8 @@ import type {
   ResponseOutputItem,
 } from "openai/resources/responses/responses";
 import type { Message } from "../model/index.js";
-import { parseMessages } from "../model/schema.js";
+import { ModelError, parseMessages } from "../model/schema.js";
+import { checkPlainData } from "../model/plain.js";
 import {
   compactMessagesSafe,
   type CompactError,
@@ -34,7 +35,8 @@ export type { ResponsesSlot, ToResponsesOptions } from "../formats/responses.js"
  * item's path, e.g. `items[4].arguments: expected a string, got an object`.
  */
 export function fromResponsesItems(items: readonly ResponsesItemLike[]): Message[] {
-  if (!Array.isArray(items)) throw new TypeError("items: expected an array of Responses input items");
+  if (!Array.isArray(items)) throw new ModelError("items", "expected an array of Responses input items");
+  checkPlainData(items, "items"); // a hole, a cycle, a BigInt, a throwing getter…: a ModelError naming the place
   return itemsToMessages(items, { path: "items" });
 }
 
@@ -49,6 +51,7 @@ export function toResponsesItems(
   messages: readonly Message[],
   options: ToResponsesOptions = {},
 ): ResponseInputItem[] {
+  checkPlainData(messages, "messages");
   parseMessages(messages, "messages");
   return messagesToItems(messages, options) as unknown as ResponseInputItem[];
 }

@@ -24,6 +24,7 @@ import {
 } from "../formats/types.js";
 import { importText, wrongFormatHintFor } from "../formats/detect.js";
 import { filePlace } from "../formats/tool-ids.js";
+import { jsonSyntaxProblem } from "../formats/source-tree.js";
 import { CliError, EXIT, usageError } from "./errors.js";
 import { importInput, readStdin, STDIN_NAME, STDIO } from "./stdin.js";
 
@@ -191,12 +192,13 @@ export function sessionLive(session: Session): Message[] {
  * `{ messages }`; or an Anthropic request body (`{ system, messages }`, as
  * written by `export --to anthropic`), read through the Anthropic importer.
  * An OpenAI body (`{ messages }` with `tool_calls` / `role: tool`) is read
- * through the OpenAI importer.
+ * through the OpenAI importer, a Responses body (`{ input: [...] }`, as
+ * written by `export --to responses`) through the Responses importer.
  */
 export async function loadMessageFile(
   input: string,
   as?: "anthropic",
-): Promise<{ messages: Message[]; via: "canonical" | "anthropic" | "openai" }> {
+): Promise<{ messages: Message[]; via: "canonical" | "anthropic" | "openai" | "responses" }> {
   // `-`: standard input, named `(stdin)`.
   const file = input === STDIO ? STDIN_NAME : input;
   if (input !== STDIO) await requireFile(file);
@@ -207,13 +209,22 @@ export async function loadMessageFile(
   } catch (e) {
     if (e instanceof JsonDepthError)
       throw usageError(`${file}:${e.line}: JSON nested deeper than ${e.limit} levels (the limit)`);
-    throw usageError(`${file}: not JSON (${(e as Error).message})`);
+    if (text.trim() === "") throw usageError(`${file}: empty file`);
+    const { line, what } = jsonSyntaxProblem(text, e);
+    throw usageError(`${file}:${line}: ${what}`);
   }
   const isObject = data !== null && typeof data === "object" && !Array.isArray(data);
+  // A Responses request body `{ input: [...] }`, as written by `export --to responses`.
+  if (
+    isObject &&
+    (data as { messages?: unknown }).messages === undefined &&
+    Array.isArray((data as { input?: unknown }).input)
+  )
+    return { messages: importedLive(text, file, "responses"), via: "responses" };
   const list = isObject ? (data as { messages?: unknown }).messages : data;
   if (!Array.isArray(list))
     throw usageError(
-      `${file}: expected a JSON array of messages, { messages }, or an Anthropic request body { system, messages }`,
+      `${file}: expected a JSON array of messages, { messages }, an Anthropic request body { system, messages } or a Responses request body { input }`,
     );
   const hasSystem = isObject && (data as { system?: unknown }).system !== undefined;
   if (!hasSystem && as === undefined && !(isObject && looksLikeAnthropicBody(list))) {
@@ -271,7 +282,7 @@ function providerOf(list: unknown[]): "openai" | undefined {
     : undefined;
 }
 
-function importedLive(text: string, file: string, format: "anthropic" | "openai"): Message[] {
+function importedLive(text: string, file: string, format: "anthropic" | "openai" | "responses"): Message[] {
   // Two histories compared with each other: repeated tool ids are kept as written on both sides
   // (renaming each on its own could pair a call of one with another call of the other).
   const { entries } = importText(text, file, { format, toolIds: "keep" });

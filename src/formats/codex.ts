@@ -363,6 +363,8 @@ export function importCodex(text: string, file: string, options: ToolIdOptions =
         trigger: "auto",
         triggerRecorded: false,
         replacement,
+        // No summary text, and the history as it is: compact-safe's prune-only fork (Codex always writes a summary).
+        ...(message === "" && Array.isArray(p.replacement_history) ? { path: "prune-only" as const } : {}),
         extra: { replacement_history_recorded: Array.isArray(p.replacement_history) },
       });
       cur = undefined;

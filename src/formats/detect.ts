@@ -4,7 +4,7 @@ import { open } from "node:fs/promises";
 import { notRegularFile } from "../model/index.js";
 import { jsonDepthError } from "../model/depth.js";
 import { importClaudeCode } from "./claude-code.js";
-import { InvalidBlockError } from "./source-tree.js";
+import { InvalidBlockError, jsonSyntaxProblem } from "./source-tree.js";
 import { importCodex } from "./codex.js";
 import { importJournal } from "./journal-format.js";
 import { looksLikeJournalEntry } from "../model/schema.js";
@@ -17,6 +17,8 @@ import { importOpenHands, openHandsEvents } from "./openhands.js";
 import { textResultTool } from "./cline.js";
 import { importLangChain, langChainDumpMessages } from "./langchain.js";
 import { importResponses, looksLikeResponses } from "./responses.js";
+import { importAiSdk, looksLikeAiSdk } from "./ai-sdk.js";
+import { importPiMessages, looksLikePiMessages } from "./pi-messages.js";
 import type { Block } from "../model/index.js";
 import type { ToolIdOptions } from "./tool-ids.js";
 import { FORMAT_NAMES, FormatError, reportUnit, type FormatName, type ImportResult } from "./types.js";
@@ -109,6 +111,7 @@ function jsonlKind(o: Record<string, unknown>): FormatName | undefined {
  * formats tried when nothing matches.
  */
 export function detectFormat(text: string, fileName: string): FormatName {
+  if (text.trim() === "") throw new FormatError(`${fileName}: empty file`);
   const exported = afterExportBanner(text);
   if (exported !== undefined && !jsonDepthError(exported)) {
     try {
@@ -118,13 +121,16 @@ export function detectFormat(text: string, fileName: string): FormatName {
     }
   }
   const trimmed = text.trimStart();
+  /** Why the text is no JSON document, when it starts like one (reported if no JSONL record is known either). */
+  let syntax: { line: number; what: string } | undefined;
   if (trimmed.startsWith("[") || trimmed.startsWith("{")) {
     let doc: unknown;
     try {
       // Too deep: not parsed here; the importer reports it with its line.
       doc = jsonDepthError(text) ? undefined : JSON.parse(text);
-    } catch {
+    } catch (e) {
       doc = undefined;
+      syntax = jsonSyntaxProblem(text, e);
     }
     if (doc !== undefined) {
       if (openHandsEvents(doc) !== undefined) return "openhands";
@@ -133,6 +139,8 @@ export function detectFormat(text: string, fileName: string): FormatName {
       if (isGeminiDocument(doc)) return "gemini-cli";
       if (isOpencodeExport(doc)) return "opencode";
       if (looksLikeResponses(doc)) return "responses";
+      if (looksLikeAiSdk(doc)) return "ai-sdk";
+      if (looksLikePiMessages(doc)) return "pi-messages";
       if (isMessageArray(doc))
         return (looksAnthropic(doc) || looksCline(doc)) && !looksOpenAI(doc) ? "anthropic" : "openai";
       if (isRecord(doc) && isMessageArray(doc.messages)) {
@@ -148,10 +156,12 @@ export function detectFormat(text: string, fileName: string): FormatName {
   }
   const votes = new Map<FormatName, number>();
   let seen = 0;
+  let broken = 0;
   for (const raw of splitLines(text)) {
     if (seen >= 200) break;
     if (raw.text.trim() === "") continue;
     const p = parseLine(raw);
+    if (!p.ok) broken++;
     if (!p.ok || !isRecord(p.value)) continue;
     seen++;
     const k = jsonlKind(p.value);
@@ -160,6 +170,8 @@ export function detectFormat(text: string, fileName: string): FormatName {
   let best: FormatName | undefined;
   for (const [k, n] of votes) if (best === undefined || n > votes.get(best)!) best = k;
   if (best) return best;
+  // A JSON document that does not parse (not a JSONL of unknown records): say what is wrong, where.
+  if (syntax !== undefined && broken > 0) throw new FormatError(`${fileName}:${syntax.line}: ${syntax.what}`);
   const deep = jsonDepthError(text);
   if (deep)
     throw new FormatError(
@@ -281,6 +293,10 @@ function convert(
       return importLangChain(text, fileName, options);
     case "responses":
       return importResponses(text, fileName, options);
+    case "ai-sdk":
+      return importAiSdk(text, fileName, options);
+    case "pi-messages":
+      return importPiMessages(text, fileName, options);
   }
 }
 

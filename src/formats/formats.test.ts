@@ -454,7 +454,7 @@ test("detection errors list the formats tried; a missing file gets a one-line er
     () => detectFormat("hello world\n", "notes.txt"),
     (e: unknown) =>
       e instanceof FormatError &&
-      /notes\.txt: not a known session format \(tried: journal, claude-code, codex, pi, openai, anthropic, gemini-cli, opencode, openhands, langchain, responses\)/.test(
+      /notes\.txt: not a known session format \(tried: journal, claude-code, codex, pi, openai, anthropic, gemini-cli, opencode, openhands, langchain, responses, ai-sdk, pi-messages\)/.test(
         e.message,
       ),
   );

@@ -25,6 +25,8 @@ export { importOpencode } from "./opencode.js";
 export { importOpenHands } from "./openhands.js";
 export { importLangChain } from "./langchain.js";
 export { importResponses, toResponsesRequest } from "./responses.js";
+export { importAiSdk, looksLikeAiSdk } from "./ai-sdk.js";
+export { importPiMessages, looksLikePiMessages } from "./pi-messages.js";
 export { importJournal } from "./journal-format.js";
 export { detectFormat, importText, importFile } from "./detect.js";
 export type { ImportOptions } from "./detect.js";

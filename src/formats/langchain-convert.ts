@@ -442,6 +442,45 @@ export function readLangChainStored(entry: unknown, path: string): Read {
   return readStored(entry, path);
 }
 
+/** The message classes of LangChain's serialized form (`JSON.stringify(message)`), by stored type. */
+const SERIALIZED_CLASSES: Record<string, string> = {
+  HumanMessage: "human",
+  HumanMessageChunk: "human",
+  AIMessage: "ai",
+  AIMessageChunk: "ai",
+  SystemMessage: "system",
+  SystemMessageChunk: "system",
+  ToolMessage: "tool",
+  ToolMessageChunk: "tool",
+  ChatMessage: "generic",
+  ChatMessageChunk: "generic",
+  FunctionMessage: "function",
+  FunctionMessageChunk: "function",
+};
+
+/**
+ * True for a message as `JSON.stringify` writes a LangChain `BaseMessage`
+ * (its `toJSON`): `{ lc: 1, type: "constructor", id: [..., "HumanMessage"],
+ * kwargs: { content, … } }`, of a message class this converter reads.
+ */
+export function isLangChainSerialized(v: unknown): boolean {
+  if (!isRecord(v) || v.lc !== 1 || v.type !== "constructor" || !isRecord(v.kwargs)) return false;
+  const id = v.id;
+  if (!Array.isArray(id) || id.length === 0) return false;
+  const cls = id[id.length - 1];
+  return typeof cls === "string" && Object.hasOwn(SERIALIZED_CLASSES, cls);
+}
+
+/**
+ * The stored form (`{ type, data }`) of a serialized LangChain message (the
+ * kwargs are the stored data, field for field); anything else as it is.
+ */
+export function storedOfSerialized(v: unknown): unknown {
+  if (!isLangChainSerialized(v)) return v;
+  const s = v as { id: string[]; kwargs: Rec };
+  return { type: SERIALIZED_CLASSES[s.id[s.id.length - 1]!], data: s.kwargs };
+}
+
 // ---------------------------------------------------------------------------------------------
 // compact-safe → LangChain
 

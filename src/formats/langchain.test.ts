@@ -77,10 +77,44 @@ test("broken messages are skipped with the input's own path and counted; a call 
 test("not JSON, and a JSON that is no dump, under --format langchain: one line naming the file", () => {
   assert.throws(
     () => importText("[", "d.json", { format: "langchain" }),
-    /^FormatError: d\.json: not valid JSON/,
+    /^FormatError: d\.json:1: truncated JSON/,
   );
   assert.throws(
     () => importText(JSON.stringify({ a: 1 }), "d.json", { format: "langchain" }),
     /d\.json: expected a LangChain message dump/,
   );
+});
+
+test("messages as JSON.stringify writes LangChain's own BaseMessages are detected and read as langchain", async () => {
+  const { AIMessage, HumanMessage, SystemMessage, ToolMessage } = await import("@langchain/core/messages");
+  const messages = [
+    new SystemMessage("Be brief."),
+    new HumanMessage("read a"),
+    new AIMessage({ content: "", tool_calls: [{ id: "c1", name: "read", args: { p: "a" } }] }),
+    new ToolMessage({ content: "A", tool_call_id: "c1" }),
+    new AIMessage("done"),
+  ];
+  const text = JSON.stringify(messages);
+  assert.equal((JSON.parse(text) as { lc?: unknown }[])[0]!.lc, 1); // the serialized form, not the stored one
+  assert.equal(detectFormat(text, "dump.json"), "langchain");
+  for (const format of [undefined, "langchain" as const]) {
+    const { entries, report } = importText(text, "dump.json", { format });
+    assert.equal(report.format, "langchain");
+    assert.equal(report.imported, 5);
+    const live = liveContext(entries);
+    assert.deepEqual(
+      live.map((m) => m.role),
+      ["system", "user", "assistant", "user", "assistant"],
+    );
+    assert.deepEqual(
+      live[2]!.content.find((b) => b.type === "tool_use"),
+      {
+        type: "tool_use",
+        id: "c1",
+        name: "read",
+        input: { p: "a" },
+      },
+    );
+    assert.equal((live[3]!.content[0] as { tool_use_id: string }).tool_use_id, "c1");
+  }
 });

@@ -1,7 +1,9 @@
 /**
  * LangChain.js message dumps: the JSON of `mapChatMessagesToStoredMessages`
- * (`[{ type, data: { content, tool_calls, tool_call_id, … } }]`), or `{
- * messages: [...] }` of the same. For the report each stored message is one
+ * (`[{ type, data: { content, tool_calls, tool_call_id, … } }]`), the JSON
+ * `JSON.stringify` writes of the messages themselves (`[{ lc: 1, type:
+ * "constructor", id: [..., "HumanMessage"], kwargs: { content, … } }]`), or
+ * `{ messages: [...] }` of either. For the report each stored message is one
  * "message" (numbered from 1). Messages are read by the pure converter in
  * langchain-convert.ts (no `@langchain/*` import: the CLI reads dumps
  * without the peer installed); a message that cannot be read is skipped with
@@ -14,13 +16,19 @@ import { linearImport, parseJsonDocument } from "./source-tree.js";
 import { SourceLines, type ToolIdOptions } from "./tool-ids.js";
 import { FormatError, type ImportResult } from "./types.js";
 import {
+  isLangChainSerialized,
   isLangChainStored,
   joinParts,
   LangChainMessageError,
   readLangChainStored,
+  storedOfSerialized,
 } from "./langchain-convert.js";
 
-/** The stored messages of a dump document (an array, or `{ messages }`), if it is one. */
+/**
+ * The messages of a dump document (an array, or `{ messages }`), if it is
+ * one: stored messages (`{ type, data }`) or serialized ones (`{ lc: 1, type:
+ * "constructor", id, kwargs }`, as `JSON.stringify` writes a message).
+ */
 export function langChainDumpMessages(doc: unknown): unknown[] | undefined {
   const arr = Array.isArray(doc)
     ? doc
@@ -28,7 +36,7 @@ export function langChainDumpMessages(doc: unknown): unknown[] | undefined {
       ? doc.messages
       : undefined;
   if (!arr || arr.length === 0) return undefined;
-  const stored = arr.filter(isLangChainStored).length;
+  const stored = arr.filter((m) => isLangChainStored(m) || isLangChainSerialized(m)).length;
   // Every record a stored message (one stray broken item is reported, not a reason to miss the format).
   return stored > 0 && stored >= arr.length - 1 ? arr : undefined;
 }
@@ -52,14 +60,18 @@ export function importLangChain(text: string, file: string, options: ToolIdOptio
   const lineOf: number[] = [];
   arr.forEach((raw, i) => {
     const line = i + 1;
-    rb.line(isRecord(raw) && typeof raw.type === "string" ? raw.type : "invalid");
+    const serialized = isLangChainSerialized(raw);
+    const stored = storedOfSerialized(raw);
+    rb.line(isRecord(stored) && typeof stored.type === "string" ? stored.type : "invalid");
     try {
-      reads.push(readLangChainStored(raw, at(i)));
+      reads.push(readLangChainStored(stored, at(i)));
       lineOf.push(line);
       rb.imported();
     } catch (e) {
       if (!(e instanceof LangChainMessageError)) throw e;
-      rb.skip(line, e.message, false);
+      // A serialized message's data is its `kwargs`: name the place as written.
+      const why = serialized ? e.message.split(`${at(i)}.data`).join(`${at(i)}.kwargs`) : e.message;
+      rb.skip(line, why, false);
     }
   });
 

@@ -119,7 +119,7 @@ function piUsage(u: unknown): Usage | undefined {
 }
 
 /** One pi message as a canonical message, or a skip reason. */
-function convertMessage(
+export function convertMessage(
   m: Record<string, unknown>,
   meta: Record<string, unknown>,
 ): Message | { skip: string; byDesign: boolean } {

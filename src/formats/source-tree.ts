@@ -167,11 +167,39 @@ export function linearImport(
  * naming the file (and the line where the nesting went too deep) otherwise.
  */
 export function parseJsonDocument(text: string, file: string): unknown {
+  if (text.trim() === "") throw new FormatError(`${file}: empty file`);
   try {
     return parseJsonLimited(text);
   } catch (e) {
     if (e instanceof JsonDepthError)
       throw new FormatError(`${file}:${e.line}: JSON nested deeper than ${e.limit} levels (the limit)`);
-    throw new FormatError(`${file}: not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+    const { line, what } = jsonSyntaxProblem(text, e);
+    throw new FormatError(`${file}:${line}: ${what}`);
   }
+}
+
+/**
+ * What is wrong with a JSON document `JSON.parse` refused, and the line
+ * (1-based) where: `truncated JSON (…)` when the text ends before the
+ * document does (a file cut while being written), at its last line;
+ * `not valid JSON (…)` otherwise, at the line of the position the parser
+ * names.
+ */
+export function jsonSyntaxProblem(text: string, error: unknown): { line: number; what: string } {
+  const message = error instanceof Error ? error.message : String(error);
+  const end = text.trimEnd().length;
+  const at = /at position (\d+)/.exec(message);
+  const pos = at ? Number(at[1]) : undefined;
+  const truncated = /end of JSON input/i.test(message) || (pos !== undefined && pos >= end);
+  const lineAt = (p: number): number => {
+    let line = 1;
+    for (let i = text.indexOf("\n"); i >= 0 && i < p; i = text.indexOf("\n", i + 1)) line++;
+    return line;
+  };
+  if (truncated)
+    return {
+      line: lineAt(Math.max(0, end - 1)),
+      what: `truncated JSON (the document ends before it is complete: ${message})`,
+    };
+  return { line: pos !== undefined ? lineAt(pos) : 1, what: `not valid JSON (${message})` };
 }

@@ -16,6 +16,8 @@ export const FORMAT_NAMES = [
   "openhands",
   "langchain",
   "responses",
+  "ai-sdk",
+  "pi-messages",
 ] as const;
 export type FormatName = (typeof FORMAT_NAMES)[number];
 
@@ -92,7 +94,9 @@ export function reportUnit(report: Pick<ImportReport, "format" | "unit">): "line
     report.format === "opencode" ||
     report.format === "openhands" ||
     report.format === "langchain" ||
-    report.format === "responses"
+    report.format === "responses" ||
+    report.format === "ai-sdk" ||
+    report.format === "pi-messages"
     ? "message"
     : "line";
 }

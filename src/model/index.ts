@@ -5,3 +5,4 @@ export * from "./files.js";
 export * from "./depth.js";
 export * from "./errors.js";
 export * from "./constants.js";
+export * from "./plain.js";

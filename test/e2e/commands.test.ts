@@ -107,7 +107,7 @@ test("missing file and unknown format: exit 2, one line naming the file; --debug
     assert.equal(r.code, 2);
     assert.match(
       oneLineError(r.stderr),
-      /not a known session format \(tried: journal, claude-code, codex, pi, openai, anthropic, gemini-cli, opencode, openhands, langchain, responses\)/,
+      /not a known session format \(tried: journal, claude-code, codex, pi, openai, anthropic, gemini-cli, opencode, openhands, langchain, responses, ai-sdk, pi-messages\)/,
     );
     const forced = await run(["import", small, "--format", "word-doc", "--out", join(dir, "j")]);
     assert.equal(forced.code, 2);
@@ -210,7 +210,7 @@ test("validate ORIGINAL REPLACEMENT: exit 0 valid, 1 violation with the reason o
     writeFileSync(notJson, "[");
     const nj = await run(["validate", notJson, g]);
     assert.equal(nj.code, 2);
-    assert.match(oneLineError(nj.stderr), new RegExp(`${notJson}: not JSON`));
+    assert.match(oneLineError(nj.stderr), new RegExp(`${notJson}:1: truncated JSON`));
     writeFileSync(
       notJson,
       JSON.stringify([{ role: "user", content: [{ type: "tool_result", content: "x" }] }]),

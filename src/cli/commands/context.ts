@@ -12,6 +12,7 @@ import { allText, checkpointMarkerOf, isCheckpoint, isPlainUser } from "../../co
 import { measurePressure } from "../../engine/pressure.js";
 import { formatReceipt } from "../../engine/replacement.js";
 import { FORMAT_NAMES } from "../../formats/types.js";
+import { tokenBars } from "../../report/model.js";
 import { loadSession, parseFormat, type Session } from "../io.js";
 import { num, out, printJson, style, table } from "../output.js";
 import { DEFAULT_WINDOW } from "../../route/index.js";
@@ -57,8 +58,16 @@ export interface ContextView {
     trigger: string;
     /** The model that wrote the summary (`extractive`, `prune-only`, an LLM, or the source agent's). */
     model: string;
+    /** The figures the compaction entry holds (for an imported one: the agent's own count before, where it kept one, and a rough size after). */
     tokens_before: number;
     tokens_after: number;
+    /**
+     * Estimated tokens of the live context it replaced and of its replacement,
+     * counted as `report` counts them (its token bars): the figures to compare
+     * with `report`.
+     */
+    estimated_tokens_before: number;
+    estimated_tokens_after: number;
     /** The coverage receipt, or null when the compaction was imported from another agent without one. */
     coverage: CoverageReceipt | null;
     /** The receipt as one line (`summary; last round kept: ...`), or null. */
@@ -107,6 +116,11 @@ export function inFlightCalls(live: readonly Message[]): { id: string; name: str
 }
 
 const pct = (n: number, d: number) => Math.round((n / d) * 1000) / 10;
+
+/** Estimated tokens of messages as `report`'s token bars add up. */
+function barsTotal(messages: readonly Message[]): number {
+  return Object.values(tokenBars(messages)).reduce((n, v) => n + v, 0);
+}
 
 export async function buildContextView(
   session: Session,
@@ -160,6 +174,10 @@ export async function buildContextView(
             model: last.payload.model,
             tokens_before: last.payload.tokens_before,
             tokens_after: last.payload.tokens_after,
+            estimated_tokens_before: barsTotal(
+              last.parent_id ? projectPath(activePath(entries, last.parent_id)) : [],
+            ),
+            estimated_tokens_after: barsTotal(last.payload.replacement),
             coverage: last.payload.coverage ?? null,
             receipt: last.payload.coverage ? formatReceipt(last.payload.coverage) : null,
             source_agent: typeof last.payload.source_agent === "string" ? last.payload.source_agent : null,
@@ -204,7 +222,20 @@ export function contextLines(v: ContextView): string[] {
       "last compaction",
       `${c.path}, ${c.trigger}, ${c.created_at}${c.source_agent ? ` (imported from ${c.source_agent})` : ""}`,
     ]);
-    rows.push(["  tokens", `${num(c.tokens_before)} → ${num(c.tokens_after)}`]);
+    rows.push([
+      "  tokens",
+      `${num(c.estimated_tokens_before)} → ${num(c.estimated_tokens_after)} (estimated, as report counts them)`,
+    ]);
+    // What the entry itself records, where it says something else (an agent counts its whole billed prompt).
+    if (c.tokens_before !== c.estimated_tokens_before || c.tokens_after !== c.estimated_tokens_after)
+      rows.push([
+        "  recorded",
+        `${num(c.tokens_before)} → ${num(c.tokens_after)} (${
+          c.source_agent
+            ? `as imported from ${c.source_agent}: before, the agent's own count of its prompt where it kept one; after, a rough size of the replacement`
+            : "as the compaction entry records them"
+        })`,
+      ]);
     rows.push(["  summarizer", c.model]);
     rows.push(["  coverage", c.receipt ?? "no receipt recorded"]);
     if (v.compactions_on_path > 1)

@@ -102,8 +102,9 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .summary("check a compaction (or fixture matrices) against the survival contract")
     .description(
       "Check that REPLACEMENT keeps what the survival contract requires of ORIGINAL. " +
-        "ORIGINAL and REPLACEMENT are JSON message arrays, { messages }, or Anthropic request " +
-        "bodies { system, messages } as written by `export --to anthropic`; either one (not both) may be " +
+        "ORIGINAL and REPLACEMENT are JSON message arrays, { messages }, Anthropic request " +
+        "bodies { system, messages } as written by `export --to anthropic`, or Responses request " +
+        "bodies { input } as written by `export --to responses`; either one (not both) may be " +
         "- for standard input. " +
         "With --matrix, run the validators over fixture matrices instead (same output and exit " +
         "codes as `node contract/validate_survival_contract.mjs`).\n\n" +
