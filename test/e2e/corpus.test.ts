@@ -22,7 +22,7 @@ corpusSuite("e2e", () => {
 
   test(
     "every corpus file: import, export, compact to 30 %, export, validate, context",
-    { timeout: 170_000 },
+    { timeout: 600_000 },
     async (t) => {
       assert.ok(files.length >= 10, `expected the corpus, found ${files.length} files`);
       const { dir, cleanup } = tempDir();

@@ -7,21 +7,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cliPath, corpusDir, corpusSuite, exampleSession } from "../support.js";
+import { cliPath, exampleSession } from "../support.js";
+import { additionalContext, hook } from "./hook-run.js";
 import { claudeCodeTranscript, codexRollout, CODEX_INSTRUCTION, INSTRUCTION } from "../hook-sessions.js";
 import { piSessionText } from "../pi-session.js";
 import { tempDir } from "./helpers.js";
-
-/** Runs `compact-safe hook AGENT` in `cwd` with `input` (an object is written as JSON) on stdin. */
-function hook(agent: string, input: unknown, cwd: string) {
-  return spawnSync(process.execPath, [cliPath, "hook", agent], {
-    input: typeof input === "string" ? input : JSON.stringify(input),
-    encoding: "utf8",
-    cwd,
-  });
-}
 
 /** Exit 0, nothing on stdout, one line on stderr matching `pattern`. */
 function assertQuietFailure(r: ReturnType<typeof hook>, pattern: RegExp): void {
@@ -30,10 +22,6 @@ function assertQuietFailure(r: ReturnType<typeof hook>, pattern: RegExp): void {
   assert.equal(r.stderr.split("\n").length, 2, `one line, then its line break: ${JSON.stringify(r.stderr)}`);
   assert.match(r.stderr, pattern);
 }
-
-const additionalContext = (stdout: string) =>
-  (JSON.parse(stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } })
-    .hookSpecificOutput;
 
 test("hook claude-code: a recorded compaction that lost the last round: the instruction, the lost call and the anchors restated", (t) => {
   const { dir, cleanup } = tempDir();
@@ -205,64 +193,4 @@ test("hooks: a session path that starts with - is a file (taken from the input's
   const pi = hook("pi", { session_file: "-" }, dir);
   assert.equal(pi.status, 0, pi.stderr);
   assert.match(pi.stdout, /did not keep the survival contract/);
-});
-
-corpusSuite("hooks on corpus sessions", () => {
-  test("hook claude-code, codex and pi on corpus sessions: exit 0 and the answer each agent expects", (t) => {
-    const { dir, cleanup } = tempDir();
-    t.after(cleanup);
-    // A Claude Code session whose last round holds an instruction (the hook runs before the compaction is recorded).
-    const cc = hook(
-      "claude-code",
-      {
-        source: "compact",
-        transcript_path: join(corpusDir, "claude-code", "entire-98-78b713483d-0.jsonl"),
-        cwd: dir,
-      },
-      dir,
-    );
-    assert.equal(cc.status, 0, cc.stderr);
-    assert.match(
-      additionalContext(cc.stdout).additionalContext,
-      /^compact-safe: the user's current instructions/,
-    );
-    // A Codex rollout, then a compaction that kept nothing but its summary, as Codex records one.
-    const rollout = join(dir, "rollout.jsonl");
-    writeFileSync(
-      rollout,
-      readFileSync(join(corpusDir, "codex", "coda-rollout-2025-10-04T22-31-15.jsonl"), "utf8").trimEnd() +
-        "\n" +
-        JSON.stringify({
-          timestamp: "2026-12-01T00:00:00.000Z",
-          type: "compacted",
-          payload: { message: "summary", replacement_history: [] },
-        }) +
-        "\n",
-    );
-    const codex = hook(
-      "codex",
-      { hook_event_name: "PostCompact", trigger: "auto", transcript_path: rollout, cwd: dir },
-      dir,
-    );
-    assert.equal(codex.status, 0, codex.stderr);
-    assert.match(
-      (JSON.parse(codex.stdout) as { systemMessage: string }).systemMessage,
-      /did not keep the survival contract/,
-    );
-    // pi's own compactions: one that lost a tool result, one that kept the contract.
-    const before = hook(
-      "pi",
-      { session_file: join(corpusDir, "pi", "pi-mono-before-compaction.jsonl"), cwd: dir },
-      dir,
-    );
-    assert.equal(before.status, 0, before.stderr);
-    assert.equal((JSON.parse(before.stdout) as { kept: boolean }).kept, false);
-    const root = hook(
-      "pi",
-      { session_file: join(corpusDir, "pi", "pi-mono-root-compact.jsonl"), cwd: dir },
-      dir,
-    );
-    assert.equal(root.status, 0, root.stderr);
-    assert.equal((JSON.parse(root.stdout) as { kept: boolean }).kept, true);
-  });
 });

@@ -151,7 +151,7 @@ test("validate - REPLACEMENT, audit -, and the errors: named (stdin); restore - 
     assert.match(oneLineError(r.stderr), /^compact-safe: \(stdin\)/, cmd.join(" "));
   }
   const bad = await piped(["validate", "-", file], "[");
-  assert.match(oneLineError(bad.stderr), /^compact-safe: \(stdin\): /);
+  assert.match(oneLineError(bad.stderr), /^compact-safe: \(stdin\):1: truncated JSON/);
   const restore = await piped(["restore", "-"], "");
   assert.equal(restore.code, 2);
   assert.match(oneLineError(restore.stderr), /^compact-safe: \(stdin\): restore appends to a journal file/);
