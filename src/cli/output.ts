@@ -12,7 +12,8 @@
  * already, and the bidi controls are written as `\uXXXX` escapes too).
  *
  * What a command writes as data is not display and is written as it is:
- * the request body of `export`, a pinned anchor file (`anchor show`), and
+ * the request body of `export`, the pinned anchors (`anchor show`, its
+ * `--json` too: checkpoints restate them verbatim), and
  * the sessions and journals that `import`, `compact --out` and `--fork`
  * write to files. They are the user's own data, byte for byte (`writeData`).
  */
@@ -67,9 +68,9 @@ export function shown(line: string): string {
 /** The bidi controls, which JSON.stringify writes as they are. */
 const JSON_BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
-/** A value as `--json` prints it: every string redacted, the bidi controls written as escapes. */
-export function shownJson(value: unknown): string {
-  return (JSON.stringify(mapStrings(value, redactSecrets), null, 2) ?? "null").replace(
+/** A value as `--json` prints it: every string redacted (`redact` false: data, as it is), the bidi controls written as escapes. */
+export function shownJson(value: unknown, redact = true): string {
+  return (JSON.stringify(redact ? mapStrings(value, redactSecrets) : value, null, 2) ?? "null").replace(
     JSON_BIDI,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );
@@ -97,6 +98,11 @@ export function err(line: string): void {
 /** Prints a value as pretty JSON on stdout (the `--json` output of every command), as shown (`shownJson`). */
 export function printJson(value: unknown): void {
   process.stdout.write(`${shownJson(value)}\n`);
+}
+
+/** Prints data as pretty JSON (the pinned anchors, which checkpoints restate verbatim): not redacted, bidi escaped. */
+export function printJsonData(value: unknown): void {
+  process.stdout.write(`${shownJson(value, false)}\n`);
 }
 
 /** Writes data on stdout as it is (a request body, an anchor file): the user's own bytes, not display. */

@@ -93,3 +93,14 @@ test("report --json and context --json print the session redacted", async (t) =>
     assertClean(args.join(" "), r.stdout + r.stderr);
   }
 });
+
+test("data is not display: the pinned anchors print as they are, --json too (checkpoints restate them verbatim)", async (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  const anchors = `keep DB_PASSWORD=${["hunter2", "Qx7Zp9Lm4Rt"].join("")} as is`;
+  assert.equal((await run(["anchor", "set", anchors, "--workspace", dir])).code, 0);
+  const human = await run(["anchor", "show", "--workspace", dir]);
+  assert.equal(human.stdout, `${anchors}\n`);
+  const json = await run(["anchor", "show", "--json", "--workspace", dir]);
+  assert.equal((JSON.parse(json.stdout) as { text: string }).text, anchors);
+});

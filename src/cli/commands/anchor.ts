@@ -1,7 +1,7 @@
 /** `compact-safe anchor show|set TEXT|clear`: the user's pinned anchors, restated verbatim in every checkpoint. */
 import type { Command } from "commander";
 import { clearAnchors, readAnchors, writeAnchors } from "../../workspace/index.js";
-import { err, out, printJson, writeData } from "../output.js";
+import { err, out, printJson, printJsonData, writeData } from "../output.js";
 
 interface AnchorOptions {
   workspace?: string;
@@ -27,7 +27,8 @@ export function register(program: Command): void {
     .option("--json", "print { file, text } (both null when nothing is pinned)")
     .action(async (o: AnchorOptions) => {
       const a = await readAnchors(o.workspace ?? process.cwd());
-      if (o.json) printJson({ file: a?.file ?? null, text: a?.text ?? null });
+      // The user's own pinned text is data (checkpoints restate it verbatim): printed as it is, not redacted.
+      if (o.json) printJsonData({ file: a?.file ?? null, text: a?.text ?? null });
       else if (a === null) err(`compact-safe: no anchors pinned in ${o.workspace ?? process.cwd()}`);
       else {
         // The user's own pinned text, data (not redacted): its control characters are escaped (`\x1b`) as it is
