@@ -49,6 +49,36 @@ const PLACEHOLDERS = new Set([
   "n/a",
   "none",
 ]);
+// A summary whose every word is one of these says nothing (a label and the words that join it, or a placeholder):
+// the same list as CONTENT_FREE_WORDS in src/contract/placeholder.ts.
+const CONTENT_FREE_WORDS = new Set([
+  ...["summary", "summaries", "summarized", "summarised", "summarization", "recap", "overview", "synopsis"],
+  ...["conversation", "conversations", "chat", "session", "sessions", "thread", "discussion", "dialogue"],
+  ...["dialog", "history", "transcript", "context", "exchange", "messages", "message"],
+  ...["handoff", "hand", "off", "checkpoint", "checkpoints", "compaction", "compacted", "note", "notes"],
+  ...["the", "a", "an", "of", "this", "that", "these", "those", "and", "or", "so", "far", "to", "date"],
+  ...["for", "in", "on", "at", "up", "until", "now", "here", "s", "is", "are", "was", "were", "be", "it"],
+  ...["its", "our", "my", "your", "below", "above", "follows", "following", "previous", "prior", "earlier"],
+  ...["placeholder", "todo", "tbd", "tba", "n", "none", "no", "not", "available", "unavailable", "empty"],
+  ...[
+    "content",
+    "contents",
+    "text",
+    "yet",
+    "nothing",
+    "brief",
+    "short",
+    "quick",
+    "general",
+    "full",
+    "ran",
+    "out",
+  ],
+]);
+function contentFree(s) {
+  const words = s.match(/[\p{L}\p{N}]+/gu) ?? [];
+  return words.length > 0 && words.every((w) => CONTENT_FREE_WORDS.has(w.toLowerCase()));
+}
 const REFUSAL_PREFIXES = [
   "i'm sorry",
   "i am sorry",
@@ -409,7 +439,7 @@ function summaryPart(m) {
 
 export function isPlaceholderOnly(m) {
   const s = summaryPart(m);
-  if (s === "" || PLACEHOLDERS.has(s)) return true;
+  if (s === "" || PLACEHOLDERS.has(s) || contentFree(s)) return true;
   return s.length < 200 && REFUSAL_PREFIXES.some((p) => s.startsWith(p));
 }
 

@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { EXIT, toCliError } from "./errors.js";
-import { ignoreClosedPipes } from "./output.js";
+import { err, ignoreClosedPipes } from "./output.js";
 import * as hook from "./commands/hook.js";
 
 type CommandModule = { register(program: Command, setExit: (code: number) => void): void };
@@ -84,7 +84,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       return EXIT.USAGE;
     }
     const ce = toCliError(e);
-    process.stderr.write(`compact-safe: ${ce.message}\n`);
+    // As every printed line: redacted, controls visible (an error may quote session text).
+    err(`compact-safe: ${ce.message}`);
     if (debug) {
       const cause = ce.cause instanceof Error ? ce.cause : ce;
       process.stderr.write(`${cause.stack ?? String(cause)}\n`);

@@ -1,8 +1,25 @@
 /**
  * Printing: human text or `--json`, colour (never when NO_COLOR is set or the
  * stream is not a TTY), and a progress bar on stderr for long work.
+ *
+ * Everything a command prints for a reader goes through `out`, `err` or
+ * `printJson`, and they are where it is made safe to show, whatever the
+ * command: session text in it is redacted (`redactSecrets`, the rules that
+ * compaction applies to what it writes) and its control characters are
+ * shown, not acted on (`showControls`: an ESC or a bidi override in a
+ * session never reaches the terminal as such). `--json` output is redacted
+ * string by string (the JSON stays valid; its C0 controls are JSON escapes
+ * already, and the bidi controls are written as `\uXXXX` escapes too).
+ *
+ * What a command writes as data is not display and is written as it is:
+ * the request body of `export`, the pinned anchors (`anchor show`, its
+ * `--json` too: checkpoints restate them verbatim), and
+ * the sessions and journals that `import`, `compact --out` and `--fork`
+ * write to files. They are the user's own data, byte for byte (`writeData`).
  */
 import type { WriteStream } from "node:tty";
+import { redactSecrets } from "../engine/redact.js";
+import { mapStrings, showControls } from "../report/visible.js";
 
 type Stream = NodeJS.WriteStream | WriteStream;
 
@@ -28,9 +45,35 @@ export function colorEnabled(stream: Stream = process.stdout): boolean {
   return stream.isTTY === true;
 }
 
+/**
+ * Colour is written as a stand-in (a noncharacter, the code, another) that
+ * `shown` turns into the escape sequence after the line's own controls are
+ * made visible: a colour is the one escape sequence a printed line holds.
+ */
+const SGR_OPEN = "\ufdd0";
+const SGR_CLOSE = "\ufdd1";
+const SGR = /\ufdd0([0-9]{1,2})\ufdd1/g;
+
 function sgr(open: number, close: number) {
   return (text: string, stream: Stream = process.stdout): string =>
-    colorEnabled(stream) ? `\u001b[${open}m${text}\u001b[${close}m` : text;
+    colorEnabled(stream) ? `${SGR_OPEN}${open}${SGR_CLOSE}${text}${SGR_OPEN}${close}${SGR_CLOSE}` : text;
+}
+
+/** A line as printed: redacted, its controls made visible, then its colours written. */
+export function shown(line: string): string {
+  const safe = showControls(redactSecrets(line));
+  return safe.includes(SGR_OPEN) ? safe.replace(SGR, "\u001b[$1m") : safe;
+}
+
+/** The bidi controls, which JSON.stringify writes as they are. */
+const JSON_BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** A value as `--json` prints it: every string redacted (`redact` false: data, as it is), the bidi controls written as escapes. */
+export function shownJson(value: unknown, redact = true): string {
+  return (JSON.stringify(redact ? mapStrings(value, redactSecrets) : value, null, 2) ?? "null").replace(
+    JSON_BIDI,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 export const style = {
@@ -42,19 +85,29 @@ export const style = {
   cyan: sgr(36, 39),
 };
 
-/** Writes a line to stdout. */
+/** Writes a line to stdout, as shown (`shown`: redacted, controls visible). */
 export function out(line = ""): void {
-  process.stdout.write(`${line}\n`);
+  process.stdout.write(`${shown(line)}\n`);
 }
 
-/** Writes a line to stderr. */
+/** Writes a line to stderr, as shown (`shown`). */
 export function err(line: string): void {
-  process.stderr.write(`${line}\n`);
+  process.stderr.write(`${shown(line)}\n`);
 }
 
-/** Prints a value as pretty JSON on stdout (the `--json` output of every command). */
+/** Prints a value as pretty JSON on stdout (the `--json` output of every command), as shown (`shownJson`). */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  process.stdout.write(`${shownJson(value)}\n`);
+}
+
+/** Prints data as pretty JSON (the pinned anchors, which checkpoints restate verbatim): not redacted, bidi escaped. */
+export function printJsonData(value: unknown): void {
+  process.stdout.write(`${shownJson(value, false)}\n`);
+}
+
+/** Writes data on stdout as it is (a request body, an anchor file): the user's own bytes, not display. */
+export function writeData(text: string): void {
+  process.stdout.write(text);
 }
 
 /** `label: value` lines with the labels padded to one width. */

@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import type { Message } from "../model/types.js";
 import {
   CHECKPOINT_MARKER,
@@ -20,7 +21,9 @@ import {
   isValidBoundedResult,
   utf8Length,
   placeholderKind,
+  isContentFree,
 } from "./index.js";
+import { checkpointSummaryPart } from "./validate.js";
 import { projectMatrix, repoRoot } from "../../test/support.js";
 import { matrixAgreementTests } from "../../test/matrix-agreement.js";
 
@@ -214,6 +217,75 @@ test("placeholders and refusals are recognised; substance is not", () => {
   assert.equal(placeholderKind(refusal(200)), undefined);
   // "İ" lower-cases to two characters: the length that counts is the lower-cased one.
   assert.equal(placeholderKind(`I'm sorry ${"İ".repeat(95)}`), undefined);
+});
+
+/** Summaries with no substance (labels, joining words, placeholders): refused by the rule, not by a list. */
+const CONTENT_FREE = [
+  "Summary of the conversation.",
+  "Summary of the conversation so far.",
+  "Conversation summary",
+  "## Summary\n\n(none)",
+  "# Handoff notes\n\nTBD",
+  "Checkpoint: summary of this session.",
+  "Here is a summary of the conversation:",
+  "The summary of the previous conversation is below.",
+  "Notes: n/a",
+  "SUMMARY",
+  `${"Summary of the conversation. ".repeat(10)}`,
+];
+/** Short summaries that say something: accepted. */
+const SHORT_REAL = [
+  "Fixed the login bug in auth.ts; tests pass.",
+  "Summary: the user wants the parser rewritten in Rust.",
+  "Conversation summary: added a --json flag to audit.",
+  "Renamed foo to bar.",
+  "Tests pass.",
+  "Summary of the conversation: PR #42 merged.",
+  "Nothing to do: the build is green.",
+  "User asked about the weather in Paris.",
+  "## Summary\n\nDeployed v2.3 to staging.",
+];
+
+test("a summary with no substance is a placeholder whatever its words' order; a short real summary is not", () => {
+  for (const t of CONTENT_FREE) {
+    assert.equal(placeholderKind(t), "placeholder", JSON.stringify(t));
+    assert.ok(isContentFree(t), JSON.stringify(t));
+  }
+  for (const t of SHORT_REAL) assert.equal(placeholderKind(t), undefined, JSON.stringify(t));
+});
+
+test("the TypeScript validator and the dependency-free one refuse the same content-free checkpoints", async () => {
+  const mjs = (await import(
+    pathToFileURL(join(repoRoot, "contract", "validate_survival_contract.mjs")).href
+  )) as {
+    isPlaceholderOnly: (m: unknown) => boolean;
+  };
+  for (const t of [...CONTENT_FREE, ...SHORT_REAL]) {
+    const m: Message = {
+      role: "user",
+      content: [
+        {
+          type: "text",
+          text: `${CHECKPOINT_MARKER}\n${t}\n## Coverage\nsummary; last round kept: 2 messages (0 tool results, 1 assistant); anchors 0 chars`,
+        },
+      ],
+    };
+    // Claude Code's checkpoint, its opening sentence before the summary.
+    const claude: Message = {
+      role: "user",
+      content: [
+        {
+          type: "text",
+          text: `This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:\n${t}`,
+        },
+      ],
+    };
+    assert.equal(placeholderKind(checkpointSummaryPart(claude)) !== undefined, CONTENT_FREE.includes(t), t);
+    assert.equal(mjs.isPlaceholderOnly(claude), CONTENT_FREE.includes(t), `the .mjs on ${JSON.stringify(t)}`);
+    const ts = placeholderKind(checkpointSummaryPart(m)) !== undefined;
+    assert.equal(ts, CONTENT_FREE.includes(t), JSON.stringify(t));
+    assert.equal(mjs.isPlaceholderOnly(m), ts, `the .mjs disagrees on ${JSON.stringify(t)}`);
+  }
 });
 
 test("the project matrix exists and holds at least 40 cases", () => {

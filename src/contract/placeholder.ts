@@ -1,6 +1,7 @@
 /**
- * Internal protocol placeholders and refusal-only text are never durable
- * transcript content. Used by the validators (placeholder-only checkpoints)
+ * Internal protocol placeholders, content-free summaries (labels and
+ * joining words only: `isContentFree`) and refusal-only text are never
+ * durable transcript content. Used by the validators (placeholder-only checkpoints)
  * and by the engine (unusable summaries).
  */
 
@@ -13,6 +14,52 @@ export const PLACEHOLDER_TEXTS: readonly string[] = [
   "n/a",
   "none",
 ];
+
+/**
+ * The words a summary can be written with and still say nothing: labels
+ * (summary, conversation, handoff, checkpoint, notes, …), the words that
+ * join them (the, of, this, so far, here is, …) and the placeholders
+ * (none, n/a, TBD, unavailable, …). A summary whose every word is one of
+ * these ("Summary of the conversation.", "## Handoff notes\n\n(none)")
+ * is a placeholder, whatever its length; one word outside the list (a file,
+ * a verb, a name, a number) makes it a summary. The dependency-free
+ * validator (contract/validate_survival_contract.mjs) holds the same list.
+ */
+export const CONTENT_FREE_WORDS: ReadonlySet<string> = new Set([
+  ...["summary", "summaries", "summarized", "summarised", "summarization", "recap", "overview", "synopsis"],
+  ...["conversation", "conversations", "chat", "session", "sessions", "thread", "discussion", "dialogue"],
+  ...["dialog", "history", "transcript", "context", "exchange", "messages", "message"],
+  ...["handoff", "hand", "off", "checkpoint", "checkpoints", "compaction", "compacted", "note", "notes"],
+  ...["the", "a", "an", "of", "this", "that", "these", "those", "and", "or", "so", "far", "to", "date"],
+  ...["for", "in", "on", "at", "up", "until", "now", "here", "s", "is", "are", "was", "were", "be", "it"],
+  ...["its", "our", "my", "your", "below", "above", "follows", "following", "previous", "prior", "earlier"],
+  ...["placeholder", "todo", "tbd", "tba", "n", "none", "no", "not", "available", "unavailable", "empty"],
+  ...[
+    "content",
+    "contents",
+    "text",
+    "yet",
+    "nothing",
+    "brief",
+    "short",
+    "quick",
+    "general",
+    "full",
+    "ran",
+    "out",
+  ],
+]);
+
+/** The words of `text` (runs of letters and digits), read until one is not content-free: whether none is. */
+export function isContentFree(text: string): boolean {
+  const word = /[\p{L}\p{N}]+/gu;
+  let any = false;
+  for (let m = word.exec(text); m !== null; m = word.exec(text)) {
+    if (!CONTENT_FREE_WORDS.has(m[0].toLowerCase())) return false;
+    any = true;
+  }
+  return any;
+}
 
 const REFUSAL_OPENINGS: readonly string[] = [
   "i'm sorry",
@@ -55,13 +102,13 @@ export type PlaceholderKind = "empty" | "punctuation" | "placeholder" | "refusal
 
 /** Why a summary is placeholder-only, or undefined when it has substance. */
 export function placeholderKind(text: string): PlaceholderKind | undefined {
-  // A long text is neither (lower-casing never shortens a text): not lower-cased whole.
+  // A long text is a placeholder only when no word of it has substance (read up to the first that has).
   const { start, end } = edges(text);
-  if (end - start >= REFUSAL_MAX_CHARS) return undefined;
+  if (end - start >= REFUSAL_MAX_CHARS) return isContentFree(text) ? "placeholder" : undefined;
   if (text.trim().length === 0) return "empty";
   const n = normalizeSummary(text);
   if (n.length === 0) return "punctuation";
-  if (PLACEHOLDER_TEXTS.includes(n)) return "placeholder";
+  if (PLACEHOLDER_TEXTS.includes(n) || isContentFree(n)) return "placeholder";
   if (n.length < REFUSAL_MAX_CHARS && REFUSAL_OPENINGS.some((o) => n.startsWith(o))) return "refusal";
   return undefined;
 }

@@ -213,6 +213,7 @@ for (const [label, bad] of [
   ["empty", { text: "", model: "m" }],
   ["punctuation", { text: "...", model: "m" }],
   ["placeholder", { text: "(no summary available)", model: "m" }],
+  ["content-free", { text: "Summary of the conversation.", model: "m" }],
   ["refusal", { text: "I'm sorry, I can't help with that.", model: "m" }],
   ["cut off", { text: "## Objective\nFix", model: "m", truncated: true }],
   ["tool call", { text: "", model: "m", toolCallRequested: true }],

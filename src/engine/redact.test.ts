@@ -407,3 +407,33 @@ test("the url-password rule is skipped only where its pattern cannot match", () 
     "postgres://app:[REDACTED:url-password]@db.internal:5432/x",
   );
 });
+
+test("a PEM block without its END line: the body is redacted, its lines written with line breaks, escapes or spaces", () => {
+  const body = [
+    "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun",
+    "VTLw7onLRnrq0/IzW7yWR7Qk",
+  ];
+  const begin = j("-----BEGIN RSA ", "PRIVATE KEY-----");
+  for (const sep of ["\n", "\r\n", "\\n", "\\\\n", "\\r\\n", " "]) {
+    // Cut in the middle of the body (a window that ends there): the last short run goes too.
+    const text = `printf '${begin}${sep}${body[0]}${sep}${body[1]!.slice(0, 6)}`;
+    const out = redactSecrets(text);
+    assert.equal(out, "printf '[REDACTED:private-key]", JSON.stringify(sep));
+    // Followed by words: the block ends at the first line that is not base64.
+    const more = redactSecrets(`${begin}${sep}${body.join(sep)}${sep}' > key.pem && ls`);
+    assert.ok(!more.includes("MIIE") && !more.includes("VTLw"), more);
+    assert.ok(more.endsWith("' > key.pem && ls"), more);
+  }
+});
+
+test("tailWindow reads from the BEGIN line of a PEM block whose body runs into the window (no END line)", () => {
+  const line = "M" + alnum.slice(0, 40) + "x".repeat(23);
+  const body = Array.from({ length: 30 }, () => line).join("\n");
+  const text = `${"word ".repeat(400)}${j("-----BEGIN RSA ", "PRIVATE KEY-----")}\n${body}\nand then words`;
+  const w = tailWindow(text, 200, 256);
+  assert.ok(w.startsWith("-----BEGIN"), w.slice(0, 40));
+  assert.ok(!redactSecrets(w).includes(alnum.slice(0, 20)));
+  // A block closed before the window is not read again.
+  const closed = `${j("-----BEGIN RSA ", "PRIVATE KEY-----")}\n${line}\n${j("-----END RSA ", "PRIVATE KEY-----")}\n${"word ".repeat(400)}`;
+  assert.equal(tailWindow(closed, 200, 256).length < 600, true);
+});

@@ -91,6 +91,24 @@ export function urlPasswordPossible(text: string): boolean {
   return false;
 }
 
+/**
+ * What separates the lines of a PEM block: a line break, a line break
+ * written as an escape (`\n`, `\r\n`, and `\\n` in JSON that quotes such
+ * a string, as in `printf '-----BEGIN …\nMIIE…\n' > key.pem`), or the
+ * spaces a one-line rendering put for it.
+ */
+const PEM_BREAK = String.raw`(?:\r?\n|(?:\\+r)?\\+n|[ \t]+)`;
+/**
+ * A PEM private key's opening line and the lines of its body that follow:
+ * base64 runs, `Name: value` headers, blank lines, and a last short run that
+ * the end of the text cut. Without its END line (cut off by a window, or
+ * never written) the block is taken on to the first line that is none of
+ * these, so no line of the key's body is left.
+ */
+const PEM_OPEN =
+  String.raw`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----` +
+  String.raw`(?:${PEM_BREAK}(?:[A-Za-z0-9+/=]{8,}|[A-Za-z0-9+/=]+(?![\s\S])|[A-Za-z-]+: [^\n\\]*|(?=${PEM_BREAK})|(?![\s\S])))*`;
+
 const RULES: Rule[] = [
   // PEM private keys: a whole block (PGP's "PRIVATE KEY BLOCK" too).
   {
@@ -100,10 +118,10 @@ const RULES: Rule[] = [
   },
   {
     kind: "private-key",
-    // An unterminated block followed by its base64 lines (and maybe headers), up to the first line that is not
-    // base64; the lines may have been collapsed to one (spaces for newlines) by a one-line rendering.
+    // An unterminated block (or one whose END lies past the window redacted) followed by its base64 lines (and
+    // maybe headers), up to the first line that is not base64: `PEM_OPEN`.
     hint: ["-----BEGIN"],
-    re: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:(?:\r?\n|[ \t]+)(?:[A-Za-z0-9+/=]{8,}|[A-Za-z-]+: [^\n]*|(?=\r?\n)))*/g,
+    re: new RegExp(PEM_OPEN, "g"),
   },
   {
     kind: "anthropic-api-key",
@@ -614,7 +632,8 @@ export function headWindow(text: string, cut: number, margin: number, stop = "\n
  * back to the start of the line before the one the cut falls in (a value is
  * sometimes written on the line after its name), at most `margin`
  * characters before the cut; from the opening line of a PEM block whose
- * end it holds.
+ * end it holds, or whose body runs on into it (a block left open, its END
+ * never written).
  */
 export function tailWindow(text: string, cut: number, margin: number): string {
   if (text.length <= cut) return text;
@@ -630,8 +649,55 @@ export function tailWindow(text: string, cut: number, margin: number): string {
   const prevStart = lastBreak(lineStart - 1);
   const start = Math.max(prevStart + 1, low);
   const window = text.slice(start);
-  // The end of a PEM block: read from its opening line, which the block rule needs.
-  if (!window.includes("-----END")) return window;
+  // A PEM block open where the window starts (its body runs on past `start`) or closed in the window: read from
+  // its opening line, which the rules need (without it the body's lines would be kept as they are).
   const begin = text.lastIndexOf("-----BEGIN", start);
-  return begin === -1 ? window : text.slice(begin);
+  if (begin === -1 || begin === start) return window;
+  if (window.includes("-----END")) return text.slice(begin);
+  PEM_OPEN_AT.lastIndex = begin;
+  const open = PEM_OPEN_AT.exec(text);
+  return open !== null && begin + open[0].length >= start ? text.slice(begin) : window;
+}
+
+/** `PEM_OPEN` at one place (`tailWindow`). */
+const PEM_OPEN_AT = new RegExp(PEM_OPEN, "y");
+
+/** Head of a string of at most `max` UTF-16 units, never ending inside a surrogate pair. */
+export function safeHead(s: string, max: number): string {
+  if (s.length <= max) return s;
+  let end = Math.max(0, max);
+  const c = s.charCodeAt(end - 1);
+  if (end > 0 && c >= 0xd800 && c <= 0xdbff) end--;
+  return s.slice(0, end);
+}
+
+/** Tail of a string of at most `max` UTF-16 units, never starting inside a surrogate pair. */
+export function safeTail(s: string, max: number): string {
+  if (s.length <= max) return s;
+  let start = s.length - Math.max(0, max);
+  const c = s.charCodeAt(start);
+  if (start < s.length && c >= 0xdc00 && c <= 0xdfff) start++;
+  return s.slice(start);
+}
+
+/**
+ * The first `cut` characters of the redacted `text`, redacting only what can
+ * reach them: the text on past the cut to the end of its line
+ * (`headWindow`, at most `margin`), so that a secret across the cut is
+ * replaced whole (a PEM block whose END lies past the window is taken from
+ * its BEGIN line to the window's end). Every cut of session text that is
+ * shown (the transcript, the note, the report) is taken this way: cut from
+ * the redacted text, never redacted after the cut.
+ */
+export function redactedHead(text: string, cut: number, margin: number, redact = redactSecrets): string {
+  return safeHead(redact(headWindow(text, cut, margin)), cut);
+}
+
+/**
+ * The last `cut` characters of the redacted `text`: read from before the cut
+ * (`tailWindow`, at most `margin`, and from the BEGIN line of a PEM block
+ * that the window holds the rest of).
+ */
+export function redactedTail(text: string, cut: number, margin: number, redact = redactSecrets): string {
+  return safeTail(redact(tailWindow(text, cut, margin)), cut);
 }

@@ -5,11 +5,13 @@
  * package). The page renders the model client-side with textContent only, so
  * session text is never parsed as markup; a Content-Security-Policy forbids
  * every request and lets only the page's own script and styles run (by their
- * hashes).
+ * hashes). The control characters of session text (ESC, the bidi
+ * overrides and isolates, …) are shown as visible stand-ins (`showControls`).
  */
 import { readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import type { ReportModel } from "./model.js";
+import { mapStrings, showControls } from "./visible.js";
 
 const TEMPLATES = new URL("../../../templates/", import.meta.url);
 
@@ -61,8 +63,10 @@ export function contentSecurityPolicy(script: string, css: string): string {
 }
 
 /** The page's text. */
-export function renderReportHtml(model: ReportModel): string {
+export function renderReportHtml(report: ReportModel): string {
   const { script, css } = reportTemplates();
+  // Session text is shown, never acted on: its control and bidi characters become visible stand-ins.
+  const model = mapStrings(report, showControls);
   if (/<\/script|<!--/i.test(script) || /<\/style/i.test(css))
     throw new Error("templates/report.*: the page's own script or styles would close their element");
   const title = `compact-safe report: ${model.source.file}`;

@@ -20,7 +20,7 @@ import { protectedRound } from "../contract/rounds.js";
 import { isAlreadyBounded } from "../contract/bounds.js";
 import { auditCompaction, type CompactionAudit } from "../route/audit.js";
 import { activePath, projectPath } from "../journal/tree.js";
-import { redactSecrets } from "../engine/redact.js";
+import { redactedHead, redactedTail, redactSecrets } from "../engine/redact.js";
 import { STUB_PREFIX } from "../engine/prune.js";
 import { blockCostText, fastEstimator, type TokenEstimator } from "../engine/tokens.js";
 
@@ -143,15 +143,15 @@ export interface ReportModel {
 export function boundText(text: string): { text: string; tail?: string; chars?: number } {
   const chars = text.length;
   if (chars <= TEXT_HEAD + TEXT_TAIL) return { text: redactSecrets(text) };
-  const head = redactSecrets(text.slice(0, TEXT_HEAD + REDACT_MARGIN)).slice(0, TEXT_HEAD);
-  const tail = redactSecrets(text.slice(Math.max(0, chars - TEXT_TAIL - REDACT_MARGIN))).slice(-TEXT_TAIL);
+  const head = redactedHead(text, TEXT_HEAD, REDACT_MARGIN);
+  const tail = redactedTail(text, TEXT_TAIL, REDACT_MARGIN);
   return { text: head, tail, chars };
 }
 
 /** A short piece of session text (a lost text, a reason), redacted and cut to `max` characters with its size. */
 function bounded(s: string, max = 400): string {
   if (s.length <= max) return redactSecrets(s);
-  return `${redactSecrets(s.slice(0, max + REDACT_MARGIN)).slice(0, max)}… (${s.length} chars)`;
+  return `${redactedHead(s, max, REDACT_MARGIN)}… (${s.length} chars)`;
 }
 
 function reportBlock(b: Block): ReportBlock {

@@ -10,7 +10,7 @@ import {
   isCheckpoint as isCheckpointMessage,
   isPlainUser as isPlainUserMessage,
 } from "../contract/classify.js";
-import { headWindow, redactSecrets, tailWindow } from "../engine/redact.js";
+import { headWindow, redactedHead, redactedTail, safeHead, safeTail } from "../engine/redact.js";
 
 // Checkpoint and plain-user recognition are contract rules: one implementation, in src/contract.
 export { checkpointMarkerOf, isCheckpointMessage, isPlainUserMessage, textOf };
@@ -41,37 +41,8 @@ export function clip(s: string, max: number): string {
   return s.slice(0, end) + "…";
 }
 
-/** Head of a string of at most `max` UTF-16 units, never ending inside a surrogate pair. */
-export function safeHead(s: string, max: number): string {
-  if (s.length <= max) return s;
-  let end = Math.max(0, max);
-  const c = s.charCodeAt(end - 1);
-  if (end > 0 && c >= 0xd800 && c <= 0xdbff) end--;
-  return s.slice(0, end);
-}
-
-/** Tail of a string of at most `max` UTF-16 units, never starting inside a surrogate pair. */
-export function safeTail(s: string, max: number): string {
-  if (s.length <= max) return s;
-  let start = s.length - Math.max(0, max);
-  const c = s.charCodeAt(start);
-  if (start < s.length && c >= 0xdc00 && c <= 0xdfff) start++;
-  return s.slice(start);
-}
-
-/**
- * The first `cut` characters of `text`, redacted: read on past the cut to
- * the end of its line (`headWindow`, at most `margin`), so that a secret
- * across the cut is replaced whole.
- */
-export function redactedHead(text: string, cut: number, margin: number): string {
-  return safeHead(redactSecrets(headWindow(text, cut, margin)), cut);
-}
-
-/** The last `cut` characters of `text`, redacted: read from before the cut (`tailWindow`, at most `margin`). */
-export function redactedTail(text: string, cut: number, margin: number): string {
-  return safeTail(redactSecrets(tailWindow(text, cut, margin)), cut);
-}
+// Cuts of redacted text: one implementation, in src/engine/redact.ts.
+export { redactedHead, redactedTail, safeHead, safeTail };
 
 /** Longest output `oneLine` builds: every caller clips its result far below this. */
 const ONE_LINE_MAX = 1024;

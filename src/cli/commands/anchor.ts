@@ -1,7 +1,7 @@
 /** `compact-safe anchor show|set TEXT|clear`: the user's pinned anchors, restated verbatim in every checkpoint. */
 import type { Command } from "commander";
 import { clearAnchors, readAnchors, writeAnchors } from "../../workspace/index.js";
-import { out, printJson } from "../output.js";
+import { err, out, printJson, printJsonData, writeData } from "../output.js";
 
 interface AnchorOptions {
   workspace?: string;
@@ -27,15 +27,16 @@ export function register(program: Command): void {
     .option("--json", "print { file, text } (both null when nothing is pinned)")
     .action(async (o: AnchorOptions) => {
       const a = await readAnchors(o.workspace ?? process.cwd());
-      if (o.json) printJson({ file: a?.file ?? null, text: a?.text ?? null });
-      else if (a === null)
-        process.stderr.write(`compact-safe: no anchors pinned in ${o.workspace ?? process.cwd()}\n`);
+      // The user's own pinned text is data (checkpoints restate it verbatim): printed as it is, not redacted.
+      if (o.json) printJsonData({ file: a?.file ?? null, text: a?.text ?? null });
+      else if (a === null) err(`compact-safe: no anchors pinned in ${o.workspace ?? process.cwd()}`);
       else {
-        // `a.text` has its control characters escaped (`\x1b`): printed as is, it cannot drive the terminal.
-        process.stdout.write(a.text.endsWith("\n") ? a.text : `${a.text}\n`);
+        // The user's own pinned text, data (not redacted): its control characters are escaped (`\x1b`) as it is
+        // read, so printed as is it cannot drive the terminal.
+        writeData(a.text.endsWith("\n") ? a.text : `${a.text}\n`);
         if (a.escaped)
-          process.stderr.write(
-            `compact-safe: ${a.escaped} control character${a.escaped === 1 ? "" : "s"} shown escaped (checkpoints restate them so)\n`,
+          err(
+            `compact-safe: ${a.escaped} control character${a.escaped === 1 ? "" : "s"} shown escaped (checkpoints restate them so)`,
           );
       }
     });

@@ -16,7 +16,7 @@ import {
 import type { CompactionPath } from "../../model/index.js";
 import { CliError, EXIT, usageError } from "../errors.js";
 import { loadMessageFile, requireFile } from "../io.js";
-import { out, printJson, style } from "../output.js";
+import { err, out, printJson, style } from "../output.js";
 import { escapeControlCharacters } from "../../workspace/index.js";
 
 interface ValidateOptions {
@@ -92,7 +92,7 @@ async function runPair(original: string, replacement: string, o: ValidateOptions
   if (o.json) printJson({ valid: verdict.valid, reason: verdict.reason });
   else if (verdict.valid)
     out(`${style.green("valid")}: ${replacement} keeps what must survive of ${original} (path ${o.path})`);
-  else process.stderr.write(`compact-safe: contract violation: ${verdict.reason}\n`);
+  else err(`compact-safe: contract violation: ${verdict.reason}`);
   return verdict.valid ? EXIT.OK : EXIT.VIOLATION;
 }
 

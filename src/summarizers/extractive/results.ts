@@ -5,14 +5,16 @@
  * `{"output": ..., "metadata": {"exit_code": N}}` (or writes `Exit code: N`
  * ... `Output:` before it); the line worth quoting is in that output.
  */
-import { clip, firstLine, safeHead } from "../transcript.js";
-import { redactSecrets } from "../../engine/redact.js";
+import { clip, firstLine } from "../transcript.js";
+import { redactedHead } from "../../engine/redact.js";
 import { quoteData } from "./quote.js";
 
 /** An error line is cut to this many characters. */
 export const ERROR_LINE_CHARS = 300;
 /** How much of an error output is redacted before its first lines are read. */
 const ERROR_WINDOW = 1024;
+/** Read past ERROR_WINDOW to the end of its line (at most this far) before redacting: a secret there is seen whole. */
+const ERROR_MARGIN = 1024;
 
 /** The text an error result reports: the output inside Codex's wrapper, else the content itself. */
 export function errorOutput(content: string): string {
@@ -39,7 +41,7 @@ export function errorOutput(content: string): string {
  * first line).
  */
 export function errorLine(raw: string): string {
-  const content = redactSecrets(safeHead(errorOutput(raw), ERROR_WINDOW));
+  const content = redactedHead(errorOutput(raw), ERROR_WINDOW, ERROR_MARGIN);
   const first = firstLine(content);
   if (first === "") return "(empty error result)";
   if (first.length >= 40) return first;
@@ -50,7 +52,7 @@ export function errorLine(raw: string): string {
 
 /** The first line of a command's output, redacted and quoted as data. */
 function outputLine(out: string): string {
-  const line = clip(firstLine(redactSecrets(safeHead(out, ERROR_WINDOW))), ERROR_LINE_CHARS);
+  const line = clip(firstLine(redactedHead(out, ERROR_WINDOW, ERROR_MARGIN)), ERROR_LINE_CHARS);
   return line === "" ? "(no output)" : quoteData(line);
 }
 
