@@ -1,6 +1,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { bars, totals, type Row, type Side } from "./fidelity-bars.js";
+import {
+  bars,
+  defaultBars,
+  totals,
+  type DefaultRun,
+  type Row,
+  type SecondRun,
+  type Side,
+} from "./fidelity-bars.js";
 import type { Kept } from "./fidelity-facts.js";
 
 /** A Kept with `kept` of `total` for every fact kind. */
@@ -101,4 +109,107 @@ test("totals: summed over the rows compact-safe measured, in the scope asked; ne
   assert.deepEqual(t.summary_tokens, { compact_safe: 150, agent: 160 });
   const note = totals(rows, "note");
   assert.deepEqual(note.compact_safe.directions, { kept: 0, total: 6 });
+});
+
+/** A default-target run from a side: a note (or prune-only), with the cut markers given. */
+function run(s: Side, note = true, cut: string[] = []): DefaultRun {
+  return {
+    ...s,
+    path: note ? "summary" : "prune-only",
+    target: 100_000,
+    tokens_after: 1,
+    target_reached: true,
+    target_missed: null,
+    summary_budget: note ? 2_000 : null,
+    has_note: note,
+    cut_in: cut,
+  };
+}
+
+function named(s: Side, hit: boolean): Side {
+  return { ...s, next_step_named: hit ? "path a.ts" : null };
+}
+
+function second(shorter: string[], error: string | null = null): SecondRun {
+  return {
+    appended: 3,
+    continuation: { calls: 1, directions: 0 },
+    path: error ? null : "summary",
+    error,
+    sections: [{ title: "Work done", first: 10, second: shorter.length > 0 ? 5 : 10, still_true: true }],
+    shorter,
+  };
+}
+
+function defaultRow(d: DefaultRun | null, agent: Side, s: SecondRun | null = second([]), calls = 5): Row {
+  return { ...row(d, agent, calls), default_target: d, default_error: d ? null : "x", second: s };
+}
+
+const metDefault = (rows: Row[]) =>
+  Object.entries(
+    Object.fromEntries(
+      defaultBars(
+        rows,
+        totals(rows, "kept", (r) => r.default_target),
+      ).map((b) => [b.name, b.met]),
+    ),
+  )
+    .filter(([, v]) => !v)
+    .map(([k]) => `${k.split(": ")[0]}: ${k.split(": ")[1]!.split(" ").slice(0, 3).join(" ")}`);
+
+test("defaultBars: all met when the note keeps as much as the agent, names the next work as often, and no section shrinks", () => {
+  const agent = named(side(kept(5, 10), 100, true), true);
+  const rows = [defaultRow(run(named(side(kept(5, 10), 100, true), true)), agent)];
+  assert.deepEqual(metDefault(rows), []);
+});
+
+test("defaultBars: each one fails on its own, against the agent's figures", () => {
+  const agent = named(side(kept(5, 10), 100, true), true);
+  const good = named(side(kept(10, 10), 100, true), true);
+  // No run at all: no replacement, and no note to judge a next step on.
+  assert.deepEqual(metDefault([defaultRow(null, agent)]), [
+    "default target: compact-safe returns a",
+    "default target: next step names",
+  ]);
+  assert.deepEqual(metDefault([defaultRow(run(good, true, ["Next step"]), agent)]), [
+    "default target: no cut marker",
+  ]);
+  // Fewer files, errors (the same Kept here) than the agent's summary kept.
+  assert.deepEqual(metDefault([defaultRow(run(named(side(kept(4, 10), 100, true), true)), agent)]), [
+    "default target: files by relative",
+    "default target: error first lines",
+  ]);
+  assert.deepEqual(metDefault([defaultRow(run(named(good, false)), agent)]), [
+    "default target: next step names",
+  ]);
+  assert.deepEqual(metDefault([defaultRow(run(good), agent, second(["Work done 10 -> 5"]))]), [
+    "second compaction: no section shorter",
+  ]);
+  assert.deepEqual(metDefault([defaultRow(run(good), agent, second([], "contract_violation: x"))]), [
+    "second compaction: no section shorter",
+  ]);
+  // No second compaction at all is not a pass by construction.
+  assert.deepEqual(metDefault([defaultRow(run(good), agent, null)]), [
+    "second compaction: no section shorter",
+  ]);
+});
+
+test("defaultBars: the next step is judged on the notes; a prune-only run has none and is left out, for both sides", () => {
+  const agent = named(side(kept(5, 10), 100, true), true);
+  const good = named(side(kept(10, 10), 100, true), true);
+  const rows = [defaultRow(run(good), agent), defaultRow(run(named(good, false), false), agent, null)];
+  const bar = defaultBars(
+    rows,
+    totals(rows, "kept", (r) => r.default_target),
+  ).find((b) => b.name.startsWith("default target: next step"))!;
+  assert.equal(bar.met, true);
+  assert.match(bar.compact_safe, /^1\/1 notes \(1 more cases prune-only/);
+  assert.equal(bar.agent, "1/1");
+  // Cases with no call after the cut are not judged.
+  const idle = [defaultRow(run(named(good, false)), agent, second([]), 0)];
+  const b2 = defaultBars(
+    idle,
+    totals(idle, "kept", (r) => r.default_target),
+  ).find((b) => b.name.startsWith("default target: next step"))!;
+  assert.equal(b2.met, false, "no case judged: not met by construction");
 });

@@ -1,8 +1,11 @@
 /**
- * The totals of `npm run bench:fidelity` and issue 12's bars on them (pure):
- * the rows are what `fidelity.ts` measured, one per compaction.
+ * The totals of `npm run bench:fidelity` and the bars on them (pure): issue
+ * 12's at the agent's summary size (`bars`), issue 24's at the command
+ * line's default target and on second compactions (`defaultBars`). The rows
+ * are what `fidelity.ts` measured, one per compaction.
  */
 import type { ContinuationCues, Count, Kept } from "./fidelity-facts.js";
+import type { SectionChange } from "./fidelity-second.js";
 
 /** One side (compact-safe or the agent) of one compaction. */
 export interface Side {
@@ -15,6 +18,35 @@ export interface Side {
   next_step: string;
   /** What the next step matched of the work after the cut (null: no hit). */
   next_step_hit: string | null;
+  /** What the next step and pending work named of the first calls' files and commands (null: none). */
+  next_step_named?: string | null;
+}
+
+/** compact-safe's run at the command line's default target. */
+export interface DefaultRun extends Side {
+  path: string;
+  target: number;
+  tokens_after: number;
+  target_reached: boolean;
+  target_missed: string | null;
+  summary_budget: number | null;
+  /** Whether a note was written (false: prune-only reached the target, no summary). */
+  has_note: boolean;
+  /** The note's Objective and Next step sections that hold a cut marker. */
+  cut_in: string[];
+}
+
+/** The second compaction: the default run's replacement plus what the session did next, compacted again. */
+export interface SecondRun {
+  /** Messages appended after the first replacement. */
+  appended: number;
+  /** Tool calls and user directions among them (what "still true" reads). */
+  continuation: { calls: number; directions: number };
+  path: string | null;
+  error: string | null;
+  sections: SectionChange[];
+  /** Titles of the sections still true that the second note made shorter. */
+  shorter: string[];
 }
 
 export interface Row {
@@ -32,6 +64,11 @@ export interface Row {
   agent_side: Side;
   /** compact-safe's summary tokens / the agent's. */
   size_ratio: number | null;
+  /** At the command line's default target (absent: not run; null: no replacement, see `default_error`). */
+  default_target?: DefaultRun | null;
+  default_error?: string | null;
+  /** A second compaction after the default run (null: none, e.g. the default run wrote no note). */
+  second?: SecondRun | null;
 }
 
 export interface Skipped {
@@ -51,9 +88,16 @@ export const COUNT_KEYS: CountKey[] = [
   "commands",
 ];
 
+type SideTotals = Record<CountKey, Count> & {
+  last_instruction: Count;
+  next_step_hits: number;
+  /** Strict: the next step or pending work names a file or command of the first calls after the cut. */
+  next_step_named: number;
+};
+
 export interface Totals {
-  compact_safe: Record<CountKey, Count> & { last_instruction: Count; next_step_hits: number };
-  agent: Record<CountKey, Count> & { last_instruction: Count; next_step_hits: number };
+  compact_safe: SideTotals;
+  agent: SideTotals;
   summary_chars: { compact_safe: number; agent: number };
   summary_tokens: { compact_safe: number; agent: number };
   /** Compactions after which the session made a tool call (the next step can only be judged there). */
@@ -84,11 +128,19 @@ function emptyTotals(): Totals["agent"] {
     commands: zero(),
     last_instruction: zero(),
     next_step_hits: 0,
+    next_step_named: 0,
   };
 }
 
-/** The totals over the rows where compact-safe produced a replacement, in scope `kept` or `note`. */
-export function totals(rows: readonly Row[], scope: "kept" | "note"): Totals {
+/**
+ * The totals over the rows where compact-safe produced a replacement, in scope `kept` or `note`;
+ * `pick` chooses compact-safe's run (default: at the agent's size).
+ */
+export function totals(
+  rows: readonly Row[],
+  scope: "kept" | "note",
+  pick: (r: Row) => Side | null | undefined = (r) => r.compact_safe,
+): Totals {
   const t: Totals = {
     compact_safe: emptyTotals(),
     agent: emptyTotals(),
@@ -97,10 +149,11 @@ export function totals(rows: readonly Row[], scope: "kept" | "note"): Totals {
     next_step_cases: 0,
   };
   for (const row of rows) {
-    if (!row.compact_safe) continue;
+    const run = pick(row);
+    if (!run) continue;
     if (row.after_cut.calls > 0) t.next_step_cases++;
     for (const [name, s] of [
-      ["compact_safe", row.compact_safe],
+      ["compact_safe", run],
       ["agent", row.agent_side],
     ] as const) {
       const into = t[name];
@@ -114,6 +167,7 @@ export function totals(rows: readonly Row[], scope: "kept" | "note"): Totals {
         if (k.last_instruction) into.last_instruction.kept++;
       }
       if (s.next_step_hit !== null) into.next_step_hits++;
+      if (row.after_cut.calls > 0 && s.next_step_named != null) into.next_step_named++;
       t.summary_chars[name] += s.summary_chars;
       t.summary_tokens[name] += s.summary_tokens;
     }
@@ -177,6 +231,68 @@ export function bars(rows: readonly Row[], t: Totals): Bar[] {
       compact_safe: `${cs.next_step_hits}/${t.next_step_cases}`,
       agent: `${ag.next_step_hits}/${t.next_step_cases}`,
       met: cs.next_step_hits >= ag.next_step_hits,
+    },
+  ];
+}
+
+/**
+ * Issue 24's bars: at the command line's default target (`t` = the `kept` totals of the default runs),
+ * and on the second compactions.
+ */
+export function defaultBars(rows: readonly Row[], t: Totals): Bar[] {
+  const runs = rows.map((r) => r.default_target).filter((r): r is DefaultRun => r != null);
+  const notes = runs.filter((r) => r.has_note);
+  const withCut = notes.filter((r) => r.cut_in.length > 0);
+  const seconds = rows.map((r) => r.second).filter((s): s is SecondRun => s != null);
+  const compared = seconds.flatMap((s) => s.sections.filter((c) => c.still_true));
+  const shorter = seconds.flatMap((s) => s.shorter);
+  const failedSeconds = seconds.filter((s) => s.error !== null).length;
+  const cs = t.compact_safe;
+  const ag = t.agent;
+  const share = (c: Count) => `${pct(c)} (${c.kept}/${c.total})`;
+  // The next step is judged where a note was written: on prune-only the whole conversation stays live
+  // (old tool results stubbed) and there is no note to name it.
+  const next = totals(rows, "kept", (r) => (r.default_target?.has_note ? r.default_target : null));
+  const n = next.next_step_cases;
+  const pruneOnlyCases = rows.filter(
+    (r) => r.default_target && !r.default_target.has_note && r.after_cut.calls > 0,
+  ).length;
+  return [
+    {
+      name: "default target: compact-safe returns a replacement for every compaction",
+      compact_safe: `${runs.length}/${rows.length} (${notes.length} with a note, ${runs.length - notes.length} prune-only)`,
+      agent: "-",
+      met: rows.length > 0 && runs.length === rows.length,
+    },
+    {
+      name: "default target: no cut marker in any Objective or Next step",
+      compact_safe: `${withCut.length}/${notes.length} notes with one`,
+      agent: "-",
+      met: withCut.length === 0,
+    },
+    {
+      name: "default target: files by relative path kept at least as often as the agent's summary",
+      compact_safe: share(cs.files_relative),
+      agent: share(ag.files_relative),
+      met: rate(cs.files_relative) >= rate(ag.files_relative),
+    },
+    {
+      name: "default target: error first lines kept at least as often as the agent's summary",
+      compact_safe: share(cs.errors),
+      agent: share(ag.errors),
+      met: rate(cs.errors) >= rate(ag.errors),
+    },
+    {
+      name: "default target: next step names a file or command of the work that followed, at least as often as the agent's",
+      compact_safe: `${next.compact_safe.next_step_named}/${n} notes (${pruneOnlyCases} more cases prune-only, no note)`,
+      agent: `${next.agent.next_step_named}/${n}`,
+      met: n > 0 && next.compact_safe.next_step_named >= next.agent.next_step_named,
+    },
+    {
+      name: "second compaction: no section shorter than after the first while still true",
+      compact_safe: `${shorter.length} of ${compared.length} sections still true shorter, in ${seconds.length} second compactions${failedSeconds > 0 ? ` (${failedSeconds} failed)` : ""}`,
+      agent: "-",
+      met: seconds.length > 0 && failedSeconds === 0 && shorter.length === 0,
     },
   ];
 }

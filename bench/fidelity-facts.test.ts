@@ -8,10 +8,12 @@ import {
   distinctiveWords,
   errorFirstLine,
   fileFact,
+  followingWorkText,
   historyFacts,
   keptFacts,
   messagesText,
   nextStepHit,
+  nextStepNamed,
   nextStepText,
   userDirection,
 } from "./fidelity-facts.js";
@@ -287,4 +289,45 @@ test("historyFacts: a rejected call's words are a direction, its boilerplate no 
   );
   assert.deepEqual(f.directions, ["push it", "we have more inbound changes coming from parent"]);
   assert.deepEqual(f.errors, []);
+});
+
+test("followingWorkText: every next-step, pending, current-work or plan section, for both sides' layouts", () => {
+  const claude = [
+    "1. Primary Request:",
+    "   Port it.",
+    "7. Pending Tasks:",
+    "   - update callers in cmd/root.go",
+    "8. Current Work:",
+    "   Editing hooks.go",
+    "9. Optional Next Step:",
+    "   Run go test ./...",
+  ].join("\n");
+  const t = followingWorkText(claude);
+  assert.match(t, /cmd\/root\.go/);
+  assert.match(t, /hooks\.go/);
+  assert.match(t, /go test/);
+  assert.doesNotMatch(t, /Port it/);
+  const note =
+    "## Objective\nPort it.\n## Plan\n- [ ] wire src/b.ts\n## Next step\nEdit src/a.ts.\n## Files changed\n- src/c.ts";
+  const n = followingWorkText(note);
+  assert.match(n, /src\/b\.ts/);
+  assert.match(n, /src\/a\.ts/);
+  assert.doesNotMatch(n, /src\/c\.ts|Port it/);
+  // No such section: the last paragraph, as nextStepText reads it.
+  assert.equal(followingWorkText("Did things.\n\nThen run make."), "Then run make.");
+});
+
+test("nextStepNamed: a file by basename or a command by its head or program and argument; words alone do not count", () => {
+  const cues = {
+    calls: 3,
+    paths: ["/repo/src/engine/compact.ts"],
+    commands: ["cd /repo && npm test -- --grep budget", "git status"],
+    words: ["summarybudget"],
+  };
+  assert.equal(nextStepNamed("Edit compact.ts next.", cues), "path compact.ts");
+  assert.equal(nextStepNamed("Then run `npm test` again.", cues), "command npm test");
+  assert.equal(nextStepNamed("Check git status.", cues), "command git status");
+  assert.equal(nextStepNamed("Look at summarybudget again.", cues), undefined);
+  assert.equal(nextStepNamed("Edit compact.tsx", cues), undefined);
+  assert.equal(nextStepNamed("finished, nothing pending", cues), undefined);
 });

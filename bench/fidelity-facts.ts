@@ -39,6 +39,7 @@ import type { Block, Message } from "../src/model/index.js";
 import { isCheckpoint, isBranchSummary } from "../src/contract/classify.js";
 import { modifiedPaths } from "./retention.js";
 import { rejectionOf } from "../src/summarizers/extractive/user-text.js";
+import { FOLLOWING_WORK } from "./fidelity-second.js";
 
 export const USER_HEAD = 60;
 export const LINE_HEAD = 200;
@@ -521,5 +522,54 @@ export function nextStepHit(nextStep: string, cues: ContinuationCues): string | 
   }
   const own = new Set(distinctiveWords(nextStep));
   for (const w of cues.words) if (own.has(w)) return `word ${w}`;
+  return undefined;
+}
+
+/**
+ * The text of a summary that says what comes next: every section (any
+ * level) whose title names a next step, pending or remaining work, current
+ * work, a plan or a to-do list (`FOLLOWING_WORK`), joined in order; failing
+ * any, `nextStepText`. Both sides are read so (the agent's "Pending Tasks",
+ * "Current Work" and "Optional Next Step"; compact-safe's "Next step" and any
+ * plan or pending list).
+ */
+export function followingWorkText(summary: string): string {
+  const lines = summary.split("\n").filter((l) => !AGENT_BOILERPLATE.some((re) => re.test(l)));
+  const headings: { at: number; title: string; rest: string; level: number }[] = [];
+  lines.forEach((l, at) => {
+    const h = heading(l);
+    if (h) headings.push({ at, ...h });
+  });
+  const parts: string[] = [];
+  let coveredTo = -1;
+  for (const h of headings) {
+    if (!FOLLOWING_WORK.test(h.title) || h.at <= coveredTo) continue;
+    const next = headings.find((x) => x.at > h.at && x.level <= h.level);
+    const end = next ? next.at : lines.length;
+    parts.push([h.rest, ...lines.slice(h.at + 1, end)].join("\n").trim());
+    coveredTo = end - 1;
+  }
+  return parts.length > 0 ? parts.join("\n") : nextStepText(summary);
+}
+
+/**
+ * The strict next-step check: the text names a file of the first calls after
+ * the cut (by basename) or one of their commands (its first 200 normalised
+ * characters, or its first two words when they are a program and an argument,
+ * e.g. `npm test`, `go build`). Distinctive words do not count here. What
+ * matched is returned (undefined: not named).
+ */
+export function nextStepNamed(text: string, cues: ContinuationCues): string | undefined {
+  const exact = norm(text);
+  const lower = exact.toLowerCase();
+  for (const p of cues.paths) if (appears(norm(basename(p)), exact)) return `path ${basename(p)}`;
+  for (const c of cues.commands) {
+    const l = loose(c);
+    if (appears(l.slice(0, LINE_HEAD).trim(), lower, l.length > LINE_HEAD)) return `command ${c}`;
+    // The command's own program and first argument (after any `cd … &&`), when the argument is a word.
+    const own = l.replace(/^cd\s+\S+\s*&&\s*/, "");
+    const m = /^([a-z][\w.-]*)\s+([a-z][\w:.-]*)(?=\s|$)/.exec(own);
+    if (m && m[2]!.length >= 3 && appears(`${m[1]} ${m[2]}`, lower)) return `command ${m[1]} ${m[2]}`;
+  }
   return undefined;
 }

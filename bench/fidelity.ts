@@ -16,6 +16,19 @@
  * The next step is read from the summaries; it is a hit when it names work
  * the session did right after the cut (its first tool calls there).
  *
+ * Each compaction is also compacted at the command line's default target
+ * (half the 200,000-token window assumed, or half the live size when that is
+ * smaller; sizes judged on the exporters' request bodies too), which is what
+ * a user gets from `compact-safe compact`. There the bars (`defaultBars`)
+ * compare with the agent's own summary: no cut marker in any Objective or
+ * Next step; files by relative path and error first lines kept at least as
+ * often; the next step and pending work naming a file or command of the
+ * first calls after the cut (`nextStepNamed`) at least as often, judged on
+ * the notes (a prune-only run writes none). When that run wrote a note, its
+ * replacement plus what the session did next (up to its next compaction) is
+ * compacted again, and no section of the second note may be shorter than in
+ * the first while still true (`fidelity-second.ts` defines "still true").
+ *
  * Prints a table and the issue's bars (`--json`: the same as JSON). Exits 1
  * when a bar is not met, 0 when all are, 2 when the corpus is missing.
  */
@@ -27,21 +40,30 @@ import { activePath, childrenIndex, projectPath } from "../src/journal/tree.js";
 import { compactMessagesSafe, fastEstimator, replacementParts, verbatimTokens } from "../src/engine/index.js";
 import { extractiveSummarizer } from "../src/summarizers/index.js";
 import { protectedRound } from "../src/contract/rounds.js";
+import { providerRequestTokens } from "../src/formats/request-size.js";
+import { CONSTANTS } from "../src/model/constants.js";
 import { corpusDir, corpusFiles } from "../test/support.js";
 import {
   continuationCues,
+  directionOf,
+  followingWorkText,
   historyFacts,
   keptFacts,
   messagesText,
   nextStepHit,
+  nextStepNamed,
   nextStepText,
   type ContinuationCues,
   type Count,
   type Kept,
 } from "./fidelity-facts.js";
+import { compareSections, cutInObjectiveOrNextStep, shorterStillTrue } from "./fidelity-second.js";
 import {
   bars,
   COUNT_KEYS,
+  defaultBars,
+  type DefaultRun,
+  type SecondRun,
   pct,
   totals,
   type Row,
@@ -80,7 +102,42 @@ function side(kept: Kept, note: Kept, summary: string, cues: ContinuationCues): 
     summary_tokens: fastEstimator.text(summary),
     next_step: next,
     next_step_hit: nextStepHit(next, cues) ?? null,
+    next_step_named: nextStepNamed(followingWorkText(summary), cues) ?? null,
   };
+}
+
+/** The command line's defaults: half the assumed window as target, sizes judged on the exporters' bodies. */
+const cliDefaults = {
+  window: CONSTANTS.window,
+  requestSizes: (ms: readonly Message[]) => providerRequestTokens(ms, fastEstimator.text),
+};
+
+/** The second compaction: `first`'s replacement, then what the session did next, compacted again. */
+async function secondCompaction(first: Message[], firstNote: string, after: Message[]): Promise<SecondRun> {
+  const calls = after.reduce((n, m) => n + m.content.filter((b) => b.type === "tool_use").length, 0);
+  const directions = after.filter((m) => directionOf(m) !== undefined).length;
+  const run: SecondRun = {
+    appended: after.length,
+    continuation: { calls, directions },
+    path: null,
+    error: null,
+    sections: [],
+    shorter: [],
+  };
+  const r = await compactMessagesSafe([...first, ...after], {
+    summarizer: extractiveSummarizer(),
+    ...cliDefaults,
+  });
+  if (!r.ok) {
+    run.error = `${r.error.kind}: ${r.error.message}`;
+    return run;
+  }
+  run.path = r.path;
+  // On prune-only the first checkpoint stays as it was: that is the second note.
+  const secondNote = r.checkpoint ? messagesText([r.checkpoint]) : "";
+  run.sections = compareSections(firstNote, secondNote, run.continuation);
+  run.shorter = shorterStillTrue(run.sections).map((c) => `${c.title} ${c.first} -> ${c.second}`);
+  return run;
 }
 
 async function measure(file: string, entries: JournalEntry[], c: CompactionEntry): Promise<Row | Skipped> {
@@ -123,6 +180,28 @@ async function measure(file: string, entries: JournalEntry[], c: CompactionEntry
     agent_side: agentSide,
     size_ratio: null,
   };
+  const d = await compactMessagesSafe(before, { summarizer: extractiveSummarizer(), ...cliDefaults });
+  if (!d.ok) {
+    row.default_target = null;
+    row.default_error = `${d.error.kind}: ${d.error.message}`;
+    row.second = null;
+  } else {
+    const note = d.checkpoint && d.path === "summary" ? messagesText([d.checkpoint]) : "";
+    const run: DefaultRun = {
+      ...side(keptFacts(facts, messagesText(d.replacement)), keptFacts(facts, note), d.summary, cues),
+      path: d.path,
+      target: d.target,
+      tokens_after: d.tokens_after,
+      target_reached: d.target_reached,
+      target_missed: d.target_missed ?? null,
+      summary_budget: d.summary_budget ?? null,
+      has_note: d.path === "summary",
+      cut_in: d.path === "summary" ? cutInObjectiveOrNextStep(note) : [],
+    };
+    row.default_target = run;
+    row.default_error = null;
+    row.second = run.has_note ? await secondCompaction(d.replacement, note, afterCut(entries, c)) : null;
+  }
   const r = await compactMessagesSafe(before, {
     summarizer: extractiveSummarizer(),
     summaryMaxTokens,
@@ -209,13 +288,13 @@ async function main(argv: string[]): Promise<number> {
   const rows: Row[] = [];
   const skipped: Skipped[] = [];
   for (const file of corpusFiles()) {
-    const imported = await importFile(file);
-    if (imported.report.format !== "claude-code" && imported.report.format !== "pi") continue;
+    const imported = await importFile(file).catch(() => undefined);
+    if (!imported) continue;
     const entries = imported.entries;
     for (const e of entries) {
-      if (e.kind !== "compaction") continue;
-      const agent = e.payload.source_agent;
-      if (agent !== "claude-code" && agent !== "pi") continue;
+      // Every compaction an agent recorded (Claude Code's compact_boundary, pi's and gjc's compaction,
+      // Codex's compacted item: whatever the importers turn into a compaction entry).
+      if (e.kind !== "compaction" || typeof e.payload.source_agent !== "string") continue;
       const r = await measure(file, entries, e);
       if ("reason" in r) skipped.push(r);
       else rows.push(r);
@@ -223,13 +302,24 @@ async function main(argv: string[]): Promise<number> {
   }
   const kept = totals(rows, "kept");
   const note = totals(rows, "note");
-  const result = bars(rows, kept);
+  const atDefault = (r: Row) => r.default_target;
+  const defaultKept = totals(rows, "kept", atDefault);
+  const defaultNote = totals(rows, "note", atDefault);
+  const result = [...bars(rows, kept), ...defaultBars(rows, defaultKept)];
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const allMet = result.every((b) => b.met);
   if (json) {
     console.log(
       JSON.stringify(
-        { rows, skipped, totals: { kept, note }, bars: result, all_met: allMet, seconds },
+        {
+          default_target: `the command line's: half the ${CONSTANTS.window}-token window, or half the live size when that is smaller`,
+          rows,
+          skipped,
+          totals: { kept, note, default_target: { kept: defaultKept, note: defaultNote } },
+          bars: result,
+          all_met: allMet,
+          seconds,
+        },
         null,
         2,
       ),
@@ -248,6 +338,28 @@ async function main(argv: string[]): Promise<number> {
     totalCells(`totals, kept (${n})`, kept),
     totalCells(`totals, note (${n})`, note),
   ]);
+  console.log(
+    `\nAt the command line's default target (half the ${CONSTANTS.window}-token window, or half the live size when that is smaller):`,
+  );
+  printTable([
+    COLUMNS,
+    ...rows.map((r) => rowCells({ ...r, compact_safe: r.default_target ?? null, size_ratio: null })),
+    totalCells(`totals, kept (${rows.filter((r) => r.default_target).length})`, defaultKept),
+    totalCells(`totals, note (${rows.filter((r) => r.default_target).length})`, defaultNote),
+  ]);
+  for (const r of rows) {
+    const d = r.default_target;
+    if (d)
+      console.log(
+        `default: ${r.session}#${r.compaction.slice(0, 8)}: ${d.path}, target ${d.target}, ${d.tokens_after} after, budget ${d.summary_budget ?? "-"}` +
+          (d.cut_in.length > 0 ? `, cut marker in ${d.cut_in.join(", ")}` : "") +
+          (r.second
+            ? `; second compaction (${r.second.appended} messages appended, ${r.second.continuation.calls} calls): ${r.second.error ?? r.second.path}` +
+              (r.second.shorter.length > 0 ? `, shorter: ${r.second.shorter.join("; ")}` : "")
+            : ""),
+      );
+    if (r.default_error) console.log(`default error: ${r.session}#${r.compaction}: ${r.default_error}`);
+  }
   for (const r of rows) if (r.error) console.log(`error: ${r.session}#${r.compaction}: ${r.error}`);
   for (const s of skipped) console.log(`skipped: ${s.session}#${s.compaction}: ${s.reason}`);
   console.log("");

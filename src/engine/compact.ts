@@ -64,7 +64,8 @@ export interface CompactOptions {
   /**
    * Size bound of the summary, in tokens. Default: the budget the target leaves (the target minus what
    * the replacement keeps verbatim: the protected round, system content, retained user messages, the
-   * checkpoint's frame), held between 300 and 2,000 (`summaryBudget`).
+   * checkpoint's frame), held between 1,200 and 2,000; 2,000 when the verbatim parts alone reach the
+   * target; never over half of what the note summarizes (`summaryBudget`).
    */
   summaryMaxTokens?: number;
   signal?: AbortSignal;
@@ -272,16 +273,31 @@ function shrinkJudge(
   };
 }
 
-/** What the protected round and the anchors cost: the part of a replacement that cannot shrink. */
 /**
- * The summary's size bound when none is given: what the target leaves after
- * the verbatim parts, held between `CONSTANTS.summaryMinTokens` (a note too
- * small to hand work over is worse than a missed target) and
- * `CONSTANTS.summaryMaxTokens`.
+ * The summary's size bound when none is given (`summaryMaxTokens`):
+ * - when the verbatim parts (the protected round, system content, retained
+ *   user messages, the checkpoint's frame) alone already reach the target, it
+ *   is missed whatever the note's size, so the note gets its full budget,
+ *   `CONSTANTS.summaryMaxTokens` (starving it would buy nothing), and the
+ *   result's `target_missed` says so and why;
+ * - otherwise the note gets what the target leaves, held between
+ *   `CONSTANTS.summaryMinTokens` and `CONSTANTS.summaryMaxTokens` (the floor
+ *   wins over the target: a note too small to hand the work over is worse
+ *   than a missed target).
+ * Either way it is held under half of what the note summarizes (`spanTokens`):
+ * a note as large as the messages it replaces would shrink nothing.
+ * The floor (1,200 tokens) is the smallest summary an agent wrote for itself
+ * on the corpus's real compactions (pi's, 1,184 to 1,473 tokens; Claude
+ * Code's were 2,645 to 5,433; `npm run bench:fidelity` prints them): below
+ * it, no agent judged a hand-over enough for the state of the work.
  */
-export function summaryBudget(target: number, verbatimTokens: number): number {
+export function summaryBudget(target: number, verbatimTokens: number, spanTokens = Infinity): number {
   const left = Math.floor(target - verbatimTokens);
-  return Math.min(CONSTANTS.summaryMaxTokens, Math.max(CONSTANTS.summaryMinTokens, left));
+  const budget =
+    left <= 0
+      ? CONSTANTS.summaryMaxTokens
+      : Math.min(CONSTANTS.summaryMaxTokens, Math.max(CONSTANTS.summaryMinTokens, left));
+  return Math.max(1, Math.min(budget, Math.floor(spanTokens / 2)));
 }
 
 /** Why a summary-path replacement is over its target, in one clause. */
@@ -294,10 +310,18 @@ function targetMissed(
   anchors: string,
   e: TokenEstimator,
 ): string {
+  const kept = `what is kept verbatim (the protected round, system content, retained user messages, the checkpoint's frame) is ${verbatim} tokens`;
+  const got = (what: string) => `the note got ${what}${budget} tokens; `;
+  if (verbatim >= target)
+    return (
+      `${kept}, over the target of ${target} by itself, so the target cannot be reached and ` +
+      got(budget === CONSTANTS.summaryMaxTokens ? "its full budget of " : "") +
+      fixedCost(messages, regionStart, anchors, e)
+    );
   if (verbatim + CONSTANTS.summaryMinTokens > target)
     return (
-      `what is kept verbatim (the protected round, system content, retained user messages, the checkpoint's frame) is ${verbatim} tokens, ` +
-      `leaving less than the note's floor of ${CONSTANTS.summaryMinTokens} under the target of ${target}; ` +
+      `${kept}, leaving less than the note's floor of ${CONSTANTS.summaryMinTokens} under the target of ${target}; ` +
+      got(budget === CONSTANTS.summaryMinTokens ? "its floor of " : "") +
       fixedCost(messages, regionStart, anchors, e)
     );
   return `the note came to more than its budget of ${budget} tokens left by the verbatim parts (${verbatim} tokens)`;
@@ -438,7 +462,7 @@ async function compact(messages: readonly Message[], options: CompactOptions): P
     round,
   });
   const verbatim = verbatimTokens(parts, options.liveState, estimator);
-  const budget = options.summaryMaxTokens ?? summaryBudget(target, verbatim);
+  const budget = options.summaryMaxTokens ?? summaryBudget(target, verbatim, estimateTokens(span, estimator));
   // A size that was asked for, or a target with little room to spare (under twice the cap after the
   // verbatim parts), is held in the estimator's count; with room to spare the note keeps its own measure
   // (about four characters a token), as it always had: dense text then gets its full note.

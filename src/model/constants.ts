@@ -10,8 +10,12 @@ export const CONSTANTS = Object.freeze({
   retainedUserTokens: 20_000,
   /** Size cap of a summary, in tokens (the budget the target leaves is held under it). */
   summaryMaxTokens: 2_000,
-  /** Size floor of a summary, in tokens (the budget the target leaves is held over it). */
-  summaryMinTokens: 300,
+  /**
+   * Size floor of a summary, in tokens (the budget a reachable target leaves is held over it; an
+   * unreachable target gives the note `summaryMaxTokens`): the smallest summary an agent wrote for
+   * itself on the corpus's real compactions.
+   */
+  summaryMinTokens: 1_200,
   /** Transient summarizer errors are retried this many times. */
   maxRetries: 3,
   /** First backoff delay between retries, in ms (doubled each retry). */

@@ -357,7 +357,7 @@ export function register(program: Command): void {
     )
     .option(
       "--summary-tokens <tokens>",
-      "size bound of the summary note (default: what --target leaves after the kept messages, 300 to 2,000)",
+      "size bound of the summary note (default: what --target leaves after the kept messages, 1,200 to 2,000; 2,000 when the kept messages alone reach the target)",
       positiveInt("--summary-tokens"),
     )
     .option(
