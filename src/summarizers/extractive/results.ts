@@ -5,7 +5,8 @@
  * `{"output": ..., "metadata": {"exit_code": N}}` (or writes `Exit code: N`
  * ... `Output:` before it); the line worth quoting is in that output.
  */
-import { clip, firstLine, safeHead } from "../transcript.js";
+import { firstLine, safeHead } from "../transcript.js";
+import { clipWords } from "./whole.js";
 import { redactSecrets } from "../../engine/redact.js";
 import { quoteData } from "./quote.js";
 
@@ -50,7 +51,7 @@ export function errorLine(raw: string): string {
 
 /** The first line of a command's output, redacted and quoted as data. */
 function outputLine(out: string): string {
-  const line = clip(firstLine(redactSecrets(safeHead(out, ERROR_WINDOW))), ERROR_LINE_CHARS);
+  const line = clipWords(firstLine(redactSecrets(safeHead(out, ERROR_WINDOW))), ERROR_LINE_CHARS);
   return line === "" ? "(no output)" : quoteData(line);
 }
 
