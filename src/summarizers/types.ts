@@ -17,6 +17,13 @@ export interface SummaryRequest {
    * step they show done.
    */
   following?: readonly Message[];
+  /**
+   * The older messages the new history keeps verbatim before the checkpoint
+   * (retained user messages), in order. A summarizer refers to them rather
+   * than quoting them again (the protected round, `following`, is kept too).
+   * Optional: without it every message of the span is treated as summarized.
+   */
+  retained?: readonly Message[];
   /** Optional user focus ("keep the details of the auth refactor"). */
   focus?: string;
   /** Upper bound on the summary size, in tokens (default about 2,000). */

@@ -4,31 +4,27 @@
  * free text by its head and tail, and the cut markers that say what was left
  * out. Each function writes at most `budget` characters.
  */
-import { clip, safeHead, safeTail } from "../transcript.js";
 import { redactSecrets } from "../../engine/redact.js";
 import { fenceFor } from "./quote.js";
+import { clipWords, cutMarker, headTailWhole, shortened, wholeHead, wholeTail } from "./whole.js";
 
 /** Every plain user message keeps at least this head before any message gets more. */
 const USER_HEAD_CHARS = 200;
 
-export function cutMarker(n: number): string {
-  return `[… cut ${n} chars]`;
-}
+export { cutMarker };
 
-/** A text cut to `budget` (one line clipped, at least one character) when it is longer. */
+/** A text cut to `budget` at a line, sentence or word end (`shortened`), never inside a word. */
 export function fitted(text: string, budget: number): string {
-  return text.length <= budget ? text : `${clip(text.replace(/\n$/, ""), Math.max(1, budget - 1))}\n`;
+  if (text.length <= budget) return text;
+  const kept = shortened(text.replace(/\n$/, ""), Math.max(0, budget - 1));
+  return kept === "" ? "" : `${kept}\n`;
 }
 
-/** A free text bounded to `budget`, keeping its head and tail around a cut marker. */
+/** A free text bounded to `budget`, keeping its head and tail on line boundaries around a cut marker. */
 export function headTail(text: string, budget: number, headShare = 0.5): string {
   if (text.length + 1 <= budget) return `${text}\n`;
-  const marker = `\n${cutMarker(text.length)}\n`;
-  const room = Math.max(0, budget - marker.length - 1);
-  const head = Math.floor(room * headShare);
-  const tail = room - head;
-  const cutN = text.length - head - tail;
-  return `${safeHead(text, head)}\n${cutMarker(cutN)}\n${safeTail(text, tail)}\n`;
+  const out = headTailWhole(text, Math.max(0, budget - 1), headShare);
+  return out === "" ? "" : `${out}\n`;
 }
 
 /** Free text (not a quote) made safe to embed: `#` header lines are demoted so they never open a section. */
@@ -38,7 +34,7 @@ export function demoteHeaders(s: string): string {
 
 /** A one-line window redacted, then cut to `max` (a secret across the cut is seen whole first). */
 export function redactedCut(window: string, max: number): string {
-  return clip(redactSecrets(window), max);
+  return clipWords(redactSecrets(window), max);
 }
 
 /** A fenced exact quote of a text, bounded (head kept, cut marked). */
@@ -48,8 +44,9 @@ export function quoteBounded(text: string, budget: number): string {
   if (text.length + overhead <= budget) return `${fence}\n${text}\n${fence}\n`;
   const marker = cutMarker(text.length).length + 1;
   const keep = Math.max(0, budget - overhead - marker);
-  if (keep <= 0) return fitted(cutMarker(text.length) + "\n", budget);
-  return `${fence}\n${safeHead(text, keep)}\n${cutMarker(text.length - keep)}\n${fence}\n`;
+  const head = wholeHead(text, keep, Math.floor(keep * 0.8));
+  if (head === "") return fitted(cutMarker(text.length) + "\n", budget);
+  return `${fence}\n${head}\n${cutMarker(text.length - head.length)}\n${fence}\n`;
 }
 
 /**
@@ -96,7 +93,9 @@ export function renderList(
     if (item.text.length + 3 > room) {
       // The first (most important) item may be clipped rather than dropped, so the section keeps something.
       if (chosen.length > 0 || room < 24) continue;
-      line = `- ${clip(item.render ? item.render() : item.text, room - 3)}\n`;
+      const kept = shortened(item.render ? item.render() : item.text, room - 3);
+      if (kept === "") continue;
+      line = `- ${kept}\n`;
     } else line = `- ${item.render ? item.render() : item.text}\n`;
     chosen.push({ line, rank: item.rank });
     room -= line.length;
@@ -118,10 +117,13 @@ function renderQuote(label: string, text: string, keep: number, fence: string): 
  * around a marker that gives the size of the cut.
  */
 function quotedCut(text: string, keep: number): string {
-  if (keep <= USER_HEAD_CHARS + 100) return `${safeHead(text, keep)}\n${cutMarker(text.length - keep)}`;
-  const head = USER_HEAD_CHARS + Math.floor((keep - USER_HEAD_CHARS) * 0.6);
-  const tail = safeTail(text, keep - head);
-  const h = safeHead(text, head);
+  if (keep <= USER_HEAD_CHARS + 100) {
+    const h = wholeHead(text, keep, Math.floor(keep * 0.8));
+    return `${h}\n${cutMarker(text.length - h.length)}`;
+  }
+  const want = USER_HEAD_CHARS + Math.floor((keep - USER_HEAD_CHARS) * 0.6);
+  const h = wholeHead(text, want, Math.floor(want * 0.8));
+  const tail = wholeTail(text, keep - h.length);
   return `${h}\n${cutMarker(text.length - h.length - tail.length)}\n${tail}`;
 }
 

@@ -13,7 +13,6 @@
 import type { Message, ToolResultBlock, ToolUseBlock } from "../../model/index.js";
 import {
   checkpointMarkerOf,
-  clip,
   isPlainUserMessage,
   modifiedPathsOf,
   oneLine,
@@ -25,8 +24,10 @@ import {
 import { redactRepeated, redactSecrets } from "../../engine/redact.js";
 import { foldCheckpoint, noEarlierParts, type EarlierParts } from "./fold.js";
 import { quoteData } from "./quote.js";
+import { clipWords } from "./whole.js";
 import { commandOutcome, ERROR_LINE_CHARS, errorLine } from "./results.js";
-import { isConstraint, isInterruption, rejectionOf, unwrapUserText } from "./user-text.js";
+import { isConstraint, isInterruption, rejectionOf, reportedPart, unwrapUserText } from "./user-text.js";
+import { planOf, type Plan } from "./plan.js";
 
 /** A work note (the first line of an assistant text) is cut to this many characters. */
 export const NOTE_CHARS = 200;
@@ -91,6 +92,15 @@ export interface Collected {
   /** Older assistant texts left out of `work` (beyond the newest MAX_WORK_NOTES); counted in the cut marker. */
   workOmitted: number;
   lastAssistantText?: string;
+  /** The latest plan or to-do list the agent set (see `plan.ts`), and the order of its call. */
+  plan?: Plan;
+  planOrder: number;
+  /** The order where the summarized span ends (what comes after it is kept verbatim). */
+  spanEnd: number;
+  /** User messages (as quoted: redacted) that the replacement keeps verbatim: referred to, never quoted again. */
+  kept: Set<string>;
+  /** The raw texts of the messages kept verbatim (what `kept` is matched against). */
+  retained: ReadonlySet<string>;
   earlier: EarlierParts;
   /** Where the pass stopped (`continueCollect` goes on from there). */
   end: Cursor;
@@ -133,8 +143,16 @@ function noteOpen(open: Map<string, ErrorRecord[]>, e: ErrorRecord): void {
 }
 
 /** The facts of `messages`; `quoteCap` is the most of one text a note can quote (its whole budget). */
-export function collect(messages: readonly Message[], quoteCap: number): Collected {
+export function collect(
+  messages: readonly Message[],
+  quoteCap: number,
+  retained: ReadonlySet<string> = new Set(),
+): Collected {
   const c: Collected = {
+    planOrder: 0,
+    spanEnd: Number.MAX_SAFE_INTEGER,
+    kept: new Set(),
+    retained,
     userMessages: [],
     work: [],
     toolCounts: new Map(),
@@ -154,6 +172,7 @@ export function collect(messages: readonly Message[], quoteCap: number): Collect
   };
   const assistantTexts: string[] = [];
   walk(c, messages, quoteCap, (t) => assistantTexts.push(t));
+  c.spanEnd = c.end.order;
   // Work notes: the first line of each assistant text except the last one (that is the next step).
   // Only the newest MAX_WORK_NOTES can ever be shown (the section is a few thousand characters);
   // older ones are counted, not built, so a 100k-message span does not allocate a note per message.
@@ -161,8 +180,9 @@ export function collect(messages: readonly Message[], quoteCap: number): Collect
   const firstNote = Math.max(0, assistantTexts.length - MAX_WORK_NOTES);
   c.workOmitted = firstNote;
   for (let i = firstNote; i < lastAssistantIdx; i++) {
-    const raw = assistantTexts[i]!;
-    const text = clip(oneLine(raw, NOTE_CHARS + 1), NOTE_CHARS);
+    // What the text reports, not its narration ("Let me …", "Now I'll …").
+    const raw = reportedPart(oneLine(assistantTexts[i]!, 4 * NOTE_CHARS + REDACT_MARGIN));
+    const text = clipWords(oneLine(raw, NOTE_CHARS + 1), NOTE_CHARS);
     if (text !== "") c.work.push({ text, raw });
   }
   if (lastAssistantIdx >= 0) c.lastAssistantText = redactEnds(assistantTexts[lastAssistantIdx], quoteCap);
@@ -197,6 +217,7 @@ export function continueCollect(span: Collected, following: readonly Message[], 
     openErrors: openErrorsOf(errors),
     calls,
     constraints: [...span.constraints],
+    kept: new Set(span.kept),
     afterText: {
       ...span.afterText,
       paths: [...span.afterText.paths],
@@ -226,7 +247,7 @@ function walk(
     if (isPlainUserMessage(m)) {
       const raw = textOf(m);
       if (isInterruption(raw)) {
-        c.constraints.push("(the user interrupted the agent)");
+        // An empty interruption is no constraint; the words the user writes after it are.
         afterInterruption = true;
       } else {
         const u = unwrapUserText(raw, m);
@@ -236,6 +257,7 @@ function walk(
           // The same words are kept as an older message too: redacted once (`redactRepeated`).
           const text = redactEnds(u.text, quoteCap, redactRepeated);
           c.userMessages.push(text);
+          if (c.retained.has(raw)) c.kept.add(text);
           c.lastUserOrder = order + 1;
           if (u.kind === "direction" && (afterInterruption || isConstraint(u.text))) c.constraints.push(text);
           afterInterruption = false;
@@ -254,6 +276,11 @@ function walk(
         }
       } else if (b.type === "tool_use") {
         collectCall(c, b as ToolUseBlock, order);
+        const plan = planOf(b as ToolUseBlock);
+        if (plan !== undefined) {
+          c.plan = plan;
+          c.planOrder = order;
+        }
       } else if (b.type === "tool_result") {
         collectResult(c, b as ToolResultBlock, order, quoteCap);
       }
@@ -304,7 +331,7 @@ function collectCall(c: Collected, tool: ToolUseBlock, order: number): void {
   c.afterText.paths.push(...paths);
   const cmdRaw = shellCommandOf(tool);
   if (cmdRaw !== undefined) {
-    const cmd = clip(oneLine(cmdRaw, COMMAND_CHARS + 1), COMMAND_CHARS);
+    const cmd = clipWords(oneLine(cmdRaw, COMMAND_CHARS + 1), COMMAND_CHARS);
     let e = c.commands.get(cmd);
     if (e) {
       e.count++;
@@ -330,9 +357,10 @@ function collectResult(c: Collected, r: ToolResultBlock, order: number, quoteCap
     call === undefined || call.command === undefined || r.is_error === true
       ? rejectionOf(content)
       : undefined;
-  if (said !== undefined) c.constraints.push(redactEnds(said, quoteCap));
+  // A bare rejection or interruption (no words) is no constraint.
+  if (said !== undefined && !said.startsWith("(the user ")) c.constraints.push(redactEnds(said, quoteCap));
   if (r.is_error === true) {
-    line = clip(
+    line = clipWords(
       said !== undefined ? `rejected by the user: ${oneLine(said)}` : errorLine(content),
       ERROR_LINE_CHARS,
     );

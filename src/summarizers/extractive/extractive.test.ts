@@ -174,15 +174,16 @@ test("commands with outcomes, error first lines, calls still running, next step"
   const running = s.get("Still running") ?? "";
   assert.match(running, /Bash \(c8\): npm test — no result yet/);
   assert.match(running, /background shell bg-7: npm run dev \(running\)/);
-  // The next step is the unfinished work: the last step (its call has no result) and the checks still failing.
+  // The next step is the unfinished work, in priority order: the checks still failing, then the
+  // last step (its call has no result).
   assert.equal(
     s.get("Next step"),
     [
-      "The assistant's last step, not finished (1 call without a result):",
-      "Build started; next I will rerun the parser tests and then update the changelog.",
       "Still failing (no passing run since):",
       "- `Exit code 2 — src/x.ts(1,1): error TS1005` from `npm run build`",
       "- `Exit code 1 — AssertionError: expected 3 to equal 4` from `npm test -- parse`",
+      "The assistant's last step, not finished (1 call without a result):",
+      "Build started; next I will rerun the parser tests and then update the changelog.",
     ].join("\n"),
   );
   // The user's rules, quoted exactly.
@@ -246,10 +247,19 @@ test("a checkpoint is not user direction, and a previous checkpoint of ours is f
   );
   assert.ok((s.get("Errors") ?? "").includes("permission denied: docs/notes.md"));
   assert.ok((s.get("Objective") ?? "").includes("Please fix the failing parser test"));
+  // The earlier note's next step is folded as state: its checks still failing (not run since) are
+  // still open; its other lines are not carried as the next step.
   assert.equal(
     s.get("Next step"),
-    "The assistant's last message, with no call after it:\nChangelog updated; next: open the PR.",
+    [
+      "Still failing (no passing run since):",
+      "- `Exit code 2 — src/x.ts(1,1): error TS1005` from `npm run build`",
+      "- `Exit code 1 — AssertionError: expected 3 to equal 4` from `npm test -- parse`",
+      "The assistant's last message, with no call after it:",
+      "Changelog updated; next: open the PR.",
+    ].join("\n"),
   );
+  assert.ok(!(s.get("Next step") ?? "").includes("Build started"), "the earlier step is not the next step");
   // Folding again does not stack: one copy of each section.
   const again = extractiveSummary({
     messages: [
@@ -279,7 +289,8 @@ test("a foreign checkpoint is kept, bounded, under Earlier summary; a quoted mar
   const note = extractiveSummary({ messages: msgs, maxTokens: 1000 });
   const s = splitSections(note).sections;
   const earlier = s.get("Earlier summary") ?? "";
-  assert.ok(earlier.startsWith("This session is being continued"));
+  // The agent's opening line is not state: the summary itself is kept.
+  assert.ok(earlier.startsWith("Summary line."), earlier.slice(0, 80));
   assert.match(earlier, /\[… cut \d+ chars\]/);
   assert.ok((s.get("User direction") ?? "").includes("Quoting: This session is being continued"));
   assert.ok(note.length <= 4000);

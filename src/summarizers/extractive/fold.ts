@@ -6,6 +6,7 @@
  * agent's) is kept as bounded text under "Earlier summary".
  */
 import { EARLIER_SUMMARY_SECTION, SECTIONS, SUMMARY_SECTIONS, type SummarySection } from "./sections.js";
+import { isOpen, parsePlan, type Plan } from "./plan.js";
 
 /** What earlier checkpoints said, as older entries of the new note's sections. */
 export interface EarlierParts {
@@ -16,13 +17,28 @@ export interface EarlierParts {
   files: string[];
   commands: string[];
   errors: string[];
-  nextStep?: string;
+  /** The earlier note's plan (its Next step's plan block), while no later plan replaces it. */
+  plan?: Plan;
+  /** The earlier note's checks still failing (its Next step's list), as written. */
+  failing: string[];
+  /** The size of each section of our latest earlier note (the new note keeps at least as much where it is still true). */
+  sizes: Map<string, number>;
   /** Foreign checkpoints (and an earlier "Earlier summary" section), kept as text. */
   freeText: string[];
 }
 
 export function noEarlierParts(): EarlierParts {
-  return { userQuotes: [], constraints: [], work: [], files: [], commands: [], errors: [], freeText: [] };
+  return {
+    userQuotes: [],
+    constraints: [],
+    work: [],
+    files: [],
+    commands: [],
+    errors: [],
+    failing: [],
+    sizes: new Map(),
+    freeText: [],
+  };
 }
 
 /** Sections whose quotes are fenced by us (fences there are always balanced). */
@@ -106,10 +122,12 @@ export function foldCheckpoint(text: string, into: EarlierParts): void {
   const section = (name: SummarySection) => sections.get(name);
   const known = SUMMARY_SECTIONS.some((s) => sections.has(s));
   if (!known) {
-    // A later foreign checkpoint already covers the earlier ones: keep only the latest.
-    into.freeText = [text.trim()];
+    // A later foreign checkpoint already covers the earlier ones: keep only the latest, as state
+    // (its stale next step and its closing instructions to the agent left out).
+    into.freeText = [foreignState(text)];
     return;
   }
+  into.sizes = new Map([...sections].map(([k, v]) => [k, v.length]));
   if (into.objective === undefined) {
     // The original request: the first fenced quote of the earlier Objective (a Focus line is per compaction and dropped).
     const quoted = fencedBodies(section("Objective"))[0];
@@ -130,8 +148,34 @@ export function foldCheckpoint(text: string, into: EarlierParts): void {
   );
   into.commands.push(...listItems(section("Commands run")));
   into.errors.push(...listItems(section("Errors")));
-  const next = section("Next step");
-  if (next !== undefined && next.trim() !== "") into.nextStep = next.trim();
+  // The earlier next step is folded as state (its plan, its checks still failing), never as the next step.
+  const next = (section("Next step") ?? "").split("\n");
+  const plan = parsePlan(next);
+  if (plan !== undefined && plan.items.some(isOpen)) into.plan = plan;
+  const f = next.findIndex((l) => l.startsWith("Still failing"));
+  if (f !== -1) {
+    into.failing = [];
+    for (let j = f + 1; j < next.length && next[j]!.startsWith("- "); j++) into.failing.push(next[j]!);
+  }
   const earlier = sections.get(EARLIER_SUMMARY_SECTION);
   if (earlier !== undefined && earlier.trim() !== "") into.freeText.push(earlier.trim());
+}
+
+/** The opening an agent puts before its summary, and the closing instructions after it. */
+const FOREIGN_OPENING = /^This session is being continued from a previous conversation[^\n]*\n+/;
+const CLOSING =
+  /^.*Please continue the conversation from where we left off without asking the user any further questions.*$/gm;
+/** A foreign summary's own next-step part (`9. Optional Next Step:`, `## Next Step`), to the next heading or the end. */
+const FOREIGN_NEXT =
+  /^[ \t]*(?:#{1,6}[ \t]*)?(?:\d+\.[ \t]*)?(?:\*\*)?(?:Optional[ \t]+)?Next[ \t]+Steps?\b[\s\S]*?(?=^[ \t]*(?:#{1,6}[ \t]|\d+\.[ \t]+\S)|$(?![\s\S]))/gim;
+
+/** Another agent's checkpoint as state: without its opening, its next step and its closing instructions. */
+export function foreignState(text: string): string {
+  const out = text
+    .replace(FOREIGN_OPENING, "")
+    .replace(CLOSING, "")
+    .replace(FOREIGN_NEXT, "")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
+  return out === "" ? text.trim() : out;
 }

@@ -28,6 +28,7 @@
 import type { Summarizer, SummaryRequest, SummaryResult } from "../types.js";
 import { collect, continueCollect } from "./collect.js";
 import { renderNote } from "./render.js";
+import { textOf } from "../transcript.js";
 import { CHARS_PER_TOKEN, DEFAULT_SUMMARY_TOKENS, MIN_SUMMARY_TOKENS } from "./sections.js";
 
 export {
@@ -89,7 +90,8 @@ export function extractiveSummary(request: SummaryRequest, opts: ExtractiveOptio
   );
   let totalChars = tokens * CHARS_PER_TOKEN;
   // Collected once: a smaller note is rendered again from the same facts.
-  const facts = collect(request.messages, totalChars);
+  const retained = new Set((request.retained ?? []).map(textOf));
+  const facts = collect(request.messages, totalChars, retained);
   // The state at the cut (for the next step): the span's facts carried on over the kept messages.
   const state = continueCollect(facts, request.following ?? [], totalChars);
   let text = renderNote(facts, request, totalChars, state);

@@ -5,16 +5,17 @@
  * a section that needs less than its share gives the rest to the others.
  */
 import type { BackgroundHandle, SummaryRequest } from "../types.js";
-import { clip, oneLine, oneLineWindow, safeHead } from "../transcript.js";
+import { oneLine, oneLineWindow } from "../transcript.js";
+import { clipWords, shortened, wholeHead } from "./whole.js";
 import { redactSecrets } from "../../engine/redact.js";
 import { COMMAND_CHARS, NOTE_CHARS, REDACT_MARGIN, type CallInfo, type Collected } from "./collect.js";
 import { EARLIER_SUMMARY, SECTIONS, type SummarySection } from "./sections.js";
-import { QUOTED_DATA_NOTE, quoteData, unquoteData } from "./quote.js";
+import { QUOTED_DATA_NOTE, fenceFor, quoteData, unquoteData } from "./quote.js";
+import { isOpen, planHeader, planLine, type Plan } from "./plan.js";
 import {
   demoteHeaders,
   fitted,
   headTail,
-  quoteBounded,
   redactedCut,
   renderList,
   renderUserDirection,
@@ -66,7 +67,15 @@ export function renderNote(
   const whole = plans.map((p) => (p.measure ? undefined : p.render(Number.MAX_SAFE_INTEGER)));
   plans.forEach((p, i) => (p.need = whole[i]?.length ?? p.measure!()));
   const headers = plans.reduce((s, p) => s + `## ${p.name}\n`.length + 1, 0);
-  const budgets = allocate(plans, Math.max(0, totalChars - headers));
+  // A second compaction keeps what the first knew: a section still true gets at least the room it
+  // had in the earlier note (the state at the cut, Next step and Still running, is read anew).
+  const floors = plans.map((p) => {
+    const had = c.earlier.sizes.get(p.name);
+    return had === undefined || p.name === "Next step" || p.name === "Still running"
+      ? 0
+      : Math.min(p.need, Math.ceil(had * 1.05) + 40);
+  });
+  const budgets = allocate(plans, Math.max(0, totalChars - headers), floors);
   let out = "";
   plans.forEach((p, i) => {
     const w = whole[i];
@@ -77,11 +86,24 @@ export function renderNote(
   let end = out.length;
   while (end > 0 && out.charCodeAt(end - 1) === 10) end--;
   if (end < out.length - 1) out = `${out.slice(0, end)}\n`;
-  return out.length <= totalChars ? out : safeHead(out, totalChars);
+  return out.length <= totalChars ? out : `${wholeHead(out, totalChars - 1, 0)}\n`;
 }
 
 /** Split `total` characters between sections by weight; a section never gets more than it needs. */
-function allocate(plans: SectionPlan[], total: number): number[] {
+function allocate(plans: SectionPlan[], total: number, floors: readonly number[] = []): number[] {
+  // The floors first (scaled down together when they do not all fit), then the rest by weight.
+  const wanted = plans.map((_, i) => floors[i] ?? 0);
+  const sum = wanted.reduce((a, b) => a + b, 0);
+  const scale = sum > total ? total / sum : 1;
+  const base = wanted.map((f) => Math.floor(f * scale));
+  const rest = allocateByWeight(
+    plans.map((p, i) => ({ ...p, need: p.need - base[i]! })),
+    total - base.reduce((a, b) => a + b, 0),
+  );
+  return base.map((b, i) => b + rest[i]!);
+}
+
+function allocateByWeight(plans: SectionPlan[], total: number): number[] {
   const alloc = plans.map(() => 0);
   let open = plans.map((_, i) => i);
   let remaining = total;
@@ -116,17 +138,33 @@ function sectionBodies(
   const rules = new Set(c.constraints);
   return {
     Objective: { render: (b) => objective(c, focus, b) },
+    // A rule in a message the replacement keeps verbatim is pointed at, not quoted again.
     "Decisions and constraints": {
-      render: (b) => renderUserDirection([...c.constraints], c.earlier.constraints, b, CONSTRAINT_WORDS),
+      render: (b) => {
+        const quoted = c.constraints.filter((t) => !c.kept.has(t));
+        const refs = c.constraints
+          .filter((t) => c.kept.has(t))
+          .map((t) => `- Constraint ${keptReference(t, 80)}\n`)
+          .join("");
+        if (quoted.length === 0 && c.earlier.constraints.length === 0 && refs !== "") return fitted(refs, b);
+        const body = renderUserDirection(quoted, c.earlier.constraints, b - refs.length, CONSTRAINT_WORDS);
+        return refs.length <= b - body.length ? body + refs : body;
+      },
     },
-    // A message quoted under the constraints is not quoted twice: a line says where it is.
+    // A message quoted under the constraints is not quoted twice, and one the replacement keeps
+    // verbatim is not quoted again: a line says where each is.
     "User direction": {
       render: (b) => {
-        const rest = c.userMessages.filter((t) => !rules.has(t));
-        const moved = c.userMessages.length - rest.length;
-        const line = moved > 0 ? `(${moved} more quoted under Decisions and constraints)\n` : "";
+        const rest = c.userMessages.filter((t) => !rules.has(t) && !c.kept.has(t));
+        const moved = c.userMessages.filter((t) => rules.has(t) && !c.kept.has(t)).length;
+        const kept = c.userMessages.filter((t) => c.kept.has(t)).length;
+        const line =
+          (moved > 0 ? `(${moved} more quoted under Decisions and constraints)\n` : "") +
+          (kept > 0
+            ? `(${kept} user message${kept === 1 ? " is" : "s are"} kept word for word before this note: not quoted again)\n`
+            : "");
         const quoted =
-          rest.length === 0 && c.earlier.userQuotes.length === 0 && moved > 0
+          rest.length === 0 && c.earlier.userQuotes.length === 0 && line !== ""
             ? ""
             : renderUserDirection(rest, c.earlier.userQuotes, b - line.length);
         return quoted + line;
@@ -162,7 +200,7 @@ const CHECK =
 function lastCheck(c: Collected): { cmd: string; outcome: string; last: number } | undefined {
   let best: { cmd: string; outcome: string; last: number } | undefined;
   for (const e of c.commands.values())
-    if (CHECK.test(e.cmd) && (best === undefined || e.last > best.last))
+    if (CHECK.test(e.cmd) && !THROWAWAY.test(e.cmd) && (best === undefined || e.last > best.last))
       best = { cmd: e.cmd, outcome: e.outcome, last: e.last };
   return best;
 }
@@ -179,87 +217,187 @@ const CONSTRAINT_WORDS = {
   empty: "(no rule, correction or rejection from the user in the summarized span)",
 };
 
+/** A command that checks the work but only in a throwaway place (`/tmp`): not the check to run again. */
+const THROWAWAY = /(^|[\s'"=])\/tmp\//;
+
+/** A last message that reports the work complete. */
+const COMPLETION =
+  /\b(done|finished|complete[ds]?|completed|all (?:tests|checks) pass(?:ed)?|tests? pass(?:es|ed)?|implemented|is ready|are ready|fixed|in place|works? now|nothing (?:left|else|pending))\b/i;
+/** A last message that asks the user something or announces work it has not made yet. */
+const ANNOUNCES =
+  /(^|[.!?:]\s+|\n)(?:(?:now|next|then|first|ok(?:ay)?|great)[,!.]?\s+)*(?:let me|i'll|i will|i'm going to|next,? i|we'll|i need to)\b/i;
+
+/** A part of the Next step: its lines, written whole or shortened at sentence ends, else left out. */
+interface Part {
+  lead: string;
+  /** Text shortened at sentence or line ends when the whole does not fit (never cut inside a word). */
+  body?: string;
+  /** Whether the part may be shortened (a list is written whole or left out). */
+  list?: boolean;
+}
+
+/** The first `max` characters of `s` as whole sentences (or words), on one paragraph. */
+function sentences(s: string, max: number): string {
+  return shortened(s.trim(), max);
+}
+
 /**
- * Next step, from the state of the work at the cut: the user's latest request
- * when no assistant text answered it yet; errors of commands that have not
- * passed since; the assistant's last stated plan while it is not done. A plan
- * whose calls all came back ok is reported as done, and the latest request
- * is what goes on.
+ * Next step, from the state of the work at the cut, in priority order: the
+ * agent's own plan (its latest list, its first item not completed), the
+ * user's latest request when nothing answered it, checks still failing,
+ * the last message's announced step with no call after it, a step not
+ * finished, a check to run again after later edits, the earlier note's open
+ * items; "Finished, nothing pending" when the last message reports the work
+ * complete and nothing failed after it. Each part is written whole, or
+ * shortened at sentence ends, or left out; never a fragment or cut marker.
  */
 function nextStep(c: Collected, budget: number): string {
+  const parts = nextStepParts(c);
+  let room = budget;
+  let out = "";
+  for (const p of parts) {
+    const whole = p.body === undefined ? `${p.lead}\n` : `${p.lead}\n${p.body}\n`;
+    if (whole.length <= room) {
+      out += whole;
+      room -= whole.length;
+      continue;
+    }
+    if (p.list === true || p.body === undefined) {
+      // A list kept by its first lines (whole lines), with the count of the rest.
+      if (p.body !== undefined && p.lead.length + 40 < room) {
+        const lines = p.body.split("\n");
+        let kept = `${p.lead}\n`;
+        let n = 0;
+        for (const l of lines) {
+          if (kept.length + l.length + 1 + 32 > room) break;
+          kept += `${l}\n`;
+          n++;
+        }
+        if (n > 0) {
+          kept += `- (${lines.length - n} more not shown)\n`;
+          out += kept;
+          room -= kept.length;
+        }
+      }
+      continue;
+    }
+    const max = room - p.lead.length - 2;
+    const body = max > 24 ? sentences(p.body, max) : "";
+    if (body !== "") {
+      const text = `${p.lead}\n${body}\n`;
+      out += text;
+      room -= text.length;
+    }
+  }
+  if (out === "") return fitted(`${NOTHING_PENDING}\n`, budget);
+  return out;
+}
+
+const NOTHING_PENDING = "(no unfinished work recorded in the summarized span)";
+
+/** The plan's lines: its open items first (whole), the completed ones after them. */
+function planLines(plan: Plan): string {
+  return plan.items.map(planLine).join("\n");
+}
+
+function nextStepParts(c: Collected): Part[] {
+  const parts: Part[] = [];
   const latest = c.userMessages.at(-1);
-  const plan = c.lastAssistantText;
+  const lastText = c.lastAssistantText;
   const a = c.afterText;
-  const parts: { text: string; share: number }[] = [];
+  const plan = c.plan ?? c.earlier.plan;
   const unanswered = latest !== undefined && c.lastUserOrder > c.lastTextOrder;
-  if (unanswered)
-    parts.push({
-      text: `The user's latest request, not answered yet:\n${demoteHeaders(latest)}`,
-      share: 0.5,
-    });
   if (plan !== undefined) {
-    const running = [...c.calls.values()].filter((i) => !i.done && i.order > c.lastTextOrder).length;
-    if (a.calls === 0 && !unanswered)
+    const open = plan.items.find(isOpen);
+    const inKept = c.plan !== undefined && c.planOrder > c.spanEnd;
+    if (open !== undefined)
+      parts.push({ lead: `Next: ${open.text} (${open.status}, the first item of the plan not completed).` });
+    else parts.push({ lead: `Every item of the latest ${plan.tool} list is completed.` });
+    if (inKept)
+      parts.push({ lead: `(The latest ${plan.tool} list is in the messages kept after this note.)` });
+    else parts.push({ lead: planHeader(plan), body: planLines(plan), list: true });
+  }
+  if (unanswered) {
+    if (c.kept.has(latest) || c.lastUserOrder > c.spanEnd)
       parts.push({
-        text: `The assistant's last message, with no call after it:\n${demoteHeaders(plan)}`,
-        share: 0.5,
+        lead: "Answer the user's latest message (kept word for word after this note); nothing answered it yet.",
       });
-    else if (a.failed > 0 || running > 0) {
+    else parts.push({ lead: "The user's latest request, not answered yet:", body: demoteHeaders(latest) });
+  }
+  const failing = [...c.errors.entries()]
+    // Checks only (tests, build, lint): a failed merge or commit is history, not a check still failing.
+    .filter(
+      ([, e]) =>
+        e.command !== undefined && e.fixed !== true && CHECK.test(e.command) && !THROWAWAY.test(e.command),
+    )
+    .sort((x, y) => y[1].last - x[1].last)
+    .slice(0, 3)
+    .map(([line, e]) => `- ${quoteData(clipWords(line, 160))} from \`${clipWords(e.command!, 100)}\``);
+  // The earlier note's failing checks whose command has not run since.
+  for (const f of c.earlier.failing) {
+    const cmd = /from `([^`]+)`$/.exec(f)?.[1];
+    if (
+      failing.length < 5 &&
+      (cmd === undefined || ![...c.commands.keys()].some((k) => k.startsWith(cmd.replace(/…$/, ""))))
+    )
+      failing.push(f);
+  }
+  if (failing.length > 0)
+    parts.push({ lead: "Still failing (no passing run since):", body: failing.join("\n"), list: true });
+  if (lastText !== undefined && !unanswered) {
+    const running = [...c.calls.values()].filter((i) => !i.done && i.order > c.lastTextOrder).length;
+    const text = demoteHeaders(lastText);
+    if (a.failed > 0 || running > 0) {
       const why = [
         ...(a.failed > 0 ? [`${a.failed} of ${a.calls} calls failed`] : []),
         ...(running > 0 ? [`${running} call${running === 1 ? "" : "s"} without a result`] : []),
       ].join(", ");
-      parts.push({
-        text: `The assistant's last step, not finished (${why}):\n${demoteHeaders(plan)}`,
-        share: 0.4,
-      });
-    } else if (a.calls > 0) {
+      parts.push({ lead: `The assistant's last step, not finished (${why}):`, body: text });
+    } else if (a.calls === 0) {
+      if (COMPLETION.test(lastText) && !ANNOUNCES.test(lastText) && failing.length === 0 && !hasOpen(plan))
+        parts.push({
+          lead: "Finished, nothing pending: the last message reports the work complete and nothing failed after it:",
+          body: text,
+        });
+      else if (ANNOUNCES.test(lastText))
+        parts.push({
+          lead: "The assistant's last message announced this and made no call after it (not done yet):",
+          body: text,
+        });
+      else parts.push({ lead: "The assistant's last message, with no call after it:", body: text });
+    } else {
       const did = [
         ...new Set(a.paths.map((p) => `changed ${baseName(oneLine(p))}`)),
-        ...new Set(a.commands.map((x) => `ran \`${clip(x, 80)}\``)),
+        ...new Set(a.commands.map((x) => `ran \`${clipWords(x, 80)}\``)),
       ].slice(0, 4);
+      // What was done comes first; the step by its first words (whole words).
       parts.push({
-        // What was done comes first, so that a tight budget cuts the quote of the step, not the facts.
-        text: `Done (${a.calls} call${a.calls === 1 ? "" : "s"} ok)${did.length > 0 ? `: ${did.join(", ")}` : ""}; the step began "${clip(oneLine(plan), 100)}".`,
-        share: 0.3,
+        lead: `Done (${a.calls} call${a.calls === 1 ? "" : "s"} ok)${did.length > 0 ? `: ${did.join(", ")}` : ""}; the step began "${clipWords(oneLine(lastText), 100)}".`,
       });
-      if (!unanswered && latest !== undefined)
-        parts.push({ text: `Continue the user's latest request:\n${demoteHeaders(latest)}`, share: 0.4 });
+      if (latest !== undefined)
+        parts.push(
+          c.kept.has(latest)
+            ? { lead: "Continue the user's latest request (kept word for word before this note)." }
+            : { lead: "Continue the user's latest request:", body: demoteHeaders(latest) },
+        );
     }
   }
-  const failing = [...c.errors.entries()]
-    // Checks only (tests, build, lint): a failed merge or commit is history, not a check still failing.
-    .filter(([, e]) => e.command !== undefined && e.fixed !== true && CHECK.test(e.command))
-    .sort((x, y) => y[1].last - x[1].last)
-    .slice(0, 3)
-    .map(([line, e]) => `- ${quoteData(clip(line, 160))} from \`${clip(e.command!, 100)}\``);
-  if (failing.length > 0)
-    parts.push({ text: `Still failing (no passing run since):\n${failing.join("\n")}`, share: 0.3 });
   const check = lastCheck(c);
   if (check !== undefined && failing.length === 0) {
     const changed = [...c.paths.values()]
       .filter((p) => p.last > check.last)
       .map((p) => baseName(oneLine(p.path)));
-    parts.push({
-      text:
-        changed.length > 0
-          ? `Changed since the last check (${[...new Set(changed)].slice(0, 3).join(", ")}): run it again: \`${check.cmd}\` (last outcome: ${check.outcome}).`
-          : `The last check run: \`${check.cmd}\` → ${check.outcome}.`,
-      share: 0.2,
-    });
+    if (changed.length > 0)
+      parts.push({
+        lead: `Changed since the last check (${[...new Set(changed)].slice(0, 3).join(", ")}): run it again: \`${check.cmd}\` (last outcome: ${check.outcome}).`,
+      });
+    else parts.push({ lead: `The last check run: \`${check.cmd}\` → ${check.outcome}.` });
   }
-  if (parts.length === 0) {
-    const earlier = c.earlier.nextStep;
-    return earlier !== undefined
-      ? headTail(demoteHeaders(earlier), budget, 0.4)
-      : fitted(`${NO_ASSISTANT_TEXT}\n`, budget);
-  }
-  const whole = parts.map((p) => `${p.text}\n`).join("");
-  if (whole.length <= budget) return whole;
-  const total = parts.reduce((n, p) => n + p.share, 0);
-  let out = "";
-  for (const p of parts) out += headTail(p.text, Math.floor((budget * p.share) / total), 0.5);
-  return out.length <= budget ? out : fitted(out, budget);
+  return parts;
+}
+
+function hasOpen(plan: Plan | undefined): boolean {
+  return plan !== undefined && plan.items.some(isOpen);
 }
 
 function lazy<T>(f: () => T): () => T {
@@ -303,7 +441,12 @@ function quotedDataBody(list: Required<SectionBody>, items: () => Item[]): Secti
   };
 }
 
-/** Objective: the focus, then the original request (an earlier checkpoint's, then this span's first). */
+/**
+ * Objective: the focus, then the original request (an earlier checkpoint's,
+ * then this span's first). A request is quoted whole, or by its first
+ * sentences or lines with its size; one the replacement keeps verbatim is
+ * referred to, not quoted again. Never a cut marker.
+ */
 function objective(c: Collected, focus: string | undefined, budget: number): string {
   const earlier = c.earlier.objective;
   const firstRequest = c.userMessages[0];
@@ -311,13 +454,31 @@ function objective(c: Collected, focus: string | undefined, budget: number): str
   if (focus) out += fitted(`Focus: ${redactSecrets(oneLine(focus))}\n`, Math.max(16, Math.floor(budget / 3)));
   const rest = budget - out.length;
   if (earlier !== undefined && firstRequest !== undefined) {
-    out += quoteBounded(earlier, Math.floor(rest / 2));
+    out += requestQuote(c, earlier, Math.floor(rest / 2));
     const lead = "Then, in this span:\n";
-    out += lead + quoteBounded(firstRequest, budget - out.length - lead.length);
-  } else if (earlier !== undefined) out += quoteBounded(earlier, rest);
-  else if (firstRequest !== undefined) out += quoteBounded(firstRequest, rest);
+    out += lead + requestQuote(c, firstRequest, budget - out.length - lead.length);
+  } else if (earlier !== undefined) out += requestQuote(c, earlier, rest);
+  else if (firstRequest !== undefined) out += requestQuote(c, firstRequest, rest);
   else out += fitted("(no plain user request in the summarized span)\n", rest);
   return out;
+}
+
+/** A reference to a user message the replacement keeps verbatim: its first words and its size. */
+function keptReference(text: string, max = 120): string {
+  const first = clipWords(oneLine(text, max + 1), max);
+  return `(kept word for word among the older user messages before this note, ${text.length} characters: "${first}")`;
+}
+
+/** A request quoted whole, or by its head at a sentence or line end with its size; a kept one referred to. */
+function requestQuote(c: Collected, text: string, budget: number): string {
+  if (c.kept.has(text)) return fitted(`${keptReference(text)}\n`, budget);
+  const fence = fenceFor(text);
+  const overhead = 2 * fence.length + 3;
+  if (text.length + overhead <= budget) return `${fence}\n${text}\n${fence}\n`;
+  const size = `(the first part of a request of ${text.length} characters)\n`;
+  const head = wholeHead(text, budget - overhead - size.length);
+  if (head === "") return fitted(size, budget);
+  return `${fence}\n${head}\n${fence}\n${size}`;
 }
 
 /** Work done: the tool calls by name, then the work notes (newest first by priority, displayed in order). */
@@ -445,7 +606,7 @@ function describeCall(info: CallInfo, redact: boolean): string {
       : undefined) ??
     (info.paths[0] !== undefined
       ? r(info.paths[0])
-      : clip(r(oneLine(safeJson(t.input), 121 + REDACT_MARGIN)), 120));
+      : clipWords(r(oneLine(safeJson(t.input), 121 + REDACT_MARGIN)), 120));
   return r(`${name} (${typeof t.id === "string" ? t.id : "?"}): ${detail} — no result yet`);
 }
 
@@ -460,7 +621,7 @@ function safeJson(v: unknown): string {
 function describeHandle(h: BackgroundHandle): string {
   const parts = [`${h.kind} ${h.id}`];
   if (h.command)
-    parts.push(clip(redactSecrets(oneLine(h.command, COMMAND_CHARS + REDACT_MARGIN)), COMMAND_CHARS));
+    parts.push(clipWords(redactSecrets(oneLine(h.command, COMMAND_CHARS + REDACT_MARGIN)), COMMAND_CHARS));
   if (h.status) parts.push(`(${h.status})`);
   return redactSecrets(parts.join(": ").replace(/: \(/, " ("));
 }

@@ -5,7 +5,8 @@
  * `{"output": ..., "metadata": {"exit_code": N}}` (or writes `Exit code: N`
  * ... `Output:` before it); the line worth quoting is in that output.
  */
-import { clip, firstLine } from "../transcript.js";
+import { firstLine } from "../transcript.js";
+import { clipWords } from "./whole.js";
 import { redactedHead } from "../../engine/redact.js";
 import { quoteData } from "./quote.js";
 
@@ -52,7 +53,7 @@ export function errorLine(raw: string): string {
 
 /** The first line of a command's output, redacted and quoted as data. */
 function outputLine(out: string): string {
-  const line = clip(firstLine(redactedHead(out, ERROR_WINDOW, ERROR_MARGIN)), ERROR_LINE_CHARS);
+  const line = clipWords(firstLine(redactedHead(out, ERROR_WINDOW, ERROR_MARGIN)), ERROR_LINE_CHARS);
   return line === "" ? "(no output)" : quoteData(line);
 }
 

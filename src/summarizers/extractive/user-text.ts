@@ -19,7 +19,10 @@ export interface UserText {
 const TAG = (name: string): RegExp => new RegExp(`<${name}>([\\s\\S]*?)</${name}>`);
 
 /** A user text as the note shows it (the message's `meta.is_meta` marks text the agent injected). */
-export function unwrapUserText(raw: string, m?: Message): UserText {
+export function unwrapUserText(text: string, m?: Message): UserText {
+  const raw = withoutInjected(text);
+  if (raw.trim() === "" && text.trim() !== "")
+    return { kind: "injected", text: `[system reminder or hook output: ${text.length} characters]` };
   const name = TAG("command-name").exec(raw)?.[1]?.trim();
   if (name !== undefined) {
     const args = TAG("command-args").exec(raw)?.[1]?.trim() ?? "";
@@ -38,6 +41,41 @@ export function unwrapUserText(raw: string, m?: Message): UserText {
     };
   }
   return { kind: "direction", text: raw };
+}
+
+/** Blocks the agent or its hooks add to a user turn: never the user's words. */
+const INJECTED_BLOCKS =
+  /<(system-reminder|user-prompt-submit-hook|[a-z-]*hook[a-z-]*|command-message)>[\s\S]*?<\/\1>/g;
+/** A hook's report that stands alone as a user turn (`SessionStart:compact hook success: …`). */
+const HOOK_LINE = /^\s*[A-Za-z]+(?::[\w-]+)? hook (?:success|error|failed|output|blocking error)\b[\s\S]*$/;
+
+/** A user text without the system reminders and hook output the agent put in it. */
+export function withoutInjected(text: string): string {
+  if (!text.includes("<") && !text.includes("hook")) return text;
+  const out = text.replace(INJECTED_BLOCKS, "");
+  return HOOK_LINE.test(out) ? "" : out === text ? text : out.trim();
+}
+
+/**
+ * Narration: a sentence that announces work ("Let me …", "Now I'll …",
+ * "I'll …", "I'm going to …") rather than reporting it. Work done keeps
+ * what an assistant text reports, never its narration.
+ */
+const NARRATION =
+  /^(?:(?:ok(?:ay)?|great|perfect|good|excellent|alright|now|next|first|then|so|sure)\b[,.!:]?\s*)*(?:let me|let's|let us|i'll|i will|i'm going to|i am going to|i need to|i should|i'm now going to|we'll|we need to)\b/i;
+
+/** The sentences of a work note that report something (narration and bare interjections left out); "" when none. */
+export function reportedPart(text: string): string {
+  const sentences = text.match(/[^.!?]+(?:[.!?]+(?=\s|$)|$)/g) ?? [text];
+  const kept = sentences
+    .map((x) => x.trim())
+    .filter(
+      (x) =>
+        x !== "" &&
+        !NARRATION.test(x) &&
+        !/^(?:ok(?:ay)?|great|perfect|good|excellent|alright|done|now|sure)[.!,:]*$/i.test(x),
+    );
+  return kept.join(" ");
 }
 
 /**
