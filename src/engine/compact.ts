@@ -290,14 +290,37 @@ function shrinkJudge(
  * on the corpus's real compactions (pi's, 1,184 to 1,473 tokens; Claude
  * Code's were 2,645 to 5,433; `npm run bench:fidelity` prints them): below
  * it, no agent judged a hand-over enough for the state of the work.
+ *
+ * A span that holds an earlier checkpoint (`carriedTokens`, its size) is a
+ * second compaction: the new note must keep what the earlier one knew, so
+ * the earlier note's size is carried over whole (it is already a summary;
+ * compressing it again would lose what is still true) and the rule above
+ * budgets only what is new, with the carried size counted as verbatim and
+ * the half-span limit applied to the new messages alone. The sum is held
+ * under `CONSTANTS.summaryCarriedMaxTokens`, so notes do not grow without
+ * end over many compactions.
  */
-export function summaryBudget(target: number, verbatimTokens: number, spanTokens = Infinity): number {
-  const left = Math.floor(target - verbatimTokens);
+export function summaryBudget(
+  target: number,
+  verbatimTokens: number,
+  spanTokens = Infinity,
+  carriedTokens = 0,
+): number {
+  const carried = Math.max(0, Math.floor(carriedTokens));
+  const left = Math.floor(target - verbatimTokens - carried);
   const budget =
     left <= 0
       ? CONSTANTS.summaryMaxTokens
       : Math.min(CONSTANTS.summaryMaxTokens, Math.max(CONSTANTS.summaryMinTokens, left));
-  return Math.max(1, Math.min(budget, Math.floor(spanTokens / 2)));
+  const fresh = Math.max(1, Math.min(budget, Math.floor((spanTokens - carried) / 2)));
+  if (carried === 0) return fresh;
+  return Math.min(CONSTANTS.summaryCarriedMaxTokens, carried + fresh);
+}
+
+/** The size of the latest checkpoint in a span (what a second compaction carries over), 0 when none. */
+function carriedCheckpointTokens(span: readonly Message[], e: TokenEstimator): number {
+  for (let i = span.length - 1; i >= 0; i--) if (isCheckpoint(span[i]!)) return e.message(span[i]!);
+  return 0;
 }
 
 /** Why a summary-path replacement is over its target, in one clause. */
@@ -462,7 +485,14 @@ async function compact(messages: readonly Message[], options: CompactOptions): P
     round,
   });
   const verbatim = verbatimTokens(parts, options.liveState, estimator);
-  const budget = options.summaryMaxTokens ?? summaryBudget(target, verbatim, estimateTokens(span, estimator));
+  const budget =
+    options.summaryMaxTokens ??
+    summaryBudget(
+      target,
+      verbatim,
+      estimateTokens(span, estimator),
+      carriedCheckpointTokens(span, estimator),
+    );
   // A size that was asked for, or a target with little room to spare (under twice the cap after the
   // verbatim parts), is held in the estimator's count; with room to spare the note keeps its own measure
   // (about four characters a token), as it always had: dense text then gets its full note.
@@ -475,6 +505,7 @@ async function compact(messages: readonly Message[], options: CompactOptions): P
     following,
     { ...options, summaryMaxTokens: budget },
     counted,
+    parts.users,
   );
   if (!outcome.ok) return outcome.result;
 
@@ -579,6 +610,7 @@ async function summarizeWithLadder(
   following: readonly Message[],
   options: CompactOptions,
   counted: boolean,
+  retained: readonly Message[] = [],
 ): Promise<LadderOutcome> {
   const summarizer = options.summarizer ?? extractiveSummarizer();
   const estimator = options.estimator ?? fastEstimator;
@@ -617,6 +649,8 @@ async function summarizeWithLadder(
       const request = {
         messages: input,
         following,
+        // The older user messages the replacement keeps verbatim: the note refers to them, never quotes them again.
+        retained,
         focus: options.focus,
         maxTokens: options.summaryMaxTokens,
         ...(counted ? { countTokens: (text: string) => estimator.text(text) } : {}),

@@ -16,6 +16,11 @@ export const CONSTANTS = Object.freeze({
    * itself on the corpus's real compactions.
    */
   summaryMinTokens: 1_200,
+  /**
+   * Size cap, in tokens, of a summary that folds an earlier checkpoint in (a second compaction): the
+   * earlier note's size plus the usual budget for what is new, held under this.
+   */
+  summaryCarriedMaxTokens: 8_000,
   /** Transient summarizer errors are retried this many times. */
   maxRetries: 3,
   /** First backoff delay between retries, in ms (doubled each retry). */
