@@ -15,6 +15,10 @@ export interface EarlierParts {
   constraints: string[];
   work: string[];
   files: string[];
+  /** The kinds of change the earlier note gave each of its files (an unannotated file was edited). */
+  fileKinds: Map<string, string[]>;
+  /** Each earlier file's line as the earlier note wrote it (kinds and outcome included). */
+  fileLines: Map<string, string>;
   commands: string[];
   errors: string[];
   /** The earlier note's plan (its Next step's plan block), while no later plan replaces it. */
@@ -33,6 +37,8 @@ export function noEarlierParts(): EarlierParts {
     constraints: [],
     work: [],
     files: [],
+    fileKinds: new Map(),
+    fileLines: new Map(),
     commands: [],
     errors: [],
     failing: [],
@@ -40,6 +46,10 @@ export function noEarlierParts(): EarlierParts {
     freeText: [],
   };
 }
+
+/** The kinds of change a Files changed line names after its path. */
+const FILE_KINDS =
+  / \(((?:written|edited|patched|deleted|moved)(?:, (?:written|edited|patched|deleted|moved))*)\)$/;
 
 /** Sections whose quotes are fenced by us (fences there are always balanced). */
 const FENCED_SECTIONS = new Set<string>(SECTIONS.filter((s) => s.fenced).map((s) => s.name));
@@ -136,16 +146,15 @@ export function foldCheckpoint(text: string, into: EarlierParts): void {
   into.userQuotes.push(...fencedBodies(section("User direction")));
   into.constraints.push(...fencedBodies(section("Decisions and constraints")));
   into.work.push(...listItems(section("Work done")).filter((i) => !/^\d+ tool calls \(/.test(i)));
-  into.files.push(
-    ...listItems(section("Files changed")).map((i) =>
-      i
-        .split(" — ")[0]
-        .replace(
-          / \((?:written|edited|patched|deleted|moved)(?:, (?:written|edited|patched|deleted|moved))*\)$/,
-          "",
-        ),
-    ),
-  );
+  for (const item of listItems(section("Files changed"))) {
+    const [head, ...rest] = item.split(" — ");
+    const kinds = FILE_KINDS.exec(head!);
+    const path = kinds ? head!.slice(0, kinds.index) : head!;
+    into.files.push(path);
+    // The line as the earlier note wrote it: its kinds of change and its outcome are still true.
+    into.fileKinds.set(path, kinds ? kinds[1]!.split(", ") : ["edited"]);
+    into.fileLines.set(path, rest.length > 0 ? item : head!);
+  }
   into.commands.push(...listItems(section("Commands run")));
   into.errors.push(...listItems(section("Errors")));
   // The earlier next step is folded as state (its plan, its checks still failing), never as the next step.

@@ -466,7 +466,9 @@ function objective(c: Collected, focus: string | undefined, budget: number): str
 /** A reference to a user message the replacement keeps verbatim: its first words and its size. */
 function keptReference(text: string, max = 120): string {
   const first = clipWords(oneLine(text, max + 1), max);
-  return `(kept word for word among the older user messages before this note, ${text.length} characters: "${first}")`;
+  // Its size only when the words shown are not the whole message.
+  const size = first === text ? "" : `, ${text.length} characters`;
+  return `(kept word for word above this note${size}: "${first}")`;
 }
 
 /** A request quoted whole, or by its head at a sentence or line end with its size; a kept one referred to. */
@@ -521,8 +523,9 @@ function fileItems(c: Collected): Item[] {
         ? ` — failed (${p.failures} attempt${p.failures === 1 ? "" : "s"} errored)`
         : "";
     const path = oneLine(p.path);
-    // An edit is the common case and goes unsaid; other kinds of change are named.
-    const kind = p.kinds.length === 1 && p.kinds[0] === "edited" ? "" : ` (${p.kinds.join(", ")})`;
+    // An edit is the common case and goes unsaid; other kinds of change are named (an earlier note's first).
+    const kinds = [...new Set([...(e.fileKinds.get(p.path) ?? []), ...p.kinds])];
+    const kind = kinds.length === 1 && kinds[0] === "edited" ? "" : ` (${kinds.join(", ")})`;
     out.push({
       text: `${path}${kind}${failed}`,
       rank: e.files.length + p.first,
@@ -530,7 +533,7 @@ function fileItems(c: Collected): Item[] {
     });
   }
   e.files.forEach((f, i) => {
-    if (!c.paths.has(f)) out.push({ text: f, rank: i });
+    if (!c.paths.has(f)) out.push({ text: e.fileLines.get(f) ?? f, rank: i });
   });
   return out;
 }
