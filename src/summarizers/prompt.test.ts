@@ -151,6 +151,7 @@ test("golden: the LLM summarizers' prompt, from its template and the section tab
           content: [{ type: "text", text: "The parser fails on empty input; fixing that next." }],
         },
       ],
+      retained: [request[0]!],
       maxTokens: 1500,
       focus: "the parser port",
     })}\n`,
@@ -311,4 +312,29 @@ test("a secret across either cut of a bounded text is read whole and replaced wh
   assert.ok(out.includes("[REDACTED:private-key]"), out.slice(-300));
   for (const line of body.split("\n"))
     assert.ok(!out.includes(line.slice(0, 20)), `a key line shows: ${line}`);
+});
+
+test("a user message the replacement keeps verbatim is marked kept in the transcript, with the rule to name it, not quote it", () => {
+  const older: Message = {
+    role: "user",
+    content: [{ type: "text", text: "Use pnpm, never npm, in this repo." }],
+  };
+  const later: Message = { role: "user", content: [{ type: "text", text: "Now add the CLI flag." }] };
+  const messages: Message[] = [
+    older,
+    { role: "assistant", content: [{ type: "text", text: "Noted." }] },
+    later,
+  ];
+  const marked = buildUserPrompt({ messages, retained: [older] });
+  assert.match(marked, /\[1\] user \(kept word for word after your note: name it, do not quote it\):/);
+  assert.match(marked, /\[3\] user:\nNow add the CLI flag\./);
+  assert.match(marked, /1 user message in the transcript is marked kept/);
+  // Without retained messages nothing is marked.
+  const plain = buildUserPrompt({ messages });
+  assert.doesNotMatch(plain, /kept word for word after your note/);
+  assert.doesNotMatch(plain, /marked kept/);
+  // The system prompt asks for the state with the plan's statuses, and says each thing once.
+  assert.match(SYSTEM_PROMPT, /every item's status/);
+  assert.match(SYSTEM_PROMPT, /never quote them again/);
+  assert.match(SYSTEM_PROMPT, /not narration/);
 });

@@ -40,7 +40,7 @@ export const SECTIONS = [
   {
     name: "Next step",
     weight: 1.5,
-    hint: "the latest unfinished work: the user's latest request if it is not answered yet, a failing check not yet passing, or a plan the assistant stated and had not finished. Never an action the transcript shows done.",
+    hint: "what is not done yet, starting with the first item to do: when the agent kept a plan or to-do list (a tool whose input lists items with statuses), its latest list, every item with its status, then the first item not completed; else the user's latest request if it is not answered yet, a check still failing after the last edit, or an edit the agent announced and did not make. When the last message reports the work complete and nothing failed after it, say: finished, nothing pending. Never an action the transcript shows done.",
     fenced: false,
   },
   {
@@ -70,10 +70,15 @@ export const SECTIONS = [
   {
     name: "User direction",
     weight: 4,
-    hint: "every message the user wrote, quoted exactly, newest first (a long paste by its head and tail with its size).",
+    hint: "every message the user wrote that is not kept word for word after the note, quoted exactly, newest first (a long paste by its head and tail with its size); a message marked kept is named in one line (its first words), never quoted again.",
     fenced: true,
   },
-  { name: "Work done", weight: 1, hint: "what the agent did and found, condensed.", fenced: false },
+  {
+    name: "Work done",
+    weight: 1,
+    hint: 'what the agent did and found, as facts (done, found, decided), condensed; not its narration ("Let me…", "Now I\'ll…").',
+    fenced: false,
+  },
   {
     name: "Still running",
     weight: 0.5,
