@@ -1,0 +1,74 @@
+/**
+ * The guard's interfaces: what the proxy (`server.ts`) hands the core
+ * (`core.ts`) for every request, and what the core answers. The core is
+ * where the wire is read, compactions are recognised and judged, and the
+ * repair is spliced; the server only moves bytes.
+ */
+import type { IncomingHttpHeaders } from "node:http";
+import type { AuditLosses } from "../route/audit.js";
+
+/** The wire formats the guard reads. */
+export type GuardWire = "anthropic-messages" | "openai-responses" | "openai-chat";
+
+/** `audit` only judges and records; `repair` (the default) also splices back what a compaction lost. */
+export type GuardMode = "audit" | "repair";
+
+/** One request as the agent sent it. */
+export interface WireRequest {
+  method: string;
+  /** Path and query, as received (`/v1/messages?beta=true`). */
+  url: string;
+  /** Headers as received. The core may read ids from them; it never records or logs auth headers. */
+  headers: IncomingHttpHeaders;
+  /** The whole request body. */
+  body: Buffer;
+}
+
+/** The guard's verdict on one compaction it saw on the wire. */
+export interface GuardVerdict {
+  /** The session key (see `core.ts`). */
+  session: string;
+  /** `claude-code`, `codex`, `pi`, or `unknown`. */
+  agent: string;
+  wire: GuardWire;
+  /** ISO time the compaction was seen (the first request after it). */
+  at: string;
+  /** The survival contract's verdict: the request after against the history before. */
+  kept: boolean;
+  /** The first violation the validator names (null when kept). */
+  reason: string | null;
+  losses: AuditLosses;
+  /** Whether later requests carry the repair (mode `repair`, and the splice kept the contract). */
+  repaired: boolean;
+  /** Why the splice was not sent (null when it was, or when nothing needed repair). */
+  repair_refused: string | null;
+  messages_before: number;
+  messages_after: number;
+}
+
+/** What the core answers for one request. */
+export interface GuardOutcome {
+  /** The body to send upstream: the very Buffer received when `changed` is false. */
+  body: Buffer;
+  changed: boolean;
+  wire?: GuardWire;
+  session?: string;
+  /** Set on the request where a compaction was first seen. */
+  verdict?: GuardVerdict;
+  /** One line for the log when something was not understood or not changed on purpose (never headers or secrets). */
+  note?: string;
+}
+
+export interface GuardCoreOptions {
+  mode?: GuardMode;
+  /** The folder of the guard's state: one append-only journal per session. Without it, state is in memory only. */
+  stateDir?: string;
+  /** Pinned anchors restated after a repaired compaction. */
+  anchors?: string;
+}
+
+export interface GuardCore {
+  handle(request: WireRequest): Promise<GuardOutcome>;
+  /** Flush and release whatever the core holds (journals). */
+  close(): Promise<void>;
+}
