@@ -161,15 +161,27 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
       return untouched(`not judged: ${oneLine(e)}`, { wire });
     }
     let id = sessionOf(request.headers, history);
+    const summarizer = summarizationRequestOf(history.items);
+    if (summarizer)
+      return untouched(
+        `the agent's own summarization request (${summarizer}); passed through, not its history`,
+        {
+          wire,
+          session: id.key,
+        },
+      );
+    let onMain = (): void => {};
     if (id.source === "hash") {
       const sys = systemSeed(history);
       const followed = hashedBySystem.get(sys);
       if (followed && !sessions.has(id.key) && history.items.some(isSummaryItem))
         id = { ...id, key: followed };
-      hashedBySystem.set(sys, id.key);
+      const key = id.key;
+      onMain = () => void hashedBySystem.set(sys, key);
     }
+    const sid = id;
     try {
-      return await serial(id.key, () => judge(request, history, id));
+      return await serial(id.key, () => judge(request, history, sid, onMain));
     } catch (e) {
       return untouched(`not judged: ${oneLine(e)}`, { wire, session: id.key });
     }
@@ -186,6 +198,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
     request: WireRequest,
     history: WireHistory,
     id: SessionIdentity,
+    onMain: () => void,
   ): Promise<GuardOutcome> {
     const wire = history.wire;
     const base = { wire, session: id.key };
@@ -195,10 +208,6 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
       ...base,
       ...(note ? { note } : {}),
     });
-
-    const summarizer = summarizationRequestOf(history.items);
-    if (summarizer)
-      return same(`the agent's own summarization request (${summarizer}); passed through, not its history`);
 
     const session = await loadSession(id, wire);
     const items = history.items;
@@ -217,6 +226,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
         s.conv_ids = items.flatMap((it, i) => (it.message.role === "system" ? [] : [ids[i]]));
       }
       remember(s);
+      onMain();
       return same();
     }
     if (session.agent === "unknown" && id.agent !== "unknown") session.agent = id.agent;
@@ -224,6 +234,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
     const lastConv = conversation(session.agent_items);
     const nextConv = conversation(items);
     const rel = relation(lastConv, nextConv, session.had_tools, hasTools(history.doc));
+    if (rel.kind !== "side") onMain();
     switch (rel.kind) {
       case "side":
         return same(`not the session's history (${rel.why}); passed through`);
