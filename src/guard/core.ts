@@ -107,16 +107,30 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
     return run;
   }
 
+  /** Journals of sessions let go of, until their queued writes are done. */
+  const flushing = new Map<string, Promise<void>>();
+
   function remember(s: Session): void {
     sessions.delete(s.key);
     sessions.set(s.key, s);
-    while (sessions.size > MAX_SESSIONS) sessions.delete(sessions.keys().next().value!);
+    while (sessions.size > MAX_SESSIONS) {
+      const oldest = sessions.values().next().value!;
+      sessions.delete(oldest.key);
+      const done = oldest.journal?.flush();
+      if (done) {
+        flushing.set(oldest.key, done);
+        void done.then(() => {
+          if (flushing.get(oldest.key) === done) flushing.delete(oldest.key);
+        });
+      }
+    }
   }
 
   async function loadSession(id: SessionIdentity, wire: GuardWire): Promise<Session | undefined> {
     const known = sessions.get(id.key);
     if (known) return known;
     if (!options.stateDir) return undefined;
+    await flushing.get(id.key);
     const journal = new SessionJournal(options.stateDir, id.key);
     const loaded = await journal.load();
     if (!loaded) return undefined;
@@ -181,7 +195,9 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
     }
     const sid = id;
     try {
-      return await serial(id.key, () => judge(request, history, sid, onMain));
+      const out = await serial(id.key, () => judge(request, history, sid, onMain));
+      const failed = sessions.get(sid.key)?.journal?.failed;
+      return failed && !out.note ? { ...out, note: `state not written: ${failed}` } : out;
     } catch (e) {
       return untouched(`not judged: ${oneLine(e)}`, { wire, session: id.key });
     }
@@ -222,7 +238,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
       };
       if (options.stateDir) {
         s.journal = new SessionJournal(options.stateDir, id.key);
-        const ids = await s.journal.start(options.stateDir, id.key, id.agent, wire, items);
+        const ids = s.journal.start(options.stateDir, id.key, id.agent, wire, items);
         s.conv_ids = items.flatMap((it, i) => (it.message.role === "system" ? [] : [ids[i]]));
       }
       remember(s);
@@ -240,7 +256,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
         return same(`not the session's history (${rel.why}); passed through`);
       case "extension": {
         const added = nextConv.slice(lastConv.length);
-        const ids = session.journal ? await session.journal.append(added) : added.map(() => undefined);
+        const ids = session.journal ? session.journal.append(added) : added.map(() => undefined);
         session.conv_ids = [...session.conv_ids.slice(0, lastConv.length), ...ids];
         session.agent_items = items;
         session.had_tools = hasTools(history.doc);
@@ -251,9 +267,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
         const parent = ids[rel.common - 1];
         if (parent !== undefined || !session.journal) {
           const added = nextConv.slice(rel.common);
-          const newIds = session.journal
-            ? await session.journal.append(added, parent)
-            : added.map(() => undefined);
+          const newIds = session.journal ? session.journal.append(added, parent) : added.map(() => undefined);
           session.conv_ids = [...ids.slice(0, rel.common), ...newIds];
           session.agent_items = items;
           session.had_tools = hasTools(history.doc);
@@ -333,7 +347,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
       const summaryAt = lastSummary(after);
       const summary = summaryAt >= 0 ? allText(after[summaryAt]!.message) : "";
       const model = typeof h.doc.model === "string" ? h.doc.model : "unknown";
-      await s.journal.compaction(after, {
+      s.journal.compaction(after, {
         summary,
         tokens_before: tokensOf(beforeMsgs),
         tokens_after: tokensOf(afterMsgs),
@@ -346,7 +360,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
       });
       if (splice && spliced) {
         const replacement = spliced.slice(0, spliced.length - newTurns);
-        await s.journal.compaction(replacement, {
+        s.journal.compaction(replacement, {
           summary,
           tokens_before: tokensOf(afterMsgs),
           tokens_after: tokensOf(messagesOf(replacement)),
@@ -364,7 +378,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
       }
     }
     const turns = afterAll.slice(afterAll.length - newTurns);
-    const ids = s.journal ? await s.journal.append(turns) : turns.map(() => undefined);
+    const ids = s.journal ? s.journal.append(turns) : turns.map(() => undefined);
     s.agent_items = afterAll;
     s.conv_ids = [...conversation(after).map(() => undefined), ...ids];
     s.splice = splice;
@@ -425,6 +439,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
     },
     async close(): Promise<void> {
       await Promise.all([...locks.values()]);
+      await Promise.all([...sessions.values()].map((s) => s.journal?.flush()));
     },
   };
 }

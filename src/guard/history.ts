@@ -41,6 +41,9 @@ const VOLATILE = new Set(["cache_control"]);
 
 /** The comparison key of raw values: their JSON without volatile fields. */
 export function rawKey(raw: readonly unknown[]): string {
+  const plain = JSON.stringify(raw);
+  // The replacer is slow: only for the few elements that carry a cache marker.
+  if (!plain.includes('"cache_control"')) return plain;
   return JSON.stringify(raw, (k, v: unknown) => (VOLATILE.has(k) ? undefined : v));
 }
 

@@ -53,6 +53,26 @@ export interface LoadedSession {
 export class SessionJournal {
   readonly file: string;
   private leaf: string | undefined;
+  /** The writes, in order: each request's entries are queued, so that no request waits for the disk. */
+  private pending: Promise<void> = Promise.resolve();
+  /** The first write that failed (later writes are not attempted: the journal would have a gap). */
+  failed: string | undefined;
+
+  private queue(write: () => Promise<unknown>): void {
+    this.pending = this.pending.then(async () => {
+      if (this.failed !== undefined) return;
+      try {
+        await write();
+      } catch (e) {
+        this.failed = (e instanceof Error ? e.message : String(e)).replace(/\s+/g, " ").slice(0, 200);
+      }
+    });
+  }
+
+  /** Waits for the queued writes. */
+  flush(): Promise<void> {
+    return this.pending;
+  }
 
   constructor(dir: string, key: string) {
     this.file = join(dir, sessionFileName(key));
@@ -75,7 +95,7 @@ export class SessionJournal {
     const path = activePath(entries);
     const live = projectPath(path);
     let last = -1;
-    for (let i = path.length - 1; i >= 0; i--) if (path[i]!.kind === "compaction") ((last = i), (i = -1));
+    for (let i = path.length - 1; i >= 0 && last < 0; i--) if (path[i]!.kind === "compaction") last = i;
     const ids: (string | undefined)[] = [];
     if (last >= 0) {
       const c = path[last]! as JournalEntry & { payload: CompactionPayload };
@@ -108,15 +128,8 @@ export class SessionJournal {
     return out;
   }
 
-  /** Starts the journal (header and the first history). Returns the messages' entry ids. */
-  async start(
-    dir: string,
-    key: string,
-    agent: string,
-    wire: GuardWire,
-    items: readonly HistoryItem[],
-  ): Promise<string[]> {
-    await mkdir(dir, { recursive: true });
+  /** Starts the journal (header and the first history), queued. Returns the messages' entry ids. */
+  start(dir: string, key: string, agent: string, wire: GuardWire, items: readonly HistoryItem[]): string[] {
     const created = nowIso();
     const header = headerEntry({
       session_id: key,
@@ -127,8 +140,11 @@ export class SessionJournal {
       wire,
     });
     const { entries, ids } = this.chain(header.id, items);
-    await createJournal(this.file, header, entries);
     this.leaf = entries.length > 0 ? entries[entries.length - 1]!.id : header.id;
+    this.queue(async () => {
+      await mkdir(dir, { recursive: true });
+      await createJournal(this.file, header, entries);
+    });
     return ids;
   }
 
@@ -152,20 +168,17 @@ export class SessionJournal {
     return { entries, ids };
   }
 
-  /** Appends messages under `parent` (default: the leaf). Returns their entry ids. */
-  async append(items: readonly HistoryItem[], parent?: string): Promise<string[]> {
+  /** Appends messages under `parent` (default: the leaf), queued. Returns their entry ids. */
+  append(items: readonly HistoryItem[], parent?: string): string[] {
     if (items.length === 0) return [];
     const { entries, ids } = this.chain(parent ?? this.leaf!, items);
-    await appendEntries(this.file, entries);
     this.leaf = ids[ids.length - 1];
+    this.queue(() => appendEntries(this.file, entries));
     return ids;
   }
 
-  /** Appends a compaction entry whose replacement is `replacement`. Returns its id. */
-  async compaction(
-    replacement: readonly HistoryItem[],
-    fields: Omit<CompactionPayload, "replacement">,
-  ): Promise<string> {
+  /** Appends a compaction entry whose replacement is `replacement`, queued. Returns its id. */
+  compaction(replacement: readonly HistoryItem[], fields: Omit<CompactionPayload, "replacement">): string {
     const e: JournalEntry = {
       id: newEntryId(),
       parent_id: this.leaf ?? null,
@@ -173,8 +186,8 @@ export class SessionJournal {
       created_at: nowIso(),
       payload: { ...fields, replacement: replacement.map(journalMessage) } as CompactionPayload,
     };
-    await appendEntries(this.file, [e]);
     this.leaf = e.id;
+    this.queue(() => appendEntries(this.file, [e]));
     return e.id;
   }
 }
