@@ -35,7 +35,10 @@ async function corpusMessages(): Promise<Message[]> {
 }
 
 /** The wire elements of a long history: the corpus session repeated (tool ids made unique) until `bytes`. */
-function buildElements(base: Message[], bytes: number): { system: unknown[]; elements: Record<string, unknown>[] } {
+function buildElements(
+  base: Message[],
+  bytes: number,
+): { system: unknown[]; elements: Record<string, unknown>[] } {
   const req = toAnthropicRequest(base);
   const one = req.messages as unknown as Record<string, unknown>[];
   const out: Record<string, unknown>[] = [];
@@ -50,7 +53,10 @@ function buildElements(base: Message[], bytes: number): { system: unknown[]; ele
   }
   const system = [
     { type: "text", text: "You are Claude Code, Anthropic's official CLI for Claude." },
-    { type: "text", text: "You are an interactive agent that helps users with software engineering tasks. ".repeat(200) },
+    {
+      type: "text",
+      text: "You are an interactive agent that helps users with software engineering tasks. ".repeat(200),
+    },
   ];
   return { system, elements: out };
 }
@@ -63,7 +69,9 @@ const TOOLS = Array.from({ length: 20 }, (_, i) => ({
 
 /** One request as Claude Code sends it: cache markers on the system's last block and the last message's last block. */
 function request(system: unknown[], elements: readonly Record<string, unknown>[]): WireRequest {
-  const sys = system.map((b, i) => (i === system.length - 1 ? { ...(b as object), cache_control: { type: "ephemeral" } } : b));
+  const sys = system.map((b, i) =>
+    i === system.length - 1 ? { ...(b as object), cache_control: { type: "ephemeral" } } : b,
+  );
   const messages = elements.map((el, i) => {
     if (i !== elements.length - 1 || !Array.isArray(el.content) || el.content.length === 0) return el;
     const content = [...(el.content as object[])];
