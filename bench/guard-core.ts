@@ -6,7 +6,7 @@
  * Prints the time `handle` takes per request (median, p90), and the time to
  * settle the work left after it (`close`). Not a test: figures only.
  *
- *   node dist/bench/guard-core.js [--turns N] [--sizes 1,10] [--state]
+ *   node dist/bench/guard-core.js [--turns N] [--sizes 1,10] [--state] [--gap idle|MS]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -122,6 +122,7 @@ async function main(): Promise<void> {
   const turns = Number(arg("turns", "40"));
   const sizes = arg("sizes", "1,10").split(",").map(Number);
   const withState = process.argv.includes("--state");
+  const gap = arg("gap", "idle");
   const base = await corpusMessages();
   for (const mb of sizes) {
     const target = mb * 1024 * 1024;
@@ -144,8 +145,10 @@ async function main(): Promise<void> {
       if (o.changed) changed++;
       if (i === 0) first = dt;
       else times.push(dt);
-      // The agent waits for the model between turns: give the core's background work that time.
-      await new Promise((r) => setTimeout(r, 20));
+      // Between turns the agent waits for the model: by default longer than the core's work after the answer
+      // (`--gap MS`: a fixed gap instead, so that a request may wait for the previous one's work).
+      if (gap === "idle") await core.idle();
+      else await new Promise((r) => setTimeout(r, Number(gap)));
     }
     const t0 = performance.now();
     await core.close();
@@ -153,7 +156,7 @@ async function main(): Promise<void> {
     if (dir) rmSync(dir, { recursive: true, force: true });
     const avg = reqs.reduce((s, r) => s + r.body.length, 0) / reqs.length;
     console.log(
-      `${mb} MB bodies (avg ${(avg / 1048576).toFixed(2)} MB, ${reqs.length} requests${withState ? ", state" : ""}): ` +
+      `${mb} MB bodies (avg ${(avg / 1048576).toFixed(2)} MB, ${reqs.length} requests${withState ? ", state" : ""}, gap ${gap}): ` +
         `handle median ${pct(times, 50).toFixed(2)} ms, p90 ${pct(times, 90).toFixed(2)} ms, max ${Math.max(...times).toFixed(2)} ms; ` +
         `first request ${first.toFixed(1)} ms; close ${closeMs.toFixed(1)} ms; changed ${changed}`,
     );
