@@ -456,3 +456,117 @@ test("a side request on the same session (no tools, other history) leaves the se
   assert.equal(next.verdict, undefined, "still an extension of the session's history");
   assert.equal(next.note, undefined);
 });
+
+// ---------------------------------------------------------------- the fast path
+
+corpusSuite("guard core's fast path (requests that extend the session, by their bytes)", () => {
+  test("turns sent back to back are answered untouched at once, judged in order; the compaction after them is still repaired", async () => {
+    const { before, replacement } = await claudeCompaction();
+    const lates: GuardOutcome[] = [];
+    const core = createGuardCore({ onLate: (o) => lates.push(o) });
+    // The growing session: three requests, each a turn more, sent without waiting for each other.
+    const cuts = [before.length - 6, before.length - 4, before.length - 2, before.length];
+    const first = await core.handle(claudeRequest(before.slice(0, cuts[0])));
+    assert.equal(first.deferred, undefined, "a new session is judged on the synchronous path");
+    await core.idle();
+    const reqs = cuts.slice(1).map((n) => claudeRequest(before.slice(0, n)));
+    const outs = await Promise.all(reqs.map((r) => core.handle(r)));
+    outs.forEach((o, i) => {
+      assert.equal(o.body, reqs[i]!.body, "the very same Buffer");
+      assert.equal(o.changed, false);
+    });
+    assert.equal(outs[0]!.deferred, true, "the next turn takes the fast path");
+    // The compaction after them: judged against the last of them (their history was kept in order).
+    const o = await core.handle(claudeRequest([...replacement, u("now run the tests please")]));
+    assert.equal(o.deferred, undefined);
+    assert.equal(o.verdict?.kept, false);
+    assert.equal(
+      o.verdict?.messages_before,
+      readWire("anthropic-messages", docOf(reqs.at(-1)!)).items.length,
+    );
+    assert.equal(o.verdict?.repaired, true, o.verdict?.repair_refused ?? "");
+    assert.equal(o.changed, true);
+    await core.close();
+    assert.deepEqual(lates, [], "nothing to tell about extensions");
+  });
+
+  test("moving cache markers do not stop the fast path; a changed earlier element does", async () => {
+    const { before } = await claudeCompaction();
+    const core = createGuardCore();
+    const mark = (messages: Message[]): Record<string, unknown> => {
+      const body = toAnthropicRequest(messages);
+      const last = body.messages.at(-1)!;
+      last.content = [
+        ...last.content.slice(0, -1),
+        { ...last.content.at(-1)!, cache_control: { type: "ephemeral" } },
+      ];
+      return { messages: body.messages, system: body.system };
+    };
+    const n = before.length - 4;
+    await core.handle(claudeRequest(before.slice(0, n), mark(before.slice(0, n))));
+    const o2 = await core.handle(claudeRequest(before.slice(0, n + 2), mark(before.slice(0, n + 2))));
+    assert.equal(o2.deferred, true);
+    // An edit of the first message: not an extension by bytes, so judged now (a rewrite).
+    const edited = [u("a different first prompt"), ...before.slice(1, n + 4)];
+    const o3 = await core.handle(claudeRequest(edited, mark(edited)));
+    assert.equal(o3.deferred, undefined);
+    assert.match(o3.note ?? "", /rewritten|not the session's history/);
+    await core.close();
+  });
+
+  test("the agent's summarization request is never on the fast path; a note found after the answer reaches onLate", async () => {
+    const { before } = await claudeCompaction();
+    const lates: GuardOutcome[] = [];
+    const dir = mkdtempSync(join(tmpdir(), "guard-late-"));
+    try {
+      const core = createGuardCore({ stateDir: dir, onLate: (o) => lates.push(o) });
+      await core.handle(claudeRequest(before.slice(0, -2)));
+      await core.idle();
+      const summarize = await core.handle(
+        claudeRequest([
+          ...before.slice(0, -2),
+          u("CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.\n\nsummarize"),
+        ]),
+      );
+      assert.equal(summarize.deferred, undefined);
+      assert.match(summarize.note ?? "", /summarization request/);
+      // The state folder goes away: the next (fast) request's journal write fails after its answer.
+      rmSync(dir, { recursive: true, force: true });
+      const o = await core.handle(claudeRequest(before));
+      assert.equal(o.deferred, true);
+      assert.equal(o.note, undefined);
+      await core.idle();
+      const o2 = await core.handle(claudeRequest([...before, u("and more")]));
+      await core.idle();
+      await core.close();
+      const told = lates.map((l) => l.note ?? "").join("\n") + (o2.note ?? "");
+      assert.match(told, /state not written/);
+      assert.ok(lates.every((l) => l.deferred === true && l.session === `claude-code:${SESSION}`));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+test("codex (Responses) with its session header: turns on the fast path, its compaction judged and repaired", async () => {
+  const core = createGuardCore();
+  const history = [rUser("fix the parser"), rCall("c1"), rOut("c1"), rCall("c2"), rOut("c2"), rSay("fixed")];
+  await core.handle(responsesRequest(history.slice(0, 3)));
+  await core.idle();
+  const o1 = await core.handle(responsesRequest(history));
+  assert.equal(o1.deferred, true);
+  const after = [
+    rUser("fix the parser"),
+    rUser(`${CODEX_SUMMARY_PREFIX}\nthe parser was fixed`),
+    rUser("now add a test"),
+  ];
+  const o = await core.handle(responsesRequest(after));
+  assert.equal(o.deferred, undefined);
+  assert.equal(o.verdict?.kept, false);
+  assert.equal(
+    o.verdict?.messages_before,
+    readWire("openai-responses", docOf(responsesRequest(history))).items.length,
+  );
+  assert.equal(o.verdict?.repaired, true, o.verdict?.repair_refused ?? "");
+  await core.close();
+});

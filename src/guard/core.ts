@@ -20,12 +20,22 @@ import type {
   GuardWire,
   WireRequest,
 } from "./types.js";
-import { messagesOf, type HistoryItem, type WireHistory } from "./history.js";
+import { messagesOf, rawKey, type HistoryItem, type WireHistory } from "./history.js";
 import { parseBody, readWire, routeOf } from "./wires.js";
-import { sessionOf, type SessionIdentity } from "./session.js";
-import { conversation, relation, summarizationRequestOf, trailingNewTurns } from "./detect.js";
+import { headerSession, sessionOf, type SessionIdentity } from "./session.js";
+import { elementsFrom, hasCacheMarker, listEndFrom, listLayout } from "./scan.js";
+import {
+  conversation,
+  relation,
+  SUMMARIZATION_BYTES,
+  summarizationRequestOf,
+  trailingNewTurns,
+} from "./detect.js";
 import { buildSplice, insertAfter, wireCheck } from "./splice.js";
 import { SessionJournal } from "./state.js";
+
+/** Lets the caller of an answered request go on (the request is sent upstream) before more work is done. */
+const offPath = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 /** Sessions held in memory at once (the others are read back from the state folder when they return). */
 const MAX_SESSIONS = 64;
@@ -50,6 +60,67 @@ interface Session {
   splice?: Splice;
   had_tools: boolean;
   journal?: SessionJournal;
+  /** What the fast path compares the next request's bytes with (see `fastExtension`). */
+  fast?: FastInfo;
+  /** The last main request, until its bytes are scanned into `fast` (after its answer). */
+  toScan?: { body: Buffer; history: WireHistory };
+  /** The header fingerprint that led to this session (see `headerSession`). */
+  fp?: string;
+}
+
+/**
+ * The last main body of a session, as bytes: everything before `stableEnd`
+ * (the start of its first list element with a cache marker, or its list's
+ * closing bracket) must come back byte for byte, and the elements from there
+ * (the ones whose cache markers move) must come back equal but for those.
+ */
+interface FastInfo {
+  body: Buffer;
+  stableEnd: number;
+  tailKeys: string[];
+}
+
+/** The fast-path record of a main body, or undefined when its bytes do not show its list plainly. */
+function fastInfoOf(body: Buffer, h: WireHistory): FastInfo | undefined {
+  const layout = listLayout(body, h.listKey);
+  if (!layout || layout.elements.length !== h.list.length) return undefined;
+  const n = layout.elements.length;
+  let m = layout.elements.findIndex(([a, b]) => hasCacheMarker(body, a, b));
+  if (m < 0) m = n;
+  return {
+    body,
+    stableEnd: m < n ? layout.elements[m]![0] : layout.end,
+    tailKeys: h.list.slice(m).map((el) => rawKey([el])),
+  };
+}
+
+/**
+ * Whether `body` is, by its bytes, an extension of the session's last main
+ * history: the same bytes up to `stableEnd`, then the same elements but for
+ * cache markers (parsed one by one: only the few the markers touch), then
+ * the list goes on or ends. Such a request is one the full path would find
+ * an extension; without an active splice it goes out untouched.
+ */
+function fastExtension(f: FastInfo, body: Buffer): boolean {
+  if (body.length < f.stableEnd) return false;
+  if (body.compare(f.body, 0, f.stableEnd, 0, f.stableEnd) !== 0) return false;
+  const tail = elementsFrom(body, f.stableEnd, f.tailKeys.length);
+  if (!tail) return false;
+  for (let k = 0; k < tail.elements.length; k++) {
+    const [a, b] = tail.elements[k]!;
+    let el: unknown;
+    try {
+      el = JSON.parse(body.toString("utf8", a, b));
+    } catch {
+      return false;
+    }
+    if (rawKey([el]) !== f.tailKeys[k]) return false;
+  }
+  // What the request adds must not be an agent's summarization request (answered on the full path).
+  const end = listEndFrom(body, tail.end);
+  if (end < 0) return false;
+  const added = body.subarray(f.stableEnd, end);
+  return !SUMMARIZATION_BYTES.some((p) => added.indexOf(p, 0, "utf8") >= 0);
 }
 
 const hasTools = (doc: Record<string, unknown>): boolean => Array.isArray(doc.tools) && doc.tools.length > 0;
@@ -94,6 +165,8 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
   const locks = new Map<string, Promise<unknown>>();
   /** The latest session keyed by a hash, per system prompt, to follow it when the first user message changes. */
   const hashedBySystem = new Map<string, string>();
+  /** Session keys by header fingerprint (`headerSession`), for the fast path of agents other than Claude Code. */
+  const headerKeys = new Map<string, string>();
 
   /** Runs `fn` after the session's earlier requests (requests of one session are judged in order). */
   function serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
@@ -116,6 +189,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
     while (sessions.size > MAX_SESSIONS) {
       const oldest = sessions.values().next().value!;
       sessions.delete(oldest.key);
+      if (oldest.fp !== undefined && headerKeys.get(oldest.fp) === oldest.key) headerKeys.delete(oldest.fp);
       const done = oldest.journal?.flush();
       if (done) {
         flushing.set(oldest.key, done);
@@ -158,32 +232,33 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
     return s;
   }
 
-  async function handle(request: WireRequest): Promise<GuardOutcome> {
+  type Prepared =
+    | { outcome: GuardOutcome }
+    | { history: WireHistory; id: SessionIdentity; onMain: () => void; fp?: string };
+
+  /** Reads the request (parse, session, summarization request): the synchronous path's work before judging. */
+  function prepare(request: WireRequest, wire: GuardWire, hs: ReturnType<typeof headerSession>): Prepared {
     const untouched = (note: string, extra: Partial<GuardOutcome> = {}): GuardOutcome => ({
       body: request.body,
       changed: false,
       note,
       ...extra,
     });
-    const route = routeOf(request.method, request.url);
-    if ("passthrough" in route) return untouched(route.passthrough);
-    const wire = route.wire;
     let history: WireHistory;
     try {
       history = readWire(wire, parseBody(request.body));
     } catch (e) {
-      return untouched(`not judged: ${oneLine(e)}`, { wire });
+      return { outcome: untouched(`not judged: ${oneLine(e)}`, { wire }) };
     }
     let id = sessionOf(request.headers, history);
     const summarizer = summarizationRequestOf(history.items);
     if (summarizer)
-      return untouched(
-        `the agent's own summarization request (${summarizer}); passed through, not its history`,
-        {
-          wire,
-          session: id.key,
-        },
-      );
+      return {
+        outcome: untouched(
+          `the agent's own summarization request (${summarizer}); passed through, not its history`,
+          { wire, session: id.key },
+        ),
+      };
     let onMain = (): void => {};
     if (id.source === "hash") {
       const sys = systemSeed(history);
@@ -193,14 +268,98 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
       const key = id.key;
       onMain = () => void hashedBySystem.set(sys, key);
     }
-    const sid = id;
+    const fp = hs && "fp" in hs && id.source === "header" ? hs.fp : undefined;
+    return { history, id, onMain, fp };
+  }
+
+  /**
+   * Judges a prepared request (inside its session's queue), hands the outcome
+   * to `deliver`, then, off the answer's path, scans the body for the next
+   * request's fast path.
+   */
+  async function judgeNow(
+    request: WireRequest,
+    p: Extract<Prepared, { history: WireHistory }>,
+    deliver: (o: GuardOutcome) => void,
+  ): Promise<void> {
+    let out: GuardOutcome;
     try {
-      const out = await serial(id.key, () => judge(request, history, sid, onMain));
-      const failed = sessions.get(sid.key)?.journal?.failed;
-      return failed && !out.note ? { ...out, note: `state not written: ${failed}` } : out;
+      out = await judge(request, p.history, p.id, p.onMain);
+      const failed = sessions.get(p.id.key)?.journal?.failed;
+      if (failed && !out.note) out = { ...out, note: `state not written: ${failed}` };
     } catch (e) {
-      return untouched(`not judged: ${oneLine(e)}`, { wire, session: id.key });
+      out = {
+        body: request.body,
+        changed: false,
+        wire: p.history.wire,
+        session: p.id.key,
+        note: `not judged: ${oneLine(e)}`,
+      };
     }
+    deliver(out);
+    const s = sessions.get(p.id.key);
+    if (!s) return;
+    if (p.fp !== undefined) {
+      s.fp = p.fp;
+      headerKeys.set(p.fp, s.key);
+    }
+    if (s.toScan) {
+      await offPath();
+      const t = s.toScan;
+      s.toScan = undefined;
+      if (t) s.fast = fastInfoOf(t.body, t.history);
+    }
+  }
+
+  /** What a request answered on the fast path comes to once judged, when there is something to tell. */
+  function late(out: GuardOutcome): void {
+    if (!out.verdict && !out.note && !out.changed) return;
+    const told: GuardOutcome = { ...out, deferred: true };
+    if (out.changed)
+      told.note = `${out.note ? `${out.note}; ` : ""}judged after the request went out untouched: the repair goes into the next request`;
+    try {
+      options.onLate?.(told);
+    } catch {
+      // the host's logger failing is not the request's business
+    }
+  }
+
+  async function handle(request: WireRequest): Promise<GuardOutcome> {
+    const route = routeOf(request.method, request.url);
+    if ("passthrough" in route) return { body: request.body, changed: false, note: route.passthrough };
+    const wire = route.wire;
+    const hs = headerSession(wire, request.headers);
+    const known = hs === undefined ? undefined : "key" in hs ? hs.key : headerKeys.get(hs.fp);
+    let answer!: (o: GuardOutcome) => void;
+    const answered = new Promise<GuardOutcome>((r) => (answer = r));
+    const failed = (e: unknown): void =>
+      answer({ body: request.body, changed: false, wire, note: `not judged: ${oneLine(e)}` });
+
+    if (known === undefined || !sessions.has(known)) {
+      // A new session, or one keyed by its body: the synchronous path.
+      const p = prepare(request, wire, hs);
+      if ("outcome" in p) return p.outcome;
+      serial(p.id.key, () => judgeNow(request, p, answer)).catch(failed);
+      return answered;
+    }
+
+    // A session known from its headers: decided in its queue, after its earlier requests' work.
+    serial(known, async () => {
+      const s = sessions.get(known);
+      const fast =
+        s?.fast !== undefined && !(s.splice && mode === "repair") && fastExtension(s.fast, request.body);
+      const deliver = fast ? late : answer;
+      if (fast) {
+        answer({ body: request.body, changed: false, wire, session: known, deferred: true });
+        await offPath();
+      }
+      const p = prepare(request, wire, hs);
+      if ("outcome" in p) return deliver(p.outcome);
+      if (p.id.key === known) return judgeNow(request, p, deliver);
+      // Another session after all (never waited for here: queues do not wait on each other).
+      serial(p.id.key, () => judgeNow(request, p, deliver)).catch(failed);
+    }).catch(failed);
+    return answered;
   }
 
   function systemSeed(h: WireHistory): string {
@@ -241,6 +400,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
         const ids = s.journal.start(options.stateDir, id.key, id.agent, wire, items);
         s.conv_ids = items.flatMap((it, i) => (it.message.role === "system" ? [] : [ids[i]]));
       }
+      s.toScan = { body: request.body, history };
       remember(s);
       onMain();
       return same();
@@ -259,6 +419,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
         const ids = session.journal ? session.journal.append(added) : added.map(() => undefined);
         session.conv_ids = [...session.conv_ids.slice(0, lastConv.length), ...ids];
         session.agent_items = items;
+        mainIs(session, request, history);
         session.had_tools = hasTools(history.doc);
         return applySplice(session, history, same);
       }
@@ -270,6 +431,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
           const newIds = session.journal ? session.journal.append(added, parent) : added.map(() => undefined);
           session.conv_ids = [...ids.slice(0, rel.common), ...newIds];
           session.agent_items = items;
+          mainIs(session, request, history);
           session.had_tools = hasTools(history.doc);
           const out = applySplice(session, history, same);
           return {
@@ -278,11 +440,19 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
           };
         }
         // A rewrite inside the last compaction's replacement: judged as a compaction.
+        mainIs(session, request, history);
         return compaction(session, history, id, same);
       }
       case "compaction":
+        mainIs(session, request, history);
         return compaction(session, history, id, same);
     }
+  }
+
+  /** The request is now the session's last main history: the fast path waits for its bytes to be scanned. */
+  function mainIs(s: Session, request: WireRequest, history: WireHistory): void {
+    s.fast = undefined;
+    s.toScan = { body: request.body, history };
   }
 
   /** The session's splice in this request (an extension of the repaired history), or the request untouched. */
@@ -437,8 +607,11 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
         return { body: request.body, changed: false, note: `not judged: ${oneLine(e)}` };
       }
     },
+    async idle(): Promise<void> {
+      while (locks.size > 0) await Promise.all([...locks.values()]);
+    },
     async close(): Promise<void> {
-      await Promise.all([...locks.values()]);
+      while (locks.size > 0) await Promise.all([...locks.values()]);
       await Promise.all([...sessions.values()].map((s) => s.journal?.flush()));
     },
   };

@@ -26,6 +26,18 @@ const SUMMARIZATION_OPENERS: readonly { agent: string; test: (text: string) => b
   },
 ];
 
+/**
+ * Bytes that every agent's summarization request carries in its raw JSON
+ * (the openers above, as they appear in a JSON string). A request whose added
+ * elements hold none of them is not a summarization request; the fast path
+ * checks this on bytes (conservatively: the text anywhere in them).
+ */
+export const SUMMARIZATION_BYTES: readonly string[] = [
+  "CRITICAL: Respond with TEXT ONLY",
+  "You are performing a CONTEXT CHECKPOINT COMPACTION",
+  "<conversation>",
+];
+
 /** The agent whose summarization request this is (its last user message opens with that agent's prompt). */
 export function summarizationRequestOf(items: readonly HistoryItem[]): string | undefined {
   for (let i = items.length - 1; i >= 0; i--) {

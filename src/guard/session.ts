@@ -19,7 +19,7 @@ export interface SessionIdentity {
   source: string;
 }
 
-const header = (h: IncomingHttpHeaders, name: string): string | undefined => {
+export const header = (h: IncomingHttpHeaders, name: string): string | undefined => {
   const v = h[name];
   const s = Array.isArray(v) ? v[0] : v;
   return typeof s === "string" && s.trim() !== "" ? s.trim() : undefined;
@@ -67,6 +67,39 @@ export function agentOf(headers: IncomingHttpHeaders, h: WireHistory): GuardAgen
 
 const sha = (s: string): string => createHash("sha256").update(s).digest("hex").slice(0, 24);
 
+/** The header names that carry a non-Claude session id, in the order `sessionOf` reads them. */
+export const SESSION_HEADERS = [
+  "session_id",
+  "thread-id",
+  "conversation_id",
+  "x-codex-session-id",
+  "session-id",
+];
+
+/**
+ * What the headers alone say of the session (no body read): Claude Code's
+ * session key itself, or for the other agents a fingerprint of the headers
+ * `sessionOf` and `agentOf` read, which the core maps to the key it found
+ * for them before. Undefined when the key depends on the body.
+ */
+export function headerSession(
+  wire: string,
+  headers: IncomingHttpHeaders,
+): { key: string } | { fp: string } | undefined {
+  const cc = header(headers, "x-claude-code-session-id");
+  if (cc) return { key: `claude-code:${cc}` };
+  // Without the header, an Anthropic request's session is in its metadata, which comes first.
+  if (wire === "anthropic-messages") return undefined;
+  for (const name of SESSION_HEADERS) {
+    const v = header(headers, name);
+    if (v) {
+      const seen = ["user-agent", "originator", "x-openai-subagent"].map((n) => header(headers, n) ?? "");
+      return { fp: [wire, name, v, ...seen].join("\u0000") };
+    }
+  }
+  return undefined;
+}
+
 export function sessionOf(headers: IncomingHttpHeaders, h: WireHistory): SessionIdentity {
   const agent = agentOf(headers, h);
   const cc = header(headers, "x-claude-code-session-id");
@@ -75,7 +108,7 @@ export function sessionOf(headers: IncomingHttpHeaders, h: WireHistory): Session
     const md = claudeMetadataSession(h.doc);
     if (md) return { key: `claude-code:${md}`, agent, source: "metadata" };
   }
-  for (const name of ["session_id", "thread-id", "conversation_id", "x-codex-session-id", "session-id"]) {
+  for (const name of SESSION_HEADERS) {
     const v = header(headers, name);
     if (v) return { key: `${agent}:${v}`, agent, source: "header" };
   }

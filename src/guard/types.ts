@@ -57,6 +57,14 @@ export interface GuardOutcome {
   verdict?: GuardVerdict;
   /** One line for the log when something was not understood or not changed on purpose (never headers or secrets). */
   note?: string;
+  /**
+   * Answered on the fast path: the request's bytes showed it only extends the
+   * session's last history, so it went out untouched at once and was judged
+   * after (in its session's queue, before the session's next request). What
+   * that judging finds (a note, or a verdict, which the bytes rule out but
+   * the judge has the last word on) reaches `GuardCoreOptions.onLate`.
+   */
+  deferred?: boolean;
 }
 
 export interface GuardCoreOptions {
@@ -65,10 +73,20 @@ export interface GuardCoreOptions {
   stateDir?: string;
   /** Pinned anchors restated after a repaired compaction. */
   anchors?: string;
+  /**
+   * Called with the outcome of a request answered on the fast path
+   * (`deferred`), once it is judged, when the judging has something to tell:
+   * a note, or a verdict. The request itself went out untouched; a repair
+   * found this way goes into the session's next request. Verdicts reached
+   * before the answer are on the outcome itself (`verdict`), never here.
+   */
+  onLate?: (outcome: GuardOutcome) => void;
 }
 
 export interface GuardCore {
   handle(request: WireRequest): Promise<GuardOutcome>;
+  /** Resolves when the work queued after answers (judging fast-path requests, scanning bodies) is done. */
+  idle(): Promise<void>;
   /** Flush and release whatever the core holds (journals). */
   close(): Promise<void>;
 }
