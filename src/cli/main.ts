@@ -18,7 +18,10 @@ type CommandModule = { register(program: Command, setExit: (code: number) => voi
  * uses), every command otherwise (for their help too).
  */
 async function commandModules(argv: readonly string[]): Promise<CommandModule[]> {
-  if (argv.find((a) => !a.startsWith("-")) === "hook") return [hook];
+  const first = argv.find((a) => !a.startsWith("-"));
+  if (first === "hook") return [hook];
+  // The guard runs for a whole agent session: it loads its own module only (the rest on demand).
+  if (first === "guard") return [await import("./commands/guard.js")];
   return [
     await import("./commands/validate.js"),
     await import("./commands/import.js"),
@@ -30,6 +33,7 @@ async function commandModules(argv: readonly string[]): Promise<CommandModule[]>
     await import("./commands/restore.js"),
     await import("./commands/report.js"),
     hook,
+    await import("./commands/guard.js"),
   ];
 }
 
@@ -46,7 +50,11 @@ export async function main(argv: readonly string[]): Promise<number> {
   const setExit = (code: number) => {
     exitCode = code;
   };
-  const debug = argv.includes("--debug");
+  // --debug is global, but an agent's own arguments (after `guard ... --`) are not ours.
+  const cut = argv.indexOf("--");
+  const ours = cut < 0 ? argv : argv.slice(0, cut);
+  const debug = ours.includes("--debug");
+  argv = [...ours.filter((a) => a !== "--debug"), ...(cut < 0 ? [] : argv.slice(cut))];
   const program = new Command();
   program
     .name("compact-safe")
@@ -63,15 +71,12 @@ export async function main(argv: readonly string[]): Promise<number> {
       writeErr: (s) => process.stderr.write(s),
       outputError: (s, write) => write(`compact-safe: ${s.replace(/^error: /, "")}`),
     });
-  for (const mod of await commandModules(argv.filter((a) => a !== "--debug"))) mod.register(program, setExit);
+  for (const mod of await commandModules(argv)) mod.register(program, setExit);
   for (const cmd of program.commands) cmd.exitOverride();
 
   try {
     // --debug is global: accepted anywhere on the line, before or after the command.
-    await program.parseAsync(
-      argv.filter((a) => a !== "--debug"),
-      { from: "user" },
-    );
+    await program.parseAsync(argv, { from: "user" });
   } catch (e) {
     if (e instanceof CommanderError) {
       if (
