@@ -216,6 +216,13 @@ export function verdictLine(v: GuardVerdict): string {
 
 const oneLine = (s: string) => s.replace(/\s*\n\s*/g, " ").trim();
 
+/** The whole request body. */
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+}
+
 /** Starts the guard; resolves once it listens. Throws a GuardOptionError for a bad address or upstream. */
 export async function startGuard(options: GuardOptions = {}): Promise<GuardServer> {
   const { host, port } = parseListen(options.listen ?? "127.0.0.1:0");
@@ -237,10 +244,8 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
   };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
+    const received = await readBody(req);
     if (res.destroyed) return;
-    const received = Buffer.concat(chunks);
     // Absolute-form request targets (a client using the guard as a forward proxy) keep only their path.
     const rawUrl = req.url ?? "/";
     const path = /^https?:\/\//i.test(rawUrl)
