@@ -48,6 +48,7 @@ export const EXIT_BY_CODE: Readonly<Record<ErrorCode, ExitCode>> = {
   journal_locked: EXIT.LOCKED,
   summarizer_failed: EXIT.SUMMARIZER,
   missing_package: EXIT.USAGE,
+  invalid_guard_option: EXIT.USAGE,
 };
 
 /** Maps any error to a CliError: library errors get their code's exit code; anything else is an input error. */

@@ -26,6 +26,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<CommandModule>>> = {
   restore: () => import("./commands/restore.js"),
   report: () => import("./commands/report.js"),
   hook: () => import("./commands/hook.js"),
+  guard: () => import("./commands/guard.js"),
 };
 
 async function commandModules(argv: readonly string[]): Promise<CommandModule[]> {
@@ -60,7 +61,11 @@ export async function main(argv: readonly string[]): Promise<number> {
   const setExit = (code: number) => {
     exitCode = code;
   };
-  const debug = argv.includes("--debug");
+  // --debug is global, but an agent's own arguments (after `guard ... --`) are not ours.
+  const cut = argv.indexOf("--");
+  const ours = cut < 0 ? argv : argv.slice(0, cut);
+  const debug = ours.includes("--debug");
+  argv = [...ours.filter((a) => a !== "--debug"), ...(cut < 0 ? [] : argv.slice(cut))];
   const program = new Command();
   program
     .name("compact-safe")
@@ -77,15 +82,12 @@ export async function main(argv: readonly string[]): Promise<number> {
       writeErr: (s) => process.stderr.write(s),
       outputError: (s, write) => write(`compact-safe: ${s.replace(/^error: /, "")}`),
     });
-  for (const mod of await commandModules(argv.filter((a) => a !== "--debug"))) mod.register(program, setExit);
+  for (const mod of await commandModules(argv)) mod.register(program, setExit);
   for (const cmd of program.commands) cmd.exitOverride();
 
   try {
     // --debug is global: accepted anywhere on the line, before or after the command.
-    await program.parseAsync(
-      argv.filter((a) => a !== "--debug"),
-      { from: "user" },
-    );
+    await program.parseAsync(argv, { from: "user" });
   } catch (e) {
     if (e instanceof CommanderError) {
       if (

@@ -1,4 +1,4 @@
-/** The guard's library entry: the core the proxy calls, and its types. */
+/** The guard (`compact-safe/guard`): the local proxy on the agent's base-URL seam, its core and their types. */
 export { createGuardCore } from "./core.js";
 export type {
   GuardCore,
@@ -12,3 +12,4 @@ export type {
 export type { GuardAgent, SessionIdentity } from "./session.js";
 export { sessionOf, sessionFileName } from "./session.js";
 export { routeOf } from "./wires.js";
+export * from "./server.js";

@@ -20,6 +20,7 @@ export const ERROR_CODES = [
   "journal_locked", // JournalLockedError: another writer holds the journal's lock
   "summarizer_failed", // SummarizerError: the summarizer could not be used
   "missing_package", // MissingPackageError: an optional package a feature needs is not installed
+  "invalid_guard_option", // GuardOptionError: a guard option that cannot be used (address, upstream, command)
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -191,6 +191,14 @@ describe("the packed package, installed", { concurrency: false }, () => {
       console.log(fromResponsesItems([{ role: "user", content: "hi" }]).length);
     `;
     assert.equal(ok(node(["--input-type=module", "-e", items]), "compact-safe/responses").trim(), "1");
+    // compact-safe/guard: the proxy, its core and types, from the install.
+    const guard = `
+      import { startGuard, createGuardCore } from "compact-safe/guard";
+      const g = await startGuard({ core: createGuardCore(), log: () => {} });
+      console.log(typeof g.url, /^http:\\/\\/127\\.0\\.0\\.1:\\d+$/.test(g.url));
+      await g.close();
+    `;
+    assert.equal(ok(node(["--input-type=module", "-e", guard]), "compact-safe/guard").trim(), "string true");
   });
 
   test("a feature whose optional package is missing says which package to install, in one line", () => {

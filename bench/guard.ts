@@ -1,0 +1,285 @@
+/**
+ * `npm run bench:guard`: what the guard adds to a request. A fake Anthropic
+ * upstream on 127.0.0.1 answers every request with a server-sent-event
+ * stream; the same requests go to it directly and through the guard
+ * (`startGuard` with the real core, `createGuardCore`), alternately, on
+ * bodies of about 10 KB, 1 MB and 10 MB: Claude Code Messages requests built
+ * from a corpus session with the project's exporter (`toAnthropicRequest`),
+ * its history repeated (tool ids renamed per copy) until the size is
+ * reached, with the metadata and headers Claude Code sends. The client, the
+ * guard and the fake upstream share one process and one thread, so the
+ * guard's work is never overlapped with the client's or the upstream's: the
+ * added time is an upper bound on what the guard adds beside a real agent,
+ * and is not inflated by the scheduling of three processes on a busy machine.
+ * The guard's CPU per request is the process's CPU (`process.cpuUsage`) over
+ * the guarded requests less that over the direct ones. Measured per request: time to the first byte of
+ * the answer and to its last, and the guard process's CPU (its own
+ * `process.cpuUsage` before and after the request).
+ *
+ * The upstream sends its first event at once and holds the rest of the
+ * stream until the client has that first chunk: a guard that buffered a
+ * stream would stall it (a 10 s safety stop counts the request as held back).
+ *
+ * Bars: the median added time (first byte and last byte) under 5 ms at 1 MB,
+ * and no stream held back. Prints a table and the bars; exits 1 when a bar is
+ * not met, 2 when the corpus is missing.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { importClaudeCode, toAnthropicRequest } from "../src/formats/index.js";
+import { liveContext } from "../src/journal/tree.js";
+import type { Block, Message } from "../src/model/index.js";
+import { createGuardCore, startGuard } from "../src/guard/index.js";
+import { corpusDir } from "../test/support.js";
+
+const SESSION = join(corpusDir, "claude-code", "entire-cd-95adddad32-0.jsonl");
+const BAR_MS = 5;
+const HOLD_LIMIT_MS = 10_000;
+const SIZES = [
+  { name: "10 KB", bytes: 10 * 1024, runs: 300 },
+  { name: "1 MB", bytes: 1024 * 1024, runs: 100 },
+  { name: "10 MB", bytes: 10 * 1024 * 1024, runs: 20 },
+];
+const WARMUP = 5;
+const SESSION_ID = "3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b";
+
+const EVENTS = [
+  'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_bench","type":"message","role":"assistant","content":[],"model":"claude-bench","usage":{"input_tokens":1000,"output_tokens":1}}}\n\n',
+  'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n',
+  ...Array.from(
+    { length: 20 },
+    (_, i) =>
+      `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"word${i} "}}\n\n`,
+  ),
+  'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n',
+  'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":20}}\n\n',
+  'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+].map((e) => Buffer.from(e));
+
+/** A copy of a block with its tool ids made unique to copy `n`. */
+function renamed(b: Block, n: number): Block {
+  if (n === 0) return b;
+  const o = { ...(b as unknown as Record<string, unknown>) };
+  if (o.type === "tool_use" && typeof o.id === "string") o.id = `${o.id}_r${n}`;
+  if (o.type === "tool_result" && typeof o.tool_use_id === "string") o.tool_use_id = `${o.tool_use_id}_r${n}`;
+  return o as unknown as Block;
+}
+
+/** A Claude Code Messages request of about `bytes` bytes: the first N messages of the history repeated. */
+function requestBody(history: readonly Message[], bytes: number): Buffer {
+  const cycled = (n: number): Message[] =>
+    Array.from({ length: n }, (_, i) => {
+      const m = history[i % history.length];
+      return { ...m, content: m.content.map((b) => renamed(b, Math.floor(i / history.length))) };
+    });
+  const body = (n: number) =>
+    Buffer.from(
+      JSON.stringify({
+        model: "claude-sonnet-4-5",
+        max_tokens: 32000,
+        stream: true,
+        metadata: {
+          user_id: JSON.stringify({ device_id: "bench", account_uuid: "", session_id: SESSION_ID }),
+        },
+        context_management: { edits: [{ type: "clear_thinking_20251015", keep: "all" }] },
+        ...toAnthropicRequest(cycled(n)),
+      }),
+    );
+  // The largest N whose body is at most `bytes` (at least 1 message).
+  let lo = 1;
+  let hi = 2;
+  while (body(hi).length <= bytes) hi *= 2;
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (body(mid).length <= bytes) lo = mid;
+    else hi = mid;
+  }
+  return body(lo);
+}
+
+const HEADERS = {
+  "content-type": "application/json",
+  "anthropic-version": "2023-06-01",
+  "anthropic-beta": "claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27",
+  "x-api-key": "sk-ant-bench-placeholder",
+  "x-claude-code-session-id": SESSION_ID,
+};
+
+/** The fake upstream: reads the body, sends one event, waits for `firstSeen()` (the client has the first chunk), sends the rest. */
+async function upstream() {
+  let release: (() => void) | undefined;
+  const server = http.createServer({ noDelay: true }, async (req, res) => {
+    for await (const _ of req) void _;
+    const seen = new Promise<void>((resolve) => (release = resolve));
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    res.write(EVENTS[0]);
+    await seen;
+    for (const e of EVENTS.slice(1)) res.write(e);
+    res.end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    firstSeen: () => release?.(),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+interface Timing {
+  ttfb: number;
+  ttlb: number;
+  heldBack: boolean;
+  bytes: number;
+}
+
+function once(base: string, body: Buffer, agent: http.Agent, firstSeen: () => void): Promise<Timing> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    let ttfb = -1;
+    let bytes = 0;
+    let heldBack = false;
+    const stop = setTimeout(() => {
+      heldBack = true;
+      firstSeen();
+    }, HOLD_LIMIT_MS);
+    const req = http.request(
+      new URL("/v1/messages?beta=true", base),
+      { method: "POST", agent, headers: { ...HEADERS, "content-length": String(body.length) } },
+      (res) => {
+        res.on("data", (c: Buffer) => {
+          bytes += c.length;
+          if (ttfb < 0) {
+            ttfb = performance.now() - t0;
+            clearTimeout(stop);
+            firstSeen();
+          }
+        });
+        res.on("end", () => {
+          clearTimeout(stop);
+          resolve({ ttfb, ttlb: performance.now() - t0, heldBack, bytes });
+        });
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const ms = (x: number) => `${x.toFixed(2)} ms`;
+
+async function main(): Promise<number> {
+  if (!existsSync(SESSION)) {
+    console.error(`bench:guard: corpus session missing: ${SESSION}`);
+    return 2;
+  }
+  // The bodies are built first and the session let go: the heap the runs see is the guard's, not the importer's.
+  const bodies = (() => {
+    const history = liveContext(importClaudeCode(readFileSync(SESSION, "utf8"), SESSION).entries).filter(
+      (m) => m.role !== "system",
+    );
+    return SIZES.map((size) => requestBody(history, size.bytes));
+  })();
+  const up = await upstream();
+  const guard = await startGuard({
+    upstream: up.url,
+    core: createGuardCore({ mode: "repair" }),
+    log: () => {},
+  });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const expected = Buffer.concat(EVENTS).length;
+  const rows: string[][] = [];
+  let heldBack = 0;
+  let short = 0;
+  let bar1mb: { ttfb: number; ttlb: number } | undefined;
+  try {
+    for (const [k, size] of SIZES.entries()) {
+      const body = bodies[k];
+      const direct: Timing[] = [];
+      const guarded: Timing[] = [];
+      let cpuDirect = 0;
+      let cpuGuard = 0;
+      for (let i = 0; i < WARMUP + size.runs; i++) {
+        // Alternate which goes first, so drift (GC, caches) falls on both alike.
+        for (const which of i % 2 ? (["guard", "direct"] as const) : (["direct", "guard"] as const)) {
+          const c0 = process.cpuUsage();
+          const t = await once(which === "guard" ? guard.url : up.url, body, agent, up.firstSeen);
+          const cu = process.cpuUsage(c0);
+          const c = (cu.user + cu.system) / 1000;
+          if (i < WARMUP) continue;
+          if (t.heldBack) heldBack++;
+          if (t.bytes !== expected) short++;
+          if (which === "guard") {
+            guarded.push(t);
+            cpuGuard += c;
+          } else {
+            direct.push(t);
+            cpuDirect += c;
+          }
+        }
+      }
+      const d = { ttfb: median(direct.map((t) => t.ttfb)), ttlb: median(direct.map((t) => t.ttlb)) };
+      const g = { ttfb: median(guarded.map((t) => t.ttfb)), ttlb: median(guarded.map((t) => t.ttlb)) };
+      const added = { ttfb: g.ttfb - d.ttfb, ttlb: g.ttlb - d.ttlb };
+      if (size.name === "1 MB") bar1mb = added;
+      rows.push([
+        `${size.name} (${(body.length / 1024).toFixed(0)} KiB)`,
+        String(size.runs),
+        ms(d.ttfb),
+        ms(g.ttfb),
+        ms(added.ttfb),
+        ms(d.ttlb),
+        ms(g.ttlb),
+        ms(added.ttlb),
+        ms((cpuGuard - cpuDirect) / size.runs),
+      ]);
+    }
+  } finally {
+    agent.destroy();
+    await guard.close();
+    await up.close();
+  }
+  const head = [
+    "body",
+    "runs",
+    "direct TTFB",
+    "guard TTFB",
+    "added",
+    "direct TTLB",
+    "guard TTLB",
+    "added",
+    "guard CPU/req",
+  ];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (r: string[]) =>
+    r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+  console.log("compact-safe guard: added latency per request (medians), streaming responses, real core");
+  console.log(line(head));
+  for (const r of rows) console.log(line(r));
+  const bars = [
+    {
+      ok: bar1mb !== undefined && bar1mb.ttfb < BAR_MS && bar1mb.ttlb < BAR_MS,
+      text: `1 MB: median added under ${BAR_MS} ms (first byte ${ms(bar1mb?.ttfb ?? NaN)}, last byte ${ms(bar1mb?.ttlb ?? NaN)})`,
+    },
+    {
+      ok: heldBack === 0,
+      text: `streams never held back: the first chunk reached the client before the upstream ended (${heldBack} held back)`,
+    },
+    { ok: short === 0, text: `every stream arrived whole (${short} short)` },
+  ];
+  console.log("");
+  for (const b of bars) console.log(`${b.ok ? "PASS" : "FAIL"}  ${b.text}`);
+  return bars.every((b) => b.ok) ? 0 : 1;
+}
+
+process.exitCode = await main();

@@ -1,0 +1,127 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { agentOf, planAgent, readCodexConfig } from "./guard-agents.js";
+
+const GUARD = "http://127.0.0.1:4000";
+
+test("the agent is known by the command's base name", () => {
+  assert.equal(agentOf("/usr/local/bin/claude"), "claude-code");
+  assert.equal(agentOf("codex"), "codex");
+  assert.equal(agentOf("./node_modules/.bin/pi"), "pi");
+  assert.equal(agentOf("node"), "other");
+});
+
+test("Claude Code: ANTHROPIC_BASE_URL at the guard; the one it replaces is the upstream", () => {
+  const plan = planAgent(["claude", "-p", "hi"], { ANTHROPIC_BASE_URL: "https://gw.example/anthropic" });
+  assert.equal(plan.upstream, "https://gw.example/anthropic");
+  const l = plan.launch(GUARD, plan.upstream);
+  assert.deepEqual(l.env, { ANTHROPIC_BASE_URL: `${GUARD}/anthropic` });
+  assert.deepEqual(l.args, ["-p", "hi"]);
+  assert.equal(planAgent(["claude"], {}).launch(GUARD, "http://h/v1").env.ANTHROPIC_BASE_URL, GUARD);
+});
+
+test("Codex config.toml: the top-level model_provider and each provider's base_url", () => {
+  const c = readCodexConfig(
+    [
+      'model = "gpt-5"',
+      "model_provider = 'fake' # chosen",
+      "[model_providers.fake]",
+      'base_url = "http://127.0.0.1:9/v1"',
+      'wire_api = "responses"',
+      '[model_providers."with.dot"]',
+      'base_url = "https://x.example/api"',
+      "[profiles.p]",
+      'model_provider = "other"',
+    ].join("\n"),
+  );
+  assert.equal(c.provider, "fake");
+  assert.equal(c.baseUrls.get("fake"), "http://127.0.0.1:9/v1");
+  assert.equal(c.baseUrls.get("with.dot"), "https://x.example/api");
+});
+
+test("Codex: the built-in openai provider through OPENAI_BASE_URL; a configured one through -c", () => {
+  const home = mkdtempSync(join(tmpdir(), "cs-codex-home-"));
+  try {
+    const builtIn = planAgent(["codex", "exec", "hi"], { CODEX_HOME: home });
+    assert.equal(builtIn.upstream, undefined);
+    assert.deepEqual(builtIn.launch(GUARD, undefined).env, { OPENAI_BASE_URL: `${GUARD}/v1` });
+    writeFileSync(
+      join(home, "config.toml"),
+      'model_provider = "fake"\n[model_providers.fake]\nbase_url = "http://127.0.0.1:9/v1"\nenv_key = "K"\n',
+    );
+    const configured = planAgent(["codex", "exec", "resume", "ID", "continue"], { CODEX_HOME: home });
+    assert.equal(configured.upstream, "http://127.0.0.1:9/v1");
+    const l = configured.launch(GUARD, configured.upstream);
+    assert.deepEqual(l.env, {});
+    assert.deepEqual(l.args, [
+      "-c",
+      `model_providers.fake.base_url="${GUARD}/v1"`,
+      "exec",
+      "resume",
+      "ID",
+      "continue",
+    ]);
+    const picked = planAgent(["codex", "-c", "model_provider=openai", "exec"], { CODEX_HOME: home });
+    assert.deepEqual(picked.launch(GUARD, undefined).env, { OPENAI_BASE_URL: `${GUARD}/v1` });
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
+test("pi: a temporary agent folder whose models.json points the provider at the guard, the rest linked, removed after", () => {
+  const agentDir = mkdtempSync(join(tmpdir(), "cs-pi-agent-"));
+  try {
+    writeFileSync(
+      join(agentDir, "models.json"),
+      JSON.stringify({
+        providers: { fake: { baseUrl: "http://127.0.0.1:9/v1", api: "openai-completions", apiKey: "K" } },
+      }),
+    );
+    writeFileSync(join(agentDir, "auth.json"), "{}");
+    mkdirSync(join(agentDir, "extensions"));
+    const plan = planAgent(["pi", "--provider", "fake", "-p", "go"], { PI_CODING_AGENT_DIR: agentDir });
+    assert.equal(plan.upstream, "http://127.0.0.1:9/v1");
+    const l = plan.launch(GUARD, plan.upstream);
+    const dir = l.env.PI_CODING_AGENT_DIR;
+    assert.ok(dir && dir !== agentDir);
+    const models = JSON.parse(readFileSync(join(dir, "models.json"), "utf8")) as {
+      providers: Record<string, Record<string, string>>;
+    };
+    assert.deepEqual(models.providers.fake, {
+      baseUrl: `${GUARD}/v1`,
+      api: "openai-completions",
+      apiKey: "K",
+    });
+    for (const name of ["auth.json", "extensions", "sessions", "settings.json"])
+      assert.ok(lstatSync(join(dir, name)).isSymbolicLink(), name);
+    // What pi writes lands in the real folder.
+    writeFileSync(join(dir, "settings.json"), '{"x":1}');
+    assert.equal(readFileSync(join(agentDir, "settings.json"), "utf8"), '{"x":1}');
+    l.cleanup();
+    assert.ok(!existsSync(dir));
+    assert.ok(existsSync(join(agentDir, "auth.json")) && existsSync(join(agentDir, "sessions")));
+    // The built-in anthropic provider, no models.json entry: its public endpoint, the guard without /v1.
+    const a = planAgent(["pi"], { PI_CODING_AGENT_DIR: agentDir });
+    assert.equal(a.upstream, "https://api.anthropic.com");
+    const la = a.launch(GUARD, a.upstream);
+    const m2 = JSON.parse(readFileSync(join(la.env.PI_CODING_AGENT_DIR, "models.json"), "utf8")) as {
+      providers: Record<string, { baseUrl: string }>;
+    };
+    assert.equal(m2.providers.anthropic.baseUrl, GUARD);
+    la.cleanup();
+    // An unknown provider with no baseUrl needs --upstream.
+    assert.throws(
+      () =>
+        planAgent(["pi", "--provider", "nowhere"], { PI_CODING_AGENT_DIR: agentDir }).launch(
+          GUARD,
+          undefined,
+        ),
+      /give --upstream/,
+    );
+  } finally {
+    rmSync(agentDir, { recursive: true, force: true });
+  }
+});

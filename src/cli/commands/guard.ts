@@ -1,0 +1,181 @@
+/**
+ * `compact-safe guard [--upstream URL] [--listen 127.0.0.1:PORT] [--state DIR] [--mode audit|repair]
+ * [--anchors FILE] [--log FILE] [--json] [-- COMMAND ARGS…]`: the guard, a local proxy on the agent's base-URL
+ * seam (src/guard/server.ts). Its first line on stderr is the URL it listens on (with --json, a
+ * `{ "event": "listening", "url" }` object). Without a command it serves until SIGINT or SIGTERM and exits 0;
+ * with one it runs the command pointed at the guard (guard-agents.ts), passes SIGTERM and SIGHUP to it (and
+ * SIGINT when standard input is not a terminal: on a terminal the agent gets Ctrl-C from the terminal
+ * itself), stops when it ends and exits with its exit code (128 + the signal's number when it was killed).
+ */
+import { spawn } from "node:child_process";
+import { appendFileSync, readFileSync, statSync } from "node:fs";
+import { constants } from "node:os";
+import type { Command } from "commander";
+import { EXIT, usageError } from "../errors.js";
+import { err } from "../output.js";
+
+interface GuardFlags {
+  upstream?: string;
+  listen?: string;
+  state?: string;
+  mode?: string;
+  anchors?: string;
+  log?: string;
+  json?: boolean;
+}
+
+const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
+async function anchorsText(file: string | undefined): Promise<string | undefined> {
+  const { MAX_ANCHORS_BYTES, escapeControlCharacters, readAnchors } =
+    await import("../../workspace/anchors.js");
+  if (file === undefined) return (await readAnchors(process.cwd()))?.text;
+  const st = statSync(file);
+  if (!st.isFile()) throw usageError(`--anchors ${file}: not a regular file`);
+  if (st.size > MAX_ANCHORS_BYTES)
+    throw usageError(`--anchors ${file}: larger than the ${MAX_ANCHORS_BYTES / 1024} KiB limit for anchors`);
+  return escapeControlCharacters(readFileSync(file, "utf8")).text;
+}
+
+export async function runGuard(flags: GuardFlags, command: string[], dashDash: boolean): Promise<number> {
+  if (flags.mode !== undefined && flags.mode !== "audit" && flags.mode !== "repair")
+    throw usageError(`--mode: expected audit or repair, got ${JSON.stringify(flags.mode)}`);
+  if (dashDash && command.length === 0) throw usageError("guard: no command after --");
+  if (!dashDash && command.length > 0)
+    throw usageError(`guard: put the command after -- (compact-safe guard -- ${command.join(" ")})`);
+  const { startGuard, parseUpstream } = await import("../../guard/server.js");
+  const { planAgent } = await import("./guard-agents.js");
+  if (flags.upstream !== undefined) parseUpstream(flags.upstream);
+  const plan = command.length > 0 ? planAgent(command) : undefined;
+  const upstream = flags.upstream ?? plan?.upstream;
+  if (upstream !== undefined) parseUpstream(upstream);
+  const anchors = await anchorsText(flags.anchors);
+
+  const logFile = flags.log;
+  const log = (line: string) => {
+    if (logFile !== undefined) appendFileSync(logFile, `${line}\n`);
+    else err(line);
+  };
+  const guard = await startGuard({
+    upstream,
+    listen: flags.listen ?? "127.0.0.1:0",
+    mode: (flags.mode as "audit" | "repair" | undefined) ?? "repair",
+    stateDir: flags.state,
+    anchors,
+    json: flags.json === true,
+    log,
+  });
+  err(flags.json ? JSON.stringify({ event: "listening", url: guard.url }) : guard.url);
+
+  if (plan === undefined) {
+    const where = upstream ?? "by wire (api.anthropic.com, api.openai.com)";
+    if (!flags.json) err(`guard: forwarding to ${where}; mode ${flags.mode ?? "repair"}; Ctrl-C stops it`);
+    await new Promise<void>((resolve) => {
+      const stop = () => {
+        for (const s of SIGNALS) process.off(s, stop);
+        resolve();
+      };
+      process.on("SIGINT", stop);
+      process.on("SIGTERM", stop);
+    });
+    await guard.close();
+    return EXIT.OK;
+  }
+
+  let launch;
+  try {
+    launch = plan.launch(guard.url, upstream);
+  } catch (e) {
+    await guard.close();
+    throw e;
+  }
+  const [program] = command;
+  if (flags.json)
+    err(
+      JSON.stringify({
+        event: "started",
+        agent: plan.agent,
+        command: program,
+        via: launch.how,
+        upstream: upstream ?? null,
+      }),
+    );
+  else
+    err(
+      `guard: running ${program} (${plan.agent}) through it via ${launch.how}; upstream ${upstream ?? "by wire"}`,
+    );
+
+  const child = spawn(program, launch.args, { stdio: "inherit", env: { ...process.env, ...launch.env } });
+  const forward = (signal: NodeJS.Signals) => {
+    // On a terminal, Ctrl-C reaches the agent from the terminal itself: a second SIGINT would be two presses.
+    if (signal === "SIGINT" && process.stdin.isTTY) return;
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  };
+  for (const s of SIGNALS) process.on(s, forward);
+  const ended = await new Promise<{
+    code: number | null;
+    signal: NodeJS.Signals | null;
+    error?: NodeJS.ErrnoException;
+  }>((resolve) => {
+    child.once("error", (error: NodeJS.ErrnoException) => resolve({ code: null, signal: null, error }));
+    child.once("exit", (code, signal) => resolve({ code, signal }));
+  });
+  for (const s of SIGNALS) process.off(s, forward);
+  launch.cleanup();
+  await guard.close();
+  if (ended.error !== undefined)
+    throw usageError(
+      ended.error.code === "ENOENT"
+        ? `guard: ${program}: command not found`
+        : `guard: ${program}: could not be started (${ended.error.code ?? ended.error.message})`,
+    );
+  if (ended.signal !== null) return 128 + (constants.signals[ended.signal] ?? 0);
+  return ended.code ?? 1;
+}
+
+export function register(program: Command, setExit: (code: number) => void): void {
+  program
+    .command("guard")
+    .summary(
+      "a local proxy between an agent and its model that enforces the contract on the agent's own compactions",
+    )
+    .description(
+      "A local proxy on the agent's base-URL seam: it forwards every request and stream untouched, recognises " +
+        "the agent's compactions on the wire, judges them with the survival contract and (mode repair) puts back " +
+        "what a compaction lost into every later request. It listens on loopback only and prints its URL as the " +
+        "first line on standard error. Without a command it serves until SIGINT or SIGTERM. With one " +
+        "(after --) it runs the command pointed at the guard: claude via ANTHROPIC_BASE_URL, codex via " +
+        "OPENAI_BASE_URL or -c model_providers.ID.base_url, pi via a temporary models.json, anything else " +
+        "via ANTHROPIC_BASE_URL and OPENAI_BASE_URL; it passes signals and the exit code through. " +
+        "See the README's Guard section.\n\n" +
+        "Exit codes: without a command 0 once stopped; with one, the command's exit code (128 + signal when it " +
+        "was killed); 2 usage error (a bad address or upstream, a port in use, no command after --).",
+    )
+    .usage("[options] [-- COMMAND ARGS...]")
+    .option(
+      "--upstream <url>",
+      "where requests go: an origin and optional path prefix (default: the agent's configured endpoint, else by wire: api.anthropic.com or api.openai.com)",
+    )
+    .option(
+      "--listen <host:port>",
+      "loopback address to listen on (127.0.0.1, [::1] or localhost)",
+      "127.0.0.1:0",
+    )
+    .option("--state <dir>", "keep the guard's state (a journal per session) in DIR; default: in memory")
+    .option("--mode <mode>", "audit (judge and record) or repair (also splice back what was lost)", "repair")
+    .option(
+      "--anchors <file>",
+      "pinned anchors to restate after a repaired compaction (default: the workspace's)",
+    )
+    .option(
+      "--log <file>",
+      "append the log lines (verdicts, notes, errors) to FILE instead of standard error",
+    )
+    .option("--json", "log lines as JSON objects, one per line")
+    .argument("[command...]", "the agent to run through the guard, after --")
+    .action(async function (this: Command, command: string[], o: GuardFlags) {
+      // commander keeps the arguments it was given (untyped): whether `--` was among them.
+      const raw = (this.parent as unknown as { rawArgs?: string[] } | null)?.rawArgs ?? process.argv;
+      setExit(await runGuard(o, command, raw.includes("--")));
+    });
+}

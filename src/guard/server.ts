@@ -1,0 +1,393 @@
+/**
+ * The guard's proxy: an HTTP server on loopback that reads each request
+ * whole, hands it to the core (`core.ts`), forwards the core's body to the
+ * upstream, and pipes the upstream's answer back as it arrives (a stream is
+ * never held back: each chunk is written when it comes).
+ *
+ * The upstream of a request (`upstreamTarget`): with `upstream` (an origin
+ * and an optional path prefix), a request path that already starts with the
+ * prefix is sent to the origin as it is, and any other path is put under the
+ * prefix: upstream `http://h:p/v1` sends `/v1/responses` to
+ * `http://h:p/v1/responses` and `/models` to `http://h:p/v1/models`.
+ * Without one, the wire decides: Anthropic Messages paths (`/v1/messages`,
+ * `/v1/messages/count_tokens`, any request with an `anthropic-version`
+ * header) go to https://api.anthropic.com, everything else (OpenAI
+ * Responses, Chat Completions, models) to https://api.openai.com, with the
+ * path as received.
+ *
+ * What it never does: listen on an address other than loopback, log or
+ * write a header (auth headers go to the upstream only), change a byte the
+ * core did not change, or fail a request because the core failed (the
+ * request is then forwarded untouched, with one log line).
+ */
+import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
+import https from "node:https";
+import type { AddressInfo } from "node:net";
+import { CompactSafeError } from "../model/errors.js";
+import { createGuardCore } from "./core.js";
+import type { GuardCore, GuardMode, GuardOutcome, GuardVerdict, GuardWire } from "./types.js";
+
+/** An option of the guard that cannot be used (a listen address, an upstream URL). */
+export class GuardOptionError extends CompactSafeError {
+  constructor(message: string) {
+    super("invalid_guard_option", message);
+    this.name = "GuardOptionError";
+  }
+}
+
+export interface GuardOptions {
+  /** Origin plus optional path prefix (see the module comment for how paths are joined). Default: by wire. */
+  upstream?: string;
+  /** `host:port` on loopback (127.0.0.1, ::1 or localhost); default `127.0.0.1:0` (a free port). */
+  listen?: string;
+  mode?: GuardMode;
+  stateDir?: string;
+  anchors?: string;
+  /** The core; default `createGuardCore({ mode, stateDir, anchors })`. Closed by `close()` either way. */
+  core?: GuardCore;
+  /** Where log lines go (one per verdict, note or error); default standard error. Never given a header. */
+  log?: (line: string) => void;
+  /** Log lines as JSON objects (`{ event: "verdict" | "note" | "error", ... }`), one per line. */
+  json?: boolean;
+}
+
+export interface GuardServer {
+  /** `http://127.0.0.1:PORT` (no trailing slash). */
+  url: string;
+  /** The port it listens on. */
+  port: number;
+  /** Stops listening, ends open connections, closes the core. */
+  close(): Promise<void>;
+}
+
+export const ANTHROPIC_UPSTREAM = "https://api.anthropic.com";
+export const OPENAI_UPSTREAM = "https://api.openai.com";
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+
+/** `host:port` (or `[::1]:port`, or a bare port) parsed; throws a GuardOptionError for anything not on loopback. */
+export function parseListen(listen: string): { host: string; port: number } {
+  const text = listen.trim();
+  let host = "127.0.0.1";
+  let portText = text;
+  const bracketed = /^\[([^\]]*)\]:(.*)$/.exec(text);
+  if (bracketed) {
+    host = bracketed[1];
+    portText = bracketed[2];
+  } else if (text.includes(":")) {
+    const at = text.lastIndexOf(":");
+    host = text.slice(0, at);
+    portText = text.slice(at + 1);
+    if (host.includes(":"))
+      throw new GuardOptionError(`--listen ${JSON.stringify(listen)}: write an IPv6 address as [::1]:PORT`);
+  }
+  if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535)
+    throw new GuardOptionError(
+      `--listen ${JSON.stringify(listen)}: expected HOST:PORT with a port from 0 to 65535`,
+    );
+  if (!LOOPBACK.has(host.toLowerCase()))
+    throw new GuardOptionError(
+      `--listen ${JSON.stringify(listen)}: the guard listens on loopback only (127.0.0.1, ::1 or localhost), not ${JSON.stringify(host)}`,
+    );
+  return { host: host.toLowerCase() === "localhost" ? "127.0.0.1" : host, port: Number(portText) };
+}
+
+/** `--upstream URL` parsed: http or https, no credentials, query or fragment; the path prefix without a trailing slash. */
+export function parseUpstream(upstream: string): URL {
+  let url: URL;
+  try {
+    url = new URL(upstream);
+  } catch {
+    throw new GuardOptionError(
+      `--upstream ${JSON.stringify(upstream)}: not a URL (expected http(s)://HOST[:PORT][/PREFIX])`,
+    );
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new GuardOptionError(`--upstream ${JSON.stringify(url.protocol)}: expected an http or https URL`);
+  if (url.username !== "" || url.password !== "")
+    throw new GuardOptionError(
+      "--upstream: credentials in the URL are not supported (the agent's own auth headers are forwarded)",
+    );
+  if (url.search !== "" || url.hash !== "")
+    throw new GuardOptionError(
+      `--upstream ${JSON.stringify(upstream)}: a query or fragment is not supported`,
+    );
+  url.pathname = url.pathname.replace(/\/+$/, "");
+  return url;
+}
+
+/** The wire a request is on, from its path (and the `anthropic-version` header), or undefined. */
+export function wireOfPath(path: string, headers: IncomingHttpHeaders = {}): GuardWire | undefined {
+  const p = path.split("?")[0];
+  if (/\/messages(\/count_tokens)?\/?$/.test(p)) return "anthropic-messages";
+  if (/\/responses(\/[^/]+)*\/?$/.test(p)) return "openai-responses";
+  if (/\/chat\/completions\/?$/.test(p)) return "openai-chat";
+  if (headers["anthropic-version"] !== undefined) return "anthropic-messages";
+  return undefined;
+}
+
+const isAnthropic = (wire: GuardWire | undefined, headers: IncomingHttpHeaders) =>
+  wire === "anthropic-messages" || (wire === undefined && headers["anthropic-version"] !== undefined);
+
+/** The URL a request goes to (see the module comment). `path` is the request's path and query. */
+export function upstreamTarget(
+  upstream: URL | undefined,
+  path: string,
+  headers: IncomingHttpHeaders = {},
+): URL {
+  if (!path.startsWith("/")) path = `/${path}`;
+  if (upstream === undefined) {
+    const origin = isAnthropic(wireOfPath(path, headers), headers) ? ANTHROPIC_UPSTREAM : OPENAI_UPSTREAM;
+    return new URL(origin + path);
+  }
+  const prefix = upstream.pathname.replace(/\/+$/, "");
+  const pathOnly = path.split("?")[0];
+  const under = prefix === "" || pathOnly === prefix || pathOnly.startsWith(`${prefix}/`);
+  return new URL(upstream.origin + (under ? path : prefix + path));
+}
+
+/** Headers that belong to one connection, never forwarded (RFC 9110 7.6.1), plus those `connection` names. */
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
+
+function forwardable(
+  headers: IncomingHttpHeaders,
+  drop: readonly string[] = [],
+): Record<string, string | string[]> {
+  const named = String(headers.connection ?? "")
+    .split(",")
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => s !== "");
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(headers)) {
+    if (v === undefined || HOP_BY_HOP.has(k) || named.includes(k) || drop.includes(k)) continue;
+    out[k] = v;
+  }
+  return out;
+}
+
+/** The one-line JSON error body in the provider's own error shape. */
+export function errorBody(
+  wire: GuardWire | undefined,
+  headers: IncomingHttpHeaders,
+  message: string,
+): string {
+  return isAnthropic(wire, headers)
+    ? JSON.stringify({ type: "error", error: { type: "api_error", message } })
+    : JSON.stringify({ error: { message, type: "server_error", param: null, code: "upstream_unreachable" } });
+}
+
+function lostText(v: GuardVerdict): string {
+  const l = v.losses;
+  const parts = (
+    [
+      [l.user_texts.length, "user text"],
+      [l.tool_calls.length, "tool call"],
+      [l.tool_results.length, "tool result"],
+      [l.assistant_texts.length, "assistant text"],
+    ] as const
+  )
+    .filter(([n]) => n > 0)
+    .map(([n, what]) => `${n} ${what}${n === 1 ? "" : "s"}`);
+  return parts.length > 0 ? `lost ${parts.join(", ")}` : "";
+}
+
+/** A verdict as one log line: `guard: compaction in SESSION (AGENT, N → M messages): ...`. */
+export function verdictLine(v: GuardVerdict): string {
+  const head = `guard: compaction in ${v.session} (${v.agent}, ${v.wire}, ${v.messages_before} → ${v.messages_after} messages)`;
+  if (v.kept) return `${head}: kept the contract`;
+  const lost = lostText(v);
+  const repair = v.repaired
+    ? "repaired: later requests carry the protected round again"
+    : v.repair_refused !== null
+      ? `not repaired: ${v.repair_refused}`
+      : "not repaired (audit mode)";
+  return `${head}: VIOLATION: ${v.reason ?? "the contract was not kept"}${lost ? ` (${lost})` : ""}; ${repair}`;
+}
+
+const oneLine = (s: string) => s.replace(/\s*\n\s*/g, " ").trim();
+
+/** The whole request body. */
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+}
+
+/** Starts the guard; resolves once it listens. Throws a GuardOptionError for a bad address or upstream. */
+export async function startGuard(options: GuardOptions = {}): Promise<GuardServer> {
+  const { host, port } = parseListen(options.listen ?? "127.0.0.1:0");
+  const upstream = options.upstream === undefined ? undefined : parseUpstream(options.upstream);
+  const write = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  const emit = (event: "verdict" | "note" | "error", text: string, fields: Record<string, unknown> = {}) =>
+    write(
+      options.json
+        ? JSON.stringify({ event, ...fields, ...(event === "verdict" ? {} : { message: text }) })
+        : text,
+    );
+  /** A verdict and a note of one outcome, one line each. */
+  const report = (outcome: GuardOutcome) => {
+    if (outcome.verdict)
+      emit("verdict", verdictLine(outcome.verdict), outcome.verdict as unknown as Record<string, unknown>);
+    if (outcome.note) emit("note", `guard: ${oneLine(outcome.note)}`, { session: outcome.session ?? null });
+  };
+  const core =
+    options.core ??
+    createGuardCore({
+      mode: options.mode ?? "repair",
+      stateDir: options.stateDir,
+      anchors: options.anchors,
+      // What the core finds after the request went out (work done off the request path) is logged too.
+      onLate: report,
+    });
+
+  const agents = {
+    "http:": new http.Agent({ keepAlive: true }),
+    "https:": new https.Agent({ keepAlive: true }),
+  };
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const received = await readBody(req);
+    if (res.destroyed) return;
+    // Absolute-form request targets (a client using the guard as a forward proxy) keep only their path.
+    const rawUrl = req.url ?? "/";
+    const path = /^https?:\/\//i.test(rawUrl)
+      ? (() => {
+          const u = new URL(rawUrl);
+          return u.pathname + u.search;
+        })()
+      : rawUrl;
+
+    let outcome: GuardOutcome;
+    try {
+      outcome = await core.handle({
+        method: req.method ?? "GET",
+        url: path,
+        headers: req.headers,
+        body: received,
+      });
+    } catch (e) {
+      emit(
+        "error",
+        `guard: the core failed on ${req.method} ${path.split("?")[0]}, forwarded untouched: ${oneLine(e instanceof Error ? e.message : String(e))}`,
+      );
+      outcome = { body: received, changed: false };
+    }
+    report(outcome);
+    const wire = outcome.wire ?? wireOfPath(path, req.headers);
+    const body = outcome.changed ? outcome.body : received;
+
+    const target = upstreamTarget(upstream, path, req.headers);
+    const headers = forwardable(req.headers, ["host"]);
+    if (outcome.changed || (headers["content-length"] === undefined && body.length > 0))
+      headers["content-length"] = String(body.length);
+
+    const lib = target.protocol === "https:" ? https : http;
+    const up = lib.request(target, {
+      method: req.method,
+      headers,
+      agent: agents[target.protocol === "https:" ? "https:" : "http:"],
+    });
+    // The agent went away: so does the upstream request (a stream the model is still writing is cut).
+    res.on("close", () => {
+      if (!res.writableFinished) up.destroy();
+    });
+    up.on("response", (ures) => {
+      res.writeHead(ures.statusCode ?? 502, ures.statusMessage, forwardable(ures.headers));
+      res.flushHeaders();
+      // Each chunk is written as it comes (pipe: no buffering beyond the socket's own backpressure).
+      ures.pipe(res);
+      ures.on("close", () => {
+        if (!ures.complete) res.destroy();
+      });
+    });
+    up.on("error", (e: NodeJS.ErrnoException) => {
+      if (res.destroyed || res.writableFinished) return;
+      const reason = e.code ?? oneLine(e.message);
+      const message = `compact-safe guard: the upstream ${target.origin} could not be reached (${reason})`;
+      emit(
+        "error",
+        `guard: ${req.method} ${path.split("?")[0]}: upstream ${target.origin} unreachable (${reason}); answered 502`,
+        {
+          status: 502,
+          upstream: target.origin,
+          code: e.code ?? null,
+        },
+      );
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const text = errorBody(wire, req.headers, message);
+      res.writeHead(502, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+      res.end(text);
+    });
+    up.end(body);
+  }
+
+  const server = http.createServer(
+    { noDelay: true, requestTimeout: 0, headersTimeout: 0, keepAliveTimeout: 5_000 },
+    (req, res) => {
+      handle(req, res).catch((e: unknown) => {
+        emit("error", `guard: request failed: ${oneLine(e instanceof Error ? e.message : String(e))}`);
+        if (!res.headersSent && !res.destroyed) {
+          res.writeHead(502, { "content-type": "application/json" });
+          res.end(
+            errorBody(undefined, req.headers, "compact-safe guard: the request could not be forwarded"),
+          );
+        } else res.destroy();
+      });
+    },
+  );
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (e: NodeJS.ErrnoException) => {
+      server.off("listening", onListening);
+      const what =
+        e.code === "EADDRINUSE"
+          ? "the port is in use"
+          : e.code === "EADDRNOTAVAIL"
+            ? "the address is not available on this machine"
+            : e.code === "EACCES"
+              ? "permission denied"
+              : (e.code ?? e.message);
+      reject(new GuardOptionError(`--listen ${host.includes(":") ? `[${host}]` : host}:${port}: ${what}`));
+    };
+    const onListening = () => {
+      server.off("error", onError);
+      resolve();
+    };
+    server.once("error", onError);
+    server.once("listening", onListening);
+    server.listen(port, host);
+  });
+
+  const address = server.address() as AddressInfo;
+  const url = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port: address.port,
+    close() {
+      closing ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        agents["http:"].destroy();
+        agents["https:"].destroy();
+        await core.close();
+      })();
+      return closing;
+    },
+  };
+}
