@@ -12,7 +12,10 @@
  *    /compact`; Codex's local compaction before the next turn (a small
  *    `model_auto_compact_token_limit`, after the fake billed the turn before
  *    at 500,000 tokens); pi's compaction before the next prompt (a model with
- *    a 20,000-token window, after the fake billed the turn before at 50,000);
+ *    a 20,000-token window, after the fake billed the turn before at 50,000),
+ *    twice: with pi's default settings (they keep the corpus sessions' last
+ *    rounds whole: the run without the guard is reported as seen), and with
+ *    `keepRecentTokens` 300, where pi cuts into the last round;
  * 3. one more prompt (request AFTER, the first main request after the
  *    compaction).
  *
@@ -79,7 +82,10 @@ import type { ClientContext, SessionVerdict } from "./types.js";
 const CLAUDE_SESSION = "claude-code/entire-1a-8a83a35a9b-0.jsonl";
 /** A rollout without a recorded provider: it runs on a custom provider, where Codex compacts locally. */
 const CODEX_SESSION = "codex/neurodata-rollout-2025-09-26T17-01-04.jsonl";
-const PI_SESSION = "pi/pi-mono-root-session.jsonl";
+/** pi's default settings: a session where pi summarises most of the history (887 messages -> 181). */
+const PI_SESSION = "pi/pi-mono-large-session.jsonl";
+/** pi with a small keepRecentTokens: a session whose last round pi then cuts into. */
+const PI_SHORT_KEEP_SESSION = "pi/pi-mono-root-session.jsonl";
 
 const PROMPT_1 = "continue";
 const PROMPT_2 = "go on with the next step";
@@ -622,12 +628,10 @@ export async function scenario(ctx: ClientContext, agent: Agent, guarded: boolea
 /** The guard's log lines that are not its URL line (its verdicts, notes), for a failure's detail. */
 function logTail(log: string): string {
   const lines = log
-    .trim()
     .split("\n")
-    .slice(1)
-    .filter((l) => l.trim() !== "");
+    .filter((l) => l.trim() !== "" && !/^\s*http:\/\/127\.0\.0\.1:\d+\s*$/.test(l));
   return lines.length === 0
-    ? "the guard logged nothing"
+    ? "the guard logged nothing but its URL"
     : `guard log: ${lines.slice(-2).join(" | ").slice(0, 300)}`;
 }
 
@@ -1028,7 +1032,7 @@ export async function guardChecks(ctx: ClientContext): Promise<SessionVerdict[]>
     verdicts.push(...(await streamChecks(ctx)));
     // pi with its default settings keeps the corpus sessions' last rounds whole; with keepRecentTokens
     // 300 it cuts into the last round (as a last round longer than the setting makes it do).
-    for (const agent of [claudeCode(), codex(), pi(), pi(PI_SESSION, 300)])
+    for (const agent of [claudeCode(), codex(), pi(), pi(PI_SHORT_KEEP_SESSION, 300)])
       verdicts.push(...(await agentChecks(ctx, agent)));
     ctx.log("guard: an upstream that fails, with Claude Code");
     verdicts.push(await failingUpstreamCheck(ctx));
