@@ -5,32 +5,36 @@
  * input error; 3 summarizer failed; 4 journal locked.
  */
 import { readFileSync } from "node:fs";
-import { Command, CommanderError } from "commander";
-import { EXIT, toCliError } from "./errors.js";
-import { err, ignoreClosedPipes } from "./output.js";
-import * as hook from "./commands/hook.js";
+import type { Command } from "commander";
 
 type CommandModule = { register(program: Command, setExit: (code: number) => void): void };
 
 /**
- * The command modules, loaded when needed: `hook` alone when it is the
- * command (an agent runs it on every compaction, so it loads only what it
- * uses), every command otherwise (for their help too).
+ * The command modules by name, each loaded only when needed: the named
+ * command's module alone when the line names one (an agent runs `hook` on
+ * every compaction, and no command pays for the others' dependencies), every
+ * module otherwise (the top-level help lists them all).
  */
+const COMMANDS: Readonly<Record<string, () => Promise<CommandModule>>> = {
+  validate: () => import("./commands/validate.js"),
+  import: () => import("./commands/import.js"),
+  export: () => import("./commands/export.js"),
+  compact: () => import("./commands/compact.js"),
+  context: () => import("./commands/context.js"),
+  audit: () => import("./commands/audit.js"),
+  anchor: () => import("./commands/anchor.js"),
+  restore: () => import("./commands/restore.js"),
+  report: () => import("./commands/report.js"),
+  hook: () => import("./commands/hook.js"),
+};
+
 async function commandModules(argv: readonly string[]): Promise<CommandModule[]> {
-  if (argv.find((a) => !a.startsWith("-")) === "hook") return [hook];
-  return [
-    await import("./commands/validate.js"),
-    await import("./commands/import.js"),
-    await import("./commands/export.js"),
-    await import("./commands/compact.js"),
-    await import("./commands/context.js"),
-    await import("./commands/audit.js"),
-    await import("./commands/anchor.js"),
-    await import("./commands/restore.js"),
-    await import("./commands/report.js"),
-    hook,
-  ];
+  const name = argv.find((a) => !a.startsWith("-"));
+  const one = name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (one) return [await one()];
+  const all: CommandModule[] = [];
+  for (const load of Object.values(COMMANDS)) all.push(await load());
+  return all;
 }
 
 function packageVersion(): string {
@@ -41,6 +45,16 @@ function packageVersion(): string {
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
+  // The version alone needs nothing else loaded.
+  if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
+    process.stdout.write(`${packageVersion()}\n`);
+    return 0;
+  }
+  const [{ Command, CommanderError }, { EXIT, toCliError }, { err, ignoreClosedPipes }] = await Promise.all([
+    import("commander"),
+    import("./errors.js"),
+    import("./output.js"),
+  ]);
   ignoreClosedPipes();
   let exitCode: number = EXIT.OK;
   const setExit = (code: number) => {

@@ -21,6 +21,12 @@ import { compactMessagesSafe, MAX_RETRY_AFTER_MS, type CompactResult } from "./c
 import { isCheckpoint } from "../contract/index.js";
 import { deepFreeze } from "../../test/support.js";
 
+/**
+ * A bound no loaded machine reaches, far under what the failure would take (a 30 s retry-after wait,
+ * a 60 s request timeout, or no end at all): the tests check that a call ends, not how fast.
+ */
+const LONG_BEFORE = 20_000;
+
 function history(): Message[] {
   const out: Message[] = [
     { role: "user", content: [{ type: "text", text: "Fix the flaky session_store test." }] },
@@ -238,7 +244,7 @@ for (const p of providers) {
     const { result, requests } = await run(p, Array(4).fill({ kind: "stall" }), { timeoutMs: 300 });
     failed(result, "summarizer_failed", /timed out after 300 ms.*gave up after 3 retries/);
     assert.equal(requests, 4);
-    assert.ok(Date.now() - started < 4_000, `took ${Date.now() - started} ms`);
+    assert.ok(Date.now() - started < LONG_BEFORE, `took ${Date.now() - started} ms`);
   });
 
   test(`${p.name}: a server that never answers is cut at the ladder's budget, whatever the request timeout`, async () => {
@@ -251,7 +257,7 @@ for (const p of providers) {
       budgetMs: 400,
     });
     failed(result, "summarizer_failed", /no answer within the 0\.4 s time budget.*transient/);
-    assert.ok(Date.now() - started < 2_000, `took ${Date.now() - started} ms`);
+    assert.ok(Date.now() - started < LONG_BEFORE, `took ${Date.now() - started} ms`);
     assert.equal(server.requestCount, 1);
   });
 
@@ -282,7 +288,7 @@ test("the budget also bounds a summarizer that ignores the abort signal", async 
     "summarizer_failed",
     /^stuck summarizer \(model m\): no answer within the 0\.15 s time budget/,
   );
-  assert.ok(Date.now() - started < 1_500);
+  assert.ok(Date.now() - started < LONG_BEFORE, `took ${Date.now() - started} ms`);
 });
 
 test("a summarizer's message without its label gets it once; the caller's abort cuts a wait short", async () => {
@@ -305,7 +311,7 @@ test("a summarizer's message without its label gets it once; the caller's abort 
   });
   failed(result, "summarizer_failed", /^compaction aborted \(flaky summarizer: HTTP 503: busy\)$/);
   assert.equal(calls.length, 1);
-  assert.ok(Date.now() - started < 1_500, `took ${Date.now() - started} ms`);
+  assert.ok(Date.now() - started < LONG_BEFORE, `took ${Date.now() - started} ms`);
 });
 
 test("the caller's abort during a stalled request ends the pass at once, without a retry", async () => {
@@ -321,5 +327,5 @@ test("the caller's abort during a stalled request ends the pass at once, without
   });
   failed(result, "summarizer_failed", /^compaction aborted/);
   assert.equal(server.requestCount, 1);
-  assert.ok(Date.now() - started < 1_500, `took ${Date.now() - started} ms`);
+  assert.ok(Date.now() - started < LONG_BEFORE, `took ${Date.now() - started} ms`);
 });

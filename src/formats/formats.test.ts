@@ -572,7 +572,7 @@ test("Codex: a shell output that exited non-zero becomes an error result", async
   );
 });
 
-test("importFile refuses a FIFO, a device or a folder at once, naming it", { timeout: 10_000 }, async () => {
+test("importFile refuses a FIFO, a device or a folder at once, naming it", { timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), "cs-formats-"));
   try {
     const fifo = join(dir, "s.fifo");

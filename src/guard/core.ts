@@ -1,14 +1,445 @@
 /**
- * The guard's core (placeholder until the wire readers land: every request
- * passes through unchanged).
+ * The guard's core: for every request the proxy hands it, read the wire,
+ * find the agent's session, recognise the agent's compaction, judge it with
+ * the survival contract, and (mode `repair`) splice back what it lost into
+ * this and every later request of the session, until the agent's next
+ * compaction. Anything it cannot read, or a splice that would not keep the
+ * contract or that the provider would refuse, goes out untouched with a
+ * one-line note. It never throws out of `handle`.
  */
-import type { GuardCore, GuardCoreOptions, GuardOutcome, WireRequest } from "./types.js";
+import type { Message } from "../model/types.js";
+import { allText, isCheckpoint } from "../contract/classify.js";
+import { validateSurvivalContract } from "../contract/validate.js";
+import { estimateTokens } from "../engine/tokens.js";
+import { protectedLosses } from "../route/audit.js";
+import type {
+  GuardCore,
+  GuardCoreOptions,
+  GuardOutcome,
+  GuardVerdict,
+  GuardWire,
+  WireRequest,
+} from "./types.js";
+import { messagesOf, type HistoryItem, type WireHistory } from "./history.js";
+import { parseBody, readWire, routeOf } from "./wires.js";
+import { sessionOf, type SessionIdentity } from "./session.js";
+import { conversation, relation, summarizationRequestOf, trailingNewTurns } from "./detect.js";
+import { buildSplice, insertAfter, wireCheck } from "./splice.js";
+import { SessionJournal } from "./state.js";
 
-export function createGuardCore(_options: GuardCoreOptions = {}): GuardCore {
+/** Sessions held in memory at once (the others are read back from the state folder when they return). */
+const MAX_SESSIONS = 64;
+
+interface Splice {
+  /** The key of the agent's summary the splice follows. */
+  checkpointKey: string;
+  /** The raw elements inserted after it. */
+  raw: unknown[];
+  /** The same, as history items. */
+  items: HistoryItem[];
+}
+
+interface Session {
+  key: string;
+  agent: string;
+  wire: GuardWire;
+  /** The agent's last main history, as it sent it (system included). */
+  agent_items: HistoryItem[];
+  /** Entry id of each conversation (non-system) item of those (undefined inside a compaction's replacement, or without state). */
+  conv_ids: (string | undefined)[];
+  splice?: Splice;
+  had_tools: boolean;
+  journal?: SessionJournal;
+}
+
+const hasTools = (doc: Record<string, unknown>): boolean => Array.isArray(doc.tools) && doc.tools.length > 0;
+
+/** The summary an item carries: a checkpoint, or a Responses `compaction` item. */
+function isSummaryItem(it: HistoryItem): boolean {
+  return (
+    isCheckpoint(it.message) ||
+    it.message.content.some(
+      (b) => b.type === "responses_item" && (b as { item?: { type?: unknown } }).item?.type === "compaction",
+    )
+  );
+}
+
+function lastSummary(items: readonly HistoryItem[]): number {
+  for (let i = items.length - 1; i >= 0; i--) if (isSummaryItem(items[i]!)) return i;
+  return -1;
+}
+
+/** The history sent: the agent's items with the splice after its summary. */
+function sentOf(s: Session): HistoryItem[] {
+  if (!s.splice) return s.agent_items;
+  const at = s.agent_items.findIndex((i) => i.key === s.splice!.checkpointKey);
+  if (at < 0) return s.agent_items;
+  return [...s.agent_items.slice(0, at + 1), ...s.splice.items, ...s.agent_items.slice(at + 1)];
+}
+
+function tokensOf(messages: readonly Message[]): number {
+  try {
+    return estimateTokens(messages);
+  } catch {
+    return 0;
+  }
+}
+
+const oneLine = (e: unknown): string =>
+  (e instanceof Error ? e.message : String(e)).replace(/\s+/g, " ").slice(0, 200);
+
+export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
+  const mode = options.mode ?? "repair";
+  const sessions = new Map<string, Session>();
+  const locks = new Map<string, Promise<unknown>>();
+  /** The latest session keyed by a hash, per system prompt, to follow it when the first user message changes. */
+  const hashedBySystem = new Map<string, string>();
+
+  /** Runs `fn` after the session's earlier requests (requests of one session are judged in order). */
+  function serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = locks.get(key) ?? Promise.resolve();
+    const run = prev.then(fn, fn);
+    const tail = run.catch(() => undefined);
+    locks.set(key, tail);
+    void tail.then(() => {
+      if (locks.get(key) === tail) locks.delete(key);
+    });
+    return run;
+  }
+
+  /** Journals of sessions let go of, until their queued writes are done. */
+  const flushing = new Map<string, Promise<void>>();
+
+  function remember(s: Session): void {
+    sessions.delete(s.key);
+    sessions.set(s.key, s);
+    while (sessions.size > MAX_SESSIONS) {
+      const oldest = sessions.values().next().value!;
+      sessions.delete(oldest.key);
+      const done = oldest.journal?.flush();
+      if (done) {
+        flushing.set(oldest.key, done);
+        void done.then(() => {
+          if (flushing.get(oldest.key) === done) flushing.delete(oldest.key);
+        });
+      }
+    }
+  }
+
+  async function loadSession(id: SessionIdentity, wire: GuardWire): Promise<Session | undefined> {
+    const known = sessions.get(id.key);
+    if (known) return known;
+    if (!options.stateDir) return undefined;
+    await flushing.get(id.key);
+    const journal = new SessionJournal(options.stateDir, id.key);
+    const loaded = await journal.load();
+    if (!loaded) return undefined;
+    let agentItems = loaded.sent;
+    let entryIds = loaded.entryIds;
+    let splice: Splice | undefined;
+    if (loaded.splice) {
+      const { from, count, checkpointKey } = loaded.splice;
+      const items = loaded.sent.slice(from, from + count);
+      splice = { checkpointKey, items, raw: items.flatMap((i) => i.raw) };
+      agentItems = [...loaded.sent.slice(0, from), ...loaded.sent.slice(from + count)];
+      entryIds = [...entryIds.slice(0, from), ...entryIds.slice(from + count)];
+    }
+    const s: Session = {
+      key: id.key,
+      agent: loaded.agent,
+      wire: loaded.wire ?? wire,
+      agent_items: agentItems,
+      conv_ids: agentItems.flatMap((it, i) => (it.message.role === "system" ? [] : [entryIds[i]])),
+      splice,
+      had_tools: true,
+      journal,
+    };
+    remember(s);
+    return s;
+  }
+
+  async function handle(request: WireRequest): Promise<GuardOutcome> {
+    const untouched = (note: string, extra: Partial<GuardOutcome> = {}): GuardOutcome => ({
+      body: request.body,
+      changed: false,
+      note,
+      ...extra,
+    });
+    const route = routeOf(request.method, request.url);
+    if ("passthrough" in route) return untouched(route.passthrough);
+    const wire = route.wire;
+    let history: WireHistory;
+    try {
+      history = readWire(wire, parseBody(request.body));
+    } catch (e) {
+      return untouched(`not judged: ${oneLine(e)}`, { wire });
+    }
+    let id = sessionOf(request.headers, history);
+    const summarizer = summarizationRequestOf(history.items);
+    if (summarizer)
+      return untouched(
+        `the agent's own summarization request (${summarizer}); passed through, not its history`,
+        {
+          wire,
+          session: id.key,
+        },
+      );
+    let onMain = (): void => {};
+    if (id.source === "hash") {
+      const sys = systemSeed(history);
+      const followed = hashedBySystem.get(sys);
+      if (followed && !sessions.has(id.key) && history.items.some(isSummaryItem))
+        id = { ...id, key: followed };
+      const key = id.key;
+      onMain = () => void hashedBySystem.set(sys, key);
+    }
+    const sid = id;
+    try {
+      const out = await serial(id.key, () => judge(request, history, sid, onMain));
+      const failed = sessions.get(sid.key)?.journal?.failed;
+      return failed && !out.note ? { ...out, note: `state not written: ${failed}` } : out;
+    } catch (e) {
+      return untouched(`not judged: ${oneLine(e)}`, { wire, session: id.key });
+    }
+  }
+
+  function systemSeed(h: WireHistory): string {
+    return `${h.wire}\u0000${h.items
+      .filter((i) => i.message.role === "system")
+      .map((i) => i.key)
+      .join("\u0000")}`;
+  }
+
+  async function judge(
+    request: WireRequest,
+    history: WireHistory,
+    id: SessionIdentity,
+    onMain: () => void,
+  ): Promise<GuardOutcome> {
+    const wire = history.wire;
+    const base = { wire, session: id.key };
+    const same = (note?: string): GuardOutcome => ({
+      body: request.body,
+      changed: false,
+      ...base,
+      ...(note ? { note } : {}),
+    });
+
+    const session = await loadSession(id, wire);
+    const items = history.items;
+    if (!session) {
+      const s: Session = {
+        key: id.key,
+        agent: id.agent,
+        wire,
+        agent_items: items,
+        conv_ids: conversation(items).map(() => undefined),
+        had_tools: hasTools(history.doc),
+      };
+      if (options.stateDir) {
+        s.journal = new SessionJournal(options.stateDir, id.key);
+        const ids = s.journal.start(options.stateDir, id.key, id.agent, wire, items);
+        s.conv_ids = items.flatMap((it, i) => (it.message.role === "system" ? [] : [ids[i]]));
+      }
+      remember(s);
+      onMain();
+      return same();
+    }
+    if (session.agent === "unknown" && id.agent !== "unknown") session.agent = id.agent;
+
+    const lastConv = conversation(session.agent_items);
+    const nextConv = conversation(items);
+    const rel = relation(lastConv, nextConv, session.had_tools, hasTools(history.doc));
+    if (rel.kind !== "side") onMain();
+    switch (rel.kind) {
+      case "side":
+        return same(`not the session's history (${rel.why}); passed through`);
+      case "extension": {
+        const added = nextConv.slice(lastConv.length);
+        const ids = session.journal ? session.journal.append(added) : added.map(() => undefined);
+        session.conv_ids = [...session.conv_ids.slice(0, lastConv.length), ...ids];
+        session.agent_items = items;
+        session.had_tools = hasTools(history.doc);
+        return applySplice(session, history, same);
+      }
+      case "rewrite": {
+        const ids = session.conv_ids;
+        const parent = ids[rel.common - 1];
+        if (parent !== undefined || !session.journal) {
+          const added = nextConv.slice(rel.common);
+          const newIds = session.journal ? session.journal.append(added, parent) : added.map(() => undefined);
+          session.conv_ids = [...ids.slice(0, rel.common), ...newIds];
+          session.agent_items = items;
+          session.had_tools = hasTools(history.doc);
+          const out = applySplice(session, history, same);
+          return {
+            ...out,
+            note: out.note ?? "history rewritten by the agent (no new summary): not a compaction",
+          };
+        }
+        // A rewrite inside the last compaction's replacement: judged as a compaction.
+        return compaction(session, history, id, same);
+      }
+      case "compaction":
+        return compaction(session, history, id, same);
+    }
+  }
+
+  /** The session's splice in this request (an extension of the repaired history), or the request untouched. */
+  function applySplice(s: Session, h: WireHistory, same: (note?: string) => GuardOutcome): GuardOutcome {
+    if (!s.splice || mode !== "repair") return same();
+    const at = h.items.findIndex((i) => i.key === s.splice!.checkpointKey);
+    if (at < 0) {
+      s.splice = undefined;
+      return same("the summary the repair followed is gone; repair dropped");
+    }
+    const doc = insertAfter(h, at, s.splice.raw);
+    const bad = wireCheck(h.wire, doc[h.listKey] as unknown[]);
+    if (bad) return same(`repair not sent: ${bad}`);
+    return { ...same(), body: Buffer.from(JSON.stringify(doc), "utf8"), changed: true };
+  }
+
+  async function compaction(
+    s: Session,
+    h: WireHistory,
+    id: SessionIdentity,
+    same: (note?: string) => GuardOutcome,
+  ): Promise<GuardOutcome> {
+    const before = sentOf(s);
+    const afterAll = h.items;
+    const newTurns = trailingNewTurns(before, afterAll);
+    const after = afterAll.slice(0, afterAll.length - newTurns);
+    const beforeMsgs = messagesOf(before);
+    const afterMsgs = messagesOf(after);
+    const v = validateSurvivalContract(beforeMsgs, afterMsgs, { path: "summary" });
+    const agent = s.agent !== "unknown" ? s.agent : id.agent;
+    const verdict: GuardVerdict = {
+      session: s.key,
+      agent,
+      wire: h.wire,
+      at: new Date().toISOString(),
+      kept: v.valid,
+      reason: v.valid ? null : (v.reason ?? "violation"),
+      losses: protectedLosses(beforeMsgs, afterMsgs),
+      repaired: false,
+      repair_refused: null,
+      messages_before: before.length,
+      messages_after: after.length,
+    };
+
+    let out: GuardOutcome = { ...same(), verdict };
+    let splice: Splice | undefined;
+    let spliced: HistoryItem[] | undefined;
+    let spliceFrom = 0;
+    if (!v.valid && mode === "repair") {
+      const r = repair(h, before, after, newTurns);
+      if ("refused" in r) verdict.repair_refused = r.refused;
+      else {
+        verdict.repaired = true;
+        splice = r.splice;
+        spliced = r.spliced;
+        spliceFrom = r.from;
+        out = { ...out, body: r.body, changed: true };
+      }
+    }
+
+    if (s.journal) {
+      const summaryAt = lastSummary(after);
+      const summary = summaryAt >= 0 ? allText(after[summaryAt]!.message) : "";
+      const model = typeof h.doc.model === "string" ? h.doc.model : "unknown";
+      s.journal.compaction(after, {
+        summary,
+        tokens_before: tokensOf(beforeMsgs),
+        tokens_after: tokensOf(afterMsgs),
+        model,
+        path: "summary",
+        coverage: null,
+        trigger: "auto",
+        source_agent: agent,
+        guard_verdict: { kept: verdict.kept, reason: verdict.reason, losses: verdict.losses },
+      });
+      if (splice && spliced) {
+        const replacement = spliced.slice(0, spliced.length - newTurns);
+        s.journal.compaction(replacement, {
+          summary,
+          tokens_before: tokensOf(afterMsgs),
+          tokens_after: tokensOf(messagesOf(replacement)),
+          model,
+          path: "summary",
+          coverage: null,
+          trigger: "auto",
+          source_agent: "compact-safe-guard",
+          guard: {
+            checkpoint_key: splice.checkpointKey,
+            splice_from: spliceFrom,
+            splice_count: splice.items.length,
+          },
+        });
+      }
+    }
+    const turns = afterAll.slice(afterAll.length - newTurns);
+    const ids = s.journal ? s.journal.append(turns) : turns.map(() => undefined);
+    s.agent_items = afterAll;
+    s.conv_ids = [...conversation(after).map(() => undefined), ...ids];
+    s.splice = splice;
+    s.had_tools = hasTools(h.doc);
+    if (s.agent === "unknown") s.agent = agent;
+    return out;
+  }
+
+  /** The spliced body, checked; or why it is not sent. */
+  function repair(
+    h: WireHistory,
+    before: readonly HistoryItem[],
+    after: readonly HistoryItem[],
+    newTurns: number,
+  ): { body: Buffer; splice: Splice; spliced: HistoryItem[]; from: number } | { refused: string } {
+    const at = lastSummary(after);
+    if (at < 0) return { refused: "no summary in the request to place the repair after" };
+    const raw = buildSplice(h.wire, before, after, options.anchors);
+    if (raw.length === 0) return { refused: "nothing of the last round left to splice" };
+    const doc = insertAfter(h, at, raw);
+    const list = doc[h.listKey] as unknown[];
+    const bad = wireCheck(h.wire, list);
+    if (bad) return { refused: bad };
+    const h2 = readWire(h.wire, doc);
+    // The inserted elements, in the new list.
+    const lastPart = h.items[at]!.parts[h.items[at]!.parts.length - 1]!;
+    const start = lastPart.element + 1;
+    const end = start + raw.length;
+    const inside = (it: HistoryItem): boolean =>
+      it.parts.length > 0 && it.parts.every((p) => p.element >= start && p.element < end);
+    const straddles = h2.items.some(
+      (it) => it.parts.some((p) => p.element >= start && p.element < end) && !inside(it),
+    );
+    if (straddles) return { refused: "the repair would merge with the messages around it" };
+    const from = h2.items.findIndex(inside);
+    const spliceItems = h2.items.filter(inside);
+    const spliced = h2.items;
+    const judged = messagesOf(spliced.slice(0, spliced.length - newTurns));
+    const v = validateSurvivalContract(messagesOf(before), judged, { path: "summary" });
+    if (!v.valid)
+      return { refused: `the spliced request would not keep the contract: ${v.reason ?? "violation"}` };
+    const checkpointKey = after[at]!.key;
+    return {
+      body: Buffer.from(JSON.stringify(doc), "utf8"),
+      splice: { checkpointKey, raw, items: spliceItems },
+      spliced,
+      from,
+    };
+  }
+
   return {
-    async handle(request: WireRequest): Promise<GuardOutcome> {
-      return { body: request.body, changed: false };
+    handle: async (request) => {
+      try {
+        return await handle(request);
+      } catch (e) {
+        return { body: request.body, changed: false, note: `not judged: ${oneLine(e)}` };
+      }
     },
-    async close(): Promise<void> {},
+    async close(): Promise<void> {
+      await Promise.all([...locks.values()]);
+      await Promise.all([...sessions.values()].map((s) => s.journal?.flush()));
+    },
   };
 }

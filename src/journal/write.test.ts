@@ -242,7 +242,7 @@ test("temp files left by killed writers of this journal are removed by its next 
 
 test(
   "a FIFO is refused at once by the reader and the writers, naming it (it used to block the open)",
-  { timeout: 10_000 },
+  { timeout: 60_000 },
   () =>
     withTemp(async (dir) => {
       const fifo = join(dir, "j.fifo");

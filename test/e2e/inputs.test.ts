@@ -14,7 +14,8 @@ import { cliPath, exampleSession } from "../support.js";
 import { oneLineError, run, tempDir } from "./helpers.js";
 
 const small = exampleSession;
-const TIMEOUT_MS = 8_000;
+/** A hung command (a FIFO read blocks forever) is killed after this: far longer than any loaded machine takes. */
+const TIMEOUT_MS = 60_000;
 
 test("a FIFO, a character device or a folder as input: exit 2 at once with one line naming it", async (t) => {
   const { dir, cleanup } = tempDir("cs-inputs-");

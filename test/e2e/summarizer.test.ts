@@ -90,7 +90,8 @@ test("--timeout 1 against a server that never answers: four cut requests, exit 3
       /^compact-safe: summarizer failed: anthropic summarizer \(model fake-model at [^)]+\): timed out after 1000 ms \(gave up after 3 retries\)$/,
     );
     assert.equal(provider.requestCount, 4, "one call and three retries");
-    assert.ok(elapsed < 9_000, `took ${elapsed} ms`);
+    // Far under the default request timeout (120 s) it would take without --timeout: no loaded machine reaches it.
+    assert.ok(elapsed < 60_000, `took ${elapsed} ms`);
     assert.deepEqual(readFileSync(j), before);
   } finally {
     await provider.close();

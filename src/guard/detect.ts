@@ -1,0 +1,113 @@
+/**
+ * Recognising, on the wire, what an agent's request is to its session: the
+ * agent's own summarization request, the next request of the same history
+ * (an extension), a compaction (a history rewritten around a summary it did
+ * not have), a rewrite without a summary (a rewind or an edit), or a side
+ * request (a title, a quota check) that is not the session's history.
+ */
+import { isText, isToolResult } from "../model/blocks.js";
+import { isCheckpoint, isPlainUser } from "../contract/classify.js";
+import type { Message } from "../model/types.js";
+import type { HistoryItem } from "./history.js";
+
+/** How each agent's summarization request opens its last user message (first words only). */
+const SUMMARIZATION_OPENERS: readonly { agent: string; test: (text: string) => boolean }[] = [
+  // Claude Code's /compact and auto-compaction prompt.
+  { agent: "claude-code", test: (t) => t.startsWith("CRITICAL: Respond with TEXT ONLY") },
+  // Codex's local compaction prompt (codex-rs/core/templates/compact/prompt.md).
+  { agent: "codex", test: (t) => t.startsWith("You are performing a CONTEXT CHECKPOINT COMPACTION") },
+  // pi's summarization request: the conversation serialized in tags, then its instructions.
+  {
+    agent: "pi",
+    test: (t) =>
+      t.startsWith("<conversation>") &&
+      (t.includes("Create a structured context checkpoint summary") ||
+        t.includes("incorporate into the existing summary")),
+  },
+];
+
+/** The agent whose summarization request this is (its last user message opens with that agent's prompt). */
+export function summarizationRequestOf(items: readonly HistoryItem[]): string | undefined {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const m = items[i]!.message;
+    if (m.role === "system") continue;
+    if (m.role !== "user") return undefined;
+    for (const b of m.content) {
+      if (!isText(b)) continue;
+      const t = b.text.trimStart();
+      const hit = SUMMARIZATION_OPENERS.find((o) => o.test(t));
+      if (hit) return hit.agent;
+    }
+    // Only the last user message counts; a tool-result message before it does not hide it.
+    if (!m.content.every(isToolResult)) return undefined;
+  }
+  return undefined;
+}
+
+/** The non-system items (the system prompt may change between requests without changing the history). */
+export const conversation = (items: readonly HistoryItem[]): HistoryItem[] =>
+  items.filter((i) => i.message.role !== "system");
+
+/** How many leading conversation items two histories share (compared by key). */
+export function commonPrefix(a: readonly HistoryItem[], b: readonly HistoryItem[]): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i]!.key === b[i]!.key) i++;
+  return i;
+}
+
+const isResponsesCompaction = (m: Message): boolean =>
+  m.content.some(
+    (b) => b.type === "responses_item" && (b as { item?: { type?: unknown } }).item?.type === "compaction",
+  );
+
+export type Relation =
+  | { kind: "extension" }
+  | { kind: "compaction"; newCheckpoint: boolean }
+  | { kind: "rewrite"; common: number }
+  | { kind: "side"; why: string };
+
+/**
+ * How the next request's history relates to the last one (conversation
+ * items only). An extension carries the last history whole, then more. A
+ * compaction is a history that is not an extension and carries a summary
+ * (a checkpoint, or a Responses `compaction` item) that the last one did not
+ * have. A rewrite shares the start but not the rest, with no new summary
+ * (a rewind or an edit: not judged). A side request shares nothing (a title
+ * or quota request on the same session id) and leaves the session as it was.
+ */
+export function relation(
+  last: readonly HistoryItem[],
+  next: readonly HistoryItem[],
+  lastHadTools: boolean,
+  nextHasTools: boolean,
+): Relation {
+  const common = commonPrefix(last, next);
+  if (common === last.length) return { kind: "extension" };
+  const lastKeys = new Set(last.map((i) => i.key));
+  const newSummary = next.some(
+    (i) => !lastKeys.has(i.key) && (isCheckpoint(i.message) || isResponsesCompaction(i.message)),
+  );
+  if (newSummary) return { kind: "compaction", newCheckpoint: true };
+  if (lastHadTools && !nextHasTools) return { kind: "side", why: "a request without the session's tools" };
+  if (common === 0) return { kind: "side", why: "a history that shares nothing with the session's" };
+  return { kind: "rewrite", common };
+}
+
+/**
+ * How many messages at the end of the history after a compaction are the
+ * turns typed after it: plain user messages (and the assistant turns and
+ * results between them) after the last summary that `before` does not carry.
+ * Only the trailing run of user messages not in `before` is cut.
+ */
+export function trailingNewTurns(before: readonly HistoryItem[], after: readonly HistoryItem[]): number {
+  const beforeKeys = new Set(before.map((i) => i.key));
+  let n = 0;
+  for (let i = after.length - 1; i >= 0; i--) {
+    const it = after[i]!;
+    if (it.message.role !== "user" || isCheckpoint(it.message) || beforeKeys.has(it.key)) break;
+    if (!isPlainUser(it.message)) break;
+    n++;
+  }
+  return n;
+}

@@ -1,0 +1,268 @@
+/**
+ * The repair: what the contract says must survive of the history before a
+ * compaction (its protected last round, and the current instructions before
+ * it), as the raw wire elements the agent sent, byte for byte (thinking and
+ * signatures untouched; tool results over 8 KiB bounded head and tail),
+ * less what the request after the compaction already carries; inserted
+ * right after the agent's own summary. And the check that a spliced request
+ * is one the provider takes and that keeps the contract.
+ */
+import type { Message } from "../model/types.js";
+import { isCheckpoint } from "../contract/classify.js";
+import { protectedRound } from "../contract/rounds.js";
+import { boundResultContent, resultOverBound } from "../contract/bounds.js";
+import { fromAnthropicContent } from "../formats/convert.js";
+import { outputText } from "../formats/responses.js";
+import type { GuardWire } from "./types.js";
+import { rawKey, messagesOf, type HistoryItem, type WireHistory } from "./history.js";
+
+type Raw = Record<string, unknown>;
+const isRecord = (v: unknown): v is Raw => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The text of the anchors element. */
+export const ANCHORS_HEADING = "[compact-safe guard] Pinned anchors, restated after the compaction:";
+
+/** What the request after the compaction already carries: raw element keys and tool ids. */
+interface Carried {
+  keys: Set<string>;
+  calls: Set<string>;
+  results: Set<string>;
+}
+
+function carriedBy(after: readonly HistoryItem[]): Carried {
+  const c: Carried = { keys: new Set(), calls: new Set(), results: new Set() };
+  for (const it of after) {
+    for (const r of it.raw) c.keys.add(rawKey([r]));
+    for (const b of it.message.content) {
+      if (b.type === "tool_use") c.calls.add((b as { id: string }).id);
+      else if (b.type === "tool_result") c.results.add((b as { tool_use_id: string }).tool_use_id);
+    }
+  }
+  return c;
+}
+
+/** An Anthropic tool_result block bounded as the contract says (unchanged when it fits). */
+function boundAnthropicResult(block: Raw): Raw {
+  const [canon] = fromAnthropicContent([block]);
+  if (!canon || canon.type !== "tool_result") return block;
+  const r = canon as { content: string; content_blocks?: unknown[] };
+  if (!resultOverBound(r)) return block;
+  return { ...block, content: boundResultContent(r.content).content };
+}
+
+/** An Anthropic raw message less the blocks already carried, bounded; undefined when nothing is left. */
+function anthropicElement(el: unknown, c: Carried, textOnly: boolean): unknown {
+  if (!isRecord(el)) return undefined;
+  if (c.keys.has(rawKey([el]))) return undefined;
+  if (!Array.isArray(el.content)) return textOnly || typeof el.content === "string" ? el : undefined;
+  let changed = false;
+  const out: unknown[] = [];
+  for (const b of el.content) {
+    if (!isRecord(b)) {
+      out.push(b);
+      continue;
+    }
+    if (textOnly && b.type !== "text") {
+      changed = true;
+      continue;
+    }
+    if (b.type === "tool_use" && c.calls.has(String(b.id))) changed = true;
+    else if (b.type === "tool_result" && c.results.has(String(b.tool_use_id))) changed = true;
+    else if (b.type === "tool_result") {
+      const bounded = boundAnthropicResult(b);
+      if (bounded !== b) changed = true;
+      out.push(bounded);
+    } else out.push(b);
+  }
+  if (!out.some((b) => !isRecord(b) || (b.type !== "thinking" && b.type !== "redacted_thinking")))
+    return undefined;
+  return changed ? { ...el, content: out } : el;
+}
+
+const OUTPUT_TYPES = new Set([
+  "function_call_output",
+  "custom_tool_call_output",
+  "local_shell_call_output",
+  "apply_patch_call_output",
+]);
+const CALL_TYPES = new Set([
+  "function_call",
+  "custom_tool_call",
+  "local_shell_call",
+  "computer_call",
+  "shell_call",
+  "apply_patch_call",
+]);
+
+function responsesElement(el: unknown, c: Carried): unknown {
+  if (!isRecord(el) || c.keys.has(rawKey([el]))) return undefined;
+  const type = typeof el.type === "string" ? el.type : "";
+  if (CALL_TYPES.has(type) && c.calls.has(String(el.call_id))) return undefined;
+  if ((OUTPUT_TYPES.has(type) || type.endsWith("_call_output")) && c.results.has(String(el.call_id ?? el.id)))
+    return undefined;
+  if (OUTPUT_TYPES.has(type) && typeof el.output === "string") {
+    const b = boundResultContent(el.output);
+    if (b.truncated) return { ...el, output: b.content };
+  } else if (type.endsWith("_call_output") && el.output !== undefined && typeof el.output !== "string") {
+    const text = outputText(el.output);
+    if (resultOverBound({ content: text })) return { ...el, output: boundResultContent(text).content };
+  }
+  return el;
+}
+
+function chatElement(el: unknown, c: Carried): unknown {
+  if (!isRecord(el) || c.keys.has(rawKey([el]))) return undefined;
+  if (el.role === "tool") {
+    if (c.results.has(String(el.tool_call_id))) return undefined;
+    if (typeof el.content === "string") {
+      const b = boundResultContent(el.content);
+      if (b.truncated) return { ...el, content: b.content };
+    }
+    return el;
+  }
+  if (el.role === "assistant" && Array.isArray(el.tool_calls)) {
+    const ids = el.tool_calls.filter(isRecord).map((t) => String(t.id));
+    if (ids.length > 0 && ids.every((id) => c.calls.has(id))) return undefined;
+    if (ids.some((id) => c.calls.has(id))) return undefined; // partly carried: the check refuses what is left unpaired
+  }
+  return el;
+}
+
+/** The anchors as one user element of the wire. */
+export function anchorsElement(wire: GuardWire, anchors: string): unknown {
+  const text = `${ANCHORS_HEADING}\n${anchors}`;
+  if (wire === "openai-responses")
+    return { type: "message", role: "user", content: [{ type: "input_text", text }] };
+  if (wire === "openai-chat") return { role: "user", content: text };
+  return { role: "user", content: [{ type: "text", text }] };
+}
+
+/**
+ * The raw elements to splice: the protected last round of `before` (and the
+ * current instructions before it, their text only), mapped back to the raw
+ * elements they came from, less what `after` already carries, then the anchors.
+ */
+export function buildSplice(
+  wire: GuardWire,
+  before: readonly HistoryItem[],
+  after: readonly HistoryItem[],
+  anchors?: string,
+): unknown[] {
+  const round = protectedRound(messagesOf(before));
+  const carried = carriedBy(after);
+  const instructionsBefore = new Set(round.instructionIndices.filter((i) => i < round.regionStart));
+  const out: unknown[] = [];
+  for (let i = 0; i < before.length; i++) {
+    if (i < round.regionStart && !instructionsBefore.has(i)) continue;
+    const it = before[i]!;
+    if (it.message.role === "system" && it.parts.length === 0) continue;
+    const textOnly = i < round.regionStart;
+    for (const raw of it.raw) {
+      const el =
+        wire === "anthropic-messages"
+          ? anthropicElement(raw, carried, textOnly)
+          : wire === "openai-responses"
+            ? responsesElement(raw, carried)
+            : chatElement(raw, carried);
+      if (el !== undefined) out.push(el);
+    }
+  }
+  if (anchors && anchors.trim() !== "") out.push(anchorsElement(wire, anchors.trim()));
+  return out;
+}
+
+/** Index of the last checkpoint among the request's items (-1: none). */
+export function lastCheckpointIndex(items: readonly HistoryItem[]): number {
+  for (let i = items.length - 1; i >= 0; i--) if (isCheckpoint(items[i]!.message)) return i;
+  return -1;
+}
+
+/** The request's body with `splice` inserted right after item `at` (the summary); its raw element split when needed. */
+export function insertAfter(h: WireHistory, at: number, splice: readonly unknown[]): Record<string, unknown> {
+  const item = h.items[at]!;
+  const part = item.parts[item.parts.length - 1]!;
+  const list = h.list;
+  const el = list[part.element];
+  const content = isRecord(el) && Array.isArray(el.content) ? el.content : undefined;
+  let next: unknown[];
+  if (part.to === undefined || !content || part.to >= content.length) {
+    next = [...list.slice(0, part.element + 1), ...splice, ...list.slice(part.element + 1)];
+  } else {
+    const head = { ...(el as Raw), content: content.slice(0, part.to) };
+    const tail = { ...(el as Raw), content: content.slice(part.to) };
+    next = [...list.slice(0, part.element), head, ...splice, tail, ...list.slice(part.element + 1)];
+  }
+  return { ...h.doc, [h.listKey]: next };
+}
+
+/** Why a spliced Anthropic messages array would be refused by the API (tool_result not right after its tool_use), or undefined. */
+export function anthropicAdjacency(list: readonly unknown[]): string | undefined {
+  const blocks = (m: unknown): Raw[] =>
+    isRecord(m) && Array.isArray(m.content) ? (m.content.filter(isRecord) as Raw[]) : [];
+  for (let j = 0; j < list.length; j++) {
+    const m = list[j];
+    const results = blocks(m)
+      .filter((b) => b.type === "tool_result")
+      .map((b) => String(b.tool_use_id));
+    if (results.length > 0) {
+      const prev = list[j - 1];
+      const calls = new Set(
+        isRecord(prev) && prev.role === "assistant"
+          ? blocks(prev)
+              .filter((b) => b.type === "tool_use")
+              .map((b) => String(b.id))
+          : [],
+      );
+      const missing = results.find((id) => !calls.has(id));
+      if (missing !== undefined)
+        return `tool_result ${JSON.stringify(missing)} does not directly follow its tool_use (message ${j})`;
+    }
+    if (isRecord(m) && m.role === "assistant" && j + 1 < list.length) {
+      const calls = blocks(m)
+        .filter((b) => b.type === "tool_use")
+        .map((b) => String(b.id));
+      if (calls.length === 0) continue;
+      const next = new Set(
+        blocks(list[j + 1])
+          .filter((b) => b.type === "tool_result")
+          .map((b) => String(b.tool_use_id)),
+      );
+      const missing = calls.find((id) => !next.has(id));
+      if (missing !== undefined)
+        return `tool_use ${JSON.stringify(missing)} is not answered in the next message (message ${j})`;
+    }
+  }
+  return undefined;
+}
+
+/** Why a spliced Chat Completions messages array would be refused (a tool message not after its call), or undefined. */
+export function chatAdjacency(list: readonly unknown[]): string | undefined {
+  let open = new Set<string>();
+  for (let j = 0; j < list.length; j++) {
+    const m = list[j];
+    if (!isRecord(m)) continue;
+    if (m.role === "tool") {
+      const id = String(m.tool_call_id);
+      if (!open.has(id)) return `tool message ${JSON.stringify(id)} does not follow its call (message ${j})`;
+      open.delete(id);
+      continue;
+    }
+    if (open.size > 0 && j > 0)
+      return `tool call ${JSON.stringify([...open][0])} is not answered before message ${j}`;
+    open = new Set(
+      m.role === "assistant" && Array.isArray(m.tool_calls)
+        ? m.tool_calls.filter(isRecord).map((t) => String(t.id))
+        : [],
+    );
+  }
+  return undefined;
+}
+
+/** The wire's own structural check of a spliced history list. */
+export function wireCheck(wire: GuardWire, list: readonly unknown[]): string | undefined {
+  if (wire === "anthropic-messages") return anthropicAdjacency(list);
+  if (wire === "openai-chat") return chatAdjacency(list);
+  return undefined;
+}
+
+export type { Message };

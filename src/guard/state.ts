@@ -1,0 +1,193 @@
+/**
+ * The guard's state on disk: one append-only journal per session in the
+ * state folder, written with the journal layer, so that `context`, `audit`,
+ * `report` and `restore` read it like any session. Messages carry the raw
+ * wire elements they came from in `meta.wire_raw` (provenance, never sent by
+ * the exporters), so that a guard restarted on the folder splices the same
+ * bytes. Requests' headers are never written: only the history.
+ */
+import { join } from "node:path";
+import { mkdir, stat } from "node:fs/promises";
+import type { CompactionPayload, JournalEntry, Message } from "../model/index.js";
+import { kindForMessage } from "../model/index.js";
+import { appendEntries, createJournal, headerEntry } from "../journal/write.js";
+import { readJournal } from "../journal/read.js";
+import { activePath, newEntryId, nowIso, projectPath } from "../journal/tree.js";
+import { rawKey, type HistoryItem } from "./history.js";
+import { sessionFileName } from "./session.js";
+import type { GuardWire } from "./types.js";
+
+/** What the guard writes in its repair's compaction entry (`payload.guard`). */
+export interface GuardRepairRecord {
+  /** The key of the agent's summary the splice follows. */
+  checkpoint_key: string;
+  /** Where the spliced elements start in the replacement, and how many messages they are. */
+  splice_from: number;
+  splice_count: number;
+}
+
+/** A message as journaled: the canonical message, its raw wire elements in meta. */
+export function journalMessage(it: HistoryItem): Message {
+  return { role: it.message.role, content: it.message.content, meta: { wire_raw: it.raw } };
+}
+
+/** A journaled message back as a history item (no parts: it is not an element of the current request). */
+export function itemFromJournal(m: Message): HistoryItem {
+  const raw = Array.isArray(m.meta?.wire_raw) ? (m.meta.wire_raw as unknown[]) : [];
+  const message: Message = { role: m.role, content: m.content };
+  const key = raw.length === 0 ? `system:${rawKey([m.content])}` : rawKey(raw);
+  return { message, parts: [], raw, key };
+}
+
+export interface LoadedSession {
+  agent: string;
+  wire: GuardWire;
+  /** The history last sent (with the splice, when there is one). */
+  sent: HistoryItem[];
+  /** Entry id of each sent message (undefined inside a compaction's replacement). */
+  entryIds: (string | undefined)[];
+  leaf: string;
+  splice?: { checkpointKey: string; from: number; count: number };
+}
+
+export class SessionJournal {
+  readonly file: string;
+  private leaf: string | undefined;
+  /** The writes, in order: each request's entries are queued, so that no request waits for the disk. */
+  private pending: Promise<void> = Promise.resolve();
+  /** The first write that failed (later writes are not attempted: the journal would have a gap). */
+  failed: string | undefined;
+
+  private queue(write: () => Promise<unknown>): void {
+    this.pending = this.pending.then(async () => {
+      if (this.failed !== undefined) return;
+      try {
+        await write();
+      } catch (e) {
+        this.failed = (e instanceof Error ? e.message : String(e)).replace(/\s+/g, " ").slice(0, 200);
+      }
+    });
+  }
+
+  /** Waits for the queued writes. */
+  flush(): Promise<void> {
+    return this.pending;
+  }
+
+  constructor(dir: string, key: string) {
+    this.file = join(dir, sessionFileName(key));
+  }
+
+  get leafId(): string | undefined {
+    return this.leaf;
+  }
+
+  /** Reads the session back, or undefined when it has no journal yet. */
+  async load(): Promise<LoadedSession | undefined> {
+    try {
+      await stat(this.file);
+    } catch {
+      return undefined;
+    }
+    const { entries } = await readJournal(this.file);
+    const header = entries.find((e) => e.kind === "header");
+    if (!header || entries.length === 0) return undefined;
+    const path = activePath(entries);
+    const live = projectPath(path);
+    let last = -1;
+    for (let i = path.length - 1; i >= 0 && last < 0; i--) if (path[i]!.kind === "compaction") last = i;
+    const ids: (string | undefined)[] = [];
+    if (last >= 0) {
+      const c = path[last]! as JournalEntry & { payload: CompactionPayload };
+      for (let k = 0; k < c.payload.replacement.length; k++) ids.push(undefined);
+    }
+    for (let i = last + 1; i < path.length; i++) {
+      const e = path[i]!;
+      if (e.kind !== "header" && e.kind !== "compaction" && e.kind !== "branch_summary") ids.push(e.id);
+    }
+    this.leaf = entries[entries.length - 1]!.id;
+    const hp = header.payload as Record<string, unknown>;
+    const out: LoadedSession = {
+      agent: typeof hp.agent === "string" ? hp.agent : "unknown",
+      wire: hp.wire as GuardWire,
+      sent: live.map(itemFromJournal),
+      entryIds: ids,
+      leaf: this.leaf,
+    };
+    if (last >= 0) {
+      const g = (path[last]!.payload as Record<string, unknown>).guard as
+        Partial<GuardRepairRecord> | undefined;
+      if (
+        g &&
+        typeof g.checkpoint_key === "string" &&
+        typeof g.splice_from === "number" &&
+        typeof g.splice_count === "number"
+      )
+        out.splice = { checkpointKey: g.checkpoint_key, from: g.splice_from, count: g.splice_count };
+    }
+    return out;
+  }
+
+  /** Starts the journal (header and the first history), queued. Returns the messages' entry ids. */
+  start(dir: string, key: string, agent: string, wire: GuardWire, items: readonly HistoryItem[]): string[] {
+    const created = nowIso();
+    const header = headerEntry({
+      session_id: key,
+      created_at: created,
+      schema_version: 2,
+      source_format: `guard:${wire}`,
+      agent,
+      wire,
+    });
+    const { entries, ids } = this.chain(header.id, items);
+    this.leaf = entries.length > 0 ? entries[entries.length - 1]!.id : header.id;
+    this.queue(async () => {
+      await mkdir(dir, { recursive: true });
+      await createJournal(this.file, header, entries);
+    });
+    return ids;
+  }
+
+  private chain(parent: string, items: readonly HistoryItem[]): { entries: JournalEntry[]; ids: string[] } {
+    const entries: JournalEntry[] = [];
+    const ids: string[] = [];
+    let p = parent;
+    for (const it of items) {
+      const m = journalMessage(it);
+      const e: JournalEntry = {
+        id: newEntryId(),
+        parent_id: p,
+        kind: kindForMessage(m),
+        created_at: nowIso(),
+        payload: m,
+      };
+      entries.push(e);
+      ids.push(e.id);
+      p = e.id;
+    }
+    return { entries, ids };
+  }
+
+  /** Appends messages under `parent` (default: the leaf), queued. Returns their entry ids. */
+  append(items: readonly HistoryItem[], parent?: string): string[] {
+    if (items.length === 0) return [];
+    const { entries, ids } = this.chain(parent ?? this.leaf!, items);
+    this.leaf = ids[ids.length - 1];
+    this.queue(() => appendEntries(this.file, entries));
+    return ids;
+  }
+
+  /** Appends a compaction entry whose replacement is `replacement`, queued. Returns its id. */
+  compaction(replacement: readonly HistoryItem[], fields: Omit<CompactionPayload, "replacement">): string {
+    const e: JournalEntry = {
+      id: newEntryId(),
+      parent_id: this.leaf ?? null,
+      kind: "compaction",
+      created_at: nowIso(),
+      payload: { ...fields, replacement: replacement.map(journalMessage) } as CompactionPayload,
+    };
+    this.leaf = e.id;
+    this.queue(() => appendEntries(this.file, [e]));
+    return e.id;
+  }
+}

@@ -1,0 +1,43 @@
+/** Which wire a request speaks, by method and path, and reading its body. */
+import type { GuardWire } from "./types.js";
+import type { WireHistory } from "./history.js";
+import { readAnthropic } from "./wire-anthropic.js";
+import { readResponses } from "./wire-responses.js";
+import { readChat } from "./wire-chat.js";
+
+export type Route = { wire: GuardWire } | { passthrough: string };
+
+/** The wire of a request, or why it is passed through without being read. */
+export function routeOf(method: string, url: string): Route {
+  const path = (url.split("?")[0] ?? "").replace(/\/+$/, "");
+  if (method.toUpperCase() !== "POST") return { passthrough: `${method} request, not judged` };
+  if (/\/messages\/count_tokens$/.test(path)) return { passthrough: "count_tokens, not judged" };
+  if (/(^|\/)v1\/messages$/.test(path) || /(^|\/)messages$/.test(path)) return { wire: "anthropic-messages" };
+  if (/(^|\/)responses$/.test(path)) return { wire: "openai-responses" };
+  if (/(^|\/)chat\/completions$/.test(path)) return { wire: "openai-chat" };
+  return { passthrough: `unknown endpoint ${path.slice(0, 80)}, not judged` };
+}
+
+export function readWire(wire: GuardWire, doc: Record<string, unknown>): WireHistory {
+  switch (wire) {
+    case "anthropic-messages":
+      return readAnthropic(doc);
+    case "openai-responses":
+      return readResponses(doc);
+    case "openai-chat":
+      return readChat(doc);
+  }
+}
+
+/** Parses a body as a JSON object; throws a one-line Error otherwise. */
+export function parseBody(body: Buffer): Record<string, unknown> {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(body.toString("utf8"));
+  } catch {
+    throw new Error("body is not JSON");
+  }
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc))
+    throw new Error("body is not a JSON object");
+  return doc as Record<string, unknown>;
+}
