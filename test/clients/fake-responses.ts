@@ -51,7 +51,15 @@ export function requestKind(body: unknown): ResponsesKind {
   return "turn";
 }
 
-export function answerResponses(req: RecordedRequest, res: ServerResponse): void {
+/**
+ * `totalTokens`: the usage a turn's answer reports (default 110); a large one makes Codex's next turn
+ * cross a small `model_auto_compact_token_limit`, so it compacts before it.
+ */
+export function answerResponses(
+  req: RecordedRequest,
+  res: ServerResponse,
+  options: { totalTokens?: number } = {},
+): void {
   if (req.method !== "POST" || !req.path.startsWith("/v1/responses")) {
     res.writeHead(404, { "content-type": "application/json" });
     res.end(JSON.stringify({ error: { type: "not_found", message: `${req.method} ${req.path}` } }));
@@ -112,11 +120,11 @@ export function answerResponses(req: RecordedRequest, res: ServerResponse): void
         response: {
           id,
           usage: {
-            input_tokens: 100,
+            input_tokens: (options.totalTokens ?? 110) - 10,
             input_tokens_details: { cached_tokens: 0 },
             output_tokens: 10,
             output_tokens_details: { reasoning_tokens: 0 },
-            total_tokens: 110,
+            total_tokens: options.totalTokens ?? 110,
           },
         },
       },

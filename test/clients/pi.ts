@@ -93,7 +93,7 @@ function exec(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.Proc
   });
 }
 
-function textOf(m: ChatMessage | undefined): string {
+export function textOf(m: ChatMessage | undefined): string {
   if (!m) return "";
   if (typeof m.content === "string") return m.content;
   if (Array.isArray(m.content))
@@ -102,12 +102,12 @@ function textOf(m: ChatMessage | undefined): string {
 }
 
 /** A summary request of pi's compaction (its conversation is sent as text inside `<conversation>`). */
-function isSummaryRequest(body: ChatBody): boolean {
+export function isSummaryRequest(body: ChatBody): boolean {
   return textOf(body.messages.at(-1)).startsWith("<conversation>");
 }
 
 /** One streamed Chat Completions answer: a text delta, the stop, a usage chunk, `[DONE]`. */
-function answer(res: ServerResponse, text: string, promptTokens = 100): void {
+export function answer(res: ServerResponse, text: string, promptTokens = 100): void {
   const base = { id: "chatcmpl-fake", object: "chat.completion.chunk", created: 1, model: "fake-model" };
   sendEvents(res, [
     [
@@ -153,7 +153,7 @@ function needsWarmUp(text: string): boolean {
 }
 
 /** The corpus session's text with its header's `cwd` replaced (every other line byte for byte). */
-function withCwd(text: string, cwd: string): string {
+export function withCwd(text: string, cwd: string): string {
   const nl = text.indexOf("\n");
   const header = JSON.parse(text.slice(0, nl)) as Record<string, unknown>;
   header.cwd = cwd;

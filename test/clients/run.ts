@@ -5,7 +5,8 @@
  * and prints one verdict line per session and check. Exits 1 when a check
  * fails, 2 when it cannot run (no corpus, install failed).
  *
- * Options: `--only claude-code,codex,pi` runs some clients only.
+ * Options: `--only claude-code,codex,pi,guard` runs some of them only (`guard`: the
+ * checks of `compact-safe guard` with the three agents, see guard.ts).
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -14,12 +15,14 @@ import { checkVersions, installClients } from "./install.js";
 import { claudeCodeClient } from "./claude-code.js";
 import { codexClient } from "./codex.js";
 import { piClient } from "./pi.js";
+import { guardChecks } from "./guard.js";
 import type { ClientModule, SessionVerdict } from "./types.js";
 
 const CLIENTS: Record<string, ClientModule> = {
   "claude-code": claudeCodeClient,
   codex: codexClient,
   pi: piClient,
+  guard: guardChecks,
 };
 
 function log(line: string): void {
@@ -53,7 +56,11 @@ async function main(): Promise<number> {
     const started = Date.now();
     const got = await CLIENTS[name]!({ bin, corpus: corpusDir, cli: cliPath, log });
     for (const v of got)
-      console.log(`${v.ok ? "ok  " : "FAIL"} ${v.client.padEnd(11)} ${v.session}  [${v.check}]  ${v.detail}`);
+      console.log(
+        v.client === "guard"
+          ? `${v.ok ? "ok  " : "FAIL"} guard: ${v.check}  [${v.session}]  ${v.detail}`
+          : `${v.ok ? "ok  " : "FAIL"} ${v.client.padEnd(11)} ${v.session}  [${v.check}]  ${v.detail}`,
+      );
     log(`${name}: ${got.length} checks in ${((Date.now() - started) / 1000).toFixed(0)} s`);
     verdicts.push(...got);
   }

@@ -1,0 +1,1043 @@
+/**
+ * `compact-safe guard` with the real agents (issue 25), in `npm run test:clients`.
+ *
+ * For Claude Code, Codex and pi (the pinned versions), on one corpus session
+ * each, the same scenario runs twice, once straight against the fake model
+ * and once through the guard (`node dist/src/cli/main.js guard --upstream
+ * FAKE --listen 127.0.0.1:PORT --state DIR`, the built CLI):
+ *
+ * 1. the agent resumes the session with one prompt (request BEFORE, the last
+ *    main request before the compaction);
+ * 2. the agent compacts with its own mechanism: Claude Code `claude -p
+ *    /compact`; Codex's local compaction before the next turn (a small
+ *    `model_auto_compact_token_limit`, after the fake billed the turn before
+ *    at 500,000 tokens); pi's compaction before the next prompt (a model with
+ *    a 20,000-token window, after the fake billed the turn before at 50,000),
+ *    twice: with pi's default settings (they keep the corpus sessions' last
+ *    rounds whole: the run without the guard is reported as seen), and with
+ *    `keepRecentTokens` 300, where pi cuts into the last round;
+ * 3. one more prompt (request AFTER, the first main request after the
+ *    compaction).
+ *
+ * AFTER less its new prompt is the replacement of BEFORE's history, judged
+ * with the project's validator (`validateSurvivalContract`) after both went
+ * through the project's importers (Anthropic, Responses, OpenAI). What each
+ * agent adds to every request of its own and that is not the conversation is
+ * set aside on both sides alike: Claude Code's `<system-reminder>` blocks and
+ * per-request `cache_control` markers, Codex's developer messages and its
+ * `<environment_context>` / `<user_instructions>` / AGENTS.md user messages.
+ *
+ * - through the guard, AFTER must keep the contract, and still carry the
+ *   agent's own summary;
+ * - straight to the fake, AFTER must not (the known breakage: the agents
+ *   lose the protected last round). A run where it does keep it fails its
+ *   check and says so;
+ * - the guard restarted mid-session: after the compaction the guard is
+ *   killed (SIGKILL) and started again on the same port and `--state`
+ *   folder; the next prompt's request (less that prompt) must still keep
+ *   the contract against BEFORE;
+ * - an upstream that fails: through the guard, Claude Code meets a 500 and
+ *   then a closed connection (it must fail its run, the guard must stay up)
+ *   and then a working upstream (its run must pass through);
+ * - streams byte for byte: for each wire (Anthropic Messages, Responses,
+ *   Chat Completions) a direct client sends a request through the guard; the
+ *   fake streams its answer in chunks (a UTF-8 character split across two)
+ *   and sends the rest only once the client has received the first chunk
+ *   (a guard that held the stream back would stall: the check's timeout
+ *   fails it); the bytes the client received must be the bytes the fake
+ *   sent, and the request bytes the fake received the client's; then the
+ *   fake answers 500, closes the connection before answering and in the
+ *   middle of a stream: the client sees each error, the guard stays up and
+ *   the next request goes through.
+ *
+ * Every server listens on 127.0.0.1, every run has its own temporary HOME,
+ * every process has a time limit (a hung client is killed and reported as
+ * a failure), and every process and server started here is ended here.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, request as httpRequest, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { validateSurvivalContract } from "../../src/contract/index.js";
+import { importText } from "../../src/formats/detect.js";
+import { liveContext } from "../../src/journal/index.js";
+import { protectedLosses } from "../../src/route/audit.js";
+import type { Message } from "../../src/model/index.js";
+import { startFakeServer, type FakeServer, type RecordedRequest } from "./fake-server.js";
+import { answerAnthropic, CANNED_SUMMARY, isCompactionRequest } from "./fake-anthropic.js";
+import {
+  answerResponses,
+  CODEX_CANNED_SUMMARY,
+  inputItems,
+  itemText,
+  requestKind,
+} from "./fake-responses.js";
+import { answer as answerChat, isSummaryRequest, textOf, withCwd } from "./pi.js";
+import { PINNED_CLIENTS } from "./install.js";
+import { runProcess, type ProcessResult } from "./run-process.js";
+import type { ClientContext, SessionVerdict } from "./types.js";
+
+const CLAUDE_SESSION = "claude-code/entire-1a-8a83a35a9b-0.jsonl";
+/** A rollout without a recorded provider: it runs on a custom provider, where Codex compacts locally. */
+const CODEX_SESSION = "codex/neurodata-rollout-2025-09-26T17-01-04.jsonl";
+/** pi's default settings: a session where pi summarises most of the history (887 messages -> 181). */
+const PI_SESSION = "pi/pi-mono-large-session.jsonl";
+/** pi with a small keepRecentTokens: a session whose last round pi then cuts into. */
+const PI_SHORT_KEEP_SESSION = "pi/pi-mono-root-session.jsonl";
+
+const PROMPT_1 = "continue";
+const PROMPT_2 = "go on with the next step";
+const PROMPT_3 = "and the step after that";
+
+const PI_SUMMARY =
+  "## Goal\nContinue the work of the session.\n\n## Progress\n### Done\n- [x] earlier steps\n\n## Next Steps\n1. Go on.";
+
+type Wire = "anthropic" | "responses" | "openai";
+type Item = Record<string, unknown>;
+type Body = Record<string, unknown>;
+
+/** What the fake does with the next requests (set by the scenario between runs). */
+interface FakeMode {
+  /** Usage the fake bills a turn at (Codex, pi): a large one makes the agent compact before its next turn. */
+  usage?: number;
+  /** Fail every model request: a 500, or the connection closed before any answer. */
+  fail?: "500" | "close";
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The guard as a process.
+
+interface GuardProcess {
+  url: string;
+  port: number;
+  /** Whether the process is still running. */
+  alive(): boolean;
+  /** What it wrote on standard error so far. */
+  stderr(): string;
+  /** Ends it (SIGTERM, then SIGKILL after 5 s; `kill`: SIGKILL at once) and waits for its exit. */
+  stop(kill?: boolean): Promise<number | null>;
+}
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((resolve, reject) => {
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = s.address() as AddressInfo;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
+
+/** Every guard started, so that the module ends each one whatever happens. */
+const started = new Set<ChildProcess>();
+
+async function startGuardProcess(
+  ctx: ClientContext,
+  upstream: string,
+  port: number,
+  stateDir: string,
+): Promise<GuardProcess> {
+  const child = spawn(
+    process.execPath,
+    [ctx.cli, "guard", "--upstream", upstream, "--listen", `127.0.0.1:${port}`, "--state", stateDir],
+    {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: stateDir, NO_COLOR: "1" },
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
+  started.add(child);
+  let err = "";
+  let exited: number | null | undefined;
+  const exit = new Promise<number | null>((resolve) =>
+    child.on("exit", (code) => {
+      exited = code;
+      started.delete(child);
+      resolve(code);
+    }),
+  );
+  child.stderr!.on("data", (d: Buffer) => (err += d.toString("utf8")));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`the guard printed no URL within 20 s: ${JSON.stringify(err.slice(0, 300))}`));
+    }, 20_000);
+    const look = () => {
+      const nl = err.indexOf("\n");
+      if (nl < 0) return;
+      clearTimeout(timer);
+      const m = /http:\/\/127\.0\.0\.1:(\d+)/.exec(err.slice(0, nl));
+      if (m && Number(m[1]) === port) resolve(m[0]);
+      else reject(new Error(`the guard's first stderr line is ${JSON.stringify(err.slice(0, nl))}`));
+    };
+    child.stderr!.on("data", look);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the guard exited (${code}) before it listened: ${err.trim().slice(0, 300)}`));
+    });
+  });
+  return {
+    url,
+    port,
+    alive: () => exited === undefined,
+    stderr: () => err,
+    stop: async (kill = false) => {
+      if (exited !== undefined) return exited;
+      child.kill(kill ? "SIGKILL" : "SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+      const code = await exit;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// From wire requests to the validator.
+
+const REMINDER = "<system-reminder>";
+
+/** Claude Code's messages less its per-request additions (reminder blocks, cache markers). */
+function anthropicHistory(body: Body): Item[] {
+  const out: Item[] = [];
+  for (const m of (body.messages as Item[] | undefined) ?? []) {
+    const content =
+      typeof m.content === "string" ? [{ type: "text", text: m.content }] : ((m.content as Item[]) ?? []);
+    const blocks = content
+      .filter((b) => !(m.role === "user" && b.type === "text" && String(b.text).startsWith(REMINDER)))
+      .map((b) => {
+        const { cache_control: _marker, ...rest } = b;
+        return rest;
+      });
+    if (blocks.length > 0) out.push({ role: m.role, content: blocks });
+  }
+  return out;
+}
+
+/** A message of Codex's own context (not the conversation): developer text, environment, instructions. */
+function isCodexContext(it: Item): boolean {
+  if (it.type !== "message") return false;
+  if (it.role === "developer" || it.role === "system") return true;
+  const t = itemText(it).trimStart();
+  return it.role === "user" && /^(<environment_context>|<user_instructions>|# AGENTS\.md)/.test(t);
+}
+
+/** The last message's own text: its last text block (Anthropic), its text (Responses, Chat). */
+function promptOf(wire: Wire, m: Item | undefined): string | undefined {
+  if (m === undefined || m.role !== "user") return undefined;
+  if (wire === "anthropic") {
+    const last = (m.content as Item[]).at(-1);
+    return last?.type === "text" ? String(last.text) : undefined;
+  }
+  return wire === "responses" ? itemText(m) : textOf(m as never);
+}
+
+/**
+ * The request's history as canonical messages, through the project's
+ * importer for its wire; with `prompt`, the request must end with it and it
+ * is taken off (what is left is the history the agent sent the prompt on).
+ */
+export function historyOf(wire: Wire, body: Body, prompt?: string): Message[] {
+  let list: Item[] =
+    wire === "anthropic"
+      ? anthropicHistory(body)
+      : wire === "responses"
+        ? inputItems(body).filter((it) => !isCodexContext(it))
+        : [...((body.messages as Item[] | undefined) ?? [])];
+  if (prompt !== undefined) {
+    const last = list.at(-1);
+    if (promptOf(wire, last) !== prompt)
+      throw new Error(`the request does not end with the prompt ${JSON.stringify(prompt)}`);
+    if (wire === "anthropic" && (last!.content as Item[]).length > 1)
+      list = [...list.slice(0, -1), { ...last!, content: (last!.content as Item[]).slice(0, -1) }];
+    else list = list.slice(0, -1);
+  }
+  const doc = wire === "responses" ? { input: list } : { messages: list };
+  const { entries } = importText(JSON.stringify(doc), `request.${wire}.json`, {
+    format: wire,
+    toolIds: "keep",
+  });
+  return liveContext(entries);
+}
+
+interface Judgement {
+  kept: boolean;
+  reason: string | null;
+  line: string;
+}
+
+export function judge(wire: Wire, before: Body, after: Body, prompt: string): Judgement {
+  const a = historyOf(wire, before);
+  const b = historyOf(wire, after, prompt);
+  const v = validateSurvivalContract(a, b);
+  const l = protectedLosses(a, b);
+  const lost = `lost ${l.user_texts.length} user texts, ${l.tool_calls.length} calls, ${l.tool_results.length} results, ${l.assistant_texts.length} assistant texts`;
+  return {
+    kept: v.valid,
+    reason: v.reason,
+    line: `${a.length} -> ${b.length} messages; ${v.valid ? "the contract holds" : `validator: ${v.reason}; ${lost}`}`,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The agents.
+
+interface Trace {
+  before: Body;
+  compaction: Body;
+  after: Body;
+  /** The request of the prompt after the restart (runs through the guard only). */
+  later?: Body;
+}
+
+interface Agent {
+  /** e.g. "claude-code 2.1.328". */
+  name: string;
+  /** How it compacts, for the check's name. */
+  mechanism: string;
+  wire: Wire;
+  session: string;
+  /** The agent's own summary as the fake wrote it (the guard keeps it). */
+  summary: string;
+  answer(req: RecordedRequest, res: ServerResponse, mode: FakeMode): void;
+  /** Places the session and the config in `home`, the agent pointed at `baseUrl`. */
+  setup(ctx: ClientContext, home: string, baseUrl: string): void;
+  /** The three steps: the prompt before, the compaction (with the prompt after, where it is one run), the later prompt. */
+  steps: {
+    before(ctx: ClientContext, home: string, mode: FakeMode): Promise<ProcessResult>;
+    compact(ctx: ClientContext, home: string, mode: FakeMode): Promise<ProcessResult[]>;
+    later(ctx: ClientContext, home: string, mode: FakeMode): Promise<ProcessResult>;
+  };
+  isCompaction(body: Body): boolean;
+  /**
+   * Whether the run without the guard must lose the protected last round (false: the verdict is
+   * reported as seen, for pi's default settings, which keep the corpus sessions' last rounds whole).
+   */
+  expectBreak: boolean;
+}
+
+const AGENT_LIMIT_MS = 180_000;
+
+function mustPass(what: string, r: ProcessResult): ProcessResult {
+  if (r.code !== 0)
+    throw new Error(
+      `${what}: exit ${r.code}: ${(r.stderr || r.stdout).trim().split("\n").slice(-3).join(" | ").slice(0, 300)}`,
+    );
+  return r;
+}
+
+function sessionIdOf(text: string): string {
+  const m = /"sessionId":"([^"]+)"/.exec(text);
+  if (!m) throw new Error("no sessionId in the session file");
+  return m[1]!;
+}
+
+export function claudeCode(): Agent {
+  let id = "";
+  let env: Record<string, string> = {};
+  const claude = (ctx: ClientContext, home: string, prompt: string) =>
+    runProcess(join(ctx.bin, "claude"), ["-p", prompt, "--resume", id, "--output-format", "json"], {
+      cwd: join(home, "work"),
+      env,
+      timeoutMs: AGENT_LIMIT_MS,
+    });
+  return {
+    name: `claude-code ${PINNED_CLIENTS["@anthropic-ai/claude-code"]}`,
+    mechanism: "/compact",
+    wire: "anthropic",
+    session: CLAUDE_SESSION,
+    summary: CANNED_SUMMARY,
+    answer: (req, res) => answerAnthropic(req, res),
+    setup(ctx, home, baseUrl) {
+      const work = join(home, "work");
+      const project = join(home, ".claude", "projects", work.replace(/[/.]/g, "-"));
+      mkdirSync(project, { recursive: true });
+      mkdirSync(work, { recursive: true });
+      const text = readFileSync(join(ctx.corpus, CLAUDE_SESSION), "utf8");
+      id = sessionIdOf(text);
+      writeFileSync(join(project, `${id}.jsonl`), text);
+      env = {
+        HOME: home,
+        ANTHROPIC_BASE_URL: baseUrl,
+        ANTHROPIC_API_KEY: "fake-key",
+        DISABLE_TELEMETRY: "1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+        DISABLE_AUTOUPDATER: "1",
+        // An upstream error reaches the run at once (no retries with backoff).
+        CLAUDE_CODE_MAX_RETRIES: "0",
+      };
+    },
+    steps: {
+      before: (ctx, home) => claude(ctx, home, PROMPT_1),
+      compact: async (ctx, home) => [
+        mustPass("claude -p /compact", await claude(ctx, home, "/compact")),
+        await claude(ctx, home, PROMPT_2),
+      ],
+      later: (ctx, home) => claude(ctx, home, PROMPT_3),
+    },
+    isCompaction: (body) => isCompactionRequest(body),
+    expectBreak: true,
+  };
+}
+
+export function codex(): Agent {
+  let id = "";
+  const run = (ctx: ClientContext, home: string, prompt: string, config: string[] = []) =>
+    runProcess(
+      join(ctx.bin, "codex"),
+      [
+        "exec",
+        "--skip-git-repo-check",
+        ...['model_provider="fake"', ...config].flatMap((c) => ["-c", c]),
+        "resume",
+        id,
+        prompt,
+      ],
+      {
+        cwd: home,
+        env: { HOME: home, CODEX_HOME: home, KEYVAR: "fake-key" },
+        timeoutMs: AGENT_LIMIT_MS,
+      },
+    );
+  return {
+    name: `codex ${PINNED_CLIENTS["@openai/codex"]}`,
+    mechanism: "local compaction",
+    wire: "responses",
+    session: CODEX_SESSION,
+    summary: CODEX_CANNED_SUMMARY,
+    answer: (req, res, mode) => answerResponses(req, res, { totalTokens: mode.usage }),
+    setup(ctx, home, baseUrl) {
+      writeFileSync(
+        join(home, "config.toml"),
+        `model = "gpt-5"\n\n[model_providers.fake]\nname = "fake"\nbase_url = "${baseUrl}/v1"\n` +
+          `wire_api = "responses"\nenv_key = "KEYVAR"\nrequest_max_retries = 0\nstream_max_retries = 0\n`,
+      );
+      const text = readFileSync(join(ctx.corpus, CODEX_SESSION), "utf8");
+      const meta = (JSON.parse(text.slice(0, text.indexOf("\n"))) as { payload: Record<string, unknown> })
+        .payload;
+      id = String(meta.id);
+      const at = new Date(String(meta.timestamp));
+      const p = (n: number) => String(n).padStart(2, "0");
+      const day = [String(at.getUTCFullYear()), p(at.getUTCMonth() + 1), p(at.getUTCDate())];
+      const stamp = `${day.join("-")}T${p(at.getUTCHours())}-${p(at.getUTCMinutes())}-${p(at.getUTCSeconds())}`;
+      const dir = join(home, "sessions", ...day);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, `rollout-${stamp}-${id}.jsonl`), text);
+    },
+    steps: {
+      before: async (ctx, home, mode) => {
+        // Billed high, so that the next turn crosses the small compaction limit.
+        mode.usage = 500_000;
+        try {
+          return await run(ctx, home, PROMPT_1);
+        } finally {
+          mode.usage = undefined;
+        }
+      },
+      compact: async (ctx, home) => [await run(ctx, home, PROMPT_2, ["model_auto_compact_token_limit=2000"])],
+      later: (ctx, home) => run(ctx, home, PROMPT_3),
+    },
+    isCompaction: (body) => requestKind(body) !== "turn",
+    expectBreak: true,
+  };
+}
+
+/**
+ * pi, on `session`; `keepRecentTokens`: pi's compaction setting (its default 20,000 keeps the corpus
+ * sessions' last rounds whole; a small one makes pi cut into the last round, as a long last round does).
+ */
+export function pi(session = PI_SESSION, keepRecentTokens?: number): Agent {
+  let file = "";
+  let models = "";
+  const run = (ctx: ClientContext, home: string, prompt: string, model: string) =>
+    runProcess(
+      join(ctx.bin, "pi"),
+      ["--provider", "fake", "--model", model, "-p", "--session", file, prompt],
+      {
+        cwd: join(home, "work"),
+        env: {
+          HOME: home,
+          CS_FAKE_KEY: "x",
+          PI_OFFLINE: "1",
+          PI_SKIP_VERSION_CHECK: "1",
+          PI_TELEMETRY: "0",
+          NO_COLOR: "1",
+        },
+        timeoutMs: AGENT_LIMIT_MS,
+      },
+    );
+  return {
+    name: `pi ${PINNED_CLIENTS["@mariozechner/pi-coding-agent"]}`,
+    mechanism:
+      keepRecentTokens === undefined
+        ? "compaction (default settings)"
+        : `compaction (keepRecentTokens ${keepRecentTokens.toLocaleString("en-US")})`,
+    wire: "openai",
+    session,
+    summary: PI_SUMMARY,
+    answer(req, res, mode) {
+      const body = req.body as { messages?: unknown[] } | undefined;
+      if (req.method !== "POST" || !req.path.endsWith("/chat/completions") || !body?.messages) {
+        res.writeHead(404).end();
+        return;
+      }
+      if (isSummaryRequest(body as never)) answerChat(res, PI_SUMMARY);
+      else answerChat(res, "ok", mode.usage ?? 100);
+    },
+    setup(ctx, home, baseUrl) {
+      const work = join(home, "work");
+      mkdirSync(work, { recursive: true });
+      mkdirSync(join(home, ".pi", "agent"), { recursive: true });
+      const model = (mid: string, contextWindow: number) => ({
+        id: mid,
+        name: mid,
+        reasoning: false,
+        input: ["text", "image"],
+        contextWindow,
+        maxTokens: 4096,
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+      });
+      models = JSON.stringify({
+        providers: {
+          fake: {
+            baseUrl: `${baseUrl}/v1`,
+            api: "openai-completions",
+            apiKey: "CS_FAKE_KEY",
+            // fake-small: a window so small that pi compacts before it sends the next prompt.
+            models: [model("fake-model", 10_000_000), model("fake-small", 20_000)],
+          },
+        },
+      });
+      writeFileSync(join(home, ".pi", "agent", "models.json"), models);
+      if (keepRecentTokens !== undefined)
+        writeFileSync(
+          join(home, ".pi", "agent", "settings.json"),
+          JSON.stringify({ compaction: { keepRecentTokens } }),
+        );
+      file = join(home, "session.jsonl");
+      writeFileSync(file, withCwd(readFileSync(join(ctx.corpus, session), "utf8"), work));
+    },
+    steps: {
+      before: async (ctx, home, mode) => {
+        mode.usage = 50_000;
+        try {
+          return await run(ctx, home, PROMPT_1, "fake-model");
+        } finally {
+          mode.usage = undefined;
+        }
+      },
+      compact: async (ctx, home) => [await run(ctx, home, PROMPT_2, "fake-small")],
+      later: (ctx, home) => run(ctx, home, PROMPT_3, "fake-model"),
+    },
+    isCompaction: (body) => isSummaryRequest(body as never),
+    expectBreak: keepRecentTokens !== undefined,
+  };
+}
+
+/** The model requests since `from` (not count_tokens, not the 404s of other paths). */
+function modelRequests(server: FakeServer, wire: Wire, from: number): RecordedRequest[] {
+  const path =
+    wire === "anthropic" ? "/v1/messages" : wire === "responses" ? "/v1/responses" : "/chat/completions";
+  return server.requests
+    .slice(from)
+    .filter(
+      (r) =>
+        r.method === "POST" &&
+        r.path.includes(path) &&
+        !r.path.includes("count_tokens") &&
+        r.body !== undefined,
+    );
+}
+
+/** The request of `prompt`: the last model request since `from` whose last message is the prompt. */
+function promptRequest(agent: Agent, server: FakeServer, from: number, prompt: string): Body {
+  const found = modelRequests(server, agent.wire, from)
+    .map((r) => r.body as Body)
+    .filter((b) => !agent.isCompaction(b))
+    .filter((b) => {
+      const list =
+        agent.wire === "anthropic"
+          ? anthropicHistory(b)
+          : agent.wire === "responses"
+            ? inputItems(b)
+            : ((b.messages as Item[]) ?? []);
+      return promptOf(agent.wire, list.at(-1)) === prompt;
+    })
+    .at(-1);
+  if (found === undefined) throw new Error(`the fake got no request of the prompt ${JSON.stringify(prompt)}`);
+  return found;
+}
+
+interface ScenarioResult {
+  trace: Trace;
+  guardLog: string;
+  restarted?: string;
+}
+
+/**
+ * One run of the scenario: straight to the fake (`guarded` false) or through
+ * the guard, which is killed after the compaction and started again on the
+ * same port and state folder before the later prompt.
+ */
+export async function scenario(ctx: ClientContext, agent: Agent, guarded: boolean): Promise<ScenarioResult> {
+  const mode: FakeMode = {};
+  const fake = await startFakeServer((req, res) => agent.answer(req, res, mode));
+  const home = mkdtempSync(join(tmpdir(), `cs-guard-${agent.wire}-`));
+  const state = join(home, "guard-state");
+  mkdirSync(state);
+  let guard: GuardProcess | undefined;
+  let log = "";
+  try {
+    const port = await freePort();
+    if (guarded) guard = await startGuardProcess(ctx, fake.url, port, state);
+    agent.setup(ctx, home, guard?.url ?? fake.url);
+    let from = fake.requests.length;
+    mustPass(`${agent.name} ${PROMPT_1}`, await agent.steps.before(ctx, home, mode));
+    const before = promptRequest(agent, fake, from, PROMPT_1);
+    from = fake.requests.length;
+    const runs = await agent.steps.compact(ctx, home, mode);
+    mustPass(`${agent.name} after its compaction`, runs.at(-1)!);
+    const compaction = modelRequests(fake, agent.wire, from)
+      .map((r) => r.body as Body)
+      .find((b) => agent.isCompaction(b));
+    if (compaction === undefined)
+      throw new Error(`${agent.name} did not compact (the fake got no compaction request)`);
+    const after = promptRequest(agent, fake, from, PROMPT_2);
+    const trace: Trace = { before, compaction, after };
+    if (guard === undefined) return { trace, guardLog: "" };
+    // The restart: killed, not asked to stop; then the same port and state folder.
+    log += guard.stderr();
+    await guard.stop(true);
+    guard = await startGuardProcess(ctx, fake.url, port, state);
+    from = fake.requests.length;
+    mustPass(`${agent.name} ${PROMPT_3} (guard restarted)`, await agent.steps.later(ctx, home, mode));
+    trace.later = promptRequest(agent, fake, from, PROMPT_3);
+    return { trace, guardLog: log + guard.stderr(), restarted: `restarted on port ${port}` };
+  } finally {
+    if (guard !== undefined) {
+      log += guard.stderr();
+      await guard.stop();
+    }
+    await fake.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+/** The guard's log lines that are not its URL line (its verdicts, notes), for a failure's detail. */
+function logTail(log: string): string {
+  const lines = log
+    .split("\n")
+    .filter((l) => l.trim() !== "" && !/^\s*http:\/\/127\.0\.0\.1:\d+\s*$/.test(l));
+  return lines.length === 0
+    ? "the guard logged nothing but its URL"
+    : `guard log: ${lines.slice(-2).join(" | ").slice(0, 300)}`;
+}
+
+function containsText(body: Body, text: string): boolean {
+  return JSON.stringify(body).includes(JSON.stringify(text).slice(1, -1));
+}
+
+async function agentChecks(ctx: ClientContext, agent: Agent): Promise<SessionVerdict[]> {
+  const out: SessionVerdict[] = [];
+  const push = (check: string, ok: boolean, detail: string) =>
+    out.push({ client: "guard", session: agent.session, check, ok, detail });
+  const kept = `${agent.name} ${agent.mechanism} keeps the contract`;
+  const broken = agent.expectBreak
+    ? `${agent.name} ${agent.mechanism} without the guard loses the protected last round`
+    : `${agent.name} ${agent.mechanism} without the guard (verdict as seen)`;
+  const restart = `${agent.name} guard restarted mid-session, the next prompt still carries the repair`;
+
+  ctx.log(`guard: ${agent.name} ${agent.session}: without the guard`);
+  try {
+    const { trace } = await scenario(ctx, agent, false);
+    const j = judge(agent.wire, trace.before, trace.after, PROMPT_2);
+    if (!agent.expectBreak)
+      push(broken, true, `the agent's own compaction ${j.kept ? "KEPT" : "BROKE"} the contract: ${j.line}`);
+    else
+      push(
+        broken,
+        !j.kept,
+        j.kept ? `the agent's own compaction KEPT the contract without the guard (${j.line})` : j.line,
+      );
+  } catch (e) {
+    push(broken, false, (e as Error).message);
+  }
+
+  ctx.log(`guard: ${agent.name} ${agent.session}: through the guard`);
+  try {
+    const { trace, guardLog, restarted } = await scenario(ctx, agent, true);
+    const j = judge(agent.wire, trace.before, trace.after, PROMPT_2);
+    const summaryKept = containsText(trace.after, agent.summary);
+    push(
+      kept,
+      j.kept && summaryKept,
+      `${j.line}${summaryKept ? "; the agent's own summary kept" : "; the agent's own summary is NOT in the request after"}` +
+        `${j.kept ? "" : `; ${logTail(guardLog)}`}`,
+    );
+    const l = judge(agent.wire, trace.before, trace.later!, PROMPT_3);
+    push(restart, l.kept, `${restarted}; ${l.line}${l.kept ? "" : `; ${logTail(guardLog)}`}`);
+  } catch (e) {
+    push(kept, false, (e as Error).message);
+    push(restart, false, "not run (the guarded run failed)");
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Claude Code against an upstream that fails, through the guard.
+
+async function failingUpstreamCheck(ctx: ClientContext): Promise<SessionVerdict> {
+  const check = `${claudeCode().name} an upstream that fails (500, closed connection): the agent sees it, the guard stays up`;
+  const agent = claudeCode();
+  const mode: FakeMode = {};
+  const fake = await startFakeServer((req, res) => {
+    if (
+      mode.fail !== undefined &&
+      req.path.startsWith("/v1/messages") &&
+      !req.path.includes("count_tokens")
+    ) {
+      if (mode.fail === "close") res.socket?.destroy();
+      else {
+        res.writeHead(500, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({ type: "error", error: { type: "api_error", message: "fake upstream failure" } }),
+        );
+      }
+      return;
+    }
+    agent.answer(req, res, mode);
+  });
+  const home = mkdtempSync(join(tmpdir(), "cs-guard-fail-"));
+  const state = join(home, "guard-state");
+  mkdirSync(state);
+  let guard: GuardProcess | undefined;
+  try {
+    guard = await startGuardProcess(ctx, fake.url, await freePort(), state);
+    agent.setup(ctx, home, guard.url);
+    const seen: string[] = [];
+    for (const fail of ["500", "close"] as const) {
+      mode.fail = fail;
+      const from = fake.requests.length;
+      const r = await agent.steps.before(ctx, home, mode);
+      mode.fail = undefined;
+      const reached = modelRequests(fake, "anthropic", from).length;
+      const said = `${r.stdout}${r.stderr}`;
+      const isError = r.code !== 0 || /"is_error":\s*true/.test(said);
+      if (reached === 0)
+        throw new Error(`with the upstream failing (${fail}), no request reached it through the guard`);
+      if (!isError)
+        throw new Error(
+          `with the upstream failing (${fail}), Claude Code reported no error: ${said.trim().slice(0, 200)}`,
+        );
+      if (!guard.alive())
+        throw new Error(
+          `the guard exited after the upstream's ${fail}: ${guard.stderr().trim().slice(-300)}`,
+        );
+      seen.push(`${fail}: Claude Code exit ${r.code}${r.code === 0 ? " with is_error" : ""}`);
+    }
+    const from = fake.requests.length;
+    mustPass("claude -p after the failures", await agent.steps.before(ctx, home, mode));
+    promptRequest(agent, fake, from, PROMPT_1);
+    return {
+      client: "guard",
+      session: agent.session,
+      check,
+      ok: guard.alive(),
+      detail: `${seen.join("; ")}; the guard still up, and the next run went through it to the upstream`,
+    };
+  } catch (e) {
+    return { client: "guard", session: agent.session, check, ok: false, detail: (e as Error).message };
+  } finally {
+    if (guard !== undefined) await guard.stop();
+    await fake.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Streams byte for byte, and failures, with a direct client.
+
+interface WireSample {
+  wire: Wire;
+  path: string;
+  body: Body;
+  /** The stream the fake sends, in chunks. */
+  chunks: Buffer[];
+}
+
+function sse(event: string | null, data: unknown): string {
+  return `${event === null ? "" : `event: ${event}\n`}data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`;
+}
+
+/** Splits a text so that the chunk boundary falls inside a multi-byte UTF-8 character. */
+function splitInsideCharacter(text: string): Buffer[] {
+  const bytes = Buffer.from(text, "utf8");
+  const at = bytes.indexOf(Buffer.from("é", "utf8")) + 1;
+  return [bytes.subarray(0, at), bytes.subarray(at)];
+}
+
+function samples(): WireSample[] {
+  const session = `stream-check-${process.pid}`;
+  const text = "Streamed through, byte for byte: café, naïve, 日本語.";
+  const anthropic = [
+    sse("message_start", {
+      type: "message_start",
+      message: {
+        id: "msg_s",
+        type: "message",
+        role: "assistant",
+        model: "fake",
+        content: [],
+        stop_reason: null,
+        usage: { input_tokens: 5, output_tokens: 1 },
+      },
+    }),
+    sse("content_block_start", {
+      type: "content_block_start",
+      index: 0,
+      content_block: { type: "text", text: "" },
+    }),
+    sse("content_block_delta", {
+      type: "content_block_delta",
+      index: 0,
+      delta: { type: "text_delta", text },
+    }),
+    sse("content_block_stop", { type: "content_block_stop", index: 0 }),
+    sse("message_delta", {
+      type: "message_delta",
+      delta: { stop_reason: "end_turn" },
+      usage: { output_tokens: 9 },
+    }),
+    sse("message_stop", { type: "message_stop" }),
+  ];
+  const responses = [
+    sse("response.created", { type: "response.created", response: { id: "resp_s" } }),
+    sse("response.output_text.delta", {
+      type: "response.output_text.delta",
+      output_index: 0,
+      content_index: 0,
+      item_id: "m",
+      delta: text,
+    }),
+    sse("response.completed", {
+      type: "response.completed",
+      response: { id: "resp_s", usage: { input_tokens: 5, output_tokens: 9, total_tokens: 14 } },
+    }),
+  ];
+  const base = { id: "chatcmpl-s", object: "chat.completion.chunk", created: 1, model: "fake" };
+  const chat = [
+    sse(null, {
+      ...base,
+      choices: [{ index: 0, delta: { role: "assistant", content: text }, finish_reason: null }],
+    }),
+    sse(null, { ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }),
+    sse(null, "[DONE]"),
+  ];
+  const chunked = (events: string[]) => {
+    const [head, tail] = splitInsideCharacter(events.join(""));
+    // Three chunks: up to inside "é", the rest of the text event, the remaining events.
+    const cut = tail!.indexOf("\n\n") + 2;
+    return [head!, tail!.subarray(0, cut), tail!.subarray(cut)];
+  };
+  return [
+    {
+      wire: "anthropic",
+      path: "/v1/messages?beta=true",
+      body: {
+        model: "fake",
+        max_tokens: 100,
+        stream: true,
+        metadata: { user_id: JSON.stringify({ session_id: session }) },
+        messages: [{ role: "user", content: [{ type: "text", text: "hello, café" }] }],
+      },
+      chunks: chunked(anthropic),
+    },
+    {
+      wire: "responses",
+      path: "/v1/responses",
+      body: {
+        model: "fake",
+        stream: true,
+        input: [{ type: "message", role: "user", content: [{ type: "input_text", text: "hello, café" }] }],
+      },
+      chunks: chunked(responses),
+    },
+    {
+      wire: "openai",
+      path: "/v1/chat/completions",
+      body: { model: "fake", stream: true, messages: [{ role: "user", content: "hello, café" }] },
+      chunks: chunked(chat),
+    },
+  ];
+}
+
+interface Exchange {
+  status: number;
+  bytes: Buffer;
+  error?: string;
+}
+
+/** One request with a time limit; `onFirstChunk` is told when the first response bytes arrive. */
+function send(url: string, path: string, body: Buffer, onFirstChunk?: () => void): Promise<Exchange> {
+  return new Promise((resolve) => {
+    const req = httpRequest(
+      `${url}${path}`,
+      {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "content-length": body.length,
+          authorization: "Bearer fake-key",
+          "x-api-key": "fake-key",
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => {
+          if (chunks.length === 0) onFirstChunk?.();
+          chunks.push(c);
+        });
+        res.on("end", () => done({ status: res.statusCode ?? 0, bytes: Buffer.concat(chunks) }));
+        res.on("error", (e) =>
+          done({ status: res.statusCode ?? 0, bytes: Buffer.concat(chunks), error: e.message }),
+        );
+        res.on("aborted", () =>
+          done({ status: res.statusCode ?? 0, bytes: Buffer.concat(chunks), error: "aborted" }),
+        );
+      },
+    );
+    const timer = setTimeout(() => {
+      req.destroy(new Error("no complete answer within 20 s"));
+    }, 20_000);
+    let settled = false;
+    const done = (x: Exchange) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(x);
+    };
+    req.on("error", (e) => done({ status: 0, bytes: Buffer.alloc(0), error: e.message }));
+    req.end(body);
+  });
+}
+
+async function streamChecks(ctx: ClientContext): Promise<SessionVerdict[]> {
+  const out: SessionVerdict[] = [];
+  for (const s of samples()) {
+    const check = `${s.wire} stream passes through byte for byte; upstream 500 / closed connection / cut stream: the client sees each, the guard stays up`;
+    let mode: "stream" | "500" | "close" | "cut" = "stream";
+    let received: Buffer = Buffer.alloc(0);
+    let sent: Buffer[] = [];
+    let clientGotFirst: () => void = () => {};
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        received = Buffer.concat(chunks);
+        clientGotFirst = () => {};
+        if (mode === "close") {
+          req.socket.destroy();
+          return;
+        }
+        if (mode === "500") {
+          res.writeHead(500, { "content-type": "application/json" });
+          res.end('{"error":{"type":"server_error","message":"fake upstream failure"}}');
+          return;
+        }
+        res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+        sent = [];
+        const first = s.chunks[0]!;
+        sent.push(first);
+        res.write(first);
+        if (mode === "cut") {
+          setTimeout(() => res.socket?.destroy(), 20);
+          return;
+        }
+        // The rest only once the client holds the first chunk: a guard that buffers the stream stalls here.
+        clientGotFirst = () => {
+          for (const c of s.chunks.slice(1)) {
+            sent.push(c);
+            res.write(c);
+          }
+          res.end();
+        };
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+    const upstream = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const state = mkdtempSync(join(tmpdir(), "cs-guard-stream-"));
+    let guard: GuardProcess | undefined;
+    try {
+      guard = await startGuardProcess(ctx, upstream, await freePort(), state);
+      const body = Buffer.from(JSON.stringify(s.body), "utf8");
+      const streamed = await send(guard.url, s.path, body, () => clientGotFirst());
+      const want = Buffer.concat(sent);
+      if (streamed.error !== undefined || streamed.status !== 200)
+        throw new Error(
+          `the stream through the guard: status ${streamed.status} ${streamed.error ?? ""} (held back?)`,
+        );
+      if (!received.equals(body))
+        throw new Error("the request bytes the upstream received differ from the client's");
+      if (!streamed.bytes.equals(want))
+        throw new Error(
+          `the client received ${streamed.bytes.length} bytes, the upstream sent ${want.length}; they differ`,
+        );
+      const failures: string[] = [];
+      for (const m of ["500", "close", "cut"] as const) {
+        mode = m;
+        const r = await send(guard.url, s.path, body, () => clientGotFirst());
+        const seenError = m === "500" ? r.status === 500 : r.error !== undefined || r.status >= 500;
+        if (!seenError) throw new Error(`upstream ${m}: the client got status ${r.status} and no error`);
+        if (!guard.alive()) throw new Error(`the guard exited after the upstream's ${m}`);
+        failures.push(
+          `${m}: ${r.status === 0 ? r.error : `status ${r.status}${r.error ? ` (${r.error})` : ""}`}`,
+        );
+      }
+      mode = "stream";
+      const again = await send(guard.url, s.path, body, () => clientGotFirst());
+      if (again.status !== 200 || !again.bytes.equals(Buffer.concat(sent)))
+        throw new Error(
+          `after the failures, the next request got status ${again.status} ${again.error ?? ""}`,
+        );
+      out.push({
+        client: "guard",
+        session: "(direct client)",
+        check,
+        ok: true,
+        detail: `${want.length} bytes in ${s.chunks.length} chunks (one split inside a UTF-8 character), the rest sent after the client held the first: identical; request bytes identical; ${failures.join(", ")}; the next request went through`,
+      });
+    } catch (e) {
+      out.push({
+        client: "guard",
+        session: "(direct client)",
+        check,
+        ok: false,
+        detail: (e as Error).message,
+      });
+    } finally {
+      if (guard !== undefined) await guard.stop();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      rmSync(state, { recursive: true, force: true });
+    }
+  }
+  return out;
+}
+
+export async function guardChecks(ctx: ClientContext): Promise<SessionVerdict[]> {
+  const verdicts: SessionVerdict[] = [];
+  try {
+    verdicts.push(...(await streamChecks(ctx)));
+    // pi with its default settings keeps the corpus sessions' last rounds whole; with keepRecentTokens
+    // 300 it cuts into the last round (as a last round longer than the setting makes it do).
+    for (const agent of [claudeCode(), codex(), pi(), pi(PI_SHORT_KEEP_SESSION, 300)])
+      verdicts.push(...(await agentChecks(ctx, agent)));
+    ctx.log("guard: an upstream that fails, with Claude Code");
+    verdicts.push(await failingUpstreamCheck(ctx));
+  } finally {
+    for (const child of started) child.kill("SIGKILL");
+  }
+  return verdicts;
+}
