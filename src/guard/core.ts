@@ -32,7 +32,7 @@ import {
   trailingNewTurns,
 } from "./detect.js";
 import { buildSplice, insertAfter, wireCheck } from "./splice.js";
-import { SessionJournal } from "./state.js";
+import { FollowedSessions, SessionJournal } from "./state.js";
 
 /** Lets the caller of an answered request go on (the request is sent upstream) before more work is done. */
 const offPath = (): Promise<void> => new Promise((r) => setImmediate(r));
@@ -163,8 +163,9 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
   const mode = options.mode ?? "repair";
   const sessions = new Map<string, Session>();
   const locks = new Map<string, Promise<unknown>>();
-  /** The latest session keyed by a hash, per system prompt, to follow it when the first user message changes. */
-  const hashedBySystem = new Map<string, string>();
+  /** The latest session keyed by a hash, per system prompt, to follow it when the first user message changes (kept in the state folder for a restart). */
+  const hashedBySystem = new FollowedSessions(options.stateDir);
+  const followedRead = hashedBySystem.load();
   /** Session keys by header fingerprint (`headerSession`), for the fast path of agents other than Claude Code. */
   const headerKeys = new Map<string, string>();
 
@@ -266,7 +267,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
       if (followed && !sessions.has(id.key) && history.items.some(isSummaryItem))
         id = { ...id, key: followed };
       const key = id.key;
-      onMain = () => void hashedBySystem.set(sys, key);
+      onMain = () => hashedBySystem.set(sys, key);
     }
     const fp = hs && "fp" in hs && id.source === "header" ? hs.fp : undefined;
     return { history, id, onMain, fp };
@@ -602,6 +603,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
   return {
     handle: async (request) => {
       try {
+        await followedRead;
         return await handle(request);
       } catch (e) {
         return { body: request.body, changed: false, note: `not judged: ${oneLine(e)}` };
@@ -613,6 +615,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
     async close(): Promise<void> {
       while (locks.size > 0) await Promise.all([...locks.values()]);
       await Promise.all([...sessions.values()].map((s) => s.journal?.flush()));
+      await hashedBySystem.flush();
     },
   };
 }

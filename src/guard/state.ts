@@ -6,8 +6,9 @@
  * the exporters), so that a guard restarted on the folder splices the same
  * bytes. Requests' headers are never written: only the history.
  */
-import { join } from "node:path";
-import { mkdir, stat } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { dirname, join } from "node:path";
+import { appendFile, mkdir, readFile, stat } from "node:fs/promises";
 import type { CompactionPayload, JournalEntry, Message } from "../model/index.js";
 import { kindForMessage } from "../model/index.js";
 import { appendEntries, createJournal, headerEntry } from "../journal/write.js";
@@ -191,3 +192,75 @@ export class SessionJournal {
     return e.id;
   }
 }
+
+/**
+ * Which session a system prompt last led to, for sessions keyed by a hash of
+ * their first messages (pi sends no session id): after the agent's
+ * compaction the first user message is its summary, so the request is
+ * followed to the latest session with the same system prompt. Kept in
+ * `followed-sessions.jsonl` in the state folder (one `{system, session}`
+ * line per change, the last line for a prompt wins), so that a restarted
+ * guard follows the session as the one before it did. Writes are queued,
+ * never on the request path; an unreadable line is skipped.
+ */
+export class FollowedSessions {
+  private readonly byPrompt = new Map<string, string>();
+  private readonly file: string | undefined;
+  private loaded: Promise<void> | undefined;
+  private pending: Promise<void> = Promise.resolve();
+
+  constructor(dir: string | undefined) {
+    this.file = dir === undefined ? undefined : join(dir, "followed-sessions.jsonl");
+  }
+
+  /** Reads the file once (the guard's earlier runs); later calls wait for the same read. */
+  load(): Promise<void> {
+    this.loaded ??= (async () => {
+      if (this.file === undefined) return;
+      let text: string;
+      try {
+        text = await readFile(this.file, "utf8");
+      } catch {
+        return;
+      }
+      for (const line of text.split("\n")) {
+        try {
+          const r = JSON.parse(line) as { system?: unknown; session?: unknown };
+          if (typeof r.system === "string" && typeof r.session === "string")
+            this.byPrompt.set(r.system, r.session);
+        } catch {
+          // a torn last line (a guard killed mid-write): skipped
+        }
+      }
+    })();
+    return this.loaded;
+  }
+
+  /** The session a system prompt (its seed) last led to. */
+  get(seed: string): string | undefined {
+    return this.byPrompt.get(promptHash(seed));
+  }
+
+  set(seed: string, session: string): void {
+    const system = promptHash(seed);
+    if (this.byPrompt.get(system) === session) return;
+    this.byPrompt.set(system, session);
+    const file = this.file;
+    if (file === undefined) return;
+    const line = `${JSON.stringify({ system, session })}\n`;
+    this.pending = this.pending.then(async () => {
+      try {
+        await mkdir(dirname(file), { recursive: true });
+        await appendFile(file, line);
+      } catch {
+        // the link is a convenience for a restart: a failed write loses only that
+      }
+    });
+  }
+
+  flush(): Promise<void> {
+    return this.pending;
+  }
+}
+
+const promptHash = (seed: string): string => createHash("sha256").update(seed).digest("hex").slice(0, 32);
