@@ -92,24 +92,42 @@ export function decodeValue(v: unknown): unknown {
 // ---------------------------------------------------------------------------
 // Tool names by call id (a tool result's part names its tool; a block does not).
 
-/** Tool names by call id, recording the lookups and additions made while one message is converted. */
-export class Names extends Map<string, string> {
+/**
+ * Tool names by call id, recording the lookups and additions made while one
+ * message is converted. A `probe()` is a scratch layer over the names (its
+ * additions stay in the layer, its lookups fall through): converting a part
+ * back to check a round trip costs the part's own work, not a copy of every
+ * tool-call id seen so far (a copy per part made the conversion quadratic).
+ */
+export class Names {
   reads: [string, string | undefined][] | undefined;
   writes: [string, string][] | undefined;
-  clone(): Names {
+  private readonly own = new Map<string, string>();
+  constructor(private readonly parent?: Names) {}
+  /** A scratch layer that records into the same lists. */
+  probe(): Names {
     const n = new Names(this);
     n.reads = this.reads;
     n.writes = this.writes;
     return n;
   }
-  override get(k: string): string | undefined {
-    const v = super.get(k);
+  private lookup(k: string): string | undefined {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    for (let n: Names | undefined = this; n !== undefined; n = n.parent) {
+      const v = n.own.get(k);
+      if (v !== undefined || n.own.has(k)) return v;
+    }
+    return undefined;
+  }
+  get(k: string): string | undefined {
+    const v = this.lookup(k);
     this.reads?.push([k, v]);
     return v;
   }
-  override set(k: string, v: string): this {
+  set(k: string, v: string): this {
     this.writes?.push([k, v]);
-    return super.set(k, v);
+    this.own.set(k, v);
+    return this;
   }
 }
 
@@ -384,7 +402,7 @@ function partOfBlock(b: Block, ctx: Ctx, names: Names): Obj {
 }
 
 function freshPart(b: Block, ctx: Ctx, names: Names): Obj {
-  const probe = names.clone();
+  const probe = names.probe();
   const part = nativePart(b as unknown as Obj, ctx, names);
   if (part !== undefined && isDeepStrictEqual(nativeBlock(part, ctx, probe), b)) return part;
   const cs = { block: b as unknown as Obj };
@@ -632,7 +650,7 @@ function isAiSdkLeaf(v: object): boolean {
 
 /** A block for a part, keeping the whole part when the block alone would not give it back. */
 function blockFromPart(part: AiPart, ctx: Ctx, names: Names): Block {
-  const probe = names.clone();
+  const probe = names.probe();
   const b = blockOfPart(part, ctx, names);
   const back = partOfBlock(b, ctx, probe);
   if (isDeepStrictEqual(back, part)) return b;
@@ -682,7 +700,7 @@ function carriedPart(b: Block, ctx: Ctx, names: Names): Obj | undefined {
   if (carried === undefined) return undefined;
   const part = decodeValue(carried) as Obj;
   const bare = without(b as Obj, AI) as Block;
-  const probe = names.clone();
+  const probe = names.probe();
   if (!isDeepStrictEqual(blockOfPart(part, ctx, probe), bare)) return undefined;
   return part;
 }
