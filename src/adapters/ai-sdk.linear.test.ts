@@ -71,3 +71,41 @@ test("converting an AI SDK history does work linear in its size, both ways (no c
   // And the conversion is still exact.
   assert.deepEqual(toModelMessages(fromModelMessages(large)), large);
 });
+
+test("across the steps of one loop, an unchanged message is converted once; one edited in place is read again", async () => {
+  const { compactSafePrepareStep } = await import("./ai-sdk.js");
+  const { conversionCount } = await import("./ai-sdk-convert.js");
+  const events: number[] = [];
+  const step = compactSafePrepareStep({ window: 1_000_000, onCompaction: (e) => events.push(e.stepNumber) });
+  const history = toolHistory(50);
+  const before = conversionCount.messages;
+  assert.equal(await step({ messages: history, stepNumber: 0, steps: [] }), undefined);
+  assert.equal(conversionCount.messages - before, history.length, "the first call converts every message");
+  // Three more steps, each appending a round: only the new messages are converted.
+  for (let s = 1; s <= 3; s++) {
+    history.push(...toolHistory(1, 1000 + s));
+    const at = conversionCount.messages;
+    assert.equal(await step({ messages: history, stepNumber: s, steps: [] }), undefined);
+    assert.equal(conversionCount.messages - at, 3, `step ${s} converts its three new messages only`);
+  }
+  // A host that edits a message in place (appends to a tool result's text): that message is read again,
+  // and the step sees what it says now (here: enough to pass the threshold, so the step compacts).
+  const tool = history[5] as { content: { output: { value: string } }[] };
+  tool.content[0]!.output.value += "x".repeat(4_000_000);
+  const at = conversionCount.messages;
+  const r = await step({ messages: history, stepNumber: 4, steps: [] });
+  assert.equal(conversionCount.messages - at >= 1, true, "the edited message is converted again");
+  assert.deepEqual(events, [4]);
+  assert.ok(r !== undefined, "the step runs on the replacement");
+  // A replaced part or a swapped content array is seen too.
+  const { fromModelMessagesIndexed } = await import("./ai-sdk-convert.js");
+  const cache = new WeakMap();
+  const msgs = toolHistory(2);
+  fromModelMessagesIndexed(msgs, undefined, "messages", cache);
+  (msgs[1] as { content: unknown[] }).content[0] = { type: "text", text: "rewritten" };
+  msgs[0]!.content = "a new request";
+  const again = fromModelMessagesIndexed(msgs, undefined, "messages", cache).messages;
+  assert.deepEqual(again[0]!.content, [{ type: "text", text: "a new request" }]);
+  assert.deepEqual(again[1]!.content[0], { type: "text", text: "rewritten" });
+  assert.deepEqual(again, fromModelMessagesIndexed(msgs, undefined).messages);
+});
