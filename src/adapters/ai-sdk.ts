@@ -11,8 +11,12 @@
 import { isDeepStrictEqual } from "node:util";
 import {
   APICallError,
+  assistantModelMessageSchema,
   generateText,
   modelMessageSchema,
+  systemModelMessageSchema,
+  toolModelMessageSchema,
+  userModelMessageSchema,
   type LanguageModel,
   type LanguageModelUsage,
   type ModelMessage,
@@ -42,7 +46,31 @@ import {
   type SchemaLike,
 } from "./ai-sdk-convert.js";
 
-const schema = modelMessageSchema as unknown as SchemaLike;
+/**
+ * The `ai` package's `modelMessageSchema`, checked through the schema of the
+ * message's own role first: a message valid for the union is valid for its
+ * role's schema, and the union's try of every role made an issue for each
+ * branch that failed (about 2.5× the time). A message that fails is checked
+ * again against the union, so that the error names what the union names.
+ */
+const byRole: Record<string, SchemaLike> = {
+  system: systemModelMessageSchema as unknown as SchemaLike,
+  user: userModelMessageSchema as unknown as SchemaLike,
+  assistant: assistantModelMessageSchema as unknown as SchemaLike,
+  tool: toolModelMessageSchema as unknown as SchemaLike,
+};
+const union = modelMessageSchema as unknown as SchemaLike;
+const schema: SchemaLike = {
+  safeParse(v) {
+    const role = typeof v === "object" && v !== null ? (v as { role?: unknown }).role : undefined;
+    const own = typeof role === "string" && Object.hasOwn(byRole, role) ? byRole[role] : undefined;
+    if (own !== undefined) {
+      const r = own.safeParse(v);
+      if (r.success) return r;
+    }
+    return union.safeParse(v);
+  },
+};
 
 /**
  * AI SDK `ModelMessage[]` → compact-safe messages. Each message is validated

@@ -30,11 +30,12 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { mergeConfigs, pickRunnableConfigKeys, type RunnableConfig } from "@langchain/core/runnables";
 import { createMiddleware, initChatModel } from "langchain";
 import type { Message } from "../model/types.js";
-import { ModelError, parseMessages } from "../model/schema.js";
+import { ModelError, parseMessage, parseMessages } from "../model/schema.js";
 import { checkPlainData, isBuiltinContainer } from "../model/plain.js";
 import { validateSurvivalContract } from "../contract/validate.js";
 import { compactMessagesSafe, type CompactOptions, type CompactResult } from "../engine/compact.js";
-import { measurePressure } from "../engine/pressure.js";
+import { measurePressure, shouldCompact } from "../engine/pressure.js";
+import { CONSTANTS } from "../model/constants.js";
 import {
   SummarizerError,
   type Summarizer,
@@ -44,10 +45,14 @@ import {
 import { buildUserPrompt, SYSTEM_PROMPT } from "../summarizers/prompt.js";
 import { classifyHttpFailure, rootCauseMessage } from "../summarizers/errors.js";
 import {
+  joinParts,
   langChainStoredToMessages,
   messagesToLangChainStored,
+  readLangChainStored,
   LangChainMessageError,
+  type JoinMemo,
   type LangChainStoredMessage,
+  type Read,
 } from "../formats/langchain-convert.js";
 
 export { LangChainMessageError, type LangChainStoredMessage };
@@ -96,24 +101,129 @@ function checkInput<T>(
 ): unknown[] {
   if (!Array.isArray(items)) throw new ModelError(path, "expected an array of messages");
   const out: unknown[] = [];
-  for (let i = 0; i < items.length; i++) {
-    const at = `${path}[${i}]`;
-    if (!Object.hasOwn(items, i))
-      throw new ModelError(at, "a hole in the array (a sparse array is not a list of messages)");
-    let v: unknown;
-    try {
-      v = of(items[i]!, at);
-    } catch (e) {
-      if (e instanceof ModelError) throw e;
-      throw new ModelError(
-        at,
-        `cannot be read (${e instanceof Error ? e.message.split("\n")[0] : String(e)})`,
-      );
-    }
-    checkPlainData(v, at, { allow: langChainValue });
-    out.push(v);
-  }
+  for (let i = 0; i < items.length; i++) out.push(checkItem(items, i, `${path}[${i}]`, of));
   return out;
+}
+
+/** One item of `checkInput`. */
+function checkItem<T>(
+  items: readonly T[],
+  i: number,
+  at: string,
+  of: (item: T, at: string) => unknown,
+): unknown {
+  if (!Object.hasOwn(items, i))
+    throw new ModelError(at, "a hole in the array (a sparse array is not a list of messages)");
+  let v: unknown;
+  try {
+    v = of(items[i]!, at);
+  } catch (e) {
+    if (e instanceof ModelError) throw e;
+    throw new ModelError(at, `cannot be read (${e instanceof Error ? e.message.split("\n")[0] : String(e)})`);
+  }
+  checkPlainData(v, at, { allow: langChainValue });
+  return v;
+}
+
+/** The fields of a BaseMessage that a conversion reads (`storedOf`), compared by value before a reuse. */
+const READ_FIELDS = [
+  "content",
+  "id",
+  "name",
+  "additional_kwargs",
+  "response_metadata",
+  "tool_calls",
+  "invalid_tool_calls",
+  "usage_metadata",
+  "tool_call_id",
+  "status",
+  "artifact",
+  "metadata",
+  "role",
+] as const;
+
+interface Seen {
+  type: string;
+  values: unknown[];
+  parts: unknown[] | undefined;
+  lengths: number;
+  read: Read;
+}
+
+/** The lengths a host changes when it edits a message in place: its text, its parts' texts, its tool calls. */
+function lengthsOf(r: Rec): number {
+  const c = r.content;
+  let n = typeof c === "string" ? c.length : 0;
+  if (Array.isArray(c))
+    for (let i = 0; i < c.length; i++) {
+      const p = c[i] as Rec | null;
+      if (p !== null && typeof p === "object" && typeof p.text === "string") n += p.text.length;
+    }
+  if (Array.isArray(r.tool_calls)) n += r.tool_calls.length;
+  return n;
+}
+
+/**
+ * The middleware's reader: LangChain messages to compact-safe messages,
+ * incrementally. A BaseMessage object read before is not checked, converted,
+ * validated or measured again while it is still the same: the same values in
+ * every field the conversion reads (`content`, `tool_calls`,
+ * `additional_kwargs`…, compared by identity), the same content parts, and
+ * the same lengths of its text, its parts' texts and its tool calls. A host
+ * that edits a message in place (LangGraph's reducers replace messages, but
+ * a host may assign `message.content` or push a part) is read again; an edit
+ * that keeps every length, deep inside a part or a tool call's arguments, is
+ * not seen: give such a message as a new object.
+ */
+export class LangChainReader {
+  private readonly seen = new WeakMap<object, Seen>();
+  private readonly memo: JoinMemo = new WeakMap();
+  private readonly valid = new WeakSet<Message>();
+
+  read(messages: readonly BaseMessage[], path = "messages"): Message[] {
+    if (!Array.isArray(messages)) throw new ModelError(path, "expected an array of messages");
+    const reads: Read[] = [];
+    for (let i = 0; i < messages.length; i++) {
+      const m = messages[i] as unknown;
+      const hit = typeof m === "object" && m !== null ? this.seen.get(m) : undefined;
+      if (hit && same(m as Rec, hit)) {
+        reads.push(hit.read);
+        continue;
+      }
+      const at = `${path}[${i}]`;
+      const data = checkItem(messages, i, at, (x, a) => storedOf(x, a).data);
+      const type = (m as BaseMessage).getType();
+      const read = readLangChainStored({ type, data }, at);
+      const r = m as Rec;
+      this.seen.set(r, {
+        type,
+        values: READ_FIELDS.map((k) => r[k]),
+        parts: Array.isArray(r.content) ? r.content.slice() : undefined,
+        lengths: lengthsOf(r),
+        read,
+      });
+      reads.push(read);
+    }
+    const out = joinParts(reads, this.memo).map((g) => g.message);
+    for (let i = 0; i < out.length; i++) {
+      const m = out[i]!;
+      if (this.valid.has(m)) continue;
+      parseMessage(m, `${path}[${i}]`);
+      this.valid.add(m);
+    }
+    return out;
+  }
+}
+
+function same(r: Rec, s: Seen): boolean {
+  for (let k = 0; k < READ_FIELDS.length; k++) if (r[READ_FIELDS[k]!] !== s.values[k]) return false;
+  const c = r.content;
+  if (Array.isArray(c)) {
+    const parts = s.parts;
+    if (parts === undefined || parts.length !== c.length) return false;
+    for (let i = 0; i < c.length; i++) if (c[i] !== parts[i]) return false;
+  }
+  return lengthsOf(r) === s.lengths && (r as unknown as BaseMessage).getType() === s.type;
 }
 
 /** LangChain messages as compact-safe messages (nothing lost: see the module comment). */
@@ -317,7 +427,8 @@ export interface CompactSafeMiddlewareOptions {
   /**
    * When to compact. One condition: all its properties must be reached; an
    * array: any of them. Default: at 80% of the model's context window when
-   * its profile gives one (else never, as `summarizationMiddleware`).
+   * its profile gives one, as the engine decides it (`threshold`; else
+   * never, as `summarizationMiddleware`).
    */
   trigger?: ContextSize | ContextSize[];
   /** The size to reach after the compaction (default: compact-safe's, half the window). */
@@ -326,6 +437,12 @@ export interface CompactSafeMiddlewareOptions {
   tokenCounter?: (messages: BaseMessage[]) => number | Promise<number>;
   /** The context window in tokens (default: `model.profile.maxInputTokens`). */
   window?: number;
+  /**
+   * Without `trigger`: the fraction of the window at which to compact, as
+   * the engine decides it (`shouldCompact`: the estimate or the latest
+   * billed prompt, whichever is larger); default the engine's, 0.8.
+   */
+  threshold?: number;
   /** Pinned anchors, restated verbatim in every checkpoint. */
   anchors?: string;
   /** What the summary should keep in focus. */
@@ -373,6 +490,7 @@ function checkOptions(o: CompactSafeMiddlewareOptions): void {
     positive(o.keep.fraction, "keep.fraction", 1);
   }
   positive(o.window, "window");
+  positive(o.threshold, "threshold", 1);
 }
 
 /** The model's context window from its profile, when it gives one. */
@@ -420,6 +538,7 @@ export function compactSafeMiddleware(options: CompactSafeMiddlewareOptions) {
   const conditions =
     options.trigger === undefined ? [] : Array.isArray(options.trigger) ? options.trigger : [options.trigger];
   let resolved: BaseChatModel | undefined = typeof options.model === "string" ? undefined : options.model;
+  const reader = new LangChainReader();
   return createMiddleware({
     name: "CompactSafeMiddleware",
     beforeModel: async (state, runtime) => {
@@ -432,14 +551,23 @@ export function compactSafeMiddleware(options: CompactSafeMiddlewareOptions) {
           "compactSafeMiddleware: fraction needs the model's context window: give the window option, or use tokens",
         );
       const lcMessages = state.messages;
-      const messages = fromLangChainMessages(lcMessages);
-      const tokens = options.tokenCounter
-        ? await options.tokenCounter(lcMessages)
-        : measurePressure({ messages }).tokens;
-      const fire =
-        conditions.length > 0
-          ? triggered(conditions, lcMessages.length, tokens, window)
-          : window !== undefined && tokens >= Math.floor(window * 0.8);
+      // Only what is new since the last call is converted and measured (see LangChainReader).
+      const messages = reader.read(lcMessages);
+      let fire: boolean;
+      if (options.tokenCounter) {
+        const tokens = await options.tokenCounter(lcMessages);
+        fire =
+          conditions.length > 0
+            ? triggered(conditions, lcMessages.length, tokens, window)
+            : window !== undefined &&
+              tokens >= Math.floor(window * (options.threshold ?? CONSTANTS.threshold));
+      } else if (conditions.length > 0) {
+        fire = triggered(conditions, lcMessages.length, measurePressure({ messages }).tokens, window);
+      } else {
+        fire =
+          window !== undefined &&
+          shouldCompact({ messages }, { window, threshold: options.threshold }).compact;
+      }
       if (!fire) return undefined;
       const config = mergeConfigs(pickRunnableConfigKeys(runtime as Rec) ?? {}, {
         metadata: { lc_source: "summarization" },

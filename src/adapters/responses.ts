@@ -21,6 +21,7 @@ import {
   type CompactOptions,
   type CompactSuccess,
 } from "../engine/compact.js";
+import { shouldCompact, type CompactDecision } from "../engine/pressure.js";
 import { itemsToMessages, messagesToItems, type ToResponsesOptions } from "../formats/responses.js";
 
 export type { ResponseInputItem } from "openai/resources/responses/responses";
@@ -56,8 +57,49 @@ export function toResponsesItems(
   return messagesToItems(messages, options) as unknown as ResponseInputItem[];
 }
 
+export interface CompactResponsesOptions extends CompactOptions {
+  /**
+   * With `window`, the items are compacted only under pressure, as the engine
+   * decides it (`shouldCompact`): when the estimate of the items, or the
+   * latest billed prompt plus what came after it, reaches `threshold` of the
+   * window (default the engine's, 0.8). Below it the result is
+   * `{ ok: false, error: { kind: "below_threshold" }, decision }` and nothing
+   * else is done.
+   */
+  threshold?: number;
+  /**
+   * The latest response's billed prompt: its `usage.input_tokens`, and how
+   * many items at the end of `items` are that response's `output` (the
+   * prompt it billed is everything before them).
+   */
+  billed?: { inputTokens: number; outputItems: number };
+  /** Compact whatever the pressure (the check is skipped). */
+  force?: boolean;
+}
+
+/** Why nothing was done: the items are under the threshold. */
+export interface BelowThreshold {
+  kind: "below_threshold";
+  message: string;
+  attempts: 0;
+}
+
 export type CompactResponsesResult =
-  { ok: true; items: ResponseInputItem[]; result: CompactSuccess } | { ok: false; error: CompactError };
+  | { ok: true; items: ResponseInputItem[]; result: CompactSuccess; decision?: CompactDecision }
+  | { ok: false; error: CompactError | BelowThreshold; decision?: CompactDecision };
+
+/** The billed prompt as the pressure check takes it: tokens, and the message its answer starts. */
+function billedAt(
+  items: readonly ResponsesItemLike[],
+  messages: readonly Message[],
+  billed: CompactResponsesOptions["billed"],
+): { tokens: number; index: number } | undefined {
+  if (billed === undefined) return undefined;
+  const { inputTokens, outputItems: k } = billed;
+  if (!(inputTokens > 0) || !Number.isInteger(k) || k <= 0 || k > items.length) return undefined;
+  const index = messages.length - itemsToMessages(items.slice(items.length - k), { path: "items" }).length;
+  return index >= 0 ? { tokens: inputTokens, index } : undefined;
+}
 
 /** A JSON form of a value with sorted keys: equal for deepEqual values. */
 function stableKey(v: unknown): string {
@@ -70,7 +112,8 @@ function stableKey(v: unknown): string {
 
 /**
  * Compacts an item list: `fromResponsesItems`, `compactMessagesSafe` (the
- * options are its options), `toResponsesItems`. On success `items` is the
+ * options are its options), `toResponsesItems`; with `window`, only when the
+ * items are under pressure (see `CompactResponsesOptions.threshold`). On success `items` is the
  * validated replacement, in which every item the compaction did not change is
  * the original item object itself; on failure the items are left as they are
  * and `error` says why (nothing to compact, the summarizer failed, …).
@@ -78,11 +121,29 @@ function stableKey(v: unknown): string {
  */
 export async function compactResponsesItems(
   items: readonly ResponsesItemLike[],
-  options: CompactOptions = {},
+  options: CompactResponsesOptions = {},
 ): Promise<CompactResponsesResult> {
+  const { threshold, billed, force, ...compact } = options;
   const messages = fromResponsesItems(items);
-  const result = await compactMessagesSafe(messages, options);
-  if (!result.ok) return { ok: false, error: result.error };
+  let decision: CompactDecision | undefined;
+  if (options.window !== undefined && force !== true) {
+    decision = shouldCompact(
+      { messages, billed: billedAt(items, messages, billed), estimator: options.estimator },
+      { window: options.window, threshold },
+    );
+    if (!decision.compact)
+      return {
+        ok: false,
+        error: {
+          kind: "below_threshold",
+          message: `${decision.tokens} tokens, under the threshold of ${decision.thresholdTokens}`,
+          attempts: 0,
+        },
+        decision,
+      };
+  }
+  const result = await compactMessagesSafe(messages, compact);
+  if (!result.ok) return { ok: false, error: result.error, decision };
   const originals = new Map<string, ResponsesItemLike[]>();
   for (const it of items) {
     const k = stableKey(it);
@@ -97,5 +158,5 @@ export async function compactResponsesItems(
     if (hit !== undefined && isDeepStrictEqual(hit, it)) return list!.shift() as ResponseInputItem;
     return it;
   });
-  return { ok: true, items: out, result };
+  return { ok: true, items: out, result, decision };
 }

@@ -92,24 +92,42 @@ export function decodeValue(v: unknown): unknown {
 // ---------------------------------------------------------------------------
 // Tool names by call id (a tool result's part names its tool; a block does not).
 
-/** Tool names by call id, recording the lookups and additions made while one message is converted. */
-export class Names extends Map<string, string> {
+/**
+ * Tool names by call id, recording the lookups and additions made while one
+ * message is converted. A `probe()` is a scratch layer over the names (its
+ * additions stay in the layer, its lookups fall through): converting a part
+ * back to check a round trip costs the part's own work, not a copy of every
+ * tool-call id seen so far (a copy per part made the conversion quadratic).
+ */
+export class Names {
   reads: [string, string | undefined][] | undefined;
   writes: [string, string][] | undefined;
-  clone(): Names {
+  private readonly own = new Map<string, string>();
+  constructor(private readonly parent?: Names) {}
+  /** A scratch layer that records into the same lists. */
+  probe(): Names {
     const n = new Names(this);
     n.reads = this.reads;
     n.writes = this.writes;
     return n;
   }
-  override get(k: string): string | undefined {
-    const v = super.get(k);
+  private lookup(k: string): string | undefined {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    for (let n: Names | undefined = this; n !== undefined; n = n.parent) {
+      const v = n.own.get(k);
+      if (v !== undefined || n.own.has(k)) return v;
+    }
+    return undefined;
+  }
+  get(k: string): string | undefined {
+    const v = this.lookup(k);
     this.reads?.push([k, v]);
     return v;
   }
-  override set(k: string, v: string): this {
+  set(k: string, v: string): this {
     this.writes?.push([k, v]);
-    return super.set(k, v);
+    this.own.set(k, v);
+    return this;
   }
 }
 
@@ -384,7 +402,7 @@ function partOfBlock(b: Block, ctx: Ctx, names: Names): Obj {
 }
 
 function freshPart(b: Block, ctx: Ctx, names: Names): Obj {
-  const probe = names.clone();
+  const probe = names.probe();
   const part = nativePart(b as unknown as Obj, ctx, names);
   if (part !== undefined && isDeepStrictEqual(nativeBlock(part, ctx, probe), b)) return part;
   const cs = { block: b as unknown as Obj };
@@ -562,18 +580,88 @@ export interface FromResult {
  * Converts AI SDK `ModelMessage`s to compact-safe messages. `schema` (the
  * `ai` package's `modelMessageSchema`) validates each message first.
  */
-/** Conversions of AI SDK message objects already seen, with the tool names each one read and added. */
+/**
+ * Conversions of AI SDK message objects already seen, with the tool names
+ * each one read and added, and the message's fingerprint when it was read.
+ */
 export type ConversionCache = WeakMap<
   object,
-  { message: Message; reads: [string, string | undefined][]; writes: [string, string][] }
+  {
+    message: Message;
+    reads: [string, string | undefined][];
+    writes: [string, string][];
+    fingerprint: Fingerprint;
+  }
 >;
+
+/**
+ * What is compared, cheaply, before a cached conversion is used again: the
+ * message's role, `content` and `providerOptions` (the same values), its
+ * parts (the same objects, in the same order) and the length of each part's
+ * text (`text`, a tool result's text or JSON output). A host that edits a
+ * message in place (replaces a part, adds or removes one, appends to a text,
+ * swaps the content) is read again; an edit that keeps every length, or one
+ * deep inside a tool call's input or a part's provider options, is not seen:
+ * give such a message as a new object.
+ */
+export interface Fingerprint {
+  role: unknown;
+  content: unknown;
+  providerOptions: unknown;
+  parts: readonly unknown[] | undefined;
+  lengths: number;
+}
+
+/** The sum of the lengths of a part's texts (what a host edits in place, when it does). */
+function partLength(p: unknown): number {
+  if (!isObj(p)) return 0;
+  let n = typeof p.text === "string" ? p.text.length : 0;
+  const o = p.output;
+  if (isObj(o)) {
+    const v = o.value;
+    if (typeof v === "string") n += v.length;
+    else if (Array.isArray(v)) n += v.length;
+  }
+  if (typeof p.input === "string") n += p.input.length;
+  return n;
+}
+
+export function fingerprintOf(m: Obj): Fingerprint {
+  const c = m.content;
+  let lengths = 0;
+  if (Array.isArray(c)) for (let i = 0; i < c.length; i++) lengths += partLength(c[i]);
+  return {
+    role: m.role,
+    content: c,
+    providerOptions: m.providerOptions,
+    parts: Array.isArray(c) ? c.slice() : undefined,
+    lengths,
+  };
+}
+
+function sameFingerprint(m: Obj, f: Fingerprint): boolean {
+  const c = m.content;
+  if (m.role !== f.role || c !== f.content || m.providerOptions !== f.providerOptions) return false;
+  if (!Array.isArray(c)) return true;
+  const parts = f.parts!;
+  if (c.length !== parts.length) return false;
+  let lengths = 0;
+  for (let i = 0; i < c.length; i++) {
+    if (c[i] !== parts[i]) return false;
+    lengths += partLength(c[i]);
+  }
+  return lengths === f.lengths;
+}
+
+/** Test hook: how many AI SDK messages were converted (not taken from a cache) since the process started. */
+export const conversionCount = { messages: 0 };
 
 /**
  * Converts AI SDK `ModelMessage`s to compact-safe messages. `schema` (the
  * `ai` package's `modelMessageSchema`) validates each message first. With a
  * `cache`, a message object seen before in the same context (the same tool
- * names) is not validated or converted again: the AI SDK passes the same
- * objects to every step and never mutates them.
+ * names) and still the same by its `Fingerprint` is not validated or
+ * converted again: the AI SDK passes the same objects to every step.
  */
 export function fromModelMessagesIndexed(
   messages: readonly unknown[],
@@ -590,7 +678,11 @@ export function fromModelMessagesIndexed(
       throw new ModelError(`${path}[${i}]`, "a hole in the array (a sparse array is not a list of messages)");
     const raw: unknown = messages[i];
     const hit = isObj(raw) ? cache?.get(raw) : undefined;
-    if (hit && hit.reads.every(([k, v]) => names.get(k) === v)) {
+    if (
+      hit &&
+      sameFingerprint(raw as Obj, hit.fingerprint) &&
+      hit.reads.every(([k, v]) => names.get(k) === v)
+    ) {
       for (const [k, v] of hit.writes) names.set(k, v);
       out.push(hit.message);
       indexOf.push(out.length - 1);
@@ -617,8 +709,9 @@ export function fromModelMessagesIndexed(
     const writes: [string, string][] = [];
     if (cache) [names.reads, names.writes] = [reads, writes];
     const message = messageFromModel(mm, names);
+    conversionCount.messages++;
     [names.reads, names.writes] = [undefined, undefined];
-    cache?.set(mm, { message, reads, writes });
+    cache?.set(mm, { message, reads, writes, fingerprint: fingerprintOf(mm) });
     out.push(message);
     indexOf.push(out.length - 1);
   }
@@ -632,7 +725,7 @@ function isAiSdkLeaf(v: object): boolean {
 
 /** A block for a part, keeping the whole part when the block alone would not give it back. */
 function blockFromPart(part: AiPart, ctx: Ctx, names: Names): Block {
-  const probe = names.clone();
+  const probe = names.probe();
   const b = blockOfPart(part, ctx, names);
   const back = partOfBlock(b, ctx, probe);
   if (isDeepStrictEqual(back, part)) return b;
@@ -682,7 +775,7 @@ function carriedPart(b: Block, ctx: Ctx, names: Names): Obj | undefined {
   if (carried === undefined) return undefined;
   const part = decodeValue(carried) as Obj;
   const bare = without(b as Obj, AI) as Block;
-  const probe = names.clone();
+  const probe = names.probe();
   if (!isDeepStrictEqual(blockOfPart(part, ctx, probe), bare)) return undefined;
   return part;
 }

@@ -210,7 +210,7 @@ function metadataFromUsage(u: Usage): Rec {
 // ---------------------------------------------------------------------------------------------
 // LangChain → compact-safe
 
-interface Read {
+export interface Read {
   message: Message;
   /** `[k, n]` when this message is part k of n of one compact-safe message. */
   part?: [number, number];
@@ -238,8 +238,12 @@ function roleOfGeneric(role: unknown): Role {
   return "user";
 }
 
+/** Test hook: how many stored LangChain messages were read since the process started. */
+export const langChainReadCount = { messages: 0 };
+
 /** One stored LangChain message as one compact-safe message (its part marker read, not yet joined). */
 function readStored(entry: unknown, path: string): Read {
+  langChainReadCount.messages++;
   if (!isRecord(entry) || typeof entry.type !== "string" || !isRecord(entry.data))
     throw new LangChainMessageError(path, 'not a LangChain stored message ({ "type", "data" })');
   const type = entry.type;
@@ -408,8 +412,18 @@ export function langChainStoredToMessages(
   return joinParts(stored.map((s, i) => readStored(s, label(i)))).map((g) => g.message);
 }
 
-/** Joins parts `[0, n] … [n-1, n]` in a row into one message; returns each result with its first index. */
-export function joinParts(reads: readonly Read[]): { message: Message; first: number; count: number }[] {
+/** Messages already joined, by the first read of their group (`joinParts` uses one again for the same reads). */
+export type JoinMemo = WeakMap<Read, { group: readonly Read[]; message: Message }>;
+
+/**
+ * Joins parts `[0, n] … [n-1, n]` in a row into one message; returns each
+ * result with its first index. With a `memo`, a group of the very same reads
+ * as before gives the very same message object.
+ */
+export function joinParts(
+  reads: readonly Read[],
+  memo?: JoinMemo,
+): { message: Message; first: number; count: number }[] {
   const out: { message: Message; first: number; count: number }[] = [];
   let i = 0;
   while (i < reads.length) {
@@ -422,6 +436,12 @@ export function joinParts(reads: readonly Read[]): { message: Message; first: nu
       k++;
     }
     const group = k === n ? reads.slice(i, i + n) : [r];
+    const seen = memo?.get(r);
+    if (seen && seen.group.length === group.length && seen.group.every((g, j) => g === group[j])) {
+      out.push({ message: seen.message, first: i, count: group.length });
+      i += group.length;
+      continue;
+    }
     const message: Message = { ...group[0]!.message, content: group.flatMap((g) => g.message.content) };
     if (group.length > 1) {
       if (group.some((g) => Object.keys(g.lc).length > 0))
@@ -431,6 +451,7 @@ export function joinParts(reads: readonly Read[]): { message: Message; first: nu
       const lc = r.part ? { ...r.lc, part: r.part } : r.lc;
       if (Object.keys(lc).length > 0) message.meta = { ...message.meta, langchain: lc };
     }
+    memo?.set(r, { group, message });
     out.push({ message, first: i, count: group.length });
     i += group.length;
   }

@@ -12,4 +12,8 @@ assert.deepEqual(sent.find((i) => i.id === lastReasoning.id), lastReasoning);
 assert.equal(sent.find((i) => i.id === lastCall.id).arguments, lastCall.arguments);
 assert.equal(sent.filter((i) => i.role === "user" && i.content[0]?.text?.startsWith("[compact-safe checkpoint")).length, 1);
 assert.equal(response.output_text, "ok");
+// The next turn: the compacted history is under the threshold, so nothing is done.
+const next = await compactResponsesItems(history, { window: 8_000, billed });
+assert.equal(next.ok, false);
+assert.equal(next.error.kind, "below_threshold", next.error.message);
 server.close();
