@@ -37,6 +37,17 @@ import { FollowedSessions, SessionJournal } from "./state.js";
 /** Lets the caller of an answered request go on (the request is sent upstream) before more work is done. */
 const offPath = (): Promise<void> => new Promise((r) => setImmediate(r));
 
+/** The longest the work left for after an answer waits for that answer to end. */
+const AFTER_ANSWER_MAX_MS = 1_000;
+
+/** Resolves once the answer to `request` has gone out (see `WireRequest.answered`), at most AFTER_ANSWER_MAX_MS. */
+function afterAnswer(request: WireRequest): Promise<void> {
+  if (!request.answered) return offPath();
+  let timer: NodeJS.Timeout | undefined;
+  const cap = new Promise<void>((r) => (timer = setTimeout(r, AFTER_ANSWER_MAX_MS)));
+  return Promise.race([request.answered.catch(() => undefined), cap]).finally(() => clearTimeout(timer));
+}
+
 /** Sessions held in memory at once (the others are read back from the state folder when they return). */
 const MAX_SESSIONS = 64;
 
@@ -352,7 +363,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
       const deliver = fast ? late : answer;
       if (fast) {
         answer({ body: request.body, changed: false, wire, session: known, deferred: true });
-        await offPath();
+        await afterAnswer(request);
       }
       const p = prepare(request, wire, hs);
       if ("outcome" in p) return deliver(p.outcome);

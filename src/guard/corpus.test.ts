@@ -203,6 +203,25 @@ corpusSuite("guard core on a Claude Code compaction (entire-98)", () => {
 });
 
 corpusSuite("guard core's fast path (requests that extend the session, by their bytes)", () => {
+  test("a turn let through on its bytes is judged only once its answer has gone out (WireRequest.answered)", async () => {
+    const { before } = await claudeCompaction();
+    const core = createGuardCore();
+    await core.handle(claudeRequest(before.slice(0, before.length - 2)));
+    await core.idle();
+    let answeredNow!: () => void;
+    const req = { ...claudeRequest(before), answered: new Promise<void>((r) => (answeredNow = r)) };
+    const o = await core.handle(req);
+    assert.equal(o.deferred, true);
+    let idle = false;
+    const idled = core.idle().then(() => (idle = true));
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    assert.equal(idle, false, "the judging waits for the answer");
+    answeredNow();
+    await idled;
+    assert.equal(idle, true);
+    await core.close();
+  });
+
   test("turns sent back to back are answered untouched at once, judged in order; the compaction after them is still repaired", async () => {
     const { before, replacement } = await claudeCompaction();
     const lates: GuardOutcome[] = [];

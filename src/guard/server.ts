@@ -256,6 +256,8 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
   };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // Settles when the answer has gone to the agent, or it hung up: the core's after-answer work waits for it.
+    const answered = new Promise<void>((resolve) => res.once("close", () => resolve()));
     const received = await readBody(req);
     if (res.destroyed) return;
     // Absolute-form request targets (a client using the guard as a forward proxy) keep only their path.
@@ -274,6 +276,7 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
         url: path,
         headers: req.headers,
         body: received,
+        answered,
       });
     } catch (e) {
       emit(

@@ -22,6 +22,13 @@ export interface WireRequest {
   headers: IncomingHttpHeaders;
   /** The whole request body. */
   body: Buffer;
+  /**
+   * Settles when the answer to this request has gone to the agent (or the
+   * agent hung up). The core holds the work it leaves for after the answer
+   * (judging a turn it let through on its bytes) until then, at most a second,
+   * so that work never competes with the answer's stream on the event loop.
+   */
+  answered?: Promise<void>;
 }
 
 /** The guard's verdict on one compaction it saw on the wire. */
