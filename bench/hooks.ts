@@ -13,15 +13,14 @@
  * the bar or a hook reports no verdict, 2 when the corpus is missing.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cliPath, corpusDir } from "../test/support.js";
-import { piSessionText } from "../test/pi-session.js";
+import { claudeCodeSession, codexSession, piSession } from "./hook-sessions.js";
 import { context, lastCompaction, loadExtension } from "../test/pi-extension.js";
 
 const BAR_MS = 1000;
-const MIN_BYTES = 5 * 1024 * 1024;
 const RUNS = 5;
 
 interface HookCase {
@@ -33,20 +32,6 @@ interface HookCase {
    * ends (otherwise the whole run is timed). Resolves with a reason when the hook did not do its work.
    */
   run(session: string, dir: string, returned: () => void): Promise<string | undefined>;
-}
-
-/** Corpus files of one agent, end to end (repeated until MIN_BYTES), then `tail`. */
-function endToEnd(dir: string, name: string, files: string[], tail: string): string {
-  const parts: string[] = [];
-  let size = 0;
-  for (let i = 0; size < MIN_BYTES; i++) {
-    const text = readFileSync(join(corpusDir, files[i % files.length]!), "utf8");
-    parts.push(text.endsWith("\n") ? text : `${text}\n`);
-    size += Buffer.byteLength(text);
-  }
-  const file = join(dir, name);
-  writeFileSync(file, parts.join("") + tail);
-  return file;
 }
 
 /** A command hook, run as Claude Code and Codex run one: a child process, its input on stdin. */
@@ -67,15 +52,7 @@ function commandHook(agent: string, input: (session: string, dir: string) => unk
 const CASES: HookCase[] = [
   {
     name: "Claude Code SessionStart (compact)",
-    // Ends with a session whose last round holds an instruction: Claude Code runs the hook before it
-    // records its compaction, so the hook restates that round.
-    session: (dir) =>
-      endToEnd(
-        dir,
-        "cc.jsonl",
-        ["claude-code/entire-cd-95adddad32-0.jsonl", "claude-code/entire-98-78b713483d-0.jsonl"],
-        "",
-      ),
+    session: claudeCodeSession,
     run: commandHook("claude-code", (session, dir) => ({
       hook_event_name: "SessionStart",
       source: "compact",
@@ -85,22 +62,7 @@ const CASES: HookCase[] = [
   },
   {
     name: "Codex PostCompact",
-    session: (dir) =>
-      endToEnd(
-        dir,
-        "rollout.jsonl",
-        [
-          "codex/openprintkit-rollout-2025-10-31T19-02-58.jsonl",
-          "codex/coda-rollout-2025-10-04T22-31-15.jsonl",
-          "codex/moonmind-rollout-2025-11-12T17-48-11.jsonl",
-        ],
-        // A compaction that kept nothing but its summary, as Codex records one.
-        JSON.stringify({
-          timestamp: "2026-12-01T00:00:00.000Z",
-          type: "compacted",
-          payload: { message: "summary", replacement_history: [] },
-        }) + "\n",
-      ),
+    session: codexSession,
     run: commandHook("codex", (session, dir) => ({
       hook_event_name: "PostCompact",
       trigger: "auto",
@@ -110,11 +72,7 @@ const CASES: HookCase[] = [
   },
   {
     name: "pi session_compact (extension)",
-    session: (dir) => {
-      const file = join(dir, "pi.jsonl");
-      writeFileSync(file, piSessionText({ cwd: dir, rounds: 490, resultBytes: 6000, compactAfter: 480 }));
-      return file;
-    },
+    session: (dir) => piSession(dir).file,
     run: async (session, dir, returned) => {
       process.env.COMPACT_SAFE_BIN = cliPath;
       const pi = await loadExtension();

@@ -39,7 +39,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Message } from "../src/model/index.js";
@@ -49,7 +49,7 @@ import { syntheticSession } from "./synthetic.js";
 import { cpuMs, gc } from "./timing.js";
 import { STAND_IN_NOTE } from "./peers-core.js";
 import { cliPath, corpusDir } from "../test/support.js";
-import { piSessionText } from "../test/pi-session.js";
+import { claudeCodeSession, codexSession, piSession } from "./hook-sessions.js";
 import { lastCompaction } from "../test/pi-extension.js";
 
 interface Row {
@@ -371,21 +371,6 @@ async function responsesAndPi(n: number, rows: Row[]): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // The command line
 
-const MIN_BYTES = 5 * 1024 * 1024;
-
-function endToEnd(dir: string, name: string, files: string[], tail: string): string {
-  const parts: string[] = [];
-  let size = 0;
-  for (let i = 0; size < MIN_BYTES; i++) {
-    const text = readFileSync(join(corpusDir, files[i % files.length]!), "utf8");
-    parts.push(text.endsWith("\n") ? text : `${text}\n`);
-    size += Buffer.byteLength(text);
-  }
-  const file = join(dir, name);
-  writeFileSync(file, parts.join("") + tail);
-  return file;
-}
-
 /** CPU (user + system) and wall time of one child command, read with bash's `times` builtin. */
 function childCpu(argv: string[], stdin: string | undefined, cwd: string): { cpu: number; wall: number } {
   const quoted = argv.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
@@ -427,12 +412,7 @@ function cli(rows: Row[], dir: string): void {
       ratio: ms / bare,
     });
   add("--version", measure([node, cliPath, "--version"]));
-  const cc = endToEnd(
-    dir,
-    "cc.jsonl",
-    ["claude-code/entire-cd-95adddad32-0.jsonl", "claude-code/entire-98-78b713483d-0.jsonl"],
-    "",
-  );
+  const cc = claudeCodeSession(dir);
   const mb = (f: string) => (statSync(f).size / (1024 * 1024)).toFixed(1);
   add(`context (${mb(cc)} MB claude-code)`, measure([node, cliPath, "context", cc]));
   add(
@@ -442,20 +422,7 @@ function cli(rows: Row[], dir: string): void {
       JSON.stringify({ hook_event_name: "SessionStart", source: "compact", transcript_path: cc, cwd: dir }),
     ),
   );
-  const rollout = endToEnd(
-    dir,
-    "rollout.jsonl",
-    [
-      "codex/openprintkit-rollout-2025-10-31T19-02-58.jsonl",
-      "codex/coda-rollout-2025-10-04T22-31-15.jsonl",
-      "codex/moonmind-rollout-2025-11-12T17-48-11.jsonl",
-    ],
-    JSON.stringify({
-      timestamp: "2026-12-01T00:00:00.000Z",
-      type: "compacted",
-      payload: { message: "summary", replacement_history: [] },
-    }) + "\n",
-  );
+  const rollout = codexSession(dir);
   add(
     `hook codex (${mb(rollout)} MB)`,
     measure(
@@ -463,9 +430,7 @@ function cli(rows: Row[], dir: string): void {
       JSON.stringify({ hook_event_name: "PostCompact", trigger: "auto", transcript_path: rollout, cwd: dir }),
     ),
   );
-  const pi = join(dir, "pi.jsonl");
-  const text = piSessionText({ cwd: dir, rounds: 490, resultBytes: 6000, compactAfter: 480 });
-  writeFileSync(pi, text);
+  const { file: pi, text } = piSession(dir);
   add(
     `hook pi (${mb(pi)} MB)`,
     measure(
