@@ -36,6 +36,23 @@ function openAiContent(content: unknown): Block[] {
   return out;
 }
 
+/** The `tool_calls` of a Chat Completions assistant message, as `tool_use` blocks (arguments parsed). */
+export function chatToolCalls(raw: Record<string, unknown>): Block[] {
+  if (!Array.isArray(raw.tool_calls)) return [];
+  const out: Block[] = [];
+  for (const tc of raw.tool_calls) {
+    if (!isRecord(tc)) continue;
+    const fn = isRecord(tc.function) ? tc.function : {};
+    out.push({
+      type: "tool_use",
+      id: String(tc.id ?? ""),
+      name: String(fn.name ?? ""),
+      input: parseArguments(fn.arguments),
+    });
+  }
+  return out;
+}
+
 const OPENAI_EXTRA_META = ["name", "agent", "message_type", "thought", "action", "tool_call_ids"];
 
 /** OpenAI Chat Completions messages: an array, `{ messages }`, or a SWE-agent `.traj` (`history`). */
@@ -89,18 +106,7 @@ export function importOpenAI(text: string, file: string, options: ToolIdOptions 
         content.push(...openAiContent(raw.content));
         if (typeof raw.refusal === "string" && raw.refusal.length > 0)
           content.push({ type: "text", text: raw.refusal });
-        if (Array.isArray(raw.tool_calls)) {
-          for (const tc of raw.tool_calls) {
-            if (!isRecord(tc)) continue;
-            const fn = isRecord(tc.function) ? tc.function : {};
-            content.push({
-              type: "tool_use",
-              id: String(tc.id ?? ""),
-              name: String(fn.name ?? ""),
-              input: parseArguments(fn.arguments),
-            });
-          }
-        }
+        content.push(...chatToolCalls(raw));
         if (isRecord(raw.function_call)) {
           lastFunctionCallId = `fc_${line}`;
           content.push({

@@ -6,7 +6,7 @@
  * added: no synthetic result closes a call, so every block has its raw origin.
  */
 import type { Block, Message } from "../model/types.js";
-import { parseArguments } from "../formats/codex.js";
+import { chatToolCalls } from "../formats/messages-json.js";
 import { makeItem, type HistoryItem, type Part, type WireHistory } from "./history.js";
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>
@@ -49,18 +49,7 @@ function readOne(raw: Record<string, unknown>, i: number): Message {
       for (const k of ["reasoning_content", "reasoning"])
         if (typeof raw[k] === "string" && raw[k] !== "") content.push({ type: "thinking", thinking: raw[k] });
       content.push(...contentBlocks(raw.content));
-      if (Array.isArray(raw.tool_calls)) {
-        for (const tc of raw.tool_calls) {
-          if (!isRecord(tc)) continue;
-          const fn = isRecord(tc.function) ? tc.function : {};
-          content.push({
-            type: "tool_use",
-            id: String(tc.id ?? ""),
-            name: String(fn.name ?? ""),
-            input: parseArguments(fn.arguments),
-          });
-        }
-      }
+      content.push(...chatToolCalls(raw));
       return { role: "assistant", content };
     }
     case "tool":
