@@ -33,7 +33,8 @@ import type { HistoryItem, WireHistory } from "./history.js";
 export const EXTRACTIVE_ANALYSIS = "compact-safe extractive checkpoint";
 
 /** pi's marker of an earlier summary (so that the note folds it in as an earlier checkpoint). */
-const PI_SUMMARY_MARKER = "The conversation history before this point was compacted into the following summary:\n\n";
+const PI_SUMMARY_MARKER =
+  "The conversation history before this point was compacted into the following summary:\n\n";
 
 // ---------------------------------------------------------------------------------------------------------
 // The history a summarization request asks to summarize.
@@ -50,14 +51,22 @@ export function summarizedHistory(items: readonly HistoryItem[], agent: string):
   while (last >= 0 && conv[last]!.role !== "user") last--;
   if (last < 0) return conv;
   if (agent === "pi") {
-    const text = conv[last]!.content.filter(isText).map((b) => b.text).join("\n");
+    const text = conv[last]!.content.filter(isText)
+      .map((b) => b.text)
+      .join("\n");
     const parsed = readPiConversation(text);
     if (parsed.length > 0) return [...conv.slice(0, last), ...parsed];
   }
   return conv.slice(0, last);
 }
 
-const PI_TAGS = ["[User]: ", "[Assistant thinking]: ", "[Assistant]: ", "[Assistant tool calls]: ", "[Tool result]: "];
+const PI_TAGS = [
+  "[User]: ",
+  "[Assistant thinking]: ",
+  "[Assistant]: ",
+  "[Assistant tool calls]: ",
+  "[Tool result]: ",
+];
 
 /**
  * pi's serialized conversation (`serializeConversation`: `[User]: …`,
@@ -77,7 +86,9 @@ export function readPiConversation(text: string): Message[] {
 
   // Split at blank lines followed by a tag (a part's own text may hold blank lines).
   const parts: { tag: string; text: string }[] = [];
-  for (const chunk of body.split(/\n\n(?=\[(?:User|Assistant thinking|Assistant|Assistant tool calls|Tool result)\]: )/)) {
+  for (const chunk of body.split(
+    /\n\n(?=\[(?:User|Assistant thinking|Assistant|Assistant tool calls|Tool result)\]: )/,
+  )) {
     const tag = PI_TAGS.find((t) => chunk.startsWith(t));
     if (tag) parts.push({ tag, text: chunk.slice(tag.length) });
     else if (parts.length > 0) parts[parts.length - 1]!.text += `\n\n${chunk}`;
@@ -193,7 +204,9 @@ function splitCalls(text: string): { name: string; input: Record<string, unknown
 export function extractiveText(messages: readonly Message[], agent: string): { note: string; text: string } {
   const note = extractiveSummary({ messages });
   const text =
-    agent === "claude-code" ? `<analysis>${EXTRACTIVE_ANALYSIS}</analysis>\n<summary>${note}</summary>` : note;
+    agent === "claude-code"
+      ? `<analysis>${EXTRACTIVE_ANALYSIS}</analysis>\n<summary>${note}</summary>`
+      : note;
   return { note, text };
 }
 
