@@ -11,7 +11,8 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { createGuardCore } from "./core.js";
-import { EXTRACTIVE_ANALYSIS, readPiConversation } from "./answer.js";
+import { EXTRACTIVE_ANALYSIS, readPiConversation, summarizedHistory } from "./answer.js";
+import { readWire } from "./wires.js";
 import { startGuard } from "./server.js";
 import type { GuardOutcome, WireRequest } from "./types.js";
 
@@ -299,6 +300,28 @@ describe("summarizer extractive: the core answers the agent's summarization requ
     assert.equal(r.choices[0].message.role, "assistant");
     assert.equal(r.choices[0].finish_reason, "stop");
     assert.match(r.choices[0].message.content, /lib\/config\.ts/);
+  });
+
+  test("results beside the instruction in its message stay in the summarized history", () => {
+    const items = readWire(
+      "anthropic-messages",
+      JSON.parse(anthropicRequest(false).body.toString("utf8")) as Record<string, unknown>,
+    ).items;
+    const last = items.at(-1)!;
+    last.message = {
+      role: "user",
+      content: [
+        { type: "tool_result", tool_use_id: "t9", content: "deploy.sh finished" },
+        { type: "text", text: CC_PROMPT },
+      ],
+    };
+    const ms = summarizedHistory(items, "claude-code");
+    assert.equal(ms[0]!.role, "user");
+    assert.deepEqual(ms.at(-1), {
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: "t9", content: "deploy.sh finished" }],
+    });
+    assert.ok(!JSON.stringify(ms).includes("CRITICAL"));
   });
 
   test("pi's serialized conversation reads back into paired calls and results", () => {

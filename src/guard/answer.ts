@@ -42,7 +42,7 @@ const PI_SUMMARY_MARKER =
 /**
  * The conversation before the summarization instruction: the request's
  * history less its system prompt and its last user message (the
- * instruction). For pi, whose request carries the conversation as text in
+ * instruction; tool results in that message stay). For pi, whose request carries the conversation as text in
  * `<conversation>` tags, that text read back into messages.
  */
 export function summarizedHistory(items: readonly HistoryItem[], agent: string): Message[] {
@@ -57,7 +57,11 @@ export function summarizedHistory(items: readonly HistoryItem[], agent: string):
     const parsed = readPiConversation(text);
     if (parsed.length > 0) return [...conv.slice(0, last), ...parsed];
   }
-  return conv.slice(0, last);
+  // The instruction's own message goes; results it carries beside it (a turn that ended in a tool call) stay.
+  const results = conv[last]!.content.filter((b) => b.type === "tool_result");
+  return results.length > 0
+    ? [...conv.slice(0, last), { role: "user", content: results }]
+    : conv.slice(0, last);
 }
 
 const PI_TAGS = [
