@@ -31,6 +31,7 @@ import {
   summarizationRequestOf,
   trailingNewTurns,
 } from "./detect.js";
+import { extractiveAnswer } from "./answer.js";
 import { buildSplice, insertAfter, wireCheck } from "./splice.js";
 import { FollowedSessions, SessionJournal } from "./state.js";
 
@@ -264,6 +265,24 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
     }
     let id = sessionOf(request.headers, history);
     const summarizer = summarizationRequestOf(history.items);
+    if (summarizer && options.summarizer === "extractive") {
+      try {
+        const a = extractiveAnswer(history, summarizer);
+        return {
+          outcome: untouched(
+            `answered ${summarizer}'s summarization request itself (extractive, ${a.text.length} chars)`,
+            { wire, session: id.key, respond: a.response },
+          ),
+        };
+      } catch (e) {
+        return {
+          outcome: untouched(
+            `the agent's own summarization request (${summarizer}); not answered (${oneLine(e)}), passed through`,
+            { wire, session: id.key },
+          ),
+        };
+      }
+    }
     if (summarizer)
       return {
         outcome: untouched(

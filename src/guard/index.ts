@@ -5,6 +5,7 @@ export type {
   GuardCoreOptions,
   GuardMode,
   GuardOutcome,
+  GuardResponse,
   GuardVerdict,
   GuardWire,
   WireRequest,
@@ -12,4 +13,5 @@ export type {
 export type { GuardAgent, SessionIdentity } from "./session.js";
 export { sessionOf, sessionFileName } from "./session.js";
 export { routeOf } from "./wires.js";
+export { extractiveAnswer, EXTRACTIVE_ANALYSIS } from "./answer.js";
 export * from "./server.js";

@@ -43,7 +43,9 @@ export interface GuardOptions {
   mode?: GuardMode;
   stateDir?: string;
   anchors?: string;
-  /** The core; default `createGuardCore({ mode, stateDir, anchors })`. Closed by `close()` either way. */
+  /** `extractive`: answer the agents' own summarization requests offline (see `GuardCoreOptions.summarizer`). */
+  summarizer?: "extractive";
+  /** The core; default `createGuardCore({ mode, stateDir, anchors, summarizer })`. Closed by `close()` either way. */
   core?: GuardCore;
   /** Where log lines go (one per verdict, note or error); default standard error. Never given a header. */
   log?: (line: string) => void;
@@ -246,6 +248,7 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
       mode: options.mode ?? "repair",
       stateDir: options.stateDir,
       anchors: options.anchors,
+      summarizer: options.summarizer,
       // What the core finds after the request went out (work done off the request path) is logged too.
       onLate: report,
     });
@@ -286,6 +289,18 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
       outcome = { body: received, changed: false };
     }
     report(outcome);
+    if (outcome.respond) {
+      // The guard's own answer (an agent's summarization request, --summarizer extractive): the upstream is not asked.
+      const r = outcome.respond;
+      res.writeHead(r.status, r.headers);
+      if (Buffer.isBuffer(r.body)) res.end(r.body);
+      else {
+        res.flushHeaders();
+        for (const chunk of r.body) res.write(chunk);
+        res.end();
+      }
+      return;
+    }
     const wire = outcome.wire ?? wireOfPath(path, req.headers);
     const body = outcome.changed ? outcome.body : received;
 

@@ -53,6 +53,14 @@ export interface GuardVerdict {
   messages_after: number;
 }
 
+/** An answer the guard gives the agent itself, instead of forwarding the request (`--summarizer extractive`). */
+export interface GuardResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** The whole body, or the chunks of a stream (server-sent events), written in order. */
+  body: Buffer | readonly Buffer[];
+}
+
 /** What the core answers for one request. */
 export interface GuardOutcome {
   /** The body to send upstream: the very Buffer received when `changed` is false. */
@@ -72,6 +80,13 @@ export interface GuardOutcome {
    * the judge has the last word on) reaches `GuardCoreOptions.onLate`.
    */
   deferred?: boolean;
+  /**
+   * Set when the guard answers the request itself (an agent's own
+   * summarization request, with `summarizer: "extractive"`): the server
+   * writes it to the agent and does not contact the upstream; `body` is
+   * then the untouched request, never sent.
+   */
+  respond?: GuardResponse;
 }
 
 export interface GuardCoreOptions {
@@ -80,6 +95,13 @@ export interface GuardCoreOptions {
   stateDir?: string;
   /** Pinned anchors restated after a repaired compaction. */
   anchors?: string;
+  /**
+   * `extractive`: answer the agent's own summarization request (Claude
+   * Code's, Codex's, pi's) at once, offline, with compact-safe's extractive
+   * note of the history it carries, in the form the agent expects (see
+   * `answer.ts`); the upstream is not asked. Default: forward it.
+   */
+  summarizer?: "extractive";
   /**
    * Called with the outcome of a request answered on the fast path
    * (`deferred`), once it is judged, when the judging has something to tell:

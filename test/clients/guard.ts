@@ -48,14 +48,18 @@
  *   sent, and the request bytes the fake received the client's; then the
  *   fake answers 500, closes the connection before answering and in the
  *   middle of a stream: the client sees each error, the guard stays up and
- *   the next request goes through.
+ *   the next request goes through;
+ * - `--summarizer extractive`: Claude Code's `/compact` through the guard
+ *   completes, the fake receives no summarization request (the guard answers
+ *   it), and the session's compact summary, and the next prompt's request,
+ *   carry compact-safe's extractive note.
  *
  * Every server listens on 127.0.0.1, every run has its own temporary HOME,
  * every process has a time limit (a hung client is killed and reported as
  * a failure), and every process and server started here is ended here.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, request as httpRequest, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -139,10 +143,21 @@ async function startGuardProcess(
   upstream: string,
   port: number,
   stateDir: string,
+  extra: readonly string[] = [],
 ): Promise<GuardProcess> {
   const child = spawn(
     process.execPath,
-    [ctx.cli, "guard", "--upstream", upstream, "--listen", `127.0.0.1:${port}`, "--state", stateDir],
+    [
+      ctx.cli,
+      "guard",
+      "--upstream",
+      upstream,
+      "--listen",
+      `127.0.0.1:${port}`,
+      "--state",
+      stateDir,
+      ...extra,
+    ],
     {
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: stateDir, NO_COLOR: "1" },
       stdio: ["ignore", "ignore", "pipe"],
@@ -757,6 +772,74 @@ async function failingUpstreamCheck(ctx: ClientContext): Promise<SessionVerdict>
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// Claude Code's /compact answered by the guard itself (--summarizer extractive).
+
+/** Headings every extractive note has (src/summarizers/extractive/sections.ts). */
+const NOTE_HEADINGS = ["## Objective", "## Files changed", "## Commands run"];
+
+async function extractiveSummarizerCheck(ctx: ClientContext): Promise<SessionVerdict> {
+  const agent = claudeCode();
+  const check = `${agent.name} /compact through guard --summarizer extractive: answered by the guard, the upstream not asked, the session holds compact-safe's checkpoint`;
+  const fake = await startFakeServer((req, res) => agent.answer(req, res, {}));
+  const home = mkdtempSync(join(tmpdir(), "cs-guard-summ-"));
+  const state = join(home, "guard-state");
+  mkdirSync(state);
+  let guard: GuardProcess | undefined;
+  const fail = (detail: string): SessionVerdict => ({
+    client: "guard",
+    session: agent.session,
+    check,
+    ok: false,
+    detail,
+  });
+  try {
+    guard = await startGuardProcess(ctx, fake.url, await freePort(), state, ["--summarizer", "extractive"]);
+    agent.setup(ctx, home, guard.url);
+    mustPass(`${agent.name} ${PROMPT_1}`, await agent.steps.before(ctx, home, {}));
+    const from = fake.requests.length;
+    const runs = await agent.steps.compact(ctx, home, {});
+    mustPass(`${agent.name} after /compact`, runs.at(-1)!);
+    const asked = modelRequests(fake, "anthropic", from).filter((r) => isCompactionRequest(r.body));
+    if (asked.length > 0)
+      return fail(`the upstream received ${asked.length} summarization request(s) through the guard`);
+    const answered = guard
+      .stderr()
+      .split("\n")
+      .find((l) =>
+        /^guard: answered claude-code's summarization request itself \(extractive, \d+ chars\)$/.test(l),
+      );
+    if (answered === undefined) return fail(`the guard did not say it answered; ${logTail(guard.stderr())}`);
+    // The session file Claude Code wrote: its compact summary is the guard's note.
+    const project = join(home, ".claude", "projects", join(home, "work").replace(/[/.]/g, "-"));
+    const summaries = readdirSync(project)
+      .filter((f) => f.endsWith(".jsonl"))
+      .flatMap((f) => readFileSync(join(project, f), "utf8").split("\n"))
+      .filter((l) => l.includes('"isCompactSummary":true'));
+    const summary = summaries.at(-1);
+    if (summary === undefined) return fail("no isCompactSummary line in the session after /compact");
+    const missing = NOTE_HEADINGS.filter((h) => !summary.includes(h));
+    if (missing.length > 0 || summary.includes(CANNED_SUMMARY.slice(0, 40)))
+      return fail(`the session's summary is not compact-safe's checkpoint (missing ${missing.join(", ")})`);
+    const after = promptRequest(agent, fake, from, PROMPT_2);
+    const carried = NOTE_HEADINGS.every((h) => containsText(after, h));
+    if (!carried) return fail("the request after /compact does not carry compact-safe's checkpoint");
+    return {
+      client: "guard",
+      session: agent.session,
+      check,
+      ok: true,
+      detail: `${answered.slice("guard: ".length)}; no summarization request reached the upstream; the session's compact summary and the next request carry the note (${NOTE_HEADINGS.join(", ")})`,
+    };
+  } catch (e) {
+    return fail((e as Error).message);
+  } finally {
+    if (guard !== undefined) await guard.stop();
+    await fake.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // Streams byte for byte, and failures, with a direct client.
 
 interface WireSample {
@@ -1036,6 +1119,8 @@ export async function guardChecks(ctx: ClientContext): Promise<SessionVerdict[]>
       verdicts.push(...(await agentChecks(ctx, agent)));
     ctx.log("guard: an upstream that fails, with Claude Code");
     verdicts.push(await failingUpstreamCheck(ctx));
+    ctx.log("guard: Claude Code's /compact answered by the guard (--summarizer extractive)");
+    verdicts.push(await extractiveSummarizerCheck(ctx));
   } finally {
     for (const child of started) child.kill("SIGKILL");
   }

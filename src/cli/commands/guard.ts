@@ -1,6 +1,6 @@
 /**
  * `compact-safe guard [--upstream URL] [--listen 127.0.0.1:PORT] [--state DIR] [--mode audit|repair]
- * [--anchors FILE] [--log FILE] [--json] [-- COMMAND ARGS…]`: the guard, a local proxy on the agent's base-URL
+ * [--anchors FILE] [--summarizer extractive] [--log FILE] [--json] [-- COMMAND ARGS…]`: the guard, a local proxy on the agent's base-URL
  * seam (src/guard/server.ts). Its first line on stderr is the URL it listens on (with --json, a
  * `{ "event": "listening", "url" }` object). Without a command it serves until SIGINT or SIGTERM and exits 0;
  * with one it runs the command pointed at the guard (guard-agents.ts), passes SIGTERM and SIGHUP to it (and
@@ -20,6 +20,7 @@ interface GuardFlags {
   state?: string;
   mode?: string;
   anchors?: string;
+  summarizer?: string;
   log?: string;
   json?: boolean;
 }
@@ -40,6 +41,9 @@ async function anchorsText(file: string | undefined): Promise<string | undefined
 export async function runGuard(flags: GuardFlags, command: string[], dashDash: boolean): Promise<number> {
   if (flags.mode !== undefined && flags.mode !== "audit" && flags.mode !== "repair")
     throw usageError(`--mode: expected audit or repair, got ${JSON.stringify(flags.mode)}`);
+  if (flags.summarizer !== undefined && flags.summarizer !== "extractive" && flags.summarizer !== "none")
+    throw usageError(`--summarizer: expected extractive or none, got ${JSON.stringify(flags.summarizer)}`);
+  const summarizer = flags.summarizer === "extractive" ? "extractive" : undefined;
   if (dashDash && command.length === 0) throw usageError("guard: no command after --");
   if (!dashDash && command.length > 0)
     throw usageError(`guard: put the command after -- (compact-safe guard -- ${command.join(" ")})`);
@@ -62,6 +66,7 @@ export async function runGuard(flags: GuardFlags, command: string[], dashDash: b
     mode: (flags.mode as "audit" | "repair" | undefined) ?? "repair",
     stateDir: flags.state,
     anchors,
+    summarizer,
     json: flags.json === true,
     log,
   });
@@ -69,7 +74,10 @@ export async function runGuard(flags: GuardFlags, command: string[], dashDash: b
 
   if (plan === undefined) {
     const where = upstream ?? "by wire (api.anthropic.com, api.openai.com)";
-    if (!flags.json) err(`guard: forwarding to ${where}; mode ${flags.mode ?? "repair"}; Ctrl-C stops it`);
+    if (!flags.json)
+      err(
+        `guard: forwarding to ${where}; mode ${flags.mode ?? "repair"}${summarizer ? "; summarization requests answered extractively" : ""}; Ctrl-C stops it`,
+      );
     await new Promise<void>((resolve) => {
       const stop = () => {
         for (const s of SIGNALS) process.off(s, stop);
@@ -166,6 +174,10 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .option(
       "--anchors <file>",
       "pinned anchors to restate after a repaired compaction (default: the workspace's)",
+    )
+    .option(
+      "--summarizer <name>",
+      "extractive: answer the agent's own summarization request at once, offline, with compact-safe's checkpoint (no model call); none (the default): forward it",
     )
     .option(
       "--log <file>",
