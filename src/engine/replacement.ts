@@ -84,8 +84,17 @@ export function buildCheckpoint(
     `${CHECKPOINT_MARKER}\n${summary.trim()}\n\n` +
     `## Coverage\n${formatReceipt(coverage)}\n\n` +
     `## Anchors\n${anchors.length > 0 ? anchors : "(none)"}\n\n` +
-    `## Live state\n${redactSecrets(renderLiveState(liveState))}`;
+    liveStateSection(liveState);
   return { role: "user", content: [{ type: "text", text }] };
+}
+
+/**
+ * The `## Live state` section of a checkpoint (heading and lines), redacted:
+ * what `buildCheckpoint` writes, and what the guard restates after a
+ * repaired compaction.
+ */
+export function liveStateSection(liveState: LiveState | undefined): string {
+  return `## Live state\n${redactSecrets(renderLiveState(liveState))}`;
 }
 
 /**

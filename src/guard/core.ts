@@ -11,7 +11,9 @@ import type { Message } from "../model/types.js";
 import { allText, isCheckpoint } from "../contract/classify.js";
 import { validateSurvivalContract } from "../contract/validate.js";
 import { estimateTokens } from "../engine/tokens.js";
+import { liveStateSection } from "../engine/replacement.js";
 import { protectedLosses } from "../route/audit.js";
+import { readLiveState } from "../workspace/live-state.js";
 import type {
   GuardCore,
   GuardCoreOptions,
@@ -32,8 +34,9 @@ import {
   trailingNewTurns,
 } from "./detect.js";
 import { extractiveAnswer } from "./answer.js";
-import { buildSplice, insertAfter, wireCheck } from "./splice.js";
+import { buildSplice, insertAfter, wireCheck, type Restated } from "./splice.js";
 import { FollowedSessions, SessionJournal } from "./state.js";
+import { providerEdits } from "./provider-edits.js";
 
 /** Lets the caller of an answered request go on (the request is sent upstream) before more work is done. */
 const offPath = (): Promise<void> => new Promise((r) => setImmediate(r));
@@ -524,6 +527,10 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
       losses: protectedLosses(beforeMsgs, afterMsgs),
       repaired: false,
       repair_refused: null,
+      provider_edits:
+        h.wire === "anthropic-messages"
+          ? providerEdits(h.doc, beforeMsgs, messagesOf(afterAll.slice(after.length)))
+          : null,
       messages_before: before.length,
       messages_after: after.length,
     };
@@ -533,7 +540,11 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
     let spliced: HistoryItem[] | undefined;
     let spliceFrom = 0;
     if (!v.valid && mode === "repair") {
-      const r = repair(h, before, after, newTurns);
+      // The live state is read here, once, at the compaction: the splice is then the same bytes in every later request.
+      const restated: Restated = { anchors: options.anchors };
+      if (options.workspace !== undefined)
+        restated.liveState = liveStateSection(await readLiveState(options.workspace));
+      const r = repair(h, before, after, newTurns, restated);
       if ("refused" in r) verdict.repair_refused = r.refused;
       else {
         verdict.repaired = true;
@@ -594,10 +605,11 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
     before: readonly HistoryItem[],
     after: readonly HistoryItem[],
     newTurns: number,
+    restated: Restated,
   ): { body: Buffer; splice: Splice; spliced: HistoryItem[]; from: number } | { refused: string } {
     const at = lastSummary(after);
     if (at < 0) return { refused: "no summary in the request to place the repair after" };
-    const raw = buildSplice(h.wire, before, after, options.anchors);
+    const raw = buildSplice(h.wire, before, after, restated);
     if (raw.length === 0) return { refused: "nothing of the last round left to splice" };
     const doc = insertAfter(h, at, raw);
     const list = doc[h.listKey] as unknown[];

@@ -232,9 +232,11 @@ describe("the guard's proxy", { timeout: 30_000 }, () => {
       losses: { user_texts: ["Run the tests"], tool_calls: [], tool_results: [], assistant_texts: [] },
       repaired: true,
       repair_refused: null,
+      provider_edits:
+        "the request asks the provider to clear tool results (clear_tool_uses_20250919, keep 1 tool use): the protected round's 2 exchanges may not reach the model",
       messages_before: 40,
       messages_after: 3,
-    } as unknown as GuardVerdict;
+    };
     const core: GuardCore = {
       handle: async (r) => ({ body: r.body, changed: false, verdict }),
       close: async () => {},
@@ -253,11 +255,12 @@ describe("the guard's proxy", { timeout: 30_000 }, () => {
           assert.equal(o.event, "verdict");
           assert.equal(o.session, "s-1");
           assert.equal(o.kept, false);
+          assert.equal(o.provider_edits, verdict.provider_edits);
         } else {
           assert.equal(logs[0], verdictLine(verdict));
           assert.match(
             logs[0],
-            /compaction in s-1 \(claude-code.*40 → 3 messages\): VIOLATION: .*lost 1 user text.*repaired/,
+            /compaction in s-1 \(claude-code.*40 → 3 messages\): VIOLATION: .*lost 1 user text.*repaired.*; provider edits: the request asks the provider to clear tool results \(clear_tool_uses_20250919, keep 1 tool use\)/,
           );
         }
       } finally {

@@ -45,7 +45,9 @@ export interface GuardOptions {
   anchors?: string;
   /** `extractive`: answer the agents' own summarization requests offline (see `GuardCoreOptions.summarizer`). */
   summarizer?: "extractive";
-  /** The core; default `createGuardCore({ mode, stateDir, anchors, summarizer })`. Closed by `close()` either way. */
+  /** The workspace whose live state the repair restates (see `GuardCoreOptions.workspace`). */
+  workspace?: string;
+  /** The core; default `createGuardCore({ mode, stateDir, anchors, summarizer, workspace })`. Closed by `close()` either way. */
   core?: GuardCore;
   /** Where log lines go (one per verdict, note or error); default standard error. Never given a header. */
   log?: (line: string) => void;
@@ -206,14 +208,15 @@ function lostText(v: GuardVerdict): string {
 /** A verdict as one log line: `guard: compaction in SESSION (AGENT, N → M messages): ...`. */
 export function verdictLine(v: GuardVerdict): string {
   const head = `guard: compaction in ${v.session} (${v.agent}, ${v.wire}, ${v.messages_before} → ${v.messages_after} messages)`;
-  if (v.kept) return `${head}: kept the contract`;
+  const edits = v.provider_edits ? `; provider edits: ${v.provider_edits}` : "";
+  if (v.kept) return `${head}: kept the contract${edits}`;
   const lost = lostText(v);
   const repair = v.repaired
     ? "repaired: later requests carry the protected round again"
     : v.repair_refused !== null
       ? `not repaired: ${v.repair_refused}`
       : "not repaired (audit mode)";
-  return `${head}: VIOLATION: ${v.reason ?? "the contract was not kept"}${lost ? ` (${lost})` : ""}; ${repair}`;
+  return `${head}: VIOLATION: ${v.reason ?? "the contract was not kept"}${lost ? ` (${lost})` : ""}; ${repair}${edits}`;
 }
 
 const oneLine = (s: string) => s.replace(/\s*\n\s*/g, " ").trim();
@@ -249,6 +252,7 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
       stateDir: options.stateDir,
       anchors: options.anchors,
       summarizer: options.summarizer,
+      workspace: options.workspace,
       // What the core finds after the request went out (work done off the request path) is logged too.
       onLate: report,
     });

@@ -128,25 +128,58 @@ function chatElement(el: unknown, c: Carried): unknown {
   return el;
 }
 
-/** The anchors as one user element of the wire. */
-export function anchorsElement(wire: GuardWire, anchors: string): unknown {
-  const text = `${ANCHORS_HEADING}\n${anchors}`;
+/**
+ * The heading of the restated element when it carries the live state (with
+ * or without anchors): the lines that follow are the state as read when the
+ * guard saw the compaction, the same bytes in every later request.
+ */
+export const RESTATED_HEADING =
+  "[compact-safe guard] Restated after the compaction (the live state is as read when the compaction was seen, not since):";
+
+/** What the repair restates after the protected round: the pinned anchors, and the live state read at the compaction. */
+export interface Restated {
+  anchors?: string;
+  /** The `## Live state` section as a checkpoint carries it (`liveStateSection`). */
+  liveState?: string;
+}
+
+/**
+ * The text of the restated element: the anchors alone keep their own
+ * heading (the bytes guards have always sent); with the live state, one
+ * heading and the checkpoint's `## Anchors` and `## Live state` sections.
+ * Undefined when there is nothing to restate.
+ */
+export function restatedText(r: Restated): string | undefined {
+  const anchors = r.anchors?.trim() ?? "";
+  const live = r.liveState?.trim() ?? "";
+  if (live === "") return anchors === "" ? undefined : `${ANCHORS_HEADING}\n${anchors}`;
+  return `${RESTATED_HEADING}\n\n${anchors === "" ? "" : `## Anchors\n${anchors}\n\n`}${live}`;
+}
+
+/** One user element of the wire carrying `text`. */
+export function userTextElement(wire: GuardWire, text: string): unknown {
   if (wire === "openai-responses")
     return { type: "message", role: "user", content: [{ type: "input_text", text }] };
   if (wire === "openai-chat") return { role: "user", content: text };
   return { role: "user", content: [{ type: "text", text }] };
 }
 
+/** The anchors as one user element of the wire. */
+export function anchorsElement(wire: GuardWire, anchors: string): unknown {
+  return userTextElement(wire, `${ANCHORS_HEADING}\n${anchors}`);
+}
+
 /**
  * The raw elements to splice: the protected last round of `before` (and the
  * current instructions before it, their text only), mapped back to the raw
- * elements they came from, less what `after` already carries, then the anchors.
+ * elements they came from, less what `after` already carries, then one user
+ * element restating the anchors and the live state (`restatedText`).
  */
 export function buildSplice(
   wire: GuardWire,
   before: readonly HistoryItem[],
   after: readonly HistoryItem[],
-  anchors?: string,
+  restated: Restated = {},
 ): unknown[] {
   const round = protectedRound(messagesOf(before));
   const carried = carriedBy(after);
@@ -167,7 +200,9 @@ export function buildSplice(
       if (el !== undefined) out.push(el);
     }
   }
-  if (anchors && anchors.trim() !== "") out.push(anchorsElement(wire, anchors.trim()));
+  // One element for the anchors and the live state: no second user turn in a row (some Chat backends' templates want turns to alternate).
+  const text = restatedText(restated);
+  if (text !== undefined) out.push(userTextElement(wire, text));
   return out;
 }
 

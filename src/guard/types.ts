@@ -49,6 +49,15 @@ export interface GuardVerdict {
   repaired: boolean;
   /** Why the splice was not sent (null when it was, or when nothing needed repair). */
   repair_refused: string | null;
+  /**
+   * What the provider's own context management, as the request after the
+   * compaction asks for it (Anthropic `context_management.edits`, passed
+   * through unchanged), can clear of what the contract protects: one
+   * sentence, or null when nothing it asks for reaches the protected round
+   * (no edits, `clear_thinking_20251015` with `keep: "all"`, a tool-use
+   * `keep` that covers the round's exchanges). See `provider-edits.ts`.
+   */
+  provider_edits: string | null;
   messages_before: number;
   messages_after: number;
 }
@@ -102,6 +111,13 @@ export interface GuardCoreOptions {
    * `answer.ts`); the upstream is not asked. Default: forward it.
    */
   summarizer?: "extractive";
+  /**
+   * The workspace whose live state (git branch, worktree, HEAD: the
+   * checkpoint's `## Live state` lines) is restated after a repaired
+   * compaction, read when the compaction is seen (not per request: the
+   * splice is the same bytes in every later request). Without it, no live state.
+   */
+  workspace?: string;
   /**
    * Called with the outcome of a request answered on the fast path
    * (`deferred`), once it is judged, when the judging has something to tell:

@@ -207,7 +207,7 @@ describe("compact-safe guard", { timeout: 60_000 }, () => {
     }
   });
 
-  test("refused, one line and exit 2: a non-loopback --listen, a bad --upstream, no command after --, a port in use", async () => {
+  test("refused, one line and exit 2: a non-loopback --listen, a bad --upstream, no command after --, a port in use, a --workspace that is not a folder", async () => {
     const busy = spawnCli(["guard"]);
     const busyUrl = await firstLine(busy);
     try {
@@ -219,6 +219,10 @@ describe("compact-safe guard", { timeout: 60_000 }, () => {
         [["guard", "--"], /no command after --/],
         [["guard", "--listen", `127.0.0.1:${port}`], /port is in use/],
         [["guard", "--mode", "fix"], /--mode: expected audit or repair/],
+        [
+          ["guard", "--workspace", "/nonexistent/compact-safe-ws"],
+          /--workspace \/nonexistent\/compact-safe-ws: not a folder/,
+        ],
       ] as const) {
         const r = await run(args, { timeoutMs: 20_000 });
         assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);

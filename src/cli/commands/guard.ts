@@ -1,6 +1,6 @@
 /**
  * `compact-safe guard [--upstream URL] [--listen 127.0.0.1:PORT] [--state DIR] [--mode audit|repair]
- * [--anchors FILE] [--summarizer extractive] [--log FILE] [--json] [-- COMMAND ARGS…]`: the guard, a local proxy on the agent's base-URL
+ * [--anchors FILE] [--summarizer extractive] [--workspace DIR] [--log FILE] [--json] [-- COMMAND ARGS…]`: the guard, a local proxy on the agent's base-URL
  * seam (src/guard/server.ts). Its first line on stderr is the URL it listens on (with --json, a
  * `{ "event": "listening", "url" }` object). Without a command it serves until SIGINT or SIGTERM and exits 0;
  * with one it runs the command pointed at the guard (guard-agents.ts), passes SIGTERM and SIGHUP to it (and
@@ -10,6 +10,7 @@
 import { spawn } from "node:child_process";
 import { appendFileSync, readFileSync, statSync } from "node:fs";
 import { constants } from "node:os";
+import { resolve } from "node:path";
 import type { Command } from "commander";
 import { EXIT, usageError } from "../errors.js";
 import { err } from "../output.js";
@@ -21,16 +22,17 @@ interface GuardFlags {
   mode?: string;
   anchors?: string;
   summarizer?: string;
+  workspace?: string;
   log?: string;
   json?: boolean;
 }
 
 const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
-async function anchorsText(file: string | undefined): Promise<string | undefined> {
+async function anchorsText(file: string | undefined, workspace: string): Promise<string | undefined> {
   const { MAX_ANCHORS_BYTES, escapeControlCharacters, readAnchors } =
     await import("../../workspace/anchors.js");
-  if (file === undefined) return (await readAnchors(process.cwd()))?.text;
+  if (file === undefined) return (await readAnchors(workspace))?.text;
   const st = statSync(file);
   if (!st.isFile()) throw usageError(`--anchors ${file}: not a regular file`);
   if (st.size > MAX_ANCHORS_BYTES)
@@ -53,7 +55,10 @@ export async function runGuard(flags: GuardFlags, command: string[], dashDash: b
   const plan = command.length > 0 ? planAgent(command) : undefined;
   const upstream = flags.upstream ?? plan?.upstream;
   if (upstream !== undefined) parseUpstream(upstream);
-  const anchors = await anchorsText(flags.anchors);
+  const workspace = resolve(flags.workspace ?? process.cwd());
+  if (flags.workspace !== undefined && !statSync(workspace, { throwIfNoEntry: false })?.isDirectory())
+    throw usageError(`--workspace ${flags.workspace}: not a folder`);
+  const anchors = await anchorsText(flags.anchors, workspace);
 
   const logFile = flags.log;
   const log = (line: string) => {
@@ -67,6 +72,7 @@ export async function runGuard(flags: GuardFlags, command: string[], dashDash: b
     stateDir: flags.state,
     anchors,
     summarizer,
+    workspace,
     json: flags.json === true,
     log,
   });
@@ -178,6 +184,10 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .option(
       "--summarizer <name>",
       "extractive: answer the agent's own summarization request at once, offline, with compact-safe's checkpoint (no model call); none (the default): forward it",
+    )
+    .option(
+      "--workspace <dir>",
+      "workspace for anchors and live state (default: the current folder); its live state (git branch, worktree, HEAD) is read at each compaction the guard repairs",
     )
     .option(
       "--log <file>",

@@ -1,0 +1,232 @@
+/**
+ * The live state in the repair: with a workspace, the element that follows
+ * the protected round restates the checkpoint's `## Live state` lines, read
+ * at the compaction (the same bytes in every later request and after a
+ * restart, though the workspace moved on); without one, no live state.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { validateSurvivalContract } from "../contract/validate.js";
+import { createGuardCore } from "./core.js";
+import { readWire } from "./wires.js";
+import { messagesOf } from "./history.js";
+import { ANCHORS_HEADING, RESTATED_HEADING } from "./splice.js";
+import type { GuardCoreOptions, GuardOutcome, WireRequest } from "./types.js";
+
+function hasGit(): boolean {
+  try {
+    execFileSync("git", ["--version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A git repository on branch feature/x with one commit; `g` runs git in it. */
+function repo(): { ws: string; g: (...args: string[]) => string } {
+  const ws = realpathSync(mkdtempSync(join(tmpdir(), "guard-ws-")));
+  const g = (...args: string[]) =>
+    execFileSync("git", ["-C", ws, "-c", "user.name=t", "-c", "user.email=t@example.com", ...args], {
+      encoding: "utf8",
+    }).trim();
+  g("init", "-q", "-b", "feature/x");
+  writeFileSync(join(ws, "a.txt"), "a");
+  g("add", "a.txt");
+  g("commit", "-q", "-m", "one");
+  return { ws, g };
+}
+
+const TOOLS = [{ name: "Bash", description: "run", input_schema: { type: "object" } }];
+const SUMMARY =
+  "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\nThe parser was fixed.";
+
+function claude(messages: unknown[]): WireRequest {
+  return {
+    method: "POST",
+    url: "/v1/messages?beta=true",
+    headers: { "x-claude-code-session-id": "live-1", "user-agent": "claude-cli/2.1.328" },
+    body: Buffer.from(JSON.stringify({ model: "claude-x", max_tokens: 100, tools: TOOLS, messages })),
+  };
+}
+const user = (text: string) => ({ role: "user", content: [{ type: "text", text }] });
+const call = (id: string) => ({
+  role: "assistant",
+  content: [{ type: "tool_use", id, name: "Bash", input: { command: id } }],
+});
+const result = (id: string) => ({
+  role: "user",
+  content: [{ type: "tool_result", tool_use_id: id, content: `out ${id}` }],
+});
+const HISTORY = [
+  user("fix the parser"),
+  call("t1"),
+  result("t1"),
+  call("t2"),
+  result("t2"),
+  { role: "assistant", content: [{ type: "text", text: "fixed" }] },
+];
+const AFTER = [user(SUMMARY), user("now add a test")];
+
+const listOf = (o: GuardOutcome): Record<string, unknown>[] =>
+  (JSON.parse(o.body.toString("utf8")) as { messages: Record<string, unknown>[] }).messages;
+const textOf = (el: Record<string, unknown>): string =>
+  (el.content as { type: string; text?: string }[]).map((b) => b.text ?? "").join("\n");
+/** The restated element of a spliced request (the one after the round), or undefined. */
+const restatedIn = (list: Record<string, unknown>[]) =>
+  list.find((el) => el.role === "user" && /^\[compact-safe guard\]/.test(textOf(el)));
+const restated = (o: GuardOutcome) => restatedIn(listOf(o));
+
+/** The session through its compaction: the outcome of the first request after it. */
+async function compacted(options: GuardCoreOptions) {
+  const core = createGuardCore(options);
+  await core.handle(claude(HISTORY));
+  const o = await core.handle(claude(AFTER));
+  return { core, o };
+}
+
+test(
+  "with a workspace: the repair restates its live state, read at the compaction, the same bytes later and after a restart",
+  { skip: !hasGit() },
+  async () => {
+    const { ws, g } = repo();
+    const state = mkdtempSync(join(tmpdir(), "guard-live-state-"));
+    try {
+      const head = g("rev-parse", "HEAD");
+      const { core, o } = await compacted({ workspace: ws, anchors: "never push to main", stateDir: state });
+      assert.equal(o.verdict?.kept, false);
+      assert.equal(o.verdict?.repaired, true, o.verdict?.repair_refused ?? "");
+      const list = listOf(o);
+      const el = restatedIn(list);
+      assert.ok(el, "the restated element is spliced");
+      // Placed after the round, before the prompt typed after the compaction.
+      assert.equal(list.indexOf(el), list.length - 2);
+      assert.deepEqual(list.at(-1), AFTER.at(-1));
+      assert.equal(
+        textOf(el),
+        `${RESTATED_HEADING}\n\n## Anchors\nnever push to main\n\n## Live state\n` +
+          `- git branch: feature/x\n- worktree: ${ws}\n- HEAD: ${head}\n- background work: none reported by the host`,
+      );
+      // The spliced request keeps the contract against the history before.
+      const before = messagesOf(readWire("anthropic-messages", { messages: HISTORY }).items);
+      const sent = messagesOf(readWire("anthropic-messages", { messages: list }).items).slice(0, -1);
+      assert.deepEqual(validateSurvivalContract(before, sent, { path: "summary" }), {
+        valid: true,
+        reason: null,
+      });
+
+      // The workspace moves on: later requests still carry the state at the compaction, byte for byte.
+      writeFileSync(join(ws, "b.txt"), "b");
+      g("checkout", "-q", "-b", "other");
+      g("add", "b.txt");
+      g("commit", "-q", "-m", "two");
+      const later = [...AFTER, { role: "assistant", content: [{ type: "text", text: "ok" }] }, user("more")];
+      const o2 = await core.handle(claude(later));
+      assert.equal(o2.changed, true);
+      assert.equal(JSON.stringify(restated(o2)), JSON.stringify(el));
+      await core.close();
+
+      const restarted = createGuardCore({ workspace: ws, anchors: "never push to main", stateDir: state });
+      const o3 = await restarted.handle(
+        claude([
+          ...later,
+          { role: "assistant", content: [{ type: "text", text: "done" }] },
+          user("and more"),
+        ]),
+      );
+      assert.equal(o3.changed, true, o3.note ?? "");
+      assert.equal(
+        JSON.stringify(restated(o3)),
+        JSON.stringify(el),
+        "a restarted guard splices the same bytes",
+      );
+      await restarted.close();
+    } finally {
+      rmSync(ws, { recursive: true, force: true });
+      rmSync(state, { recursive: true, force: true });
+    }
+  },
+);
+
+test("with a workspace outside git: the live state says so; without anchors, the live state alone", async () => {
+  const ws = mkdtempSync(join(tmpdir(), "guard-nogit-"));
+  try {
+    const { o } = await compacted({ workspace: ws });
+    assert.equal(o.verdict?.repaired, true, o.verdict?.repair_refused ?? "");
+    const text = textOf(restated(o)!);
+    assert.ok(text.startsWith(`${RESTATED_HEADING}\n\n## Live state\n`), text);
+    assert.ok(!text.includes("## Anchors"));
+    assert.match(text, /- background work: none reported by the host$/);
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test("without a workspace: no live state (the anchors alone, as before; nothing when there are none)", async () => {
+  const { o } = await compacted({ anchors: "never push to main" });
+  assert.equal(o.verdict?.repaired, true, o.verdict?.repair_refused ?? "");
+  assert.equal(textOf(restated(o)!), `${ANCHORS_HEADING}\nnever push to main`);
+  assert.ok(!o.body.toString("utf8").includes("## Live state"));
+
+  const bare = await compacted({});
+  assert.equal(bare.o.verdict?.repaired, true, bare.o.verdict?.repair_refused ?? "");
+  assert.equal(restated(bare.o), undefined);
+  assert.equal(listOf(bare.o).length, AFTER.length + HISTORY.length);
+});
+
+test("the restated element on the Chat wire (pi): one user element after the round", async () => {
+  const ws = mkdtempSync(join(tmpdir(), "guard-nogit-"));
+  try {
+    const core = createGuardCore({ workspace: ws, anchors: "keep the API stable" });
+    const sys = {
+      role: "system",
+      content: "You are an expert coding assistant operating inside pi, a coding agent harness.",
+    };
+    const tc = (id: string) => ({
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id, type: "function", function: { name: "bash", arguments: "{}" } }],
+    });
+    const chat = (messages: unknown[]): WireRequest => ({
+      method: "POST",
+      url: "/v1/chat/completions",
+      headers: { session_id: "chat-live" },
+      body: Buffer.from(
+        JSON.stringify({ model: "m", messages, tools: [{ type: "function", function: { name: "bash" } }] }),
+      ),
+    });
+    await core.handle(
+      chat([
+        sys,
+        { role: "user", content: "refactor" },
+        tc("a"),
+        { role: "tool", tool_call_id: "a", content: "ra" },
+        { role: "assistant", content: "done" },
+      ]),
+    );
+    const o = await core.handle(
+      chat([
+        sys,
+        {
+          role: "user",
+          content:
+            "The conversation history before this point was compacted into the following summary:\n\nwork",
+        },
+        { role: "user", content: "next" },
+      ]),
+    );
+    assert.equal(o.verdict?.repaired, true, o.verdict?.repair_refused ?? "");
+    const msgs = (JSON.parse(o.body.toString("utf8")) as { messages: { role: string; content: unknown }[] })
+      .messages;
+    const at = msgs.findIndex((m) => typeof m.content === "string" && m.content.startsWith(RESTATED_HEADING));
+    assert.equal(at, msgs.length - 2, "right before the new prompt, after the round");
+    assert.equal(msgs[at - 1]!.content, "done");
+    assert.match(String(msgs[at]!.content), /## Anchors\nkeep the API stable\n\n## Live state\n/);
+    await core.close();
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
