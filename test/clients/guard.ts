@@ -1,9 +1,10 @@
 /**
  * `compact-safe guard` with the real agents (issue 25), in `npm run test:clients`.
  *
- * For Claude Code, Codex and pi (the pinned versions), on one corpus session
- * each, the same scenario runs twice, once straight against the fake model
- * and once through the guard (`node dist/src/cli/main.js guard --upstream
+ * For Claude Code, Codex and pi (the pinned versions, and Claude Code also
+ * at the newest version the registry serves), on one corpus session each,
+ * the same scenario runs twice, once straight against the fake model and
+ * once through the guard (`node dist/src/cli/main.js guard --upstream
  * FAKE --listen 127.0.0.1:PORT --state DIR`, the built CLI):
  *
  * 1. the agent resumes the session with one prompt (request BEFORE, the last
@@ -79,7 +80,7 @@ import {
   requestKind,
 } from "./fake-responses.js";
 import { answer as answerChat, isSummaryRequest, textOf, withCwd } from "./pi.js";
-import { PINNED_CLIENTS } from "./install.js";
+import { installNewestClaude, PINNED_CLIENTS, type NewestClaude } from "./install.js";
 import { runProcess, type ProcessResult } from "./run-process.js";
 import type { ClientContext, SessionVerdict } from "./types.js";
 
@@ -349,17 +350,29 @@ function sessionIdOf(text: string): string {
   return m[1]!;
 }
 
-export function claudeCode(): Agent {
+/** A Claude Code binary: its folder (default: the pinned clients' `ctx.bin`) and its version. */
+export interface ClaudeBinary {
+  bin?: string;
+  version: string;
+}
+
+const PINNED_CLAUDE: ClaudeBinary = { version: PINNED_CLIENTS["@anthropic-ai/claude-code"] };
+
+export function claudeCode(binary: ClaudeBinary = PINNED_CLAUDE): Agent {
   let id = "";
   let env: Record<string, string> = {};
   const claude = (ctx: ClientContext, home: string, prompt: string) =>
-    runProcess(join(ctx.bin, "claude"), ["-p", prompt, "--resume", id, "--output-format", "json"], {
-      cwd: join(home, "work"),
-      env,
-      timeoutMs: AGENT_LIMIT_MS,
-    });
+    runProcess(
+      join(binary.bin ?? ctx.bin, "claude"),
+      ["-p", prompt, "--resume", id, "--output-format", "json"],
+      {
+        cwd: join(home, "work"),
+        env,
+        timeoutMs: AGENT_LIMIT_MS,
+      },
+    );
   return {
-    name: `claude-code ${PINNED_CLIENTS["@anthropic-ai/claude-code"]}`,
+    name: `claude-code ${binary.version}`,
     mechanism: "/compact",
     wire: "anthropic",
     session: CLAUDE_SESSION,
@@ -1109,6 +1122,33 @@ async function streamChecks(ctx: ClientContext): Promise<SessionVerdict[]> {
   return out;
 }
 
+/**
+ * The Claude Code scenarios again with the newest version the registry
+ * serves (installed beside the pinned one). A registry that cannot be
+ * reached is one skipped line; the newest being the pinned one is one
+ * skipped line too (its checks are the pinned ones above).
+ */
+async function newestClaudeChecks(ctx: ClientContext): Promise<SessionVerdict[]> {
+  const check = "claude-code newest the registry serves: the guard scenarios";
+  const verdict = (ok: boolean, detail: string, skipped = false): SessionVerdict[] => [
+    { client: "guard", session: CLAUDE_SESSION, check, ok, detail, ...(skipped ? { skipped } : {}) },
+  ];
+  let newest: NewestClaude;
+  try {
+    newest = await installNewestClaude(ctx.log);
+  } catch (e) {
+    return verdict(false, (e as Error).message);
+  }
+  if ("skipped" in newest) return verdict(false, `not checked: ${newest.skipped}`, true);
+  if (newest.pinned)
+    return verdict(
+      false,
+      `not run again: the newest is the pinned ${newest.version}, whose checks are above`,
+      true,
+    );
+  return agentChecks(ctx, claudeCode({ bin: newest.bin, version: newest.version }));
+}
+
 export async function guardChecks(ctx: ClientContext): Promise<SessionVerdict[]> {
   const verdicts: SessionVerdict[] = [];
   try {
@@ -1117,6 +1157,7 @@ export async function guardChecks(ctx: ClientContext): Promise<SessionVerdict[]>
     // 300 it cuts into the last round (as a last round longer than the setting makes it do).
     for (const agent of [claudeCode(), codex(), pi(), pi(PI_SHORT_KEEP_SESSION, 300)])
       verdicts.push(...(await agentChecks(ctx, agent)));
+    verdicts.push(...(await newestClaudeChecks(ctx)));
     ctx.log("guard: an upstream that fails, with Claude Code");
     verdicts.push(await failingUpstreamCheck(ctx));
     ctx.log("guard: Claude Code's /compact answered by the guard (--summarizer extractive)");

@@ -3,8 +3,10 @@
  * folder outside the tree (they are large downloads: the native binaries of
  * Claude Code and Codex come inside their registry packages):
  * `$COMPACT_SAFE_CLIENTS_DIR`, else `$XDG_CACHE_HOME/compact-safe/clients`,
- * else `~/.cache/compact-safe/clients`, one subfolder per set of pins. An
- * install that finished writes a stamp; a folder without it is reinstalled.
+ * else `~/.cache/compact-safe/clients`, one subfolder per set of pins (and
+ * one, `claude-code-VERSION`, for the newest Claude Code the registry serves,
+ * which the guard checks run beside the pinned one). An install that
+ * finished writes a stamp; a folder without it is reinstalled.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
@@ -26,25 +28,38 @@ export const PINNED_VERSION_LINES = {
   pi: /^0\.73\.1/,
 } as const;
 
-export function clientsDir(): string {
-  const key = createHash("sha256").update(JSON.stringify(PINNED_CLIENTS)).digest("hex").slice(0, 12);
-  const root =
+function clientsRoot(): string {
+  return (
     process.env.COMPACT_SAFE_CLIENTS_DIR ??
-    join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "compact-safe", "clients");
-  return join(root, key);
+    join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "compact-safe", "clients")
+  );
 }
 
-/** Installs the pinned clients unless the cache already holds them; returns the folder of their binaries. */
-export async function installClients(log: (line: string) => void): Promise<string> {
-  const dir = clientsDir();
+export function clientsDir(): string {
+  const key = createHash("sha256").update(JSON.stringify(PINNED_CLIENTS)).digest("hex").slice(0, 12);
+  return join(clientsRoot(), key);
+}
+
+const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+
+/**
+ * Installs `deps` into `dir` unless its stamp says they are there (a folder
+ * without the stamp, or with other deps in it, is reinstalled); returns the
+ * folder of their binaries.
+ */
+async function installInto(
+  dir: string,
+  deps: Readonly<Record<string, string>>,
+  log: (line: string) => void,
+): Promise<string> {
   const stamp = join(dir, "installed.json");
   const bin = join(dir, "node_modules", ".bin");
-  if (existsSync(stamp) && readFileSync(stamp, "utf8") === JSON.stringify(PINNED_CLIENTS)) {
+  if (existsSync(stamp) && readFileSync(stamp, "utf8") === JSON.stringify(deps)) {
     log(`clients: using ${dir}`);
     return bin;
   }
   log(
-    `clients: installing ${Object.entries(PINNED_CLIENTS)
+    `clients: installing ${Object.entries(deps)
       .map(([n, v]) => `${n}@${v}`)
       .join(", ")} into ${dir}`,
   );
@@ -53,12 +68,11 @@ export async function installClients(log: (line: string) => void): Promise<strin
   writeFileSync(
     join(dir, "package.json"),
     JSON.stringify(
-      { private: true, description: "compact-safe real-client tests", dependencies: PINNED_CLIENTS },
+      { private: true, description: "compact-safe real-client tests", dependencies: deps },
       null,
       2,
     ),
   );
-  const npm = process.platform === "win32" ? "npm.cmd" : "npm";
   const r = await runProcess(npm, ["install", "--no-audit", "--no-fund", "--loglevel=error"], {
     cwd: dir,
     env: { HOME: homedir() },
@@ -66,8 +80,75 @@ export async function installClients(log: (line: string) => void): Promise<strin
   });
   if (r.code !== 0)
     throw new Error(`npm install in ${dir} failed (exit ${r.code}): ${r.stderr.trim().slice(-500)}`);
-  writeFileSync(stamp, JSON.stringify(PINNED_CLIENTS));
+  writeFileSync(stamp, JSON.stringify(deps));
   return bin;
+}
+
+/** Installs the pinned clients unless the cache already holds them; returns the folder of their binaries. */
+export function installClients(log: (line: string) => void): Promise<string> {
+  return installInto(clientsDir(), PINNED_CLIENTS, log);
+}
+
+const CLAUDE_PACKAGE = "@anthropic-ai/claude-code";
+
+/** The newest Claude Code the registry serves: installed, or why it is not checked. */
+export type NewestClaude = { bin: string; version: string; pinned: boolean } | { skipped: string };
+
+/**
+ * Asks the registry for the newest Claude Code (`npm view`, 30 s at most)
+ * and installs it into its own cache folder (`claude-code-VERSION`, the same
+ * stamp as the pinned set), then checks its `--version`. The pinned version
+ * reuses the pinned install (`pinned`: its checks are the pinned ones). A
+ * registry that cannot be reached (or answers no version) is `skipped`, with
+ * the reason; an install or a binary that fails throws.
+ */
+export async function installNewestClaude(log: (line: string) => void): Promise<NewestClaude> {
+  let r;
+  try {
+    r = await runProcess(npm, ["view", CLAUDE_PACKAGE, "version", "--fetch-retries=0"], {
+      env: { HOME: homedir() },
+      timeoutMs: 30_000,
+    });
+  } catch (e) {
+    return { skipped: `npm view ${CLAUDE_PACKAGE} could not run: ${(e as Error).message}` };
+  }
+  const version = r.stdout.trim();
+  if (r.code !== 0 || !/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version)) {
+    const lines = `${r.stderr}\n${r.stdout}`
+      .split("\n")
+      .map((l) => l.replace(/^npm (error|ERR!)\s*/, "").trim())
+      .filter((l) => l !== "");
+    const why =
+      r.code === null
+        ? "no answer within 30 s"
+        : (lines.find((l) => /FetchError|request to|\bE\d{3}\b|ENOTFOUND|ETIMEDOUT/.test(l)) ??
+          lines[0] ??
+          `exit ${r.code}, no output`);
+    return { skipped: `npm view ${CLAUDE_PACKAGE} version: ${why.slice(0, 200)}` };
+  }
+  if (version === PINNED_CLIENTS[CLAUDE_PACKAGE]) {
+    log(
+      `clients: the newest ${CLAUDE_PACKAGE} the registry serves is the pinned ${version}: its install is reused`,
+    );
+    return { bin: join(clientsDir(), "node_modules", ".bin"), version, pinned: true };
+  }
+  log(`clients: the newest ${CLAUDE_PACKAGE} the registry serves is ${version}`);
+  const bin = await installInto(
+    join(clientsRoot(), `claude-code-${version}`),
+    { [CLAUDE_PACKAGE]: version },
+    log,
+  );
+  const v = await runProcess(join(bin, "claude"), ["--version"], {
+    env: { HOME: homedir() },
+    timeoutMs: 60_000,
+  });
+  const line = v.stdout.trim().split("\n")[0] ?? "";
+  if (v.code !== 0 || !line.startsWith(`${version} (Claude Code)`))
+    throw new Error(
+      `the newest claude --version printed ${JSON.stringify(line)}; expected "${version} (Claude Code)"`,
+    );
+  log(`clients: claude ${line}`);
+  return { bin, version, pinned: false };
 }
 
 /** Checks that each binary answers `--version` with its pinned version. */

@@ -55,21 +55,25 @@ async function main(): Promise<number> {
   for (const name of only) {
     const started = Date.now();
     const got = await CLIENTS[name]!({ bin, corpus: corpusDir, cli: cliPath, log });
-    for (const v of got)
+    for (const v of got) {
+      const mark = v.skipped === true ? "skip" : v.ok ? "ok  " : "FAIL";
       console.log(
         v.client === "guard"
-          ? `${v.ok ? "ok  " : "FAIL"} guard: ${v.check}  [${v.session}]  ${v.detail}`
-          : `${v.ok ? "ok  " : "FAIL"} ${v.client.padEnd(11)} ${v.session}  [${v.check}]  ${v.detail}`,
+          ? `${mark} guard: ${v.check}  [${v.session}]  ${v.detail}`
+          : `${mark} ${v.client.padEnd(11)} ${v.session}  [${v.check}]  ${v.detail}`,
       );
+    }
     log(`${name}: ${got.length} checks in ${((Date.now() - started) / 1000).toFixed(0)} s`);
     verdicts.push(...got);
   }
-  const failed = verdicts.filter((v) => !v.ok).length;
-  const sessions = new Set(verdicts.map((v) => `${v.client} ${v.session}`)).size;
+  const skipped = verdicts.filter((v) => v.skipped === true).length;
+  const run = verdicts.filter((v) => v.skipped !== true);
+  const failed = run.filter((v) => !v.ok).length;
+  const sessions = new Set(run.map((v) => `${v.client} ${v.session}`)).size;
   console.log(
-    `test:clients: ${verdicts.length - failed}/${verdicts.length} checks passed on ${sessions} sessions (${only.join(", ")})`,
+    `test:clients: ${run.length - failed}/${run.length} checks passed on ${sessions} sessions (${only.join(", ")})${skipped > 0 ? `; ${skipped} skipped` : ""}`,
   );
-  return failed === 0 && verdicts.length > 0 ? 0 : 1;
+  return failed === 0 && run.length > 0 ? 0 : 1;
 }
 
 process.exitCode = await main();

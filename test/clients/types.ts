@@ -20,6 +20,8 @@ export interface SessionVerdict {
   /** What was checked, e.g. "fork A->B", "own /compact + audit". */
   check: string;
   ok: boolean;
+  /** Not run, for a reason outside the project (e.g. the registry cannot be reached): neither pass nor failure. */
+  skipped?: boolean;
   /** One line: what was seen (e.g. "validate ok; B = replacement + 1 system reminder + prompt"). */
   detail: string;
 }
