@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cliPath, exampleSession } from "../support.js";
+import { cliPath, exampleSession, repoRoot } from "../support.js";
 import { oneLineError, run, tempDir, type RunResult } from "./helpers.js";
 
 /** Runs `compact-safe ARGS` with `input` on its standard input. */
@@ -155,4 +155,14 @@ test("validate - REPLACEMENT, audit -, and the errors: named (stdin); restore - 
   const restore = await piped(["restore", "-"], "");
   assert.equal(restore.code, 2);
   assert.match(oneLineError(restore.stderr), /^compact-safe: \(stdin\): restore appends to a journal file/);
+});
+
+test("validate --matrix -: the fixture matrix from standard input; a broken one named (stdin)", async () => {
+  const matrix = readFileSync(join(repoRoot, "contract", "fixtures", "matrix.json"));
+  const r = await piped(["validate", "--matrix", "-"], matrix);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^ok \d+ survival-contract fixtures$/m);
+  const bad = await piped(["validate", "--matrix", "-"], "{");
+  assert.equal(bad.code, 2);
+  assert.match(oneLineError(bad.stderr), /^compact-safe: \(stdin\): not JSON/);
 });

@@ -17,6 +17,7 @@ import type { CompactionPath } from "../../model/index.js";
 import { CliError, EXIT, usageError } from "../errors.js";
 import { loadMessageFile, requireFile } from "../io.js";
 import { err, out, printJson, style } from "../output.js";
+import { readStdin, STDIN_NAME, STDIO } from "../stdin.js";
 import { escapeControlCharacters } from "../../workspace/index.js";
 
 interface ValidateOptions {
@@ -28,6 +29,8 @@ interface ValidateOptions {
 }
 
 async function loadMatrixFile(file: string): Promise<Matrix> {
+  // `-`: the matrix from standard input, as every command reads a session from it.
+  if (file === STDIO) return parseMatrix((await readStdin()).toString("utf8"), STDIN_NAME);
   await requireFile(file);
   let text: string;
   try {
