@@ -6,8 +6,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { gitRepo, hasGit } from "../../test/git-repo.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { validateSurvivalContract } from "../contract/validate.js";
@@ -17,27 +17,10 @@ import { messagesOf } from "./history.js";
 import { ANCHORS_HEADING, RESTATED_HEADING } from "./splice.js";
 import type { GuardCoreOptions, GuardOutcome, WireRequest } from "./types.js";
 
-function hasGit(): boolean {
-  try {
-    execFileSync("git", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** A git repository on branch feature/x with one commit; `g` runs git in it. */
 function repo(): { ws: string; g: (...args: string[]) => string } {
   const ws = realpathSync(mkdtempSync(join(tmpdir(), "guard-ws-")));
-  const g = (...args: string[]) =>
-    execFileSync("git", ["-C", ws, "-c", "user.name=t", "-c", "user.email=t@example.com", ...args], {
-      encoding: "utf8",
-    }).trim();
-  g("init", "-q", "-b", "feature/x");
-  writeFileSync(join(ws, "a.txt"), "a");
-  g("add", "a.txt");
-  g("commit", "-q", "-m", "one");
-  return { ws, g };
+  return { ws, g: gitRepo(ws) };
 }
 
 const TOOLS = [{ name: "Bash", description: "run", input_schema: { type: "object" } }];

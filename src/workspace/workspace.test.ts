@@ -4,6 +4,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gitRepo, hasGit } from "../../test/git-repo.js";
 import {
   AnchorsError,
   BackgroundFileError,
@@ -15,15 +16,6 @@ import {
 } from "./index.js";
 
 const tmp = () => mkdtempSync(join(tmpdir(), "cs-ws-"));
-
-function hasGit(): boolean {
-  try {
-    execFileSync("git", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 test("anchors: missing → null; write, read back, clear", async () => {
   const ws = tmp();
@@ -234,14 +226,7 @@ test(
   { skip: !hasGit() },
   async () => {
     const ws = tmp();
-    const g = (...args: string[]) =>
-      execFileSync("git", ["-C", ws, "-c", "user.name=t", "-c", "user.email=t@example.com", ...args], {
-        encoding: "utf8",
-      }).trim();
-    g("init", "-q", "-b", "feature/x");
-    writeFileSync(join(ws, "a.txt"), "a");
-    g("add", "a.txt");
-    g("commit", "-q", "-m", "one");
+    const g = gitRepo(ws);
     const head = g("rev-parse", "HEAD");
     const s = await readLiveState(join(ws));
     assert.equal(s.gitBranch, "feature/x");
