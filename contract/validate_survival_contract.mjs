@@ -30,7 +30,13 @@ export const BRANCH_SUMMARY_MARKERS = [
   "The following is a summary of a branch that this conversation came back from",
 ];
 
-const RESULT_LIMIT_BYTES = 8192;
+/**
+ * The contract's numbers (schema version 2). A matrix may carry them in its header
+ * (`"constants": {"protected_exchanges": 2, "result_bound_bytes": 8192}`); these are the
+ * contract's own values, used when it does not. The validator reads them from the matrix, never
+ * from the library's code, so it stays an independent check.
+ */
+export const CONTRACT_CONSTANTS = Object.freeze({ protected_exchanges: 2, result_bound_bytes: 8192 });
 const KNOWN_TYPES = new Set([
   "text",
   "thinking",
@@ -235,14 +241,19 @@ export function currentRoundStart(messages) {
   return start;
 }
 
-export function protectedStart(messages, roundStart = currentRoundStart(messages)) {
+export function protectedStart(
+  messages,
+  roundStart = currentRoundStart(messages),
+  constants = CONTRACT_CONSTANTS,
+) {
+  const kept = constants.protected_exchanges;
   const exchanges = toolExchanges(messages);
   const complete = exchanges.filter((e) => e.complete);
   const inRound = countedExchanges(messages).filter((e) => e.index >= roundStart).length;
   // The older of the two most recent complete exchanges; a lone complete exchange is protected too.
-  const q = complete.length > 0 ? complete[Math.max(0, complete.length - 2)].index : undefined;
+  const q = complete.length > 0 ? complete[Math.max(0, complete.length - kept)].index : undefined;
   // The rules leave a long round with fewer than two complete exchanges open; fall back to R.
-  let p = inRound <= 2 ? Math.min(roundStart, q ?? roundStart) : (q ?? roundStart);
+  let p = inRound <= kept ? Math.min(roundStart, q ?? roundStart) : (q ?? roundStart);
   for (let changed = true; changed;) {
     changed = false;
     for (let j = p; j < messages.length && !changed; j++) {
@@ -271,16 +282,16 @@ const truncationMarker = (n) =>
   `\n[compact-safe: tool result truncated; original ${n} bytes of UTF-8, kept head and tail]\n`;
 
 /** Whether `replacement` is `original` or a correctly bounded head+tail copy of it. */
-export function isBoundedCopy(original, replacement) {
+export function isBoundedCopy(original, replacement, limit = CONTRACT_CONSTANTS.result_bound_bytes) {
   if (replacement === original) return true;
   if (typeof original !== "string" || typeof replacement !== "string") return false;
   const n = utf8Bytes(original);
-  if (n <= RESULT_LIMIT_BYTES) return false;
+  if (n <= limit) return false;
   const marker = truncationMarker(n);
   for (let at = replacement.indexOf(marker); at >= 0; at = replacement.indexOf(marker, at + 1)) {
     const head = replacement.slice(0, at);
     const tail = replacement.slice(at + marker.length);
-    if (utf8Bytes(head) + utf8Bytes(tail) > RESULT_LIMIT_BYTES) continue;
+    if (utf8Bytes(head) + utf8Bytes(tail) > limit) continue;
     if (!original.startsWith(head) || !original.endsWith(tail)) continue;
     const last = head.charCodeAt(head.length - 1);
     const first = tail.charCodeAt(0);
@@ -303,18 +314,19 @@ function resultBytes(r) {
 }
 
 /** Whether `r` keeps the protected result `b` under the contract (bounded content, same is_error, nested blocks). */
-function keepsResult(b, r) {
-  if (!isBoundedCopy(b.content, r.content)) return false;
+function keepsResult(b, r, limit) {
+  if (!isBoundedCopy(b.content, r.content, limit)) return false;
   if ((b.is_error === true) !== (r.is_error === true)) return false;
   // Nested blocks stay as they are, or go with a result over the bound.
   const kept = Array.isArray(r.content_blocks) ? r.content_blocks : [];
-  if (kept.length === 0 && resultBytes(b) > RESULT_LIMIT_BYTES) return true;
+  if (kept.length === 0 && resultBytes(b) > limit) return true;
   return deepEqual(Array.isArray(b.content_blocks) ? b.content_blocks : [], kept);
 }
 
-export function validateLastRoundCoverage(original, replacement, _opts = {}) {
+export function validateLastRoundCoverage(original, replacement, opts = {}) {
+  const constants = opts.constants ?? CONTRACT_CONSTANTS;
   const roundStart = currentRoundStart(original);
-  const p = protectedStart(original, roundStart);
+  const p = protectedStart(original, roundStart, constants);
   // Every block of the replacement, each usable once: a protected item needs a copy of its own.
   const pool = replacement.flatMap((m) => blocksOf(m).map((b) => ({ m, b, used: false })));
   const take = (pred) => {
@@ -359,7 +371,7 @@ export function validateLastRoundCoverage(original, replacement, _opts = {}) {
         case "tool_result": {
           const same = (r) => r.type === "tool_result" && r.tool_use_id === b.tool_use_id;
           if (!exists(same)) return fail(`last round: tool result ${JSON.stringify(b.tool_use_id)} missing`);
-          if (!take((r) => same(r) && keepsResult(b, r))) {
+          if (!take((r) => same(r) && keepsResult(b, r, constants.result_bound_bytes))) {
             return fail(
               `last round: tool result ${JSON.stringify(b.tool_use_id)} altered (content, is_error or content_blocks) or badly truncated`,
             );
@@ -580,6 +592,22 @@ function checkMessages(list, where) {
   });
 }
 
+/** A matrix header's `constants`: positive integers, each one the contract names. */
+function checkConstants(c) {
+  if (c === null || typeof c !== "object" || Array.isArray(c))
+    throw new MatrixError(`constants: must be an object`);
+  for (const [k, v] of Object.entries(c)) {
+    if (!(k in CONTRACT_CONSTANTS))
+      throw new MatrixError(`constants.${k}: unknown (known: ${Object.keys(CONTRACT_CONSTANTS).join(", ")})`);
+    if (!Number.isInteger(v) || v < 1) throw new MatrixError(`constants.${k}: must be a positive integer`);
+  }
+}
+
+/** The contract's numbers for a matrix: its header's, else the contract's own. */
+export function matrixConstants(matrix) {
+  return Object.freeze({ ...CONTRACT_CONSTANTS, ...(matrix.constants ?? {}) });
+}
+
 /** Reads and checks one matrix; throws MatrixError with `<shown>: <json path>: <reason>`. */
 export function loadMatrix(file, shown = file) {
   let text;
@@ -599,6 +627,7 @@ export function loadMatrix(file, shown = file) {
       throw new MatrixError("(root): not an object");
     if (data.schema_version !== 2)
       throw new MatrixError(`schema_version: expected 2, got ${JSON.stringify(data.schema_version)}`);
+    if ("constants" in data) checkConstants(data.constants);
     if (!Array.isArray(data.cases)) throw new MatrixError(`cases: missing array`);
     const ids = new Set();
     data.cases.forEach((c, i) => {
@@ -629,8 +658,8 @@ export function loadMatrix(file, shown = file) {
 }
 
 /** Runs one case; returns null when it agrees, else the disagreement text. */
-export function runCase(c) {
-  const opts = { anchors: c.anchors, path: c.path ?? "summary" };
+export function runCase(c, constants = CONTRACT_CONSTANTS) {
+  const opts = { anchors: c.anchors, path: c.path ?? "summary", constants };
   const coverage = validateLastRoundCoverage(c.original, c.replacement, opts);
   const verdict = validateSurvivalContract(c.original, c.replacement, opts);
   if (!coverage.valid && verdict.valid) return `coverage failed (${coverage.reason}) but the contract passed`;
@@ -661,8 +690,9 @@ function main(argv) {
   let agreed = 0;
   let disagreed = 0;
   for (const [display, matrix] of matrices) {
+    const constants = matrixConstants(matrix);
     for (const c of matrix.cases) {
-      const problem = runCase(c);
+      const problem = runCase(c, constants);
       if (problem === null) agreed++;
       else {
         disagreed++;

@@ -23,6 +23,8 @@ import {
   placeholderKind,
   isContentFree,
 } from "./index.js";
+import { MATRIX_CONSTANTS } from "./matrix.js";
+import { CONSTANTS } from "../model/constants.js";
 import { checkpointSummaryPart } from "./validate.js";
 import { projectMatrix, repoRoot } from "../../test/support.js";
 import { matrixAgreementTests } from "../../test/matrix-agreement.js";
@@ -63,6 +65,58 @@ test("matrix errors name the file and the JSON path", () => {
       e.message === 'm.json: cases[0].original[0].content[0] (tool_use): missing "id"',
   );
   assert.throws(() => loadMatrix("/nonexistent/matrix.json"), /no such file/);
+});
+
+test("the project matrix's header carries the contract's numbers this build enforces", () => {
+  const m = loadMatrix(projectMatrix);
+  assert.deepEqual(m.constants, MATRIX_CONSTANTS);
+  assert.deepEqual(MATRIX_CONSTANTS, {
+    protected_exchanges: CONSTANTS.protectedExchanges,
+    result_bound_bytes: CONSTANTS.resultBoundBytes,
+  });
+  // A matrix written for other numbers is refused with a reason, never judged by these rules.
+  const other = (constants: unknown): string => JSON.stringify({ schema_version: 2, constants, cases: [] });
+  assert.throws(
+    () => parseMatrix(other({ protected_exchanges: 3 }), "m.json"),
+    (e: unknown) =>
+      e instanceof MatrixError &&
+      e.message ===
+        "m.json: constants.protected_exchanges: 3, but this compact-safe enforces 2; use the validator of those rules",
+  );
+  assert.throws(() => parseMatrix(other({ exchanges: 2 }), "m.json"), /constants\.exchanges: unknown/);
+  assert.throws(() => parseMatrix(other([2]), "m.json"), /constants: expected an object/);
+});
+
+test("the dependency-free validator reads the contract's numbers from the matrix header", async () => {
+  const mjs = (await import(
+    pathToFileURL(join(repoRoot, "contract", "validate_survival_contract.mjs")).href
+  )) as {
+    CONTRACT_CONSTANTS: Record<string, number>;
+    validateLastRoundCoverage: (o: Message[], r: Message[], opts?: object) => { valid: boolean };
+    matrixConstants: (m: object) => Record<string, number>;
+  };
+  assert.deepEqual(mjs.CONTRACT_CONSTANTS, MATRIX_CONSTANTS);
+  // The round holds one exchange, so the one before the latest instruction is protected too (two
+  // kept); with one kept, dropping it is allowed.
+  const original = [u("read a"), call("a"), result("a"), u("now read b"), call("b"), result("b")];
+  const replacement = original.slice(3);
+  const verdict = (constants?: object) =>
+    mjs.validateLastRoundCoverage(original, replacement, constants ? { constants } : {}).valid;
+  assert.equal(verdict(), false);
+  assert.equal(verdict(mjs.matrixConstants({ constants: { protected_exchanges: 2 } })), false);
+  assert.equal(verdict(mjs.matrixConstants({ constants: { protected_exchanges: 1 } })), true);
+  // The result bound too: a 9,000-byte result cut to 8,192 is a bounded copy only under the default.
+  const big = "x".repeat(9000);
+  const marker = `\n[compact-safe: tool result truncated; original 9000 bytes of UTF-8, kept head and tail]\n`;
+  const cut = [u("go"), call("c"), result("c", big)];
+  const kept = [u("go"), call("c"), result("c", big.slice(0, 4096) + marker + big.slice(-4096))];
+  assert.equal(mjs.validateLastRoundCoverage(cut, kept).valid, true);
+  assert.equal(
+    mjs.validateLastRoundCoverage(cut, kept, {
+      constants: mjs.matrixConstants({ constants: { result_bound_bytes: 4096 } }),
+    }).valid,
+    false,
+  );
 });
 
 test("the rules table and docs/SURVIVAL_CONTRACT.md name the same kinds, blocks, live-state fields and schema version", () => {

@@ -6,6 +6,7 @@ import { JsonDepthError, parseJsonLimited } from "../model/depth.js";
 import { validateLastRoundCoverage, validateSurvivalContract } from "./validate.js";
 import { currentRoundStart } from "./rounds.js";
 import { CompactSafeError } from "../model/errors.js";
+import { CONSTANTS } from "../model/constants.js";
 
 export interface MatrixCase {
   id: string;
@@ -17,9 +18,42 @@ export interface MatrixCase {
   replacement: Message[];
 }
 
+/**
+ * The contract's numbers a matrix may carry in its header, for validators that do not share the
+ * library's code (`contract/validate_survival_contract.mjs` reads them from there).
+ */
+export interface MatrixConstants {
+  protected_exchanges?: number;
+  result_bound_bytes?: number;
+}
+
+/** The header this build writes and enforces: its own `CONSTANTS`. */
+export const MATRIX_CONSTANTS: Readonly<Required<MatrixConstants>> = Object.freeze({
+  protected_exchanges: CONSTANTS.protectedExchanges,
+  result_bound_bytes: CONSTANTS.resultBoundBytes,
+});
+
 export interface Matrix {
   schema_version: number;
+  constants?: MatrixConstants;
   cases: MatrixCase[];
+}
+
+/** A header's numbers must be the ones this build enforces: a matrix for other rules is refused, not misjudged. */
+function checkConstants(c: unknown, file: string): void {
+  if (c === null || typeof c !== "object" || Array.isArray(c))
+    throw new MatrixError(`${file}: constants: expected an object`);
+  for (const [k, v] of Object.entries(c)) {
+    if (!(k in MATRIX_CONSTANTS))
+      throw new MatrixError(
+        `${file}: constants.${k}: unknown (known: ${Object.keys(MATRIX_CONSTANTS).join(", ")})`,
+      );
+    const own = MATRIX_CONSTANTS[k as keyof MatrixConstants];
+    if (v !== own)
+      throw new MatrixError(
+        `${file}: constants.${k}: ${JSON.stringify(v)}, but this compact-safe enforces ${own}; use the validator of those rules`,
+      );
+  }
 }
 
 export class MatrixError extends CompactSafeError {
@@ -42,8 +76,11 @@ export function parseMatrix(text: string, file: string): Matrix {
   const d = data as Partial<Matrix>;
   if (d === null || typeof d !== "object" || Array.isArray(d))
     throw new MatrixError(`${file}: expected an object { schema_version, cases }`);
-  if (d.schema_version !== 2)
-    throw new MatrixError(`${file}: schema_version: expected 2, got ${JSON.stringify(d.schema_version)}`);
+  if (d.schema_version !== CONSTANTS.schemaVersion)
+    throw new MatrixError(
+      `${file}: schema_version: expected ${CONSTANTS.schemaVersion}, got ${JSON.stringify(d.schema_version)}`,
+    );
+  if (d.constants !== undefined) checkConstants(d.constants, file);
   if (!Array.isArray(d.cases)) throw new MatrixError(`${file}: cases: expected an array`);
   const ids = new Set<string>();
   d.cases.forEach((c, i) => {

@@ -5,6 +5,7 @@
 import type { Message } from "../model/types.js";
 import { isAssistantRole, isToolResult, isToolUse } from "../model/blocks.js";
 import { isPlainUser } from "./classify.js";
+import { CONSTANTS } from "../model/constants.js";
 
 export interface ProtectedRound {
   /** Start of the current round (the latest plain user message, or the walk-back target). */
@@ -13,7 +14,7 @@ export interface ProtectedRound {
   regionStart: number;
   /** Indices of the plain user messages that are the current instructions (each checked on its own). */
   instructionIndices: number[];
-  /** Calling indices of the two most recent complete exchanges (older first), when they exist. */
+  /** Calling indices of the `CONSTANTS.protectedExchanges` most recent complete exchanges (older first), when they exist. */
   protectedExchangeIndices: number[];
   /** Ids of calls with no result anywhere in the history. */
   unresolvedCallIds: string[];
@@ -139,7 +140,7 @@ export function protectedRound(messages: readonly Message[]): ProtectedRound {
 
   // The two most recent complete exchanges, and how many exchanges the round holds.
   const protectedExchangeIndices: number[] = [];
-  for (let x = n - 1; x >= 0 && protectedExchangeIndices.length < 2; x--) {
+  for (let x = n - 1; x >= 0 && protectedExchangeIndices.length < CONSTANTS.protectedExchanges; x--) {
     if (t.pending[x] === 0) protectedExchangeIndices.unshift(t.callIndex[x]!);
   }
   // The older of the (at most two) protected exchanges: with only one complete exchange in the
@@ -148,7 +149,7 @@ export function protectedRound(messages: readonly Message[]): ProtectedRound {
   let inRound = 0;
   for (let x = counted - 1; x >= 0 && t.callIndex[x]! >= roundStart; x--) inRound++;
 
-  let start = inRound <= 2 ? Math.min(roundStart, olderIndex ?? roundStart) : (olderIndex ?? roundStart);
+  let start = inRound <= CONSTANTS.protectedExchanges ? Math.min(roundStart, olderIndex ?? roundStart) : (olderIndex ?? roundStart);
 
   // Widen until no split falls between a call and its result, or after an unresolved call.
   for (let changed = true; changed;) {

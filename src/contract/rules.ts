@@ -5,7 +5,9 @@
  * `docs/SURVIVAL_CONTRACT.md` is the prose version; a test keeps them in step.
  */
 
-export const SCHEMA_VERSION = 2;
+import { CONSTANTS } from "../model/constants.js";
+
+export const SCHEMA_VERSION = CONSTANTS.schemaVersion;
 
 export interface KindRule {
   kind: string;

@@ -205,9 +205,6 @@ function errorResult(kind: CompactErrorKind, message: string, attempts: number):
   return { ok: false, error: { kind, message, attempts } };
 }
 
-/** Tokens a stub costs at most (its text is about 200 characters). */
-const STUB_TOKENS = 80;
-
 /**
  * The history's estimated size, what each provider would receive of it, and
  * an upper bound on what pruning can save: every message before the region
@@ -230,7 +227,7 @@ export function measureForPrune(
     if (i >= regionStart) continue;
     let results = 0;
     for (const b of m.content) if (isToolResult(b)) results++;
-    if (results > 0) pruneSavingsBound += Math.max(0, cost - results * STUB_TOKENS);
+    if (results > 0) pruneSavingsBound += Math.max(0, cost - results * CONSTANTS.stubTokens);
   }
   return { tokens, sent, pruneSavingsBound };
 }

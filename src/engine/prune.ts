@@ -13,9 +13,8 @@ import { isText, isToolResult, isToolUse } from "../model/blocks.js";
 import { utf8Length } from "../contract/bounds.js";
 import { isBranchSummary, isCheckpoint } from "../contract/classify.js";
 import { redactSecrets, redactValue } from "./redact.js";
+import { CONSTANTS } from "../model/constants.js";
 
-/** Results above this size (UTF-8 bytes) outside the protected round become stubs. */
-export const PRUNE_MIN_BYTES = 240;
 /** Tool arguments quoted in a stub are bounded to this many characters. */
 export const STUB_ARGS_CHARS = 200;
 
@@ -158,7 +157,7 @@ export function pruneOldResults(
       const bytes = utf8Length(b.content);
       const images = b.content_blocks?.length ?? 0;
       const stub =
-        repeated || bytes > PRUNE_MIN_BYTES
+        repeated || bytes > CONSTANTS.pruneMinBytes
           ? stubText(calls.get(b.tool_use_id), bytes, repeated ? "repeated" : "large")
           : undefined;
       const replace = stub !== undefined && utf8Length(stub) < bytes;

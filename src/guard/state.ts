@@ -17,6 +17,7 @@ import { activePath, newEntryId, nowIso, projectPath } from "../journal/tree.js"
 import { rawKey, type HistoryItem } from "./history.js";
 import { sessionFileName } from "./session.js";
 import type { GuardWire } from "./types.js";
+import { CONSTANTS } from "../model/constants.js";
 
 /** What the guard writes in its repair's compaction entry (`payload.guard`). */
 export interface GuardRepairRecord {
@@ -135,7 +136,7 @@ export class SessionJournal {
     const header = headerEntry({
       session_id: key,
       created_at: created,
-      schema_version: 2,
+      schema_version: CONSTANTS.schemaVersion,
       source_format: `guard:${wire}`,
       agent,
       wire,

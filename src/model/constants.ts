@@ -4,8 +4,19 @@
  * does). Change one here and it changes everywhere.
  */
 export const CONSTANTS = Object.freeze({
+  /** The survival contract's schema version: journals, matrices and verdicts carry it. */
+  schemaVersion: 2 as const,
+  /**
+   * The protected round keeps this many of the most recent complete tool exchanges, and reaches back
+   * before the latest instruction for them when the round itself holds no more than this many.
+   */
+  protectedExchanges: 2,
   /** A protected tool result keeps at most this many bytes of UTF-8 (head and tail), nested blocks included. */
   resultBoundBytes: 8192,
+  /** Tool results above this size (UTF-8 bytes) outside the protected round become stubs (prune-only). */
+  pruneMinBytes: 240,
+  /** Tokens a stub costs at most (its text is about 200 characters). */
+  stubTokens: 80,
   /** Token budget for older plain user messages retained beside the checkpoint. */
   retainedUserTokens: 20_000,
   /** Size cap of a summary, in tokens (the budget the target leaves is held under it). */

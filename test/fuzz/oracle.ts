@@ -37,6 +37,7 @@
 import type { Block, Message } from "../../src/model/types.js";
 import { toAnthropicRequest, toOpenAIRequest } from "../../src/formats/index.js";
 import { fastEstimator } from "../../src/engine/tokens.js";
+import { CONSTANTS } from "../../src/model/constants.js";
 import { CHECKPOINT_MARKERS, PLANTED_TAG } from "./mutate.js";
 
 const OWN_MARKER = "[compact-safe checkpoint]";
@@ -234,10 +235,13 @@ export function protectedRegion(ms: readonly Message[]): Region {
     for (let i = 0; i < newest.at; i++) if (plainUser(ms[i]!)) roundStart = i;
   }
   const complete = exchanges.filter((e) => e.results.every((r) => r >= 0));
-  const recent = complete.slice(-2);
+  const recent = complete.slice(-CONSTANTS.protectedExchanges);
   const older = recent.length > 0 ? recent[0]!.at : undefined;
   const inRound = counted.filter((e) => e.at >= roundStart).length;
-  let start = inRound <= 2 ? Math.min(roundStart, older ?? roundStart) : (older ?? roundStart);
+  let start =
+    inRound <= CONSTANTS.protectedExchanges
+      ? Math.min(roundStart, older ?? roundStart)
+      : (older ?? roundStart);
   for (let changed = true; changed;) {
     changed = false;
     for (const e of exchanges) {

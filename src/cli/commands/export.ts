@@ -17,6 +17,7 @@ import { sessionWarnings, loadSession, parseFormat, sessionLive, type Session } 
 import { err, style } from "../output.js";
 import { inputFiles } from "../stdin.js";
 import { writeOut } from "../write-out.js";
+import { CONSTANTS } from "../../model/constants.js";
 
 interface ExportOptions {
   to: "anthropic" | "openai" | "responses" | "journal";
@@ -40,7 +41,7 @@ export function liveJournal(session: Session, live: readonly Message[]): Journal
       : headerEntry({
           session_id: newEntryId(),
           created_at: created,
-          schema_version: 2,
+          schema_version: CONSTANTS.schemaVersion,
           source_format: session.format,
           exported_from: session.file,
         });
