@@ -63,7 +63,7 @@ import { fileURLToPath } from "node:url";
 import { importFile } from "../src/formats/index.js";
 import { liveContext } from "../src/journal/tree.js";
 import { estimateTokens } from "../src/engine/tokens.js";
-import { redactSecrets } from "../src/engine/redact.js";
+import { redactSecrets } from "../src/redact/redact.js";
 import type { Message } from "../src/model/index.js";
 import { syntheticSession } from "./synthetic.js";
 import { gc, parseSessionText, timeMs, timeMsAsync, WARMUP_MS, WARMUP_RUNS } from "./timing.js";

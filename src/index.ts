@@ -77,7 +77,7 @@ export {
   type PressureOptions,
 } from "./engine/pressure.js";
 export { estimateTokens, fastEstimator, exactEstimator, type TokenEstimator } from "./engine/tokens.js";
-export { redactSecrets } from "./engine/redact.js";
+export { redactSecrets } from "./redact/redact.js";
 export type { LiveState } from "./engine/live-state.js";
 
 // summarizers: the embedded extractive one (default, offline) and the LLM ones

@@ -18,7 +18,7 @@
  * write to files. They are the user's own data, byte for byte (`writeData`).
  */
 import type { WriteStream } from "node:tty";
-import { redactSecrets } from "../engine/redact.js";
+import { redactSecrets } from "../redact/redact.js";
 import { mapStrings, showControls } from "../report/visible.js";
 
 type Stream = NodeJS.WriteStream | WriteStream;

@@ -39,7 +39,7 @@ import {
 } from "./replacement.js";
 import { pruneOldResults, type PruneStats } from "./prune.js";
 import { clearBilledUsage, defaultTarget } from "./pressure.js";
-import { openRedactionScope, redactSecrets } from "./redact.js";
+import { openRedactionScope, redactSecrets } from "../redact/redact.js";
 import type { LiveState } from "./live-state.js";
 import { CONSTANTS } from "../model/constants.js";
 

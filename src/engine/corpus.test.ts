@@ -14,7 +14,7 @@ import { liveContext } from "../journal/index.js";
 import { validateSurvivalContract, isCheckpoint } from "../contract/index.js";
 import { compactMessagesSafe } from "./compact.js";
 import { estimateTokens } from "./tokens.js";
-import { redactSecrets } from "./redact.js";
+import { redactSecrets } from "../redact/redact.js";
 import { corpusDir, corpusFiles, corpusSuite, deepFreeze } from "../../test/support.js";
 
 corpusSuite("engine", () => {

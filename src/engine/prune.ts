@@ -12,7 +12,7 @@ import type { Block, Message, ToolResultBlock, ToolUseBlock } from "../model/typ
 import { isText, isToolResult, isToolUse } from "../model/blocks.js";
 import { utf8Length } from "../contract/bounds.js";
 import { isBranchSummary, isCheckpoint } from "../contract/classify.js";
-import { redactSecrets, redactValue } from "./redact.js";
+import { redactSecrets, redactValue } from "../redact/redact.js";
 import { CONSTANTS } from "../model/constants.js";
 
 /** Tool arguments quoted in a stub are bounded to this many characters. */

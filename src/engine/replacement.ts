@@ -13,7 +13,7 @@ import { boundResultContent, resultOverBound } from "../contract/bounds.js";
 import { validateSurvivalContract } from "../contract/validate.js";
 import { estimateTokens, fastEstimator, type TokenEstimator } from "./tokens.js";
 import { renderLiveState, type LiveState } from "./live-state.js";
-import { redactRepeated, redactSecrets } from "./redact.js";
+import { redactRepeated, redactSecrets } from "../redact/redact.js";
 import { CONSTANTS } from "../model/constants.js";
 
 export const DEFAULT_RETAINED_USER_TOKENS = CONSTANTS.retainedUserTokens;

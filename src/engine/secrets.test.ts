@@ -8,7 +8,7 @@ import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import type { Block, Message } from "../model/types.js";
 import { compactMessagesSafe, type CompactResult } from "./compact.js";
-import { redactSecretsWithReport } from "./redact.js";
+import { redactSecretsWithReport } from "../redact/redact.js";
 import { extractiveSummarizer } from "../summarizers/extractive.js";
 import { openaiCompatibleSummarizer } from "../summarizers/openai.js";
 import { anthropicSummarizer } from "../summarizers/anthropic.js";

@@ -20,7 +20,7 @@ import { protectedRound } from "../contract/rounds.js";
 import { isAlreadyBounded } from "../contract/bounds.js";
 import { auditCompaction, type CompactionAudit } from "../route/audit.js";
 import { activePath, projectPath } from "../journal/tree.js";
-import { redactedHead, redactedTail, redactSecrets } from "../engine/redact.js";
+import { redactedHead, redactedTail, redactSecrets } from "../redact/redact.js";
 import { STUB_PREFIX } from "../engine/prune.js";
 import { blockCostText, fastEstimator, type TokenEstimator } from "../engine/tokens.js";
 

@@ -23,7 +23,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { protectedRound } from "../contract/rounds.js";
 import { isText } from "../model/blocks.js";
-import { redactSecrets, redactValue } from "../engine/redact.js";
+import { redactSecrets, redactValue } from "../redact/redact.js";
 import { importFile } from "../formats/detect.js";
 import type { FormatName } from "../formats/types.js";
 import { liveContext } from "../journal/tree.js";

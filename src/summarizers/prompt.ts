@@ -24,7 +24,7 @@ import {
   safeHead,
   safeTail,
 } from "./transcript.js";
-import { redactLines, redactRepeated, redactSecrets } from "../engine/redact.js";
+import { redactLines, redactRepeated, redactSecrets } from "../redact/redact.js";
 import { unwrapUserText } from "./extractive/user-text.js";
 
 /**

@@ -9,7 +9,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import type { Message } from "../model/index.js";
-import { redactSecrets } from "../engine/redact.js";
+import { redactSecrets } from "../redact/redact.js";
 import { buildUserPrompt } from "./prompt.js";
 import {
   FOLLOWING_CHARS,

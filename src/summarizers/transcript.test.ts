@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { oneLine, oneLineWindow, patchPaths, safeHead } from "./transcript.js";
-import { headWindow } from "../engine/redact.js";
+import { headWindow } from "../redact/redact.js";
 
 /** The definition `oneLine` must give: every white-space run collapsed to one space, trimmed, cut to `max`. */
 const reference = (s: string, max: number): string => safeHead(s.replace(/\s+/g, " ").trim(), max);

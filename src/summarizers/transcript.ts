@@ -10,7 +10,7 @@ import {
   isCheckpoint as isCheckpointMessage,
   isPlainUser as isPlainUserMessage,
 } from "../contract/classify.js";
-import { headWindow, redactedHead, redactedTail, safeHead, safeTail } from "../engine/redact.js";
+import { headWindow, redactedHead, redactedTail, safeHead, safeTail } from "../redact/redact.js";
 
 // Checkpoint and plain-user recognition are contract rules: one implementation, in src/contract.
 export { checkpointMarkerOf, isCheckpointMessage, isPlainUserMessage, textOf };

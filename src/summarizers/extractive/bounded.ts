@@ -4,7 +4,7 @@
  * free text by its head and tail, and the cut markers that say what was left
  * out. Each function writes at most `budget` characters.
  */
-import { redactSecrets } from "../../engine/redact.js";
+import { redactSecrets } from "../../redact/redact.js";
 import { fenceFor } from "./quote.js";
 import { clipWords, cutMarker, headTailWhole, shortened, wholeHead, wholeTail } from "./whole.js";
 

@@ -21,7 +21,7 @@ import {
   shellCommandOf,
   textOf,
 } from "../transcript.js";
-import { redactRepeated, redactSecrets } from "../../engine/redact.js";
+import { redactRepeated, redactSecrets } from "../../redact/redact.js";
 import { foldCheckpoint, noEarlierParts, type EarlierParts } from "./fold.js";
 import { quoteData } from "./quote.js";
 import { clipWords } from "./whole.js";

@@ -7,7 +7,7 @@
 import type { BackgroundHandle, SummaryRequest } from "../types.js";
 import { oneLine, oneLineWindow } from "../transcript.js";
 import { clipWords, shortened, wholeHead } from "./whole.js";
-import { redactSecrets } from "../../engine/redact.js";
+import { redactSecrets } from "../../redact/redact.js";
 import { COMMAND_CHARS, NOTE_CHARS, REDACT_MARGIN, type CallInfo, type Collected } from "./collect.js";
 import { EARLIER_SUMMARY, SECTIONS, type SummarySection } from "./sections.js";
 import { QUOTED_DATA_NOTE, fenceFor, quoteData, unquoteData } from "./quote.js";

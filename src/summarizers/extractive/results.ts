@@ -7,7 +7,7 @@
  */
 import { firstLine } from "../transcript.js";
 import { clipWords } from "./whole.js";
-import { redactedHead } from "../../engine/redact.js";
+import { redactedHead } from "../../redact/redact.js";
 import { quoteData } from "./quote.js";
 
 /** An error line is cut to this many characters. */

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import gitleaks from "./secret-rules/gitleaks.json" with { type: "json" };
 import type { Message } from "../model/index.js";
-import { compactMessagesSafe } from "./compact.js";
+import { compactMessagesSafe } from "../engine/compact.js";
 import {
   GITLEAKS_RULES_INFO,
   headWindow,
