@@ -22,6 +22,9 @@ const CODEX_PROMPT =
   "You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary for another LLM that will resume the task.";
 const PI_INSTRUCTIONS =
   "The messages above are a conversation to summarize. Create a structured context checkpoint summary that another LLM will use to continue the work.";
+/** pi 0.73.1's second request when its cut falls inside a turn (`generateTurnPrefixSummary`). */
+const PI_TURN_PREFIX_INSTRUCTIONS =
+  "This is the PREFIX of a turn that was too large to keep. The SUFFIX (recent work) is retained.\n\nSummarize the prefix to provide context for the retained suffix:\n\n## Original Request\n[What did the user ask for in this turn?]";
 
 // ------------------------------------------------------------------ requests
 
@@ -102,7 +105,7 @@ const PI_CONVERSATION = [
   "[Assistant]: Renamed; the build passes.",
 ].join("\n\n");
 
-function chatRequest(stream: boolean): WireRequest {
+function chatRequest(stream: boolean, instructions: string = PI_INSTRUCTIONS): WireRequest {
   const body = {
     model: "fake-model",
     stream,
@@ -110,7 +113,7 @@ function chatRequest(stream: boolean): WireRequest {
       { role: "system", content: "You are a context summarization assistant." },
       {
         role: "user",
-        content: `<conversation>\n${PI_CONVERSATION}\n</conversation>\n\n${PI_INSTRUCTIONS}`,
+        content: `<conversation>\n${PI_CONVERSATION}\n</conversation>\n\n${instructions}`,
       },
     ],
   };
@@ -300,6 +303,18 @@ describe("summarizer extractive: the core answers the agent's summarization requ
     assert.equal(r.choices[0].message.role, "assistant");
     assert.equal(r.choices[0].finish_reason, "stop");
     assert.match(r.choices[0].message.content, /lib\/config\.ts/);
+  });
+
+  test("pi's turn-prefix request (its cut inside a turn) is answered too, with the note of that prefix", async () => {
+    // pi 0.73.1 sends it beside the history's request when keepRecentTokens cuts into a turn; it went upstream.
+    const out = await answered(chatRequest(true, PI_TURN_PREFIX_INSTRUCTIONS));
+    assert.match(out.note ?? "", /^answered pi's summarization request itself/);
+    const text = events(bodyOf(out).toString("utf8"))
+      .slice(0, -1)
+      .map(([, d]) => (d as Rec).choices[0]?.delta?.content ?? "")
+      .join("");
+    assert.match(text, /lib\/config\.ts/);
+    assert.doesNotMatch(text, /PREFIX of a turn/);
   });
 
   test("results beside the instruction in its message stay in the summarized history", () => {

@@ -16,13 +16,16 @@ const SUMMARIZATION_OPENERS: readonly { agent: string; test: (text: string) => b
   { agent: "claude-code", test: (t) => t.startsWith("CRITICAL: Respond with TEXT ONLY") },
   // Codex's local compaction prompt (codex-rs/core/templates/compact/prompt.md).
   { agent: "codex", test: (t) => t.startsWith("You are performing a CONTEXT CHECKPOINT COMPACTION") },
-  // pi's summarization request: the conversation serialized in tags, then its instructions.
+  // pi's summarization request: the conversation serialized in tags, then its instructions (a first
+  // summary, an update of the earlier one, or, when its cut falls inside a turn, the second request it
+  // sends beside the first: the summary of that turn's prefix).
   {
     agent: "pi",
     test: (t) =>
       t.startsWith("<conversation>") &&
       (t.includes("Create a structured context checkpoint summary") ||
-        t.includes("incorporate into the existing summary")),
+        t.includes("incorporate into the existing summary") ||
+        t.includes("This is the PREFIX of a turn that was too large to keep")),
   },
 ];
 

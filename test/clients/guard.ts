@@ -327,6 +327,8 @@ interface Agent {
     later(ctx: ClientContext, home: string, mode: FakeMode): Promise<ProcessResult>;
   };
   isCompaction(body: Body): boolean;
+  /** The summaries the agent wrote into its session or rollout in `home`, in order (its compactions' texts). */
+  summaries(home: string): string[];
   /**
    * Whether the run without the guard must lose the protected last round (false: the verdict is
    * reported as seen, for pi's default settings, which keep the corpus sessions' last rounds whole).
@@ -335,6 +337,29 @@ interface Agent {
 }
 
 const AGENT_LIMIT_MS = 180_000;
+
+/** The JSON lines of `files`, in order (a line that does not parse is left out). */
+function jsonlLines(files: readonly string[]): Item[] {
+  const out: Item[] = [];
+  for (const f of files)
+    for (const line of readFileSync(f, "utf8").split("\n")) {
+      if (line.trim() === "") continue;
+      try {
+        out.push(JSON.parse(line) as Item);
+      } catch {
+        // a partial last line
+      }
+    }
+  return out;
+}
+
+/** Every file under `dir`, recursively, sorted. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name))
+    .sort();
+}
 
 function mustPass(what: string, r: ProcessResult): ProcessResult {
   if (r.code !== 0)
@@ -406,6 +431,16 @@ export function claudeCode(binary: ClaudeBinary = PINNED_CLAUDE): Agent {
       later: (ctx, home) => claude(ctx, home, PROMPT_3),
     },
     isCompaction: (body) => isCompactionRequest(body),
+    summaries(home) {
+      const project = join(home, ".claude", "projects", join(home, "work").replace(/[/.]/g, "-"));
+      return jsonlLines(
+        readdirSync(project)
+          .filter((f) => f.endsWith(".jsonl"))
+          .map((f) => join(project, f)),
+      )
+        .filter((l) => l.isCompactSummary === true)
+        .map((l) => JSON.stringify((l.message as Item | undefined)?.content ?? ""));
+    },
     expectBreak: true,
   };
 }
@@ -468,6 +503,10 @@ export function codex(): Agent {
       later: (ctx, home) => run(ctx, home, PROMPT_3),
     },
     isCompaction: (body) => requestKind(body) !== "turn",
+    summaries: (home) =>
+      jsonlLines(filesUnder(join(home, "sessions")).filter((f) => f.endsWith(".jsonl")))
+        .filter((l) => l.type === "compacted")
+        .map((l) => String((l.payload as Item | undefined)?.message ?? "")),
     expectBreak: true,
   };
 }
@@ -560,6 +599,10 @@ export function pi(session = PI_SESSION, keepRecentTokens?: number): Agent {
       later: (ctx, home) => run(ctx, home, PROMPT_3, "fake-model"),
     },
     isCompaction: (body) => isSummaryRequest(body as never),
+    summaries: () =>
+      jsonlLines([file])
+        .filter((l) => l.type === "compaction")
+        .map((l) => String(l.summary ?? "")),
     expectBreak: keepRecentTokens !== undefined,
   };
 }
@@ -579,20 +622,23 @@ function modelRequests(server: FakeServer, wire: Wire, from: number): RecordedRe
     );
 }
 
+/** The text of a request's last message, when it is a user message (see `promptOf`). */
+function lastPrompt(wire: Wire, b: Body): string | undefined {
+  const list =
+    wire === "anthropic"
+      ? anthropicHistory(b)
+      : wire === "responses"
+        ? inputItems(b)
+        : ((b.messages as Item[]) ?? []);
+  return promptOf(wire, list.at(-1));
+}
+
 /** The request of `prompt`: the last model request since `from` whose last message is the prompt. */
 function promptRequest(agent: Agent, server: FakeServer, from: number, prompt: string): Body {
   const found = modelRequests(server, agent.wire, from)
     .map((r) => r.body as Body)
     .filter((b) => !agent.isCompaction(b))
-    .filter((b) => {
-      const list =
-        agent.wire === "anthropic"
-          ? anthropicHistory(b)
-          : agent.wire === "responses"
-            ? inputItems(b)
-            : ((b.messages as Item[]) ?? []);
-      return promptOf(agent.wire, list.at(-1)) === prompt;
-    })
+    .filter((b) => lastPrompt(agent.wire, b) === prompt)
     .at(-1);
   if (found === undefined) throw new Error(`the fake got no request of the prompt ${JSON.stringify(prompt)}`);
   return found;
@@ -785,15 +831,25 @@ async function failingUpstreamCheck(ctx: ClientContext): Promise<SessionVerdict>
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Claude Code's /compact answered by the guard itself (--summarizer extractive).
+// The agents' own summarization requests answered by the guard itself (--summarizer extractive).
 
 /** Headings every extractive note has (src/summarizers/extractive/sections.ts). */
 const NOTE_HEADINGS = ["## Objective", "## Files changed", "## Commands run"];
 
-async function extractiveSummarizerCheck(ctx: ClientContext): Promise<SessionVerdict> {
-  const agent = claudeCode();
-  const check = `${agent.name} /compact through guard --summarizer extractive: answered by the guard, the upstream not asked, the session holds compact-safe's checkpoint`;
-  const fake = await startFakeServer((req, res) => agent.answer(req, res, {}));
+/**
+ * The agent compacts through `guard --summarizer extractive`: the guard
+ * answers every summarization request itself (the fake receives none, the
+ * guard logs one line each), the agent takes the answer as its summary (the
+ * last summary in its session or rollout is compact-safe's note, not the
+ * fake's canned one), and the next prompt's request, which goes upstream,
+ * carries the note and keeps the contract against the request before the
+ * compaction (the same judgement as the other checks).
+ */
+async function extractiveSummarizerCheck(ctx: ClientContext, agent: Agent): Promise<SessionVerdict> {
+  const key = agent.name.split(" ")[0]!;
+  const check = `${agent.name} ${agent.mechanism} through guard --summarizer extractive: answered by the guard, the upstream not asked, the agent keeps compact-safe's checkpoint, the next prompt keeps the contract`;
+  const mode: FakeMode = {};
+  const fake = await startFakeServer((req, res) => agent.answer(req, res, mode));
   const home = mkdtempSync(join(tmpdir(), "cs-guard-summ-"));
   const state = join(home, "guard-state");
   mkdirSync(state);
@@ -808,40 +864,47 @@ async function extractiveSummarizerCheck(ctx: ClientContext): Promise<SessionVer
   try {
     guard = await startGuardProcess(ctx, fake.url, await freePort(), state, ["--summarizer", "extractive"]);
     agent.setup(ctx, home, guard.url);
-    mustPass(`${agent.name} ${PROMPT_1}`, await agent.steps.before(ctx, home, {}));
-    const from = fake.requests.length;
-    const runs = await agent.steps.compact(ctx, home, {});
-    mustPass(`${agent.name} after /compact`, runs.at(-1)!);
-    const asked = modelRequests(fake, "anthropic", from).filter((r) => isCompactionRequest(r.body));
+    let from = fake.requests.length;
+    mustPass(`${agent.name} ${PROMPT_1}`, await agent.steps.before(ctx, home, mode));
+    const before = promptRequest(agent, fake, from, PROMPT_1);
+    from = fake.requests.length;
+    const runs = await agent.steps.compact(ctx, home, mode);
+    mustPass(`${agent.name} after its compaction`, runs.at(-1)!);
+    const asked = modelRequests(fake, agent.wire, from).filter((r) => agent.isCompaction(r.body as Body));
     if (asked.length > 0)
-      return fail(`the upstream received ${asked.length} summarization request(s) through the guard`);
+      return fail(
+        `the upstream received ${asked.length} summarization request(s) through the guard, ending ${asked
+          .map((r) => JSON.stringify((lastPrompt(agent.wire, r.body as Body) ?? "").slice(-100)))
+          .join(", ")}; ${logTail(guard.stderr())}`,
+      );
+    const pattern = new RegExp(
+      `^guard: answered ${key}'s summarization request itself \\(extractive, \\d+ chars\\)$`,
+    );
     const answered = guard
       .stderr()
       .split("\n")
-      .find((l) =>
-        /^guard: answered claude-code's summarization request itself \(extractive, \d+ chars\)$/.test(l),
-      );
-    if (answered === undefined) return fail(`the guard did not say it answered; ${logTail(guard.stderr())}`);
-    // The session file Claude Code wrote: its compact summary is the guard's note.
-    const project = join(home, ".claude", "projects", join(home, "work").replace(/[/.]/g, "-"));
-    const summaries = readdirSync(project)
-      .filter((f) => f.endsWith(".jsonl"))
-      .flatMap((f) => readFileSync(join(project, f), "utf8").split("\n"))
-      .filter((l) => l.includes('"isCompactSummary":true'));
-    const summary = summaries.at(-1);
-    if (summary === undefined) return fail("no isCompactSummary line in the session after /compact");
+      .filter((l) => pattern.test(l));
+    if (answered.length === 0) return fail(`the guard did not say it answered; ${logTail(guard.stderr())}`);
+    const summary = agent.summaries(home).at(-1);
+    if (summary === undefined)
+      return fail(`${agent.name} wrote no summary into its session after compacting`);
     const missing = NOTE_HEADINGS.filter((h) => !summary.includes(h));
-    if (missing.length > 0 || summary.includes(CANNED_SUMMARY.slice(0, 40)))
-      return fail(`the session's summary is not compact-safe's checkpoint (missing ${missing.join(", ")})`);
+    if (missing.length > 0 || summary.includes(agent.summary.slice(0, 40)))
+      return fail(
+        `the agent's summary is not compact-safe's checkpoint (missing ${missing.join(", ") || "nothing"}${summary.includes(agent.summary.slice(0, 40)) ? "; it holds the fake's canned summary" : ""})`,
+      );
     const after = promptRequest(agent, fake, from, PROMPT_2);
-    const carried = NOTE_HEADINGS.every((h) => containsText(after, h));
-    if (!carried) return fail("the request after /compact does not carry compact-safe's checkpoint");
+    if (!NOTE_HEADINGS.every((h) => containsText(after, h)))
+      return fail("the request after the compaction does not carry compact-safe's checkpoint");
+    const j = judge(agent.wire, before, after, PROMPT_2);
+    if (!j.kept) return fail(`the request after the compaction: ${j.line}; ${logTail(guard.stderr())}`);
+    const said = answered.map((l) => l.slice("guard: ".length));
     return {
       client: "guard",
       session: agent.session,
       check,
       ok: true,
-      detail: `${answered.slice("guard: ".length)}; no summarization request reached the upstream; the session's compact summary and the next request carry the note (${NOTE_HEADINGS.join(", ")})`,
+      detail: `${said.length === 1 ? said[0] : `${said.length} times: ${said.join("; ")}`}; no summarization request reached the upstream; the agent's summary and the next request carry the note (${NOTE_HEADINGS.join(", ")}); ${j.line}`,
     };
   } catch (e) {
     return fail((e as Error).message);
@@ -1149,19 +1212,29 @@ async function newestClaudeChecks(ctx: ClientContext): Promise<SessionVerdict[]>
   return agentChecks(ctx, claudeCode({ bin: newest.bin, version: newest.version }));
 }
 
+/** The guard's groups of checks, for `--guard-only` (run.ts). */
+export const GUARD_PARTS: readonly string[] = ["streams", "scenarios", "newest", "upstream", "extractive"];
+
 export async function guardChecks(ctx: ClientContext): Promise<SessionVerdict[]> {
   const verdicts: SessionVerdict[] = [];
+  const run = (part: string) => ctx.guardParts === undefined || ctx.guardParts.includes(part);
   try {
-    verdicts.push(...(await streamChecks(ctx)));
+    if (run("streams")) verdicts.push(...(await streamChecks(ctx)));
     // pi with its default settings keeps the corpus sessions' last rounds whole; with keepRecentTokens
     // 300 it cuts into the last round (as a last round longer than the setting makes it do).
-    for (const agent of [claudeCode(), codex(), pi(), pi(PI_SHORT_KEEP_SESSION, 300)])
-      verdicts.push(...(await agentChecks(ctx, agent)));
-    verdicts.push(...(await newestClaudeChecks(ctx)));
-    ctx.log("guard: an upstream that fails, with Claude Code");
-    verdicts.push(await failingUpstreamCheck(ctx));
-    ctx.log("guard: Claude Code's /compact answered by the guard (--summarizer extractive)");
-    verdicts.push(await extractiveSummarizerCheck(ctx));
+    if (run("scenarios"))
+      for (const agent of [claudeCode(), codex(), pi(), pi(PI_SHORT_KEEP_SESSION, 300)])
+        verdicts.push(...(await agentChecks(ctx, agent)));
+    if (run("newest")) verdicts.push(...(await newestClaudeChecks(ctx)));
+    if (run("upstream")) {
+      ctx.log("guard: an upstream that fails, with Claude Code");
+      verdicts.push(await failingUpstreamCheck(ctx));
+    }
+    if (run("extractive"))
+      for (const agent of [claudeCode(), codex(), pi(PI_SHORT_KEEP_SESSION, 300)]) {
+        ctx.log(`guard: ${agent.name} ${agent.mechanism} answered by the guard (--summarizer extractive)`);
+        verdicts.push(await extractiveSummarizerCheck(ctx, agent));
+      }
   } finally {
     for (const child of started) child.kill("SIGKILL");
   }

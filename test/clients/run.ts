@@ -6,7 +6,9 @@
  * fails, 2 when it cannot run (no corpus, install failed).
  *
  * Options: `--only claude-code,codex,pi,guard` runs some of them only (`guard`: the
- * checks of `compact-safe guard` with the three agents, see guard.ts).
+ * checks of `compact-safe guard` with the three agents, see guard.ts);
+ * `--guard-only streams,scenarios,newest,upstream,extractive` runs some of
+ * the guard's groups of checks only.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -15,7 +17,7 @@ import { checkVersions, installClients } from "./install.js";
 import { claudeCodeClient } from "./claude-code.js";
 import { codexClient } from "./codex.js";
 import { piClient } from "./pi.js";
-import { guardChecks } from "./guard.js";
+import { GUARD_PARTS, guardChecks } from "./guard.js";
 import type { ClientModule, SessionVerdict } from "./types.js";
 
 const CLIENTS: Record<string, ClientModule> = {
@@ -39,6 +41,15 @@ async function main(): Promise<number> {
     log(`test:clients: unknown client ${unknown.join(", ")} (known: ${Object.keys(CLIENTS).join(", ")})`);
     return 2;
   }
+  const partsAt = args.indexOf("--guard-only");
+  const guardParts = partsAt >= 0 ? (args[partsAt + 1] ?? "").split(",").filter((x) => x !== "") : undefined;
+  const unknownParts = (guardParts ?? []).filter((p) => !GUARD_PARTS.includes(p));
+  if (unknownParts.length > 0 || guardParts?.length === 0) {
+    log(
+      `test:clients: --guard-only: unknown group ${unknownParts.join(", ") || "(none given)"} (known: ${GUARD_PARTS.join(", ")})`,
+    );
+    return 2;
+  }
   if (!existsSync(join(corpusDir, "claude-code"))) {
     log(`test:clients: the corpus is not at ${corpusDir} (the real-client tests resume its sessions)`);
     return 2;
@@ -54,7 +65,7 @@ async function main(): Promise<number> {
   const verdicts: SessionVerdict[] = [];
   for (const name of only) {
     const started = Date.now();
-    const got = await CLIENTS[name]!({ bin, corpus: corpusDir, cli: cliPath, log });
+    const got = await CLIENTS[name]!({ bin, corpus: corpusDir, cli: cliPath, log, guardParts });
     for (const v of got) {
       const mark = v.skipped === true ? "skip" : v.ok ? "ok  " : "FAIL";
       console.log(

@@ -11,6 +11,8 @@ export interface ClientContext {
   cli: string;
   /** Prints a progress line (stderr). */
   log(line: string): void;
+  /** The guard's groups of checks to run (`--guard-only`, see guard.ts `GUARD_PARTS`); undefined: all. */
+  guardParts?: readonly string[];
 }
 
 export interface SessionVerdict {
