@@ -81,7 +81,7 @@ export { redactSecrets } from "./redact/redact.js";
 export type { LiveState } from "./engine/live-state.js";
 
 // summarizers: the embedded extractive one (default, offline) and the LLM ones
-export { extractiveSummarizer } from "./summarizers/extractive.js";
+export { extractiveSummarizer } from "./summarizers/extractive/index.js";
 export { openaiCompatibleSummarizer } from "./summarizers/openai.js";
 export { anthropicSummarizer } from "./summarizers/anthropic.js";
 export {

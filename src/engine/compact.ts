@@ -21,7 +21,7 @@ import { placeholderKind, isPunctuationOnly } from "../contract/placeholder.js";
 import type { BackgroundHandle, Summarizer, SummaryResult } from "../summarizers/types.js";
 import { SummarizerError } from "../summarizers/types.js";
 import { MAX_TIMEOUT_MS, withWholeRequestTimeout } from "../summarizers/llm-common.js";
-import { extractiveSummarizer, runsInProcess } from "../summarizers/extractive.js";
+import { extractiveSummarizer, runsInProcess } from "../summarizers/extractive/index.js";
 import {
   addSentTokens,
   estimateTokens,

@@ -16,7 +16,7 @@ import {
   anthropicReply,
   type FakeStep,
   type FakeProvider,
-} from "../summarizers/testing/index.js";
+} from "../../test/fake-provider.js";
 import { compactMessagesSafe, MAX_RETRY_AFTER_MS, type CompactResult } from "./compact.js";
 import { isCheckpoint } from "../contract/index.js";
 import { deepFreeze } from "../../test/support.js";

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import type { Block, Message } from "../model/types.js";
 import { compactMessagesSafe, type CompactResult } from "./compact.js";
 import { redactSecretsWithReport } from "../redact/redact.js";
-import { extractiveSummarizer } from "../summarizers/extractive.js";
+import { extractiveSummarizer } from "../summarizers/extractive/index.js";
 import { openaiCompatibleSummarizer } from "../summarizers/openai.js";
 import { anthropicSummarizer } from "../summarizers/anthropic.js";
 import {
@@ -17,7 +17,7 @@ import {
   openaiReply,
   startFakeProvider,
   type FakeProvider,
-} from "../summarizers/testing/index.js";
+} from "../../test/fake-provider.js";
 import { deepFreeze } from "../../test/support.js";
 
 // Every value is built at run time from pieces, so this file holds no literal a secret scanner flags.

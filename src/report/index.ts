@@ -6,7 +6,7 @@
  */
 import type { JournalEntry } from "../model/index.js";
 import { compactEntries } from "../route/compact-journal.js";
-import { extractiveSummarizer } from "../summarizers/extractive.js";
+import { extractiveSummarizer } from "../summarizers/extractive/index.js";
 import type { Summarizer } from "../summarizers/types.js";
 import { activeCompactions, buildReportModel, type ReportModel, type ReportOptions } from "./model.js";
 

@@ -102,7 +102,7 @@ test("a prune-only compaction shows its stubs", async () => {
   const model = await reportEntries(entries, { source, window: 200_000, preview: false });
   assert.equal(model.views.length, 0);
   const { compactEntries } = await import("../route/compact-journal.js");
-  const { extractiveSummarizer } = await import("../summarizers/extractive.js");
+  const { extractiveSummarizer } = await import("../summarizers/extractive/index.js");
   const outcome = await compactEntries(entries, { summarizer: extractiveSummarizer(), pruneOnly: true });
   assert.equal(outcome.kind, "compacted");
   if (outcome.kind !== "compacted") return;

@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { importFile } from "../formats/detect.js";
 import { liveContext } from "../journal/tree.js";
 import type { Message, ToolResultBlock, ToolUseBlock } from "../model/index.js";
-import { extractiveSummary, splitSections, SUMMARY_SECTIONS, errorLine } from "./extractive.js";
+import { extractiveSummary, splitSections, SUMMARY_SECTIONS, errorLine } from "./extractive/index.js";
 import { isPlainUserMessage, modifiedPathsOf, textOf } from "./transcript.js";
 import { isInterruption, rejectionOf, unwrapUserText } from "./extractive/user-text.js";
 

@@ -14,7 +14,7 @@ import {
   type FakeProvider,
   type FakeStep,
   type RecordedRequest,
-} from "./testing/index.js";
+} from "../../test/fake-provider.js";
 
 const transcript: Message[] = [
   { role: "user", content: [{ type: "text", text: "Please rename parseConfig to loadConfig everywhere." }] },

@@ -9,7 +9,7 @@ import { appendFileSync, copyFileSync, readFileSync, readdirSync, rmSync, writeF
 import { join } from "node:path";
 import { exampleSession } from "../support.js";
 import { run, tempDir, assertForkKeepsContract, forkOf } from "./helpers.js";
-import { openaiReply, startFakeProvider } from "../../src/summarizers/testing/index.js";
+import { openaiReply, startFakeProvider } from "../fake-provider.js";
 
 test("compact --fork writes a new Claude Code session beside the original and prints how to resume it", async (t) => {
   const { dir, cleanup } = tempDir();

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { exampleSession } from "../support.js";
-import { anthropicReply, openaiReply, startFakeProvider } from "../../src/summarizers/testing/index.js";
+import { anthropicReply, openaiReply, startFakeProvider } from "../fake-provider.js";
 import { readJournalSync } from "../../src/journal/index.js";
 import { oneLineError, run, tempDir } from "./helpers.js";
 

@@ -14,7 +14,7 @@ import { readBackgroundFile } from "../../workspace/index.js";
 import { DEFAULT_LADDER_BUDGET_MS, type CompactSuccess } from "../../engine/compact.js";
 import { formatReceipt } from "../../engine/replacement.js";
 import type { BackgroundHandle, Summarizer } from "../../summarizers/types.js";
-import { extractiveSummarizer } from "../../summarizers/extractive.js";
+import { extractiveSummarizer } from "../../summarizers/extractive/index.js";
 import { percent, positiveInt, timeoutSeconds } from "../options.js";
 import { FORMAT_NAMES, type ImportReport } from "../../formats/types.js";
 import { TRUNCATED_LAST_LINE } from "../../formats/lines.js";
