@@ -5,10 +5,13 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as api from "./index.js";
+import { appendEntries, createJournal, headerEntry, rewriteJournal } from "./journal/write.js";
+import { newEntryId, nowIso } from "./journal/tree.js";
 
 /** The repository root: this file runs as dist/src/index.test.js. */
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
@@ -119,5 +122,41 @@ test("docs/SURVIVAL_CONTRACT.md quotes every constant with its value", () => {
   for (const [k, v] of Object.entries(api.CONSTANTS)) {
     const row = new RegExp(`\\|\\s*\`${k}\`\\s*\\|\\s*${String(v).replace(".", "\\.")}\\s*\\|`);
     assert.match(doc, row, `docs/SURVIVAL_CONTRACT.md does not quote ${k} = ${v}`);
+  }
+});
+
+test("the errors a user causes in the journal and the report are CompactSafeErrors with codes", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "cs-codes-"));
+  try {
+    const code = (e: unknown): string | undefined => (e instanceof api.CompactSafeError ? e.code : undefined);
+    const rejects = async (p: Promise<unknown>, want: string) =>
+      assert.equal(await p.then(() => "no error", code), want);
+    // A folder is not a journal, to read or to write.
+    await rejects(api.readJournal(dir), "not_a_file");
+    const header = headerEntry({
+      session_id: "s",
+      created_at: nowIso(),
+      schema_version: 2,
+      source_format: "journal",
+    });
+    await rejects(appendEntries(dir, [header]), "not_a_file");
+    // Rewriting a journal that is not there.
+    await rejects(rewriteJournal(join(dir, "none.jsonl"), []), "no_journal");
+    // A journal must open with its header.
+    const user = {
+      kind: "user" as const,
+      id: newEntryId(),
+      parent_id: null,
+      timestamp: nowIso(),
+      payload: { role: "user", content: [] },
+    };
+    await rejects(createJournal(join(dir, "j.jsonl"), user as never, []), "invalid_message");
+    // A compaction the report is asked for that the journal does not hold.
+    assert.throws(
+      () => api.buildReportModel([], { only: "nope" } as never),
+      (e: unknown) => code(e) === "unknown_compaction" && /no compaction "nope"/.test((e as Error).message),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -49,6 +49,9 @@ export const EXIT_BY_CODE: Readonly<Record<ErrorCode, ExitCode>> = {
   summarizer_failed: EXIT.SUMMARIZER,
   missing_package: EXIT.USAGE,
   invalid_guard_option: EXIT.USAGE,
+  not_a_file: EXIT.USAGE,
+  no_journal: EXIT.USAGE,
+  unknown_compaction: EXIT.USAGE,
 };
 
 /** Maps any error to a CliError: library errors get their code's exit code; anything else is an input error. */

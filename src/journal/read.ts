@@ -18,6 +18,7 @@ import {
   parseJsonLimited,
 } from "../model/index.js";
 import { SourceLines, uniqueToolIds } from "../formats/tool-ids.js";
+import { CompactSafeError } from "../model/errors.js";
 
 export interface JournalProblem {
   /** 1-based line number in the file. */
@@ -240,7 +241,7 @@ export async function readJournal(
   const fh = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
     const why = notRegularFile(await fh.stat());
-    if (why !== null) throw new Error(`${file}: ${why}`);
+    if (why !== null) throw new CompactSafeError("not_a_file", `${file}: ${why}`);
     // The pieces of a line that spans chunks; joined once when its newline arrives.
     let pending: Uint8Array[] = [];
     let pendingBytes = 0;

@@ -91,7 +91,7 @@ async function exists(file: string): Promise<boolean> {
     throw err;
   }
   const why = notRegularFile(st);
-  if (why !== null) throw new Error(`${file}: ${why}; refusing to write to it`);
+  if (why !== null) throw new CompactSafeError("not_a_file", `${file}: ${why}; refusing to write to it`);
   return true;
 }
 
@@ -157,7 +157,10 @@ export async function rewriteJournal(
   file = await realJournalPath(file);
   return underLock(file, options, async () => {
     if (!(await exists(file)))
-      throw new Error(`${file}: cannot rewrite a journal that does not exist (use createJournal)`);
+      throw new CompactSafeError(
+        "no_journal",
+        `${file}: cannot rewrite a journal that does not exist (use createJournal)`,
+      );
     const mode = (await stat(file)).mode & 0o7777;
     const bak = await backup(file);
     const tmp = await writeTemp(file, text, mode);
@@ -191,7 +194,8 @@ export async function createJournal(
   entries: readonly JournalEntry[],
   options: CreateOptions = {},
 ): Promise<CreateResult> {
-  if (header.kind !== "header") throw new Error(`${file}: the first entry of a journal must be a header`);
+  if (header.kind !== "header")
+    throw new CompactSafeError("invalid_message", `${file}: the first entry of a journal must be a header`);
   const text = serializeEntries([header, ...entries]);
   return underLock(file, options, () =>
     writeOutputFile(file, text, {

@@ -21,6 +21,9 @@ export const ERROR_CODES = [
   "summarizer_failed", // SummarizerError: the summarizer could not be used
   "missing_package", // MissingPackageError: an optional package a feature needs is not installed
   "invalid_guard_option", // GuardOptionError: a guard option that cannot be used (address, upstream, command)
+  "not_a_file", // a path to read or write that is not a regular file (a folder, a FIFO, a device)
+  "no_journal", // a journal to rewrite that does not exist
+  "unknown_compaction", // a compaction id that is not on the journal's active path
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

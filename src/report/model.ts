@@ -21,6 +21,7 @@ import { isAlreadyBounded } from "../contract/bounds.js";
 import { auditCompaction, type CompactionAudit } from "../route/audit.js";
 import { activePath, projectPath } from "../journal/tree.js";
 import { redactedHead, redactedTail, redactSecrets } from "../redact/redact.js";
+import { CompactSafeError } from "../model/errors.js";
 import { STUB_PREFIX } from "../engine/prune.js";
 import { blockCostText, fastEstimator, type TokenEstimator } from "../engine/tokens.js";
 
@@ -543,7 +544,8 @@ export function buildReportModel(entries: readonly JournalEntry[], options: Repo
     const pick = targets.filter((t) => (t.preview ? "preview" : t.entry.id) === options.only);
     if (pick.length === 0) {
       const ids = targets.map((t) => (t.preview ? "preview" : t.entry.id));
-      throw new Error(
+      throw new CompactSafeError(
+        "unknown_compaction",
         `no compaction ${JSON.stringify(options.only)} on the active path (${ids.length > 0 ? `there are: ${ids.join(", ")}` : "there is none"})`,
       );
     }
