@@ -51,6 +51,17 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${packageVersion()}\n`);
     return 0;
   }
+  // `hook AGENT`, as an agent runs it on every compaction, needs no command parser: the
+  // hook module alone (any other line with `hook`, its help too, goes through commander).
+  if (argv.length === 2 && argv[0] === "hook" && !argv[1]!.startsWith("-")) {
+    const [{ runHookCommand }, { ignoreClosedPipes }] = await Promise.all([
+      import("./commands/hook.js"),
+      import("./output.js"),
+    ]);
+    ignoreClosedPipes();
+    await runHookCommand(argv[1]);
+    return 0;
+  }
   const [{ Command, CommanderError }, { EXIT, toCliError }, { err, ignoreClosedPipes }] = await Promise.all([
     import("commander"),
     import("./errors.js"),

@@ -63,14 +63,14 @@ interface Group {
 /** Rough token estimate of messages (4 characters a token), for the `tokens_after` of imported compactions. */
 export function importClaudeCode(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
   const rb = new ReportBuilder("claude-code", file);
-  const parsed: { line: number; o: Record<string, unknown>; kind: string }[] = [];
+  const parsed: { line: number; text: string; o: Record<string, unknown>; kind: string }[] = [];
   // Pass 1: parse every line and record every uuid's parent (including lines we skip).
   const parentOf = new Map<string, string | null>();
   for (const { raw, o } of objectLines(text, rb)) {
     const kind =
       String(o.type ?? "?") + (o.type === "system" && typeof o.subtype === "string" ? `:${o.subtype}` : "");
     rb.line(kind);
-    parsed.push({ line: raw.line, o, kind });
+    parsed.push({ line: raw.line, text: raw.text, o, kind });
     if (typeof o.uuid === "string" && !parentOf.has(o.uuid)) {
       // A repeated uuid (a resumed session repeats earlier lines) keeps its first parent.
       const parent =
@@ -97,8 +97,8 @@ export function importClaudeCode(text: string, file: string, options: ToolIdOpti
   const pendingBoundaries = new Map<string, { o: Record<string, unknown>; line: number }>();
   let lastModel = "unknown";
   const lines = new SourceLines();
-  /** The first user/assistant line of each uuid, with its message as read. */
-  const firstRead = new Map<string, { line: number; message: string }>();
+  /** The first user/assistant line of each uuid, and its text. */
+  const firstRead = new Map<string, { line: number; text: string }>();
 
   const resolve = (uuid: unknown): string | null => nearestImported(uuid, entryFor, parentOf);
   const add = (e: JournalEntry, sidechain: boolean) => {
@@ -106,7 +106,7 @@ export function importClaudeCode(text: string, file: string, options: ToolIdOpti
     entryById.set(e.id, e);
   };
 
-  for (const { line, o, kind } of parsed) {
+  for (const { line, text: lineText, o, kind } of parsed) {
     const hp = header.payload as Record<string, unknown>;
     if (!hp.session_id && typeof o.sessionId === "string") hp.session_id = o.sessionId;
     if (!hp.cwd && typeof o.cwd === "string") hp.cwd = o.cwd;
@@ -135,10 +135,11 @@ export function importClaudeCode(text: string, file: string, options: ToolIdOpti
       continue;
     }
     const read = firstRead.get(uuid);
-    const asRead = JSON.stringify([o.type, msg]);
     if (read !== undefined) {
       // A resumed session repeats earlier lines: the same message is read once (its tool ids are not repeats).
-      if (read.message === asRead)
+      // Both as read (the first one parsed again from its line: its message is not kept for every line).
+      const first = JSON.parse(read.text) as Record<string, unknown>;
+      if (JSON.stringify([first.type, first.message]) === JSON.stringify([o.type, msg]))
         rb.skip(line, `repeated line: uuid ${uuid} was read at line ${read.line} (same message)`, true);
       else
         rb.skip(
@@ -148,7 +149,7 @@ export function importClaudeCode(text: string, file: string, options: ToolIdOpti
         );
       continue;
     }
-    firstRead.set(uuid, { line, message: asRead });
+    firstRead.set(uuid, { line, text: lineText });
     const content: Block[] = fromAnthropicContent(msg.content);
     lines.blocks(content, line);
     const meta: Record<string, unknown> = { source_uuid: uuid, timestamp: ts };

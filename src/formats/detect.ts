@@ -1,7 +1,5 @@
 /** Format auto-detection and the `importFile` / `importText` entry points. */
-import { constants } from "node:fs";
-import { open } from "node:fs/promises";
-import { notRegularFile } from "../model/index.js";
+import { readSessionFile } from "./read-file.js";
 import { jsonDepthError } from "../model/depth.js";
 import { importClaudeCode } from "./claude-code.js";
 import { InvalidBlockError, jsonSyntaxProblem } from "./source-tree.js";
@@ -302,26 +300,7 @@ function convert(
 
 /** Reads a session file and imports it (format detected unless given). */
 export async function importFile(path: string, options: ImportOptions = {}): Promise<ImportResult> {
-  let bytes: Buffer;
-  try {
-    // O_NONBLOCK and a check of what was opened: a FIFO or a device would block or never end.
-    const fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
-    try {
-      const why = notRegularFile(await fh.stat());
-      if (why !== null) throw new FormatError(`${path}: ${why}`);
-      bytes = await fh.readFile();
-    } finally {
-      await fh.close();
-    }
-  } catch (e) {
-    if (e instanceof FormatError) throw e;
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") throw new FormatError(`${path}: no such file`);
-    if (code === "EISDIR") throw new FormatError(`${path}: is a directory, not a session file`);
-    throw new FormatError(
-      `${path}: cannot be read (${code ?? (e instanceof Error ? e.message : String(e))})`,
-    );
-  }
+  const bytes = await readSessionFile(path);
   return importBytes(bytes, path, options);
 }
 

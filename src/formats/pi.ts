@@ -200,8 +200,8 @@ export function importPi(text: string, file: string, options: ToolIdOptions = {}
   let model = "unknown";
   const lines = new SourceLines();
   let currentLine = 0;
-  /** The first line of each entry id, with its record as read. */
-  const firstRead = new Map<string, { line: number; record: string }>();
+  /** The first line of each entry id, and its text. */
+  const firstRead = new Map<string, { line: number; text: string }>();
 
   const resolve = (id: unknown): string | null => nearestImported(id, entryFor, parentOf);
   const add = (e: JournalEntry, sourceId: string | undefined) => {
@@ -234,10 +234,10 @@ export function importPi(text: string, file: string, options: ToolIdOptions = {}
     recordIds.push(treeId);
     if (treeId) {
       const read = firstRead.get(treeId);
-      const asRead = JSON.stringify(o);
       if (read !== undefined) {
         // The same entry read again is one entry (its tool ids are not repeats); another one is broken.
-        if (read.record === asRead)
+        // Both as read (the first one parsed again from its line: its record is not kept for every line).
+        if (JSON.stringify(JSON.parse(read.text)) === JSON.stringify(o))
           rb.skip(raw.line, `repeated line: id ${treeId} was read at line ${read.line} (same entry)`, true);
         else
           rb.skip(
@@ -247,7 +247,7 @@ export function importPi(text: string, file: string, options: ToolIdOptions = {}
           );
         continue;
       }
-      firstRead.set(treeId, { line: raw.line, record: asRead });
+      firstRead.set(treeId, { line: raw.line, text: raw.text });
     }
     const ts =
       typeof o.timestamp === "string"

@@ -417,3 +417,34 @@ test("the journal reader reports repeated tool ids with their line and keeps the
     ],
   );
 });
+
+test("a repeated line is compared as read: other spacing is the same line, another record is broken (pi, Claude Code)", () => {
+  const spaced = (x: unknown) => JSON.stringify(x, null, 1).replace(/\n/g, "");
+  const pi = [...piLines.slice(0, 3).map((x) => JSON.stringify(x)), spaced(piLines[2])];
+  const r = importAs("pi", pi.join("\n") + "\n");
+  assert.deepEqual(
+    r.report.skipped.map((s) => [s.line, s.by_design, s.reason]),
+    [[4, true, "repeated line: id e2 was read at line 3 (same entry)"]],
+  );
+  const other = { ...(piLines[2] as Record<string, unknown>), timestamp: "2026-12-01T00:00:09.000Z" };
+  const r2 = importAs("pi", jsonl(...piLines.slice(0, 3), other));
+  assert.deepEqual(
+    r2.report.skipped.map((s) => [s.line, s.by_design, s.reason]),
+    [[4, false, "id e2 was read at line 3 with another entry; the first is kept"]],
+  );
+  const cc = [...claudeCodeLines.slice(0, 3).map((x) => JSON.stringify(x)), spaced(claudeCodeLines[2])];
+  const r3 = importAs("claude-code", cc.join("\n") + "\n");
+  assert.deepEqual(
+    r3.report.skipped.map((s) => [s.line, s.by_design, s.reason]),
+    [[4, true, "repeated line: uuid r1 was read at line 3 (same message)"]],
+  );
+  const changed = {
+    ...(claudeCodeLines[2] as Record<string, unknown>),
+    message: { role: "user", content: "x" },
+  };
+  const r4 = importAs("claude-code", jsonl(...claudeCodeLines.slice(0, 3), changed));
+  assert.deepEqual(
+    r4.report.skipped.map((s) => [s.line, s.reason]),
+    [[4, "uuid r1 was read at line 3 with another message; the first is kept"]],
+  );
+});

@@ -4,7 +4,8 @@
  * `messages[3].content[1] (tool_use): missing "id"`.
  * Unknown block types are accepted and kept opaque.
  */
-import { z } from "zod";
+import { createRequire } from "node:module";
+import type { z } from "zod";
 import type { Block, JournalEntry, Message } from "./types.js";
 import { JOURNAL_KINDS, isMessageKind } from "./types.js";
 import { MAX_MESSAGE_DEPTH } from "./depth.js";
@@ -20,42 +21,99 @@ export class ModelError extends CompactSafeError {
   }
 }
 
-const usageSchema = z.looseObject({
-  input_tokens: z.number().optional(),
-  output_tokens: z.number().optional(),
-  cache_creation_input_tokens: z.number().nullish(),
-  cache_read_input_tokens: z.number().nullish(),
-  scope: z.enum(["parent", "child"]).optional(),
-});
+/**
+ * The zod schemas, built on first use: zod (about a hundred modules with its
+ * locales) is loaded only to check what the plain checks below do not accept
+ * at once and to explain an invalid value. The plain checks (`plainlyValid`,
+ * `plainEntry`, `plainUsage`, `plainPayload`) accept nothing the schemas refuse.
+ */
+let built: Schemas | undefined;
+type Schemas = ReturnType<typeof buildSchemas>;
+function schemas(): Schemas {
+  return (built ??= buildSchemas((createRequire(import.meta.url)("zod") as typeof import("zod")).z));
+}
 
-const blockSchemas: Record<string, z.ZodType> = {
-  text: z.looseObject({ type: z.literal("text"), text: z.string() }),
-  thinking: z.looseObject({
-    type: z.literal("thinking"),
-    thinking: z.string(),
-    signature: z.string().optional(),
-  }),
-  redacted_thinking: z.looseObject({ type: z.literal("redacted_thinking"), data: z.string() }),
-  tool_use: z.looseObject({
-    type: z.literal("tool_use"),
+function buildSchemas(z: typeof import("zod").z) {
+  const usageSchema = z.looseObject({
+    input_tokens: z.number().optional(),
+    output_tokens: z.number().optional(),
+    cache_creation_input_tokens: z.number().nullish(),
+    cache_read_input_tokens: z.number().nullish(),
+    scope: z.enum(["parent", "child"]).optional(),
+  });
+
+  const blockSchemas: Record<string, z.ZodType> = {
+    text: z.looseObject({ type: z.literal("text"), text: z.string() }),
+    thinking: z.looseObject({
+      type: z.literal("thinking"),
+      thinking: z.string(),
+      signature: z.string().optional(),
+    }),
+    redacted_thinking: z.looseObject({ type: z.literal("redacted_thinking"), data: z.string() }),
+    tool_use: z.looseObject({
+      type: z.literal("tool_use"),
+      id: z.string().min(1),
+      name: z.string(),
+      input: z.unknown().refine((v) => v !== undefined, { message: 'missing "input"' }),
+      thought_signature: z.string().optional(),
+    }),
+    tool_result: z.looseObject({
+      type: z.literal("tool_result"),
+      tool_use_id: z.string().min(1),
+      content: z.string(),
+      is_error: z.boolean().optional(),
+      content_blocks: z.array(z.looseObject({ type: z.string() })).optional(),
+      synthetic: z.boolean().optional(),
+    }),
+    image_url: z.looseObject({
+      type: z.literal("image_url"),
+      image_url: z.looseObject({ url: z.string() }),
+    }),
+  };
+
+  const coverageSchema = z.looseObject({
+    path: z.enum(["summary", "prune-only"]),
+    last_round_messages: z.number(),
+    last_round_tool_results: z.number(),
+    last_round_assistant: z.number(),
+    anchors_chars: z.number(),
+  });
+
+  const payloadSchemas: Record<string, z.ZodType> = {
+    header: z.looseObject({
+      session_id: z.string(),
+      created_at: z.string(),
+      schema_version: z.number(),
+      source_format: z.string(),
+      cwd: z.string().optional(),
+    }),
+    compaction: z.looseObject({
+      summary: z.string(),
+      tokens_before: z.number(),
+      tokens_after: z.number(),
+      model: z.string(),
+      path: z.enum(["summary", "prune-only"]),
+      coverage: coverageSchema.nullable(),
+      trigger: z.enum(["auto", "manual"]),
+      replacement: z.array(z.unknown()),
+    }),
+    branch_summary: z.looseObject({
+      branch_id: z.string(),
+      summary: z.string(),
+      parent_branch_id: z.string().nullable(),
+      leaf_only: z.boolean().optional(),
+    }),
+  };
+
+  const entrySchema = z.looseObject({
     id: z.string().min(1),
-    name: z.string(),
-    input: z.unknown().refine((v) => v !== undefined, { message: 'missing "input"' }),
-    thought_signature: z.string().optional(),
-  }),
-  tool_result: z.looseObject({
-    type: z.literal("tool_result"),
-    tool_use_id: z.string().min(1),
-    content: z.string(),
-    is_error: z.boolean().optional(),
-    content_blocks: z.array(z.looseObject({ type: z.string() })).optional(),
-    synthetic: z.boolean().optional(),
-  }),
-  image_url: z.looseObject({
-    type: z.literal("image_url"),
-    image_url: z.looseObject({ url: z.string() }),
-  }),
-};
+    parent_id: z.string().nullish(),
+    kind: z.enum(JOURNAL_KINDS),
+    created_at: z.string(),
+    payload: z.record(z.string(), z.unknown()),
+  });
+  return { usageSchema, blockSchemas, payloadSchemas, entrySchema };
+}
 
 function pathToString(root: string, path: readonly PropertyKey[]): string {
   let out = root;
@@ -147,6 +205,77 @@ export function checkDepth(value: unknown, path = "value", limit: number = MAX_M
 const optString = (v: unknown): boolean => v === undefined || typeof v === "string";
 const optBoolean = (v: unknown): boolean => v === undefined || typeof v === "boolean";
 
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === "object" && !Array.isArray(v);
+const isNumber = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
+const optNumber = (v: unknown): boolean => v === undefined || isNumber(v);
+const nullishNumber = (v: unknown): boolean => v === undefined || v === null || isNumber(v);
+const isPath = (v: unknown): boolean => v === "summary" || v === "prune-only";
+
+/** A valid usage record, checked without the schema (it runs only for what this does not accept). */
+function plainUsage(u: unknown): boolean {
+  return (
+    isObject(u) &&
+    optNumber(u.input_tokens) &&
+    optNumber(u.output_tokens) &&
+    nullishNumber(u.cache_creation_input_tokens) &&
+    nullishNumber(u.cache_read_input_tokens) &&
+    (u.scope === undefined || u.scope === "parent" || u.scope === "child")
+  );
+}
+
+/** A valid payload of a kind that is not a message, checked without its schema (as `plainUsage`). */
+function plainPayload(kind: string, p: Record<string, unknown>): boolean {
+  switch (kind) {
+    case "header":
+      return (
+        typeof p.session_id === "string" &&
+        typeof p.created_at === "string" &&
+        isNumber(p.schema_version) &&
+        typeof p.source_format === "string" &&
+        optString(p.cwd)
+      );
+    case "compaction": {
+      const c = p.coverage;
+      return (
+        typeof p.summary === "string" &&
+        isNumber(p.tokens_before) &&
+        isNumber(p.tokens_after) &&
+        typeof p.model === "string" &&
+        isPath(p.path) &&
+        (c === null ||
+          (isObject(c) &&
+            isPath(c.path) &&
+            isNumber(c.last_round_messages) &&
+            isNumber(c.last_round_tool_results) &&
+            isNumber(c.last_round_assistant) &&
+            isNumber(c.anchors_chars))) &&
+        (p.trigger === "auto" || p.trigger === "manual") &&
+        Array.isArray(p.replacement)
+      );
+    }
+    case "branch_summary":
+      return (
+        typeof p.branch_id === "string" &&
+        typeof p.summary === "string" &&
+        (p.parent_branch_id === null || typeof p.parent_branch_id === "string") &&
+        optBoolean(p.leaf_only)
+      );
+    default:
+      return false;
+  }
+}
+
+/** The block types that have a schema (`blockSchemas`). */
+const KNOWN_BLOCK_TYPES: ReadonlySet<string> = new Set([
+  "text",
+  "thinking",
+  "redacted_thinking",
+  "tool_use",
+  "tool_result",
+  "image_url",
+]);
+
 /** The common valid blocks, checked without the schema (the schema only runs to explain a failure). */
 function plainlyValid(b: Record<string, unknown>): boolean {
   switch (b.type) {
@@ -171,8 +300,12 @@ function plainlyValid(b: Record<string, unknown>): boolean {
         typeof b.content === "string" &&
         optBoolean(b.is_error) &&
         optBoolean(b.synthetic) &&
-        b.content_blocks === undefined
+        (b.content_blocks === undefined ||
+          (Array.isArray(b.content_blocks) &&
+            b.content_blocks.every((x: unknown) => isObject(x) && typeof x.type === "string")))
       );
+    case "image_url":
+      return isObject(b.image_url) && typeof b.image_url.url === "string";
     default:
       return false;
   }
@@ -186,11 +319,12 @@ function parseBlockShape(data: unknown, path: string, nesting: number): Block {
   if (typeof type !== "string" || type.length === 0) {
     throw new ModelError(path, 'missing "type"');
   }
-  if (plainlyValid(data as Record<string, unknown>)) return data as Block;
-  const schema = blockSchemas[type];
-  if (!schema) return data as Block;
-  const r = schema.safeParse(data);
-  if (!r.success) failFrom(r.error, data, path, type);
+  // A block of a type without a schema is kept opaque.
+  if (!KNOWN_BLOCK_TYPES.has(type)) return data as Block;
+  if (!plainlyValid(data as Record<string, unknown>)) {
+    const r = schemas().blockSchemas[type]!.safeParse(data);
+    if (!r.success) failFrom(r.error, data, path, type);
+  }
   if (type === "tool_result") {
     const nested = (data as { content_blocks?: unknown[] }).content_blocks;
     if (nested !== undefined && nesting >= MAX_MESSAGE_DEPTH)
@@ -230,8 +364,8 @@ function parseMessageShape(data: unknown, path: string): Message {
     );
   }
   m.content.forEach((b, i) => parseBlockShape(b, `${path}.content[${i}]`, 0));
-  if (m.usage !== undefined) {
-    const r = usageSchema.safeParse(m.usage);
+  if (m.usage !== undefined && !plainUsage(m.usage)) {
+    const r = schemas().usageSchema.safeParse(m.usage);
     if (!r.success) failFrom(r.error, m.usage, `${path}.usage`);
   }
   return data as unknown as Message;
@@ -243,48 +377,6 @@ export function parseMessages(data: unknown, path = "messages"): Message[] {
   data.forEach((m, i) => parseMessage(m, `${path}[${i}]`));
   return data as Message[];
 }
-
-const coverageSchema = z.looseObject({
-  path: z.enum(["summary", "prune-only"]),
-  last_round_messages: z.number(),
-  last_round_tool_results: z.number(),
-  last_round_assistant: z.number(),
-  anchors_chars: z.number(),
-});
-
-const payloadSchemas: Record<string, z.ZodType> = {
-  header: z.looseObject({
-    session_id: z.string(),
-    created_at: z.string(),
-    schema_version: z.number(),
-    source_format: z.string(),
-    cwd: z.string().optional(),
-  }),
-  compaction: z.looseObject({
-    summary: z.string(),
-    tokens_before: z.number(),
-    tokens_after: z.number(),
-    model: z.string(),
-    path: z.enum(["summary", "prune-only"]),
-    coverage: coverageSchema.nullable(),
-    trigger: z.enum(["auto", "manual"]),
-    replacement: z.array(z.unknown()),
-  }),
-  branch_summary: z.looseObject({
-    branch_id: z.string(),
-    summary: z.string(),
-    parent_branch_id: z.string().nullable(),
-    leaf_only: z.boolean().optional(),
-  }),
-};
-
-const entrySchema = z.looseObject({
-  id: z.string().min(1),
-  parent_id: z.string().nullish(),
-  kind: z.enum(JOURNAL_KINDS),
-  created_at: z.string(),
-  payload: z.record(z.string(), z.unknown()),
-});
 
 /** The envelope of a valid entry, checked without the schema (the schema only runs to explain a failure). */
 function plainEntry(e: Record<string, unknown>): boolean {
@@ -336,7 +428,7 @@ export function parseJournalEntry(data: unknown, path = "entry"): JournalEntry {
     );
   }
   if (!plainEntry(data as Record<string, unknown>)) {
-    const r = entrySchema.safeParse(data);
+    const r = schemas().entrySchema.safeParse(data);
     if (!r.success) failFrom(r.error, data, path);
   }
   const e = data as JournalEntry;
@@ -347,9 +439,10 @@ export function parseJournalEntry(data: unknown, path = "entry"): JournalEntry {
   } else {
     for (const [k, v] of Object.entries(e.payload))
       if (!(e.kind === "compaction" && k === "replacement")) checkDepth(v, `${path}.payload.${k}`);
-    const ps = payloadSchemas[e.kind]!;
-    const pr = ps.safeParse(e.payload);
-    if (!pr.success) failFrom(pr.error, e.payload, `${path}.payload`, e.kind);
+    if (!plainPayload(e.kind, e.payload as unknown as Record<string, unknown>)) {
+      const pr = schemas().payloadSchemas[e.kind]!.safeParse(e.payload);
+      if (!pr.success) failFrom(pr.error, e.payload, `${path}.payload`, e.kind);
+    }
     if (e.kind === "compaction") parseMessages(e.payload.replacement, `${path}.payload.replacement`);
   }
   return e;

@@ -24,13 +24,12 @@ import { isAbsolute, resolve } from "node:path";
 import { protectedRound } from "../contract/rounds.js";
 import { isText } from "../model/blocks.js";
 import { redactSecrets, redactValue } from "../redact/redact.js";
-import { importFile } from "../formats/detect.js";
-import type { FormatName } from "../formats/types.js";
+import { importAgentFile, type AgentFormat } from "../formats/import-agent.js";
 import { liveContext } from "../journal/tree.js";
 import { CompactSafeError } from "../model/errors.js";
-import type { JournalEntry, Message } from "../model/types.js";
+import type { CompactionEntry, JournalEntry, Message } from "../model/types.js";
 import { readAnchors } from "../workspace/anchors.js";
-import { auditEntries, type AuditLosses, type CompactionAudit } from "./audit.js";
+import { auditCompaction, type AuditLosses, type CompactionAudit } from "./audit.js";
 
 export const HOOK_AGENTS = ["claude-code", "codex", "pi"] as const;
 export type HookAgent = (typeof HOOK_AGENTS)[number];
@@ -120,9 +119,18 @@ async function anchorsText(cwd: string | undefined, warnings: string[]): Promise
 
 const bullets = (texts: readonly string[]) => texts.map((t) => `- ${t}`).join("\n");
 
-/** The audit of every compaction in `entries`, its texts redacted (the hook restates them). */
-function redactedAudit(entries: readonly JournalEntry[]): CompactionAudit[] {
-  return redactValue(auditEntries(entries).compactions);
+/**
+ * The audit of the compaction that `pick` chooses among those `entries`
+ * records (undefined when none), its texts redacted (the hook restates
+ * them). Only that one is audited: a hook answers about one compaction, and
+ * each audit walks the history before it.
+ */
+function redactedAudit(
+  entries: readonly JournalEntry[],
+  pick: (compactions: readonly CompactionEntry[]) => CompactionEntry | undefined = (cs) => cs.at(-1),
+): CompactionAudit | undefined {
+  const c = pick(entries.filter((e): e is CompactionEntry => e.kind === "compaction"));
+  return c === undefined ? undefined : redactValue(auditCompaction(entries, c));
 }
 
 /** What a compaction that broke the contract lost, in the words the hook restates (`you`: to the user). */
@@ -149,8 +157,8 @@ function lastRoundInstructions(messages: readonly Message[]): string[] {
   );
 }
 
-async function entriesOf(file: string, format: FormatName): Promise<JournalEntry[]> {
-  return (await importFile(file, { format })).entries;
+async function entriesOf(file: string, format: AgentFormat): Promise<JournalEntry[]> {
+  return (await importAgentFile(file, format)).entries;
 }
 
 /**
@@ -173,7 +181,7 @@ export async function claudeCodeHook(
   const lastMessage = entries.findLastIndex((e) => CONVERSATION.has(e.kind));
   const parts: string[] = [];
   if (lastCompaction > lastMessage) {
-    const last = redactedAudit(entries).at(-1);
+    const last = redactedAudit(entries);
     if (last && !last.kept) {
       parts.push(
         `compact-safe: the compaction just made did not keep the survival contract (${last.reason}).`,
@@ -201,7 +209,7 @@ export async function codexHook(input: Input, baseDir = process.cwd()): Promise<
   const event = optionalString(input, "hook_event_name");
   const transcript = sessionPath(input, "transcript_path", baseDir);
   if (event !== "PostCompact" || transcript === undefined) return { output: undefined, warnings };
-  const last = redactedAudit(await entriesOf(transcript, "codex")).at(-1);
+  const last = redactedAudit(await entriesOf(transcript, "codex"));
   if (last === undefined) return { output: undefined, warnings };
   const message = last.kept
     ? `compact-safe: this compaction kept the survival contract (${last.messages_before} -> ${last.messages_after} messages).`
@@ -223,11 +231,13 @@ export async function piHook(input: Input, baseDir = process.cwd()): Promise<Hoo
   if (file === undefined) throw new HookInputError('"session_file" is missing (the pi session to audit)');
   const id = optionalString(input, "compaction_id");
   const cwd = optionalString(input, "cwd");
-  const [audit, anchors] = await Promise.all([
-    entriesOf(file, "pi").then(redactedAudit),
+  // The compaction `id` names, else the last one.
+  const [c, anchors] = await Promise.all([
+    entriesOf(file, "pi").then((entries) =>
+      redactedAudit(entries, (cs) => cs.find((x) => x.id === id) ?? cs.at(-1)),
+    ),
     anchorsText(cwd, warnings),
   ]);
-  const c = audit.find((x) => x.id === id) ?? audit.at(-1);
   if (!c) throw new CompactSafeError("empty_session", `${file}: no compaction recorded to audit`);
   const line = c.kept
     ? `compact-safe: pi's compaction ${c.id} kept the survival contract (${c.messages_before} → ${c.messages_after} messages)`

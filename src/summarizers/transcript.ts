@@ -41,7 +41,7 @@ export function clip(s: string, max: number): string {
   return s.slice(0, end) + "…";
 }
 
-// Cuts of redacted text: one implementation, in src/engine/redact.ts.
+// Cuts of redacted text: one implementation, in src/redact/redact.ts.
 export { redactedHead, redactedTail, safeHead, safeTail };
 
 /** Longest output `oneLine` builds: every caller clips its result far below this. */
