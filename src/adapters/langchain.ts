@@ -34,7 +34,7 @@ import { ModelError, parseMessage, parseMessages } from "../model/schema.js";
 import { checkPlainData, isBuiltinContainer } from "../model/plain.js";
 import { validateSurvivalContract } from "../contract/validate.js";
 import { compactMessagesSafe, type CompactOptions, type CompactResult } from "../engine/compact.js";
-import { measurePressure, shouldCompact } from "../engine/pressure.js";
+import { measurePressure, PressureMemo, shouldCompact } from "../engine/pressure.js";
 import { CONSTANTS } from "../model/constants.js";
 import {
   SummarizerError,
@@ -67,6 +67,16 @@ export const REMOVE_ALL_MESSAGES = "__remove_all__";
 
 type Rec = Record<string, unknown>;
 
+/** The fields of a BaseMessage that its stored form has, by its type (what a conversion reads). */
+const COMMON_FIELDS = ["content", "id", "name", "additional_kwargs", "response_metadata"] as const;
+const FIELDS: Record<string, readonly string[]> = {
+  ai: [...COMMON_FIELDS, "tool_calls", "invalid_tool_calls", "usage_metadata"],
+  tool: [...COMMON_FIELDS, "tool_call_id", "status", "artifact", "metadata"],
+  generic: [...COMMON_FIELDS, "role"],
+};
+const fieldsOf = (type: string): readonly string[] =>
+  Object.hasOwn(FIELDS, type) ? FIELDS[type]! : COMMON_FIELDS;
+
 /** A BaseMessage's own fields, in the stored form (`{ type, data }`). */
 function storedOf(m: BaseMessage, path: string): LangChainStoredMessage {
   if (!BaseMessage.isInstance(m))
@@ -74,11 +84,7 @@ function storedOf(m: BaseMessage, path: string): LangChainStoredMessage {
   const r = m as unknown as Rec;
   const type = m.getType();
   const data: Rec = {};
-  const keys = ["content", "id", "name", "additional_kwargs", "response_metadata"];
-  if (type === "ai") keys.push("tool_calls", "invalid_tool_calls", "usage_metadata");
-  if (type === "tool") keys.push("tool_call_id", "status", "artifact", "metadata");
-  if (type === "generic") keys.push("role");
-  for (const k of keys) if (r[k] !== undefined) data[k] = r[k];
+  for (const k of fieldsOf(type)) if (r[k] !== undefined) data[k] = r[k];
   return { type, data };
 }
 
@@ -125,35 +131,24 @@ function checkItem<T>(
   return v;
 }
 
-/** The fields of a BaseMessage that a conversion reads (`storedOf`), compared by value before a reuse. */
-const READ_FIELDS = [
-  "content",
-  "id",
-  "name",
-  "additional_kwargs",
-  "response_metadata",
-  "tool_calls",
-  "invalid_tool_calls",
-  "usage_metadata",
-  "tool_call_id",
-  "status",
-  "artifact",
-  "metadata",
-  "role",
-] as const;
-
 interface Seen {
   type: string;
+  /** The fields the conversion read (`fieldsOf(type)`) and their values then, compared by identity before a reuse. */
+  fields: readonly string[];
   values: unknown[];
   parts: unknown[] | undefined;
   lengths: number;
   read: Read;
 }
 
-/** The lengths a host changes when it edits a message in place: its text, its parts' texts, its tool calls. */
+/**
+ * The lengths a host changes when it edits a message in place: its parts'
+ * texts, its tool calls (a string content is a value: the same string, the
+ * same length).
+ */
 function lengthsOf(r: Rec): number {
   const c = r.content;
-  let n = typeof c === "string" ? c.length : 0;
+  let n = 0;
   if (Array.isArray(c))
     for (let i = 0; i < c.length; i++) {
       const p = c[i] as Rec | null;
@@ -179,15 +174,47 @@ export class LangChainReader {
   private readonly seen = new WeakMap<object, Seen>();
   private readonly memo: JoinMemo = new WeakMap();
   private readonly valid = new WeakSet<Message>();
+  /** The last call's input and what it gave: where a step that only appends carries on. */
+  private last:
+    | {
+        input: readonly unknown[];
+        seen: Seen[];
+        reads: Read[];
+        out: Message[];
+        /** For each joined message: the index after its last read, and after the last read any message up to it looked at. */
+        ends: number[];
+        reach: number[];
+      }
+    | undefined;
+  /** The pressure measured on what this reader gave (see `PressureMemo`). */
+  readonly pressure = new PressureMemo();
+  /** Test hook: how many messages were looked at again (not carried on from the last call). */
+  looked = 0;
 
   read(messages: readonly BaseMessage[], path = "messages"): Message[] {
     if (!Array.isArray(messages)) throw new ModelError(path, "expected an array of messages");
+    const last = this.last;
+    this.last = undefined; // kept again only when this call ends well
     const reads: Read[] = [];
-    for (let i = 0; i < messages.length; i++) {
+    const seen: Seen[] = [];
+    // The messages the last call read, the very same objects at the same places: the same check
+    // (`same`), without a lookup.
+    const lim = last ? Math.min(last.input.length, messages.length) : 0;
+    let i = 0;
+    for (; i < lim; i++) {
+      const m = messages[i] as unknown;
+      const s = last!.seen[i]!;
+      if (m !== last!.input[i] || !same(m as Rec, s)) break;
+      reads.push(s.read);
+      seen.push(s);
+    }
+    for (; i < messages.length; i++) {
+      this.looked++;
       const m = messages[i] as unknown;
       const hit = typeof m === "object" && m !== null ? this.seen.get(m) : undefined;
       if (hit && same(m as Rec, hit)) {
         reads.push(hit.read);
+        seen.push(hit);
         continue;
       }
       const at = `${path}[${i}]`;
@@ -195,28 +222,55 @@ export class LangChainReader {
       const type = (m as BaseMessage).getType();
       const read = readLangChainStored({ type, data }, at);
       const r = m as Rec;
-      this.seen.set(r, {
+      const s: Seen = {
         type,
-        values: READ_FIELDS.map((k) => r[k]),
+        fields: fieldsOf(type),
+        values: fieldsOf(type).map((k) => r[k]),
         parts: Array.isArray(r.content) ? r.content.slice() : undefined,
         lengths: lengthsOf(r),
         read,
-      });
+      };
+      this.seen.set(r, s);
       reads.push(read);
+      seen.push(s);
     }
-    const out = joinParts(reads, this.memo).map((g) => g.message);
-    for (let i = 0; i < out.length; i++) {
-      const m = out[i]!;
-      if (this.valid.has(m)) continue;
-      parseMessage(m, `${path}[${i}]`);
-      this.valid.add(m);
+    // The joined messages of the last call that end before the first read that changed are the same.
+    let p = 0;
+    if (last) {
+      const k = Math.min(last.reads.length, reads.length);
+      while (p < k && reads[p] === last.reads[p]) p++;
     }
+    // A joined message is the same when every read that joining it looked at is: its parts, and as
+    // many as its first part says there are (an incomplete group looked for the rest).
+    let g = last ? last.ends.length : 0;
+    while (g > 0 && last!.reach[g - 1]! > p) g--;
+    const from = g > 0 ? last!.ends[g - 1]! : 0;
+    const out = g > 0 ? last!.out.slice(0, g) : [];
+    const ends = g > 0 ? last!.ends.slice(0, g) : [];
+    const reach = g > 0 ? last!.reach.slice(0, g) : [];
+    let far = g > 0 ? reach[g - 1]! : 0;
+    for (const j of joinParts(from === 0 ? reads : reads.slice(from), this.memo)) {
+      const m = j.message;
+      if (!this.valid.has(m)) {
+        parseMessage(m, `${path}[${out.length}]`);
+        this.valid.add(m);
+      }
+      out.push(m);
+      const first = from + j.first;
+      const part = reads[first]!.part;
+      const declared = part && part[0] === 0 && part[1] > 1 ? part[1] : 1;
+      ends.push(first + j.count);
+      far = Math.max(far, first + Math.max(j.count, declared));
+      reach.push(far);
+    }
+    this.last = { input: messages.slice(), seen, reads, out: out.slice(), ends, reach };
     return out;
   }
 }
 
 function same(r: Rec, s: Seen): boolean {
-  for (let k = 0; k < READ_FIELDS.length; k++) if (r[READ_FIELDS[k]!] !== s.values[k]) return false;
+  const fields = s.fields;
+  for (let k = 0; k < fields.length; k++) if (r[fields[k]!] !== s.values[k]) return false;
   const c = r.content;
   if (Array.isArray(c)) {
     const parts = s.parts;
@@ -562,11 +616,13 @@ export function compactSafeMiddleware(options: CompactSafeMiddlewareOptions) {
             : window !== undefined &&
               tokens >= Math.floor(window * (options.threshold ?? CONSTANTS.threshold));
       } else if (conditions.length > 0) {
-        fire = triggered(conditions, lcMessages.length, measurePressure({ messages }).tokens, window);
+        const memo = reader.pressure;
+        fire = triggered(conditions, lcMessages.length, measurePressure({ messages, memo }).tokens, window);
       } else {
         fire =
           window !== undefined &&
-          shouldCompact({ messages }, { window, threshold: options.threshold }).compact;
+          shouldCompact({ messages, memo: reader.pressure }, { window, threshold: options.threshold })
+            .compact;
       }
       if (!fire) return undefined;
       const config = mergeConfigs(pickRunnableConfigKeys(runtime as Rec) ?? {}, {
