@@ -232,6 +232,8 @@ export function compactSafePrepareStep(
       { window: options.window, threshold },
     );
     if (!decision.compact) return keep;
+    // The memo's arrays change at its next call: the compaction (which awaits) works on a copy.
+    converted = { messages: converted.messages.slice(), indexOf: converted.indexOf.slice() };
     const r = await compactMessagesSafe(converted.messages, { ...compact, summarizer, trigger: "auto" });
     if (!r.ok) {
       onRefused?.({ stepNumber: input.stepNumber, decision, error: r.error });

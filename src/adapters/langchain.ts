@@ -177,7 +177,7 @@ export class LangChainReader {
   /** The last call's input and what it gave: where a step that only appends carries on. */
   private last:
     | {
-        input: readonly unknown[];
+        input: unknown[];
         seen: Seen[];
         reads: Read[];
         out: Message[];
@@ -192,27 +192,34 @@ export class LangChainReader {
   looked = 0;
 
   read(messages: readonly BaseMessage[], path = "messages"): Message[] {
+    return this.readShared(messages, path).slice();
+  }
+
+  /**
+   * As `read`, but the array returned is the reader's own, changed in place by
+   * its next call (the middleware copies it before it awaits): a copy of a
+   * long history per step costs more than the step.
+   */
+  readShared(messages: readonly BaseMessage[], path = "messages"): Message[] {
     if (!Array.isArray(messages)) throw new ModelError(path, "expected an array of messages");
-    const last = this.last;
+    const last = this.last ?? { input: [], seen: [], reads: [], out: [], ends: [], reach: [] };
     this.last = undefined; // kept again only when this call ends well
-    const reads: Read[] = [];
-    const seen: Seen[] = [];
+    const { input, seen, reads } = last;
     // The messages the last call read, the very same objects at the same places: the same check
     // (`same`), without a lookup.
-    const lim = last ? Math.min(last.input.length, messages.length) : 0;
+    const lim = Math.min(input.length, messages.length);
     let i = 0;
-    for (; i < lim; i++) {
-      const m = messages[i] as unknown;
-      const s = last!.seen[i]!;
-      if (m !== last!.input[i] || !same(m as Rec, s)) break;
-      reads.push(s.read);
-      seen.push(s);
-    }
+    while (i < lim && messages[i] === input[i] && same(messages[i] as unknown as Rec, seen[i]!)) i++;
+    const p = i;
+    input.length = p;
+    seen.length = p;
+    reads.length = p;
     for (; i < messages.length; i++) {
       this.looked++;
       const m = messages[i] as unknown;
       const hit = typeof m === "object" && m !== null ? this.seen.get(m) : undefined;
       if (hit && same(m as Rec, hit)) {
+        input.push(m);
         reads.push(hit.read);
         seen.push(hit);
         continue;
@@ -231,23 +238,19 @@ export class LangChainReader {
         read,
       };
       this.seen.set(r, s);
+      input.push(m);
       reads.push(read);
       seen.push(s);
     }
-    // The joined messages of the last call that end before the first read that changed are the same.
-    let p = 0;
-    if (last) {
-      const k = Math.min(last.reads.length, reads.length);
-      while (p < k && reads[p] === last.reads[p]) p++;
-    }
     // A joined message is the same when every read that joining it looked at is: its parts, and as
     // many as its first part says there are (an incomplete group looked for the rest).
-    let g = last ? last.ends.length : 0;
-    while (g > 0 && last!.reach[g - 1]! > p) g--;
-    const from = g > 0 ? last!.ends[g - 1]! : 0;
-    const out = g > 0 ? last!.out.slice(0, g) : [];
-    const ends = g > 0 ? last!.ends.slice(0, g) : [];
-    const reach = g > 0 ? last!.reach.slice(0, g) : [];
+    const { out, ends, reach } = last;
+    let g = ends.length;
+    while (g > 0 && reach[g - 1]! > p) g--;
+    out.length = g;
+    ends.length = g;
+    reach.length = g;
+    const from = g > 0 ? ends[g - 1]! : 0;
     let far = g > 0 ? reach[g - 1]! : 0;
     for (const j of joinParts(from === 0 ? reads : reads.slice(from), this.memo)) {
       const m = j.message;
@@ -263,7 +266,7 @@ export class LangChainReader {
       far = Math.max(far, first + Math.max(j.count, declared));
       reach.push(far);
     }
-    this.last = { input: messages.slice(), seen, reads, out: out.slice(), ends, reach };
+    this.last = last;
     return out;
   }
 }
@@ -606,7 +609,9 @@ export function compactSafeMiddleware(options: CompactSafeMiddlewareOptions) {
         );
       const lcMessages = state.messages;
       // Only what is new since the last call is converted and measured (see LangChainReader).
-      const messages = reader.read(lcMessages);
+      // (A copy when a token counter is awaited before the messages are used.)
+      const shared = reader.readShared(lcMessages);
+      const messages = options.tokenCounter ? shared.slice() : shared;
       let fire: boolean;
       if (options.tokenCounter) {
         const tokens = await options.tokenCounter(lcMessages);
@@ -625,6 +630,8 @@ export function compactSafeMiddleware(options: CompactSafeMiddlewareOptions) {
             .compact;
       }
       if (!fire) return undefined;
+      // The reader's array changes at its next call: the compaction (which awaits) works on a copy.
+      const history = messages.slice();
       const config = mergeConfigs(pickRunnableConfigKeys(runtime as Rec) ?? {}, {
         metadata: { lc_source: "summarization" },
         tags: ["nostream"],
@@ -632,7 +639,7 @@ export function compactSafeMiddleware(options: CompactSafeMiddlewareOptions) {
       const target =
         options.keep?.tokens ??
         (options.keep?.fraction !== undefined ? Math.floor(window! * options.keep.fraction) : undefined);
-      const result = await compactMessagesSafe(messages, {
+      const result = await compactMessagesSafe(history, {
         ...options.compact,
         summarizer: langChainSummarizer(model, { config }),
         target,
@@ -641,7 +648,7 @@ export function compactSafeMiddleware(options: CompactSafeMiddlewareOptions) {
         focus: options.focus,
         signal: (runtime as { signal?: AbortSignal }).signal,
       });
-      const outcome = result.ok ? commit(messages, result, options.anchors) : { result, update: undefined };
+      const outcome = result.ok ? commit(history, result, options.anchors) : { result, update: undefined };
       await options.onCompaction?.(outcome.result);
       return outcome.update;
     },

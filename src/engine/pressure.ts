@@ -62,7 +62,7 @@ export function latestBilledParent(
  * host edited (the estimator itself keys its cache the same way).
  */
 export class PressureMemo {
-  private messages: readonly Message[] = [];
+  private messages: Message[] = [];
   private estimator: TokenEstimator | undefined;
   /** Each message's estimate, and the running sum before each index (sums[i] = messages 0..i-1). */
   private each: number[] = [];
@@ -81,8 +81,11 @@ export class PressureMemo {
       const lim = Math.min(old.length, ms.length);
       while (p < lim && ms[p] === old[p]) p++;
     }
-    // Forget first: an estimator that throws leaves nothing half-kept.
+    // Forget first: an estimator that throws leaves nothing half-kept. The arrays are kept and
+    // cut to the shared start, not copied (a copy of a long history per step costs more than the step).
+    const kept = this.messages;
     this.messages = [];
+    kept.length = p;
     this.estimator = estimator;
     this.each.length = p;
     this.sums.length = p + 1;
@@ -97,9 +100,10 @@ export class PressureMemo {
       this.sums.push(sum);
       if (m.usage && isAssistantRole(m) && m.usage.scope !== "child" && billedPromptTokens(m.usage) > 0)
         billedAt.push(i);
+      kept.push(m);
     }
     this.measured += ms.length - p;
-    this.messages = ms.slice();
+    this.messages = kept;
     const estimate = sum;
     let billed = state.billed;
     if (!billed && billedAt.length > 0) {

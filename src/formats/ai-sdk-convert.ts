@@ -677,22 +677,20 @@ export function fromModelMessagesIndexed(
   // With a memo, the conversions are kept in it (by index) and go to the cache only when a
   // later call does not carry on from this one: a loop that only appends never fills the cache.
   let entries: (CacheEntry | undefined)[] = [];
+  let objects: unknown[] = [];
   let start = 0;
   const last = memo?.last;
   if (memo) memo.last = undefined; // kept again only when this call ends well
   if (last && messagesStartWith(messages, last)) {
-    // The last call's messages, unchanged, then new ones: carry on from where it ended.
-    names = last.names;
-    out = last.messages.slice();
-    indexOf = last.indexOf.slice();
-    fingerprints = last.fingerprints.slice();
-    entries = last.entries.slice();
-    start = last.input.length;
+    // The last call's messages, unchanged, then new ones: carry on from where it ended, in the
+    // same arrays (a copy of a long history per step costs more than the step).
+    ({ names, messages: out, indexOf, fingerprints, entries, objects } = last);
+    start = objects.length;
     memo!.resumed++;
   } else if (last && cache) {
-    for (let i = 0; i < last.input.length; i++) {
+    for (let i = 0; i < last.objects.length; i++) {
       const e = last.entries[i];
-      if (e !== undefined) cache.set(last.input[i] as object, e);
+      if (e !== undefined) cache.set(last.objects[i] as object, e);
     }
   }
   for (let i = start; i < messages.length; i++) {
@@ -711,6 +709,7 @@ export function fromModelMessagesIndexed(
       if (memo) {
         fingerprints.push(hit.fingerprint);
         entries.push(hit);
+        objects.push(raw);
       }
       continue;
     }
@@ -732,6 +731,7 @@ export function fromModelMessagesIndexed(
       if (memo) {
         fingerprints.push(fingerprintOf(mm));
         entries.push(undefined);
+        objects.push(raw);
       }
       continue;
     }
@@ -750,19 +750,12 @@ export function fromModelMessagesIndexed(
     if (memo) {
       fingerprints.push(fingerprint);
       entries.push(entry);
+      objects.push(raw);
     } else cache?.set(mm, entry);
     out.push(message);
     indexOf.push(out.length - 1);
   }
-  if (memo)
-    memo.last = {
-      input: messages.slice(),
-      fingerprints,
-      entries,
-      names,
-      messages: out.slice(),
-      indexOf: indexOf.slice(),
-    };
+  if (memo) memo.last = { objects, fingerprints, entries, names, messages: out, indexOf };
   return { messages: out, indexOf };
 }
 
@@ -771,12 +764,15 @@ export function fromModelMessagesIndexed(
  * objects), each one's `Fingerprint`, and the state after it (the tool names,
  * the messages, the indexes). A step whose messages start with the very same
  * objects, each still the same by its fingerprint, is converted from there
- * on: the messages before are neither looked up nor read again.
+ * on: the messages before are neither looked up nor read again. The arrays a
+ * call with a memo returns are the memo's own: valid until its next call (copy
+ * them to keep them across an `await`).
  */
 export interface ConversionMemo {
   last:
     | {
-        input: readonly unknown[];
+        /** The message objects read, by index (the host's array may change in place). */
+        objects: unknown[];
         fingerprints: Fingerprint[];
         /** Each message's conversion (undefined for a joined part), for the cache. */
         entries: (CacheEntry | undefined)[];
@@ -794,7 +790,7 @@ export function conversionMemo(): ConversionMemo {
 }
 
 function messagesStartWith(messages: readonly unknown[], last: NonNullable<ConversionMemo["last"]>): boolean {
-  const prefix = last.input;
+  const prefix = last.objects;
   if (prefix.length > messages.length) return false;
   for (let i = 0; i < prefix.length; i++) {
     const m = messages[i];
