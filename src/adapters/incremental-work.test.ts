@@ -160,6 +160,11 @@ test("AI SDK: a step that appends to the last one's messages converts from where
   assert.deepEqual(again, fromModelMessagesIndexed(history, undefined));
   const block = again.messages[8]!.content[0] as { content: string };
   assert.match(block.content, /\(edited\)$/);
+  // An edit that keeps the text's length (the text is compared as a value, not by its length).
+  const text = (history[4] as { content: { text: string }[] }).content[0]!;
+  text.text = text.text.replace("reading", "READING");
+  assert.equal(convert().messages[4]!.content[0]!.type, "text");
+  assert.deepEqual(convert().messages[4]!.content[0], { type: "text", text: text.text });
   // A replaced message object, a swapped content: seen as well.
   history[3] = { role: "user", content: "a new request" };
   (history[4] as { content: unknown[] }).content[0] = { type: "text", text: "rewritten" };
@@ -397,9 +402,12 @@ test("LangChain reader: an older message edited in place is read again", () => {
   assert.equal(reader.looked, looked, "nothing new: nothing looked up");
   (history[3]!.content as { text: string }[])[0]!.text += " (edited)";
   history[8]!.content = "replaced";
+  // Same length, other text.
+  (history[5]!.content as { text: string }[])[0]!.text = "ANSWER 2";
   const got = reader.read(history);
   assert.deepEqual(got, new LangChainReader().read(history));
   assert.deepEqual(got[3]!.content, [{ type: "text", text: "answer 1 (edited)" }]);
   assert.deepEqual(got[8]!.content, [{ type: "text", text: "replaced" }]);
+  assert.deepEqual(got[5]!.content, [{ type: "text", text: "ANSWER 2" }]);
   assert.ok(reader.looked > looked);
 });

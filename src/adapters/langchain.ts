@@ -136,39 +136,38 @@ interface Seen {
   /** The fields the conversion read (`fieldsOf(type)`) and their values then, compared by identity before a reuse. */
   fields: readonly string[];
   values: unknown[];
+  /** Each content part and its text, compared by identity (a string by identity first, so its characters are not read again). */
   parts: unknown[] | undefined;
-  lengths: number;
+  /** How many tool calls (a host may push to the array in place). */
+  toolCalls: number;
   read: Read;
 }
 
-/**
- * The lengths a host changes when it edits a message in place: its parts'
- * texts, its tool calls (a string content is a value: the same string, the
- * same length).
- */
-function lengthsOf(r: Rec): number {
+/** The content parts and their texts, in pairs (what a host edits in place: a part, a part's text). */
+function partsOf(r: Rec): unknown[] | undefined {
   const c = r.content;
-  let n = 0;
-  if (Array.isArray(c))
-    for (let i = 0; i < c.length; i++) {
-      const p = c[i] as Rec | null;
-      if (p !== null && typeof p === "object" && typeof p.text === "string") n += p.text.length;
-    }
-  if (Array.isArray(r.tool_calls)) n += r.tool_calls.length;
-  return n;
+  if (!Array.isArray(c)) return undefined;
+  const out: unknown[] = [];
+  for (let i = 0; i < c.length; i++) {
+    const p = c[i] as Rec | null;
+    out.push(p, p !== null && typeof p === "object" ? p.text : undefined);
+  }
+  return out;
 }
+
+const toolCallsOf = (r: Rec): number => (Array.isArray(r.tool_calls) ? r.tool_calls.length : -1);
 
 /**
  * The middleware's reader: LangChain messages to compact-safe messages,
  * incrementally. A BaseMessage object read before is not checked, converted,
  * validated or measured again while it is still the same: the same values in
  * every field the conversion reads (`content`, `tool_calls`,
- * `additional_kwargs`…, compared by identity), the same content parts, and
- * the same lengths of its text, its parts' texts and its tool calls. A host
+ * `additional_kwargs`…, compared by identity), the same content parts and
+ * their texts, and as many tool calls. A host
  * that edits a message in place (LangGraph's reducers replace messages, but
- * a host may assign `message.content` or push a part) is read again; an edit
- * that keeps every length, deep inside a part or a tool call's arguments, is
- * not seen: give such a message as a new object.
+ * a host may assign `message.content`, a part's text, or push a part) is
+ * read again; an edit deep inside a part or a tool call's arguments is not
+ * seen: give such a message as a new object.
  */
 export class LangChainReader {
   private readonly seen = new WeakMap<object, Seen>();
@@ -233,8 +232,8 @@ export class LangChainReader {
         type,
         fields: fieldsOf(type),
         values: fieldsOf(type).map((k) => r[k]),
-        parts: Array.isArray(r.content) ? r.content.slice() : undefined,
-        lengths: lengthsOf(r),
+        parts: partsOf(r),
+        toolCalls: toolCallsOf(r),
         read,
       };
       this.seen.set(r, s);
@@ -277,10 +276,14 @@ function same(r: Rec, s: Seen): boolean {
   const c = r.content;
   if (Array.isArray(c)) {
     const parts = s.parts;
-    if (parts === undefined || parts.length !== c.length) return false;
-    for (let i = 0; i < c.length; i++) if (c[i] !== parts[i]) return false;
+    if (parts === undefined || parts.length !== 2 * c.length) return false;
+    for (let i = 0; i < c.length; i++) {
+      const p = c[i] as Rec | null;
+      if (p !== parts[2 * i]) return false;
+      if (p !== null && typeof p === "object" && p.text !== parts[2 * i + 1]) return false;
+    }
   }
-  return lengthsOf(r) === s.lengths && (r as unknown as BaseMessage).getType() === s.type;
+  return toolCallsOf(r) === s.toolCalls && (r as unknown as BaseMessage).getType() === s.type;
 }
 
 /** LangChain messages as compact-safe messages (nothing lost: see the module comment). */

@@ -596,46 +596,42 @@ export interface CacheEntry {
 /**
  * What is compared, cheaply, before a cached conversion is used again: the
  * message's role, `content` and `providerOptions` (the same values), its
- * parts (the same objects, in the same order) and the length of each part's
- * text (`text`, a tool result's text or JSON output). A host that edits a
- * message in place (replaces a part, adds or removes one, appends to a text,
- * swaps the content) is read again; an edit that keeps every length, or one
- * deep inside a tool call's input or a part's provider options, is not seen:
- * give such a message as a new object.
+ * parts (the same objects, in the same order) and what a host edits in a
+ * part: its `text`, its `input`, its output's `value` (the same values; a
+ * string compared by identity first, so its characters are not read again;
+ * an output array also by its length). A host that edits a message in place
+ * (replaces a part, adds or removes one, changes a text, swaps the content
+ * or an output) is read again; an edit deep inside a tool call's input
+ * object or a part's provider options is not seen: give such a message as a
+ * new object.
  */
 export interface Fingerprint {
   role: unknown;
   content: unknown;
   providerOptions: unknown;
+  /** For each part: the part, its text, its input, its output's value and that value's length when it is an array. */
   parts: readonly unknown[] | undefined;
-  lengths: number;
 }
 
-/** The sum of the lengths of a part's texts (what a host edits in place, when it does). */
-function partLength(p: unknown): number {
-  if (!isObj(p)) return 0;
-  let n = typeof p.text === "string" ? p.text.length : 0;
-  const o = p.output;
-  if (isObj(o)) {
-    const v = o.value;
-    if (typeof v === "string") n += v.length;
-    else if (Array.isArray(v)) n += v.length;
-  }
-  if (typeof p.input === "string") n += p.input.length;
-  return n;
-}
+/** How many values the fingerprint keeps of each part (see `Fingerprint`). */
+const PER_PART = 5;
 
 export function fingerprintOf(m: Obj): Fingerprint {
   const c = m.content;
-  let lengths = 0;
-  if (Array.isArray(c)) for (let i = 0; i < c.length; i++) lengths += partLength(c[i]);
-  return {
-    role: m.role,
-    content: c,
-    providerOptions: m.providerOptions,
-    parts: Array.isArray(c) ? c.slice() : undefined,
-    lengths,
-  };
+  let parts: unknown[] | undefined;
+  if (Array.isArray(c)) {
+    parts = [];
+    for (let i = 0; i < c.length; i++) {
+      const p: unknown = c[i];
+      if (!isObj(p)) {
+        parts.push(p, undefined, undefined, undefined, undefined);
+        continue;
+      }
+      const v = isObj(p.output) ? p.output.value : undefined;
+      parts.push(p, p.text, p.input, v, Array.isArray(v) ? v.length : undefined);
+    }
+  }
+  return { role: m.role, content: c, providerOptions: m.providerOptions, parts };
 }
 
 function sameFingerprint(m: Obj, f: Fingerprint): boolean {
@@ -643,13 +639,16 @@ function sameFingerprint(m: Obj, f: Fingerprint): boolean {
   if (m.role !== f.role || c !== f.content || m.providerOptions !== f.providerOptions) return false;
   if (!Array.isArray(c)) return true;
   const parts = f.parts!;
-  if (c.length !== parts.length) return false;
-  let lengths = 0;
-  for (let i = 0; i < c.length; i++) {
-    if (c[i] !== parts[i]) return false;
-    lengths += partLength(c[i]);
+  if (c.length * PER_PART !== parts.length) return false;
+  for (let i = 0, j = 0; i < c.length; i++, j += PER_PART) {
+    const p: unknown = c[i];
+    if (p !== parts[j]) return false;
+    if (!isObj(p)) continue;
+    if (p.text !== parts[j + 1] || p.input !== parts[j + 2]) return false;
+    const v = isObj(p.output) ? p.output.value : undefined;
+    if (v !== parts[j + 3] || (Array.isArray(v) && v.length !== parts[j + 4])) return false;
   }
-  return lengths === f.lengths;
+  return true;
 }
 
 /** Test hook: how many AI SDK messages were converted (not taken from a cache) since the process started. */
