@@ -28,7 +28,7 @@ import {
   type CompactOptions,
   type CompactSuccess,
 } from "../engine/compact.js";
-import { shouldCompact, type CompactDecision } from "../engine/pressure.js";
+import { PressureMemo, shouldCompact, type CompactDecision } from "../engine/pressure.js";
 import { validateSurvivalContract } from "../contract/validate.js";
 import {
   SummarizerError,
@@ -40,11 +40,13 @@ import { buildUserPrompt, SYSTEM_PROMPT } from "../summarizers/prompt.js";
 import { classifyHttpFailure } from "../summarizers/errors.js";
 import { outputCap, resolveTimeout, withWholeRequestTimeout } from "../summarizers/llm-common.js";
 import {
+  conversionMemo,
   fromModelMessagesIndexed,
   toModelMessages as toModel,
   type ConversionCache,
   type SchemaLike,
 } from "./ai-sdk-convert.js";
+import { surelyValidModelMessage } from "./ai-sdk-quick.js";
 
 /**
  * The `ai` package's `modelMessageSchema`, checked through the schema of the
@@ -62,6 +64,8 @@ const byRole: Record<string, SchemaLike> = {
 const union = modelMessageSchema as unknown as SchemaLike;
 const schema: SchemaLike = {
   safeParse(v) {
+    // The common shapes are checked here; the schema decides the rest (and names every error).
+    if (surelyValidModelMessage(v)) return { success: true };
     const role = typeof v === "object" && v !== null ? (v as { role?: unknown }).role : undefined;
     const own = typeof role === "string" && Object.hasOwn(byRole, role) ? byRole[role] : undefined;
     if (own !== undefined) {
@@ -198,6 +202,9 @@ export function compactSafePrepareStep(
   let last: { source: ModelMessage[]; replacement: ModelMessage[] } | undefined;
   // The AI SDK passes the same message objects to every step: each is validated and converted once.
   const cache: ConversionCache = new WeakMap();
+  // A step that sends the last step's messages and new ones: only the new ones are read and measured.
+  const memo = conversionMemo();
+  const pressure = new PressureMemo();
 
   return async (input) => {
     const original = input.messages;
@@ -210,7 +217,7 @@ export function compactSafePrepareStep(
     const keep = reapplied ? { messages } : undefined;
     let converted: { messages: Message[]; indexOf: number[] };
     try {
-      converted = fromModelMessagesIndexed(messages, schema, "messages", cache);
+      converted = fromModelMessagesIndexed(messages, schema, "messages", cache, memo);
     } catch (e) {
       onRefused?.({
         stepNumber: input.stepNumber,
@@ -221,10 +228,12 @@ export function compactSafePrepareStep(
     }
     const billed = reapplied ? undefined : billedOf(input, converted.indexOf);
     const decision = shouldCompact(
-      { messages: converted.messages, billed, estimator: compact.estimator },
+      { messages: converted.messages, billed, estimator: compact.estimator, memo: pressure },
       { window: options.window, threshold },
     );
     if (!decision.compact) return keep;
+    // The memo's arrays change at its next call: the compaction (which awaits) works on a copy.
+    converted = { messages: converted.messages.slice(), indexOf: converted.indexOf.slice() };
     const r = await compactMessagesSafe(converted.messages, { ...compact, summarizer, trigger: "auto" });
     if (!r.ok) {
       onRefused?.({ stepNumber: input.stepNumber, decision, error: r.error });

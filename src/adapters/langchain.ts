@@ -34,7 +34,7 @@ import { ModelError, parseMessage, parseMessages } from "../model/schema.js";
 import { checkPlainData, isBuiltinContainer } from "../model/plain.js";
 import { validateSurvivalContract } from "../contract/validate.js";
 import { compactMessagesSafe, type CompactOptions, type CompactResult } from "../engine/compact.js";
-import { measurePressure, shouldCompact } from "../engine/pressure.js";
+import { measurePressure, PressureMemo, shouldCompact } from "../engine/pressure.js";
 import { CONSTANTS } from "../model/constants.js";
 import {
   SummarizerError,
@@ -67,6 +67,16 @@ export const REMOVE_ALL_MESSAGES = "__remove_all__";
 
 type Rec = Record<string, unknown>;
 
+/** The fields of a BaseMessage that its stored form has, by its type (what a conversion reads). */
+const COMMON_FIELDS = ["content", "id", "name", "additional_kwargs", "response_metadata"] as const;
+const FIELDS: Record<string, readonly string[]> = {
+  ai: [...COMMON_FIELDS, "tool_calls", "invalid_tool_calls", "usage_metadata"],
+  tool: [...COMMON_FIELDS, "tool_call_id", "status", "artifact", "metadata"],
+  generic: [...COMMON_FIELDS, "role"],
+};
+const fieldsOf = (type: string): readonly string[] =>
+  Object.hasOwn(FIELDS, type) ? FIELDS[type]! : COMMON_FIELDS;
+
 /** A BaseMessage's own fields, in the stored form (`{ type, data }`). */
 function storedOf(m: BaseMessage, path: string): LangChainStoredMessage {
   if (!BaseMessage.isInstance(m))
@@ -74,11 +84,7 @@ function storedOf(m: BaseMessage, path: string): LangChainStoredMessage {
   const r = m as unknown as Rec;
   const type = m.getType();
   const data: Rec = {};
-  const keys = ["content", "id", "name", "additional_kwargs", "response_metadata"];
-  if (type === "ai") keys.push("tool_calls", "invalid_tool_calls", "usage_metadata");
-  if (type === "tool") keys.push("tool_call_id", "status", "artifact", "metadata");
-  if (type === "generic") keys.push("role");
-  for (const k of keys) if (r[k] !== undefined) data[k] = r[k];
+  for (const k of fieldsOf(type)) if (r[k] !== undefined) data[k] = r[k];
   return { type, data };
 }
 
@@ -125,69 +131,96 @@ function checkItem<T>(
   return v;
 }
 
-/** The fields of a BaseMessage that a conversion reads (`storedOf`), compared by value before a reuse. */
-const READ_FIELDS = [
-  "content",
-  "id",
-  "name",
-  "additional_kwargs",
-  "response_metadata",
-  "tool_calls",
-  "invalid_tool_calls",
-  "usage_metadata",
-  "tool_call_id",
-  "status",
-  "artifact",
-  "metadata",
-  "role",
-] as const;
-
 interface Seen {
   type: string;
+  /** The fields the conversion read (`fieldsOf(type)`) and their values then, compared by identity before a reuse. */
+  fields: readonly string[];
   values: unknown[];
+  /** Each content part and its text, compared by identity (a string by identity first, so its characters are not read again). */
   parts: unknown[] | undefined;
-  lengths: number;
+  /** How many tool calls (a host may push to the array in place). */
+  toolCalls: number;
   read: Read;
 }
 
-/** The lengths a host changes when it edits a message in place: its text, its parts' texts, its tool calls. */
-function lengthsOf(r: Rec): number {
+/** The content parts and their texts, in pairs (what a host edits in place: a part, a part's text). */
+function partsOf(r: Rec): unknown[] | undefined {
   const c = r.content;
-  let n = typeof c === "string" ? c.length : 0;
-  if (Array.isArray(c))
-    for (let i = 0; i < c.length; i++) {
-      const p = c[i] as Rec | null;
-      if (p !== null && typeof p === "object" && typeof p.text === "string") n += p.text.length;
-    }
-  if (Array.isArray(r.tool_calls)) n += r.tool_calls.length;
-  return n;
+  if (!Array.isArray(c)) return undefined;
+  const out: unknown[] = [];
+  for (let i = 0; i < c.length; i++) {
+    const p = c[i] as Rec | null;
+    out.push(p, p !== null && typeof p === "object" ? p.text : undefined);
+  }
+  return out;
 }
+
+const toolCallsOf = (r: Rec): number => (Array.isArray(r.tool_calls) ? r.tool_calls.length : -1);
 
 /**
  * The middleware's reader: LangChain messages to compact-safe messages,
  * incrementally. A BaseMessage object read before is not checked, converted,
  * validated or measured again while it is still the same: the same values in
  * every field the conversion reads (`content`, `tool_calls`,
- * `additional_kwargs`…, compared by identity), the same content parts, and
- * the same lengths of its text, its parts' texts and its tool calls. A host
+ * `additional_kwargs`…, compared by identity), the same content parts and
+ * their texts, and as many tool calls. A host
  * that edits a message in place (LangGraph's reducers replace messages, but
- * a host may assign `message.content` or push a part) is read again; an edit
- * that keeps every length, deep inside a part or a tool call's arguments, is
- * not seen: give such a message as a new object.
+ * a host may assign `message.content`, a part's text, or push a part) is
+ * read again; an edit deep inside a part or a tool call's arguments is not
+ * seen: give such a message as a new object.
  */
 export class LangChainReader {
   private readonly seen = new WeakMap<object, Seen>();
   private readonly memo: JoinMemo = new WeakMap();
   private readonly valid = new WeakSet<Message>();
+  /** The last call's input and what it gave: where a step that only appends carries on. */
+  private last:
+    | {
+        input: unknown[];
+        seen: Seen[];
+        reads: Read[];
+        out: Message[];
+        /** For each joined message: the index after its last read, and after the last read any message up to it looked at. */
+        ends: number[];
+        reach: number[];
+      }
+    | undefined;
+  /** The pressure measured on what this reader gave (see `PressureMemo`). */
+  readonly pressure = new PressureMemo();
+  /** Test hook: how many messages were looked at again (not carried on from the last call). */
+  looked = 0;
 
   read(messages: readonly BaseMessage[], path = "messages"): Message[] {
+    return this.readShared(messages, path).slice();
+  }
+
+  /**
+   * As `read`, but the array returned is the reader's own, changed in place by
+   * its next call (the middleware copies it before it awaits): a copy of a
+   * long history per step costs more than the step.
+   */
+  readShared(messages: readonly BaseMessage[], path = "messages"): Message[] {
     if (!Array.isArray(messages)) throw new ModelError(path, "expected an array of messages");
-    const reads: Read[] = [];
-    for (let i = 0; i < messages.length; i++) {
+    const last = this.last ?? { input: [], seen: [], reads: [], out: [], ends: [], reach: [] };
+    this.last = undefined; // kept again only when this call ends well
+    const { input, seen, reads } = last;
+    // The messages the last call read, the very same objects at the same places: the same check
+    // (`same`), without a lookup.
+    const lim = Math.min(input.length, messages.length);
+    let i = 0;
+    while (i < lim && messages[i] === input[i] && same(messages[i] as unknown as Rec, seen[i]!)) i++;
+    const p = i;
+    input.length = p;
+    seen.length = p;
+    reads.length = p;
+    for (; i < messages.length; i++) {
+      this.looked++;
       const m = messages[i] as unknown;
       const hit = typeof m === "object" && m !== null ? this.seen.get(m) : undefined;
       if (hit && same(m as Rec, hit)) {
+        input.push(m);
         reads.push(hit.read);
+        seen.push(hit);
         continue;
       }
       const at = `${path}[${i}]`;
@@ -195,35 +228,62 @@ export class LangChainReader {
       const type = (m as BaseMessage).getType();
       const read = readLangChainStored({ type, data }, at);
       const r = m as Rec;
-      this.seen.set(r, {
+      const s: Seen = {
         type,
-        values: READ_FIELDS.map((k) => r[k]),
-        parts: Array.isArray(r.content) ? r.content.slice() : undefined,
-        lengths: lengthsOf(r),
+        fields: fieldsOf(type),
+        values: fieldsOf(type).map((k) => r[k]),
+        parts: partsOf(r),
+        toolCalls: toolCallsOf(r),
         read,
-      });
+      };
+      this.seen.set(r, s);
+      input.push(m);
       reads.push(read);
+      seen.push(s);
     }
-    const out = joinParts(reads, this.memo).map((g) => g.message);
-    for (let i = 0; i < out.length; i++) {
-      const m = out[i]!;
-      if (this.valid.has(m)) continue;
-      parseMessage(m, `${path}[${i}]`);
-      this.valid.add(m);
+    // A joined message is the same when every read that joining it looked at is: its parts, and as
+    // many as its first part says there are (an incomplete group looked for the rest).
+    const { out, ends, reach } = last;
+    let g = ends.length;
+    while (g > 0 && reach[g - 1]! > p) g--;
+    out.length = g;
+    ends.length = g;
+    reach.length = g;
+    const from = g > 0 ? ends[g - 1]! : 0;
+    let far = g > 0 ? reach[g - 1]! : 0;
+    for (const j of joinParts(from === 0 ? reads : reads.slice(from), this.memo)) {
+      const m = j.message;
+      if (!this.valid.has(m)) {
+        parseMessage(m, `${path}[${out.length}]`);
+        this.valid.add(m);
+      }
+      out.push(m);
+      const first = from + j.first;
+      const part = reads[first]!.part;
+      const declared = part && part[0] === 0 && part[1] > 1 ? part[1] : 1;
+      ends.push(first + j.count);
+      far = Math.max(far, first + Math.max(j.count, declared));
+      reach.push(far);
     }
+    this.last = last;
     return out;
   }
 }
 
 function same(r: Rec, s: Seen): boolean {
-  for (let k = 0; k < READ_FIELDS.length; k++) if (r[READ_FIELDS[k]!] !== s.values[k]) return false;
+  const fields = s.fields;
+  for (let k = 0; k < fields.length; k++) if (r[fields[k]!] !== s.values[k]) return false;
   const c = r.content;
   if (Array.isArray(c)) {
     const parts = s.parts;
-    if (parts === undefined || parts.length !== c.length) return false;
-    for (let i = 0; i < c.length; i++) if (c[i] !== parts[i]) return false;
+    if (parts === undefined || parts.length !== 2 * c.length) return false;
+    for (let i = 0; i < c.length; i++) {
+      const p = c[i] as Rec | null;
+      if (p !== parts[2 * i]) return false;
+      if (p !== null && typeof p === "object" && p.text !== parts[2 * i + 1]) return false;
+    }
   }
-  return lengthsOf(r) === s.lengths && (r as unknown as BaseMessage).getType() === s.type;
+  return toolCallsOf(r) === s.toolCalls && (r as unknown as BaseMessage).getType() === s.type;
 }
 
 /** LangChain messages as compact-safe messages (nothing lost: see the module comment). */
@@ -552,7 +612,9 @@ export function compactSafeMiddleware(options: CompactSafeMiddlewareOptions) {
         );
       const lcMessages = state.messages;
       // Only what is new since the last call is converted and measured (see LangChainReader).
-      const messages = reader.read(lcMessages);
+      // (A copy when a token counter is awaited before the messages are used.)
+      const shared = reader.readShared(lcMessages);
+      const messages = options.tokenCounter ? shared.slice() : shared;
       let fire: boolean;
       if (options.tokenCounter) {
         const tokens = await options.tokenCounter(lcMessages);
@@ -562,13 +624,17 @@ export function compactSafeMiddleware(options: CompactSafeMiddlewareOptions) {
             : window !== undefined &&
               tokens >= Math.floor(window * (options.threshold ?? CONSTANTS.threshold));
       } else if (conditions.length > 0) {
-        fire = triggered(conditions, lcMessages.length, measurePressure({ messages }).tokens, window);
+        const memo = reader.pressure;
+        fire = triggered(conditions, lcMessages.length, measurePressure({ messages, memo }).tokens, window);
       } else {
         fire =
           window !== undefined &&
-          shouldCompact({ messages }, { window, threshold: options.threshold }).compact;
+          shouldCompact({ messages, memo: reader.pressure }, { window, threshold: options.threshold })
+            .compact;
       }
       if (!fire) return undefined;
+      // The reader's array changes at its next call: the compaction (which awaits) works on a copy.
+      const history = messages.slice();
       const config = mergeConfigs(pickRunnableConfigKeys(runtime as Rec) ?? {}, {
         metadata: { lc_source: "summarization" },
         tags: ["nostream"],
@@ -576,7 +642,7 @@ export function compactSafeMiddleware(options: CompactSafeMiddlewareOptions) {
       const target =
         options.keep?.tokens ??
         (options.keep?.fraction !== undefined ? Math.floor(window! * options.keep.fraction) : undefined);
-      const result = await compactMessagesSafe(messages, {
+      const result = await compactMessagesSafe(history, {
         ...options.compact,
         summarizer: langChainSummarizer(model, { config }),
         target,
@@ -585,7 +651,7 @@ export function compactSafeMiddleware(options: CompactSafeMiddlewareOptions) {
         focus: options.focus,
         signal: (runtime as { signal?: AbortSignal }).signal,
       });
-      const outcome = result.ok ? commit(messages, result, options.anchors) : { result, update: undefined };
+      const outcome = result.ok ? commit(history, result, options.anchors) : { result, update: undefined };
       await options.onCompaction?.(outcome.result);
       return outcome.update;
     },

@@ -5,7 +5,7 @@
  */
 import type { Message, Usage } from "../model/types.js";
 import { isAssistantRole } from "../model/blocks.js";
-import { estimateTokens, fastEstimator, type TokenEstimator } from "./tokens.js";
+import { estimateTokens, fastEstimator, messageTokensAt, type TokenEstimator } from "./tokens.js";
 import { CONSTANTS } from "../model/constants.js";
 
 export interface PressureState {
@@ -17,6 +17,12 @@ export interface PressureState {
    */
   billed?: { tokens: number; index: number };
   estimator?: TokenEstimator;
+  /**
+   * What was measured at the last call of the same loop (see
+   * `PressureMemo`): the messages it shares with the last call, by identity,
+   * are not measured again. The figures are the same as without it.
+   */
+  memo?: PressureMemo;
 }
 
 export interface Pressure {
@@ -47,7 +53,79 @@ export function latestBilledParent(
   return undefined;
 }
 
+/**
+ * The measure of one agent loop's history across its steps. A step's history
+ * is the last step's plus what came after it: the messages at the start that
+ * are the very same objects as the last call's (compared by identity, one
+ * pointer each) keep their estimate, and only the rest is measured. A
+ * message is a value here: the adapters give a new object for a message the
+ * host edited (the estimator itself keys its cache the same way).
+ */
+export class PressureMemo {
+  private messages: Message[] = [];
+  private estimator: TokenEstimator | undefined;
+  /** Each message's estimate, and the running sum before each index (sums[i] = messages 0..i-1). */
+  private each: number[] = [];
+  private sums: number[] = [0];
+  /** The indexes of the messages with a billed parent prompt, ascending. */
+  private billedAt: number[] = [];
+  /** Test hook: how many messages this memo has measured. */
+  measured = 0;
+
+  measure(state: PressureState): Pressure {
+    const estimator = state.estimator ?? fastEstimator;
+    const ms = state.messages;
+    const old = this.messages;
+    let p = 0;
+    if (estimator === this.estimator) {
+      const lim = Math.min(old.length, ms.length);
+      while (p < lim && ms[p] === old[p]) p++;
+    }
+    // Forget first: an estimator that throws leaves nothing half-kept. The arrays are kept and
+    // cut to the shared start, not copied (a copy of a long history per step costs more than the step).
+    const kept = this.messages;
+    this.messages = [];
+    kept.length = p;
+    this.estimator = estimator;
+    this.each.length = p;
+    this.sums.length = p + 1;
+    const billedAt = this.billedAt;
+    while (billedAt.length > 0 && billedAt[billedAt.length - 1]! >= p) billedAt.pop();
+    let sum = this.sums[p]!;
+    for (let i = p; i < ms.length; i++) {
+      const m = ms[i]!;
+      const t = messageTokensAt(ms, i, estimator);
+      this.each.push(t);
+      sum += t;
+      this.sums.push(sum);
+      if (m.usage && isAssistantRole(m) && m.usage.scope !== "child" && billedPromptTokens(m.usage) > 0)
+        billedAt.push(i);
+      kept.push(m);
+    }
+    this.measured += ms.length - p;
+    this.messages = kept;
+    const estimate = sum;
+    let billed = state.billed;
+    if (!billed && billedAt.length > 0) {
+      const at = billedAt[billedAt.length - 1]!;
+      billed = { tokens: billedPromptTokens(ms[at]!.usage!), index: at };
+    }
+    if (!billed) return { tokens: estimate, estimate, billedParentPromptTokens: null, afterBilled: 0 };
+    let afterBilled = 0;
+    // From where `messages.slice(billed.index)` starts (a host's index may be negative or fractional).
+    const k = Math.trunc(billed.index) || 0;
+    for (let i = k < 0 ? Math.max(0, ms.length + k) : k; i < ms.length; i++) afterBilled += this.each[i]!;
+    return {
+      tokens: Math.max(estimate, billed.tokens + afterBilled),
+      estimate,
+      billedParentPromptTokens: billed.tokens,
+      afterBilled,
+    };
+  }
+}
+
 export function measurePressure(state: PressureState): Pressure {
+  if (state.memo) return state.memo.measure(state);
   const estimator = state.estimator ?? fastEstimator;
   const estimate = estimateTokens(state.messages, estimator);
   const billed = state.billed ?? latestBilledParent(state.messages);

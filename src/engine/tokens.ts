@@ -418,6 +418,21 @@ export function addSentTokens(sent: SentTokens, m: Message, tokens: number, esti
   sent.anthropic -= assistant ? unsignedThinkingTokens(m, estimator) : thinking;
 }
 
+/** The estimate of `messages[i]`; an estimator's error names the message (`messages[7].content[2]…`). */
+export function messageTokensAt(
+  messages: readonly Message[],
+  i: number,
+  estimator: TokenEstimator = fastEstimator,
+): number {
+  try {
+    return estimator.message(messages[i]!);
+  } catch (e) {
+    if (e instanceof ModelError && e.path.startsWith("message."))
+      throw new ModelError(`messages[${i}]${e.path.slice(7)}`, e.message.slice(e.path.length + 2));
+    throw e;
+  }
+}
+
 /** Estimated tokens of a message array (plus `options.overhead`). */
 export function estimateTokens(
   messages: readonly Message[],
@@ -428,16 +443,7 @@ export function estimateTokens(
   if (!Number.isFinite(overhead) || overhead < 0)
     throw new RangeError(`overhead must be a finite number of tokens >= 0, got ${overhead}`);
   let n = overhead;
-  for (let i = 0; i < messages.length; i++) {
-    try {
-      n += estimator.message(messages[i]!);
-    } catch (e) {
-      // Name the message: `message.content[2]…` becomes `messages[7].content[2]…`.
-      if (e instanceof ModelError && e.path.startsWith("message."))
-        throw new ModelError(`messages[${i}]${e.path.slice(7)}`, e.message.slice(e.path.length + 2));
-      throw e;
-    }
-  }
+  for (let i = 0; i < messages.length; i++) n += messageTokensAt(messages, i, estimator);
   if (options.priorThinking === "drop") {
     const turn = latestUserTurn(messages);
     for (let i = 0; i < turn; i++) {

@@ -584,59 +584,54 @@ export interface FromResult {
  * Conversions of AI SDK message objects already seen, with the tool names
  * each one read and added, and the message's fingerprint when it was read.
  */
-export type ConversionCache = WeakMap<
-  object,
-  {
-    message: Message;
-    reads: [string, string | undefined][];
-    writes: [string, string][];
-    fingerprint: Fingerprint;
-  }
->;
+export type ConversionCache = WeakMap<object, CacheEntry>;
+
+export interface CacheEntry {
+  message: Message;
+  reads: [string, string | undefined][];
+  writes: [string, string][];
+  fingerprint: Fingerprint;
+}
 
 /**
  * What is compared, cheaply, before a cached conversion is used again: the
  * message's role, `content` and `providerOptions` (the same values), its
- * parts (the same objects, in the same order) and the length of each part's
- * text (`text`, a tool result's text or JSON output). A host that edits a
- * message in place (replaces a part, adds or removes one, appends to a text,
- * swaps the content) is read again; an edit that keeps every length, or one
- * deep inside a tool call's input or a part's provider options, is not seen:
- * give such a message as a new object.
+ * parts (the same objects, in the same order) and what a host edits in a
+ * part: its `text`, its `input`, its output's `value` (the same values; a
+ * string compared by identity first, so its characters are not read again;
+ * an output array also by its length). A host that edits a message in place
+ * (replaces a part, adds or removes one, changes a text, swaps the content
+ * or an output) is read again; an edit deep inside a tool call's input
+ * object or a part's provider options is not seen: give such a message as a
+ * new object.
  */
 export interface Fingerprint {
   role: unknown;
   content: unknown;
   providerOptions: unknown;
+  /** For each part: the part, its text, its input, its output's value and that value's length when it is an array. */
   parts: readonly unknown[] | undefined;
-  lengths: number;
 }
 
-/** The sum of the lengths of a part's texts (what a host edits in place, when it does). */
-function partLength(p: unknown): number {
-  if (!isObj(p)) return 0;
-  let n = typeof p.text === "string" ? p.text.length : 0;
-  const o = p.output;
-  if (isObj(o)) {
-    const v = o.value;
-    if (typeof v === "string") n += v.length;
-    else if (Array.isArray(v)) n += v.length;
-  }
-  if (typeof p.input === "string") n += p.input.length;
-  return n;
-}
+/** How many values the fingerprint keeps of each part (see `Fingerprint`). */
+const PER_PART = 5;
 
 export function fingerprintOf(m: Obj): Fingerprint {
   const c = m.content;
-  let lengths = 0;
-  if (Array.isArray(c)) for (let i = 0; i < c.length; i++) lengths += partLength(c[i]);
-  return {
-    role: m.role,
-    content: c,
-    providerOptions: m.providerOptions,
-    parts: Array.isArray(c) ? c.slice() : undefined,
-    lengths,
-  };
+  let parts: unknown[] | undefined;
+  if (Array.isArray(c)) {
+    parts = [];
+    for (let i = 0; i < c.length; i++) {
+      const p: unknown = c[i];
+      if (!isObj(p)) {
+        parts.push(p, undefined, undefined, undefined, undefined);
+        continue;
+      }
+      const v = isObj(p.output) ? p.output.value : undefined;
+      parts.push(p, p.text, p.input, v, Array.isArray(v) ? v.length : undefined);
+    }
+  }
+  return { role: m.role, content: c, providerOptions: m.providerOptions, parts };
 }
 
 function sameFingerprint(m: Obj, f: Fingerprint): boolean {
@@ -644,13 +639,16 @@ function sameFingerprint(m: Obj, f: Fingerprint): boolean {
   if (m.role !== f.role || c !== f.content || m.providerOptions !== f.providerOptions) return false;
   if (!Array.isArray(c)) return true;
   const parts = f.parts!;
-  if (c.length !== parts.length) return false;
-  let lengths = 0;
-  for (let i = 0; i < c.length; i++) {
-    if (c[i] !== parts[i]) return false;
-    lengths += partLength(c[i]);
+  if (c.length * PER_PART !== parts.length) return false;
+  for (let i = 0, j = 0; i < c.length; i++, j += PER_PART) {
+    const p: unknown = c[i];
+    if (p !== parts[j]) return false;
+    if (!isObj(p)) continue;
+    if (p.text !== parts[j + 1] || p.input !== parts[j + 2]) return false;
+    const v = isObj(p.output) ? p.output.value : undefined;
+    if (v !== parts[j + 3] || (Array.isArray(v) && v.length !== parts[j + 4])) return false;
   }
-  return lengths === f.lengths;
+  return true;
 }
 
 /** Test hook: how many AI SDK messages were converted (not taken from a cache) since the process started. */
@@ -668,12 +666,33 @@ export function fromModelMessagesIndexed(
   schema: SchemaLike | undefined,
   path = "messages",
   cache?: ConversionCache,
+  memo?: ConversionMemo,
 ): FromResult {
   if (!Array.isArray(messages)) throw new ModelError(path, "expected an array of AI SDK ModelMessages");
-  const names = new Names();
-  const out: Message[] = [];
-  const indexOf: number[] = [];
-  for (let i = 0; i < messages.length; i++) {
+  let names = new Names();
+  let out: Message[] = [];
+  let indexOf: number[] = [];
+  let fingerprints: Fingerprint[] = [];
+  // With a memo, the conversions are kept in it (by index) and go to the cache only when a
+  // later call does not carry on from this one: a loop that only appends never fills the cache.
+  let entries: (CacheEntry | undefined)[] = [];
+  let objects: unknown[] = [];
+  let start = 0;
+  const last = memo?.last;
+  if (memo) memo.last = undefined; // kept again only when this call ends well
+  if (last && messagesStartWith(messages, last)) {
+    // The last call's messages, unchanged, then new ones: carry on from where it ended, in the
+    // same arrays (a copy of a long history per step costs more than the step).
+    ({ names, messages: out, indexOf, fingerprints, entries, objects } = last);
+    start = objects.length;
+    memo!.resumed++;
+  } else if (last && cache) {
+    for (let i = 0; i < last.objects.length; i++) {
+      const e = last.entries[i];
+      if (e !== undefined) cache.set(last.objects[i] as object, e);
+    }
+  }
+  for (let i = start; i < messages.length; i++) {
     if (!Object.hasOwn(messages, i))
       throw new ModelError(`${path}[${i}]`, "a hole in the array (a sparse array is not a list of messages)");
     const raw: unknown = messages[i];
@@ -686,6 +705,11 @@ export function fromModelMessagesIndexed(
       for (const [k, v] of hit.writes) names.set(k, v);
       out.push(hit.message);
       indexOf.push(out.length - 1);
+      if (memo) {
+        fingerprints.push(hit.fingerprint);
+        entries.push(hit);
+        objects.push(raw);
+      }
       continue;
     }
     const p = `${path}[${i}]`;
@@ -703,19 +727,75 @@ export function fromModelMessagesIndexed(
       const more = (mm.content as AiPart[]).map((part) => blockFromPart(part, ctx, names));
       out[out.length - 1] = { ...prev, content: [...prev.content, ...more] };
       indexOf.push(out.length - 1);
+      if (memo) {
+        fingerprints.push(fingerprintOf(mm));
+        entries.push(undefined);
+        objects.push(raw);
+      }
       continue;
     }
     const reads: [string, string | undefined][] = [];
     const writes: [string, string][] = [];
-    if (cache) [names.reads, names.writes] = [reads, writes];
+    if (cache) {
+      names.reads = reads;
+      names.writes = writes;
+    }
     const message = messageFromModel(mm, names);
     conversionCount.messages++;
-    [names.reads, names.writes] = [undefined, undefined];
-    cache?.set(mm, { message, reads, writes, fingerprint: fingerprintOf(mm) });
+    names.reads = undefined;
+    names.writes = undefined;
+    const fingerprint = fingerprintOf(mm);
+    const entry: CacheEntry = { message, reads, writes, fingerprint };
+    if (memo) {
+      fingerprints.push(fingerprint);
+      entries.push(entry);
+      objects.push(raw);
+    } else cache?.set(mm, entry);
     out.push(message);
     indexOf.push(out.length - 1);
   }
+  if (memo) memo.last = { objects, fingerprints, entries, names, messages: out, indexOf };
   return { messages: out, indexOf };
+}
+
+/**
+ * Where one agent loop's last conversion ended: its input (the message
+ * objects), each one's `Fingerprint`, and the state after it (the tool names,
+ * the messages, the indexes). A step whose messages start with the very same
+ * objects, each still the same by its fingerprint, is converted from there
+ * on: the messages before are neither looked up nor read again. The arrays a
+ * call with a memo returns are the memo's own: valid until its next call (copy
+ * them to keep them across an `await`).
+ */
+export interface ConversionMemo {
+  last:
+    | {
+        /** The message objects read, by index (the host's array may change in place). */
+        objects: unknown[];
+        fingerprints: Fingerprint[];
+        /** Each message's conversion (undefined for a joined part), for the cache. */
+        entries: (CacheEntry | undefined)[];
+        names: Names;
+        messages: Message[];
+        indexOf: number[];
+      }
+    | undefined;
+  /** Test hook: how many calls carried on from the last one. */
+  resumed: number;
+}
+
+export function conversionMemo(): ConversionMemo {
+  return { last: undefined, resumed: 0 };
+}
+
+function messagesStartWith(messages: readonly unknown[], last: NonNullable<ConversionMemo["last"]>): boolean {
+  const prefix = last.objects;
+  if (prefix.length > messages.length) return false;
+  for (let i = 0; i < prefix.length; i++) {
+    const m = messages[i];
+    if (m !== prefix[i] || !sameFingerprint(m as Obj, last.fingerprints[i]!)) return false;
+  }
+  return true;
 }
 
 /** The non-plain values an AI SDK message may hold (binary data, URLs): leaves of plain data. */
@@ -725,11 +805,81 @@ function isAiSdkLeaf(v: object): boolean {
 
 /** A block for a part, keeping the whole part when the block alone would not give it back. */
 function blockFromPart(part: AiPart, ctx: Ctx, names: Names): Block {
+  const quick = plainBlockOfPart(part, ctx, names);
+  if (quick !== undefined) return quick;
   const probe = names.probe();
   const b = blockOfPart(part, ctx, names);
   const back = partOfBlock(b, ctx, probe);
   if (isDeepStrictEqual(back, part)) return b;
   return { ...b, [AI]: encodeValue(part) };
+}
+
+/**
+ * Whether `o` is a plain object whose own enumerable properties (what a deep
+ * comparison compares) are exactly `keys`.
+ */
+function hasExactly(o: unknown, keys: readonly string[]): boolean {
+  if (typeof o !== "object" || o === null || Object.getPrototypeOf(o) !== Object.prototype) return false;
+  let n = 0;
+  for (const k in o) {
+    if (!Object.hasOwn(o, k) || !keys.includes(k)) return false;
+    n++;
+  }
+  return n === keys.length && Object.getOwnPropertySymbols(o).length === 0;
+}
+
+const TEXT_KEYS = ["type", "text"];
+const REASONING_KEYS = ["type", "text", "providerOptions"];
+const CALL_KEYS = ["type", "toolCallId", "toolName", "input"];
+const RESULT_KEYS = ["type", "toolCallId", "toolName", "output"];
+const OUTPUT_KEYS = ["type", "value"];
+
+/**
+ * The block of the parts that most messages are made of, when the part is
+ * exactly what its block gives back (no other field, no provider options but
+ * an Anthropic signature): a text, a reasoning, a tool call, a tool result
+ * with a text output and the tool name the call gave. `blockFromPart` would
+ * find the same block after converting it back and comparing; this says so
+ * from the part's shape. Anything else: undefined (the round trip decides).
+ */
+function plainBlockOfPart(part: Obj, ctx: Ctx, names: Names): Block | undefined {
+  switch (part.type) {
+    case "text":
+      return typeof part.text === "string" && hasExactly(part, TEXT_KEYS)
+        ? { type: "text", text: part.text }
+        : undefined;
+    case "reasoning": {
+      if (ctx !== "assistant" || typeof part.text !== "string") return undefined;
+      if (hasExactly(part, TEXT_KEYS)) return { type: "thinking", thinking: part.text };
+      if (!hasExactly(part, REASONING_KEYS)) return undefined;
+      const po = part.providerOptions as Obj;
+      if (!hasExactly(po, ["anthropic"]) || !hasExactly(po.anthropic, ["signature"])) return undefined;
+      const signature = (po.anthropic as Obj).signature;
+      return typeof signature === "string" ? { type: "thinking", thinking: part.text, signature } : undefined;
+    }
+    case "tool-call": {
+      const { toolCallId: id, toolName: name } = part;
+      if (ctx !== "assistant" || typeof id !== "string" || typeof name !== "string") return undefined;
+      if (!hasExactly(part, CALL_KEYS)) return undefined;
+      names.set(id, name);
+      return { type: "tool_use", id, name, input: part.input };
+    }
+    case "tool-result": {
+      const { toolCallId: id, toolName: name, output } = part;
+      if (ctx !== "tool" || typeof id !== "string" || typeof name !== "string") return undefined;
+      if (!hasExactly(part, RESULT_KEYS) || !hasExactly(output, OUTPUT_KEYS)) return undefined;
+      const { type, value } = output as Obj;
+      const error = type === "error-text";
+      if (typeof value !== "string" || (!error && type !== "text")) return undefined;
+      // The part names the tool that the call before it named (else its name is kept with the block).
+      if ((names.get(id) ?? "") !== name) return undefined;
+      return error
+        ? { type: "tool_result", tool_use_id: id, content: value, is_error: true }
+        : { type: "tool_result", tool_use_id: id, content: value };
+    }
+    default:
+      return undefined;
+  }
 }
 
 function messageFromModel(mm: AiModelMessage, names: Names): Message {
@@ -761,8 +911,13 @@ function messageFromModel(mm: AiModelMessage, names: Names): Message {
   const po = foreignOptions(mm.providerOptions);
   if (po !== undefined) carrier.providerOptions = encodeValue(po);
   // An explicit `providerOptions: undefined` is kept with the other fields the message has.
-  const extra = without(mm, "role", "content", ...(isObj(mm.providerOptions) ? ["providerOptions"] : []));
-  if (Object.keys(extra).length > 0) carrier.extra = encodeValue(extra);
+  const skipOptions = isObj(mm.providerOptions);
+  const own = (k: string): boolean =>
+    k === "role" || k === "content" || (skipOptions && k === "providerOptions");
+  if (!Object.keys(mm).every(own)) {
+    const extra = without(mm, "role", "content", ...(skipOptions ? ["providerOptions"] : []));
+    if (Object.keys(extra).length > 0) carrier.extra = encodeValue(extra);
+  }
   const meta = isObj(cs.meta) ? (structuredClone(cs.meta) as Obj) : undefined;
   if (Object.keys(carrier).length > 0) m.meta = { ...(meta ?? {}), [AI]: carrier };
   else if (meta !== undefined) m.meta = meta;
