@@ -126,6 +126,13 @@ export interface GuardCoreOptions {
    * before the answer are on the outcome itself (`verdict`), never here.
    */
   onLate?: (outcome: GuardOutcome) => void;
+  /**
+   * Read every request body whole (`JSON.parse` of the body), also when it
+   * only extends the session's last one, which is otherwise read from that
+   * one, parsing only what it adds. The verdicts are the same either way;
+   * this is the slower reading, for comparing the two.
+   */
+  readWhole?: boolean;
 }
 
 export interface GuardCore {
