@@ -28,7 +28,8 @@
  *
  * Bars: the median added time (first byte and last byte) under 5 ms at 1 MB,
  * and no stream held back. Prints a table, the load average and the bars
- * (`--json`: one JSON object instead; `--sizes 10kb,1mb,10mb`: only those);
+ * (`--json`: one JSON object instead; `--sizes 10kb,1mb,10mb`: only those;
+ * `--read-whole`: the core reads every body whole, for comparison);
  * exits 1 when a bar is not met, 2 when the corpus is missing.
  */
 import http from "node:http";
@@ -59,6 +60,8 @@ const flag = (name: string): string | undefined => {
 };
 /** `--json`: one JSON object (the rows, the bars, the load average) instead of the table. */
 const JSON_OUT = process.argv.includes("--json");
+/** `--read-whole`: the core reads every body whole (`readWhole`), as before it read extensions from the last body. */
+const READ_WHOLE = process.argv.includes("--read-whole");
 /** `--sizes 1mb,10mb`: only those sizes (names without spaces, case ignored). */
 const ONLY = flag("sizes")
   ?.split(",")
@@ -166,7 +169,7 @@ interface Timing {
 async function guardThread(
   upstream: string,
 ): Promise<{ url: string; idle(): Promise<void>; close(): Promise<void> }> {
-  const worker = new Worker(new URL(import.meta.url), { workerData: { upstream } });
+  const worker = new Worker(new URL(import.meta.url), { workerData: { upstream, readWhole: READ_WHOLE } });
   const next = () =>
     new Promise<{ url?: string }>((resolve, reject) => {
       const onError = (e: Error) => {
@@ -196,8 +199,8 @@ async function guardThread(
 }
 
 /** The worker's side: a guard with the real core, answering "idle" and "close". */
-async function guardWorker(upstream: string): Promise<void> {
-  const core = createGuardCore({ mode: "repair" });
+async function guardWorker(upstream: string, readWhole: boolean): Promise<void> {
+  const core = createGuardCore({ mode: "repair", readWhole });
   const guard = await startGuard({ upstream, core, log: () => {} });
   parentPort!.on("message", async (m: string) => {
     if (m === "idle") await core.idle();
@@ -358,6 +361,7 @@ async function main(): Promise<number> {
   if (JSON_OUT) {
     console.log(
       JSON.stringify({
+        read_whole: READ_WHOLE,
         load_before: loadBefore,
         load_after: loadavg()[0],
         figures,
@@ -376,4 +380,7 @@ async function main(): Promise<number> {
 }
 
 if (isMainThread) process.exitCode = await main();
-else await guardWorker((workerData as { upstream: string }).upstream);
+else {
+  const data = workerData as { upstream: string; readWhole: boolean };
+  await guardWorker(data.upstream, data.readWhole);
+}
