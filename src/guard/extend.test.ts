@@ -76,8 +76,6 @@ const elementsOf: Record<GuardWire, fc.Arbitrary<El>> = {
   "openai-responses": responsesEl,
 };
 
-const listKeyOf = (wire: GuardWire) => (wire === "openai-responses" ? "input" : "messages");
-
 /** A request body: fields before and after the list (the system prompt after it, as Claude Code sends it; its text and the tools from `extra`), the list, cache markers (Anthropic) on the last element. */
 function bodyOf(wire: GuardWire, list: El[], extra: { sys: string; tools: number }, spaced: boolean): Buffer {
   const marked =
