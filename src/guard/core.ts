@@ -611,6 +611,8 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
     },
     async idle(): Promise<void> {
       while (locks.size > 0) await Promise.all([...locks.values()]);
+      // The journal writes queued by that work too: a write that failed is then known to the next request.
+      await Promise.all([...sessions.values()].map((s) => s.journal?.flush()));
     },
     async close(): Promise<void> {
       while (locks.size > 0) await Promise.all([...locks.values()]);

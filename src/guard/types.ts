@@ -137,7 +137,7 @@ export interface GuardCoreOptions {
 
 export interface GuardCore {
   handle(request: WireRequest): Promise<GuardOutcome>;
-  /** Resolves when the work queued after answers (judging fast-path requests, scanning bodies) is done. */
+  /** Resolves when the work queued after answers (judging fast-path requests, scanning bodies, their journal writes) is done. */
   idle(): Promise<void>;
   /** Flush and release whatever the core holds (journals). */
   close(): Promise<void>;
