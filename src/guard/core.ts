@@ -22,17 +22,12 @@ import type {
   GuardWire,
   WireRequest,
 } from "./types.js";
-import { messagesOf, rawKey, type HistoryItem, type WireHistory } from "./history.js";
+import { messagesOf, type HistoryItem, type WireHistory } from "./history.js";
 import { parseBody, readWire, routeOf } from "./wires.js";
 import { headerSession, sessionOf, type SessionIdentity } from "./session.js";
-import { elementsFrom, hasCacheMarker, listEndFrom, listLayout } from "./scan.js";
-import {
-  conversation,
-  relation,
-  SUMMARIZATION_BYTES,
-  summarizationRequestOf,
-  trailingNewTurns,
-} from "./detect.js";
+import type { ListLayout } from "./scan.js";
+import { extendHistory, fastExtension, fastInfoOf, type Extension, type FastInfo } from "./extend.js";
+import { conversation, relation, summarizationRequestOf, trailingNewTurns } from "./detect.js";
 import { extractiveAnswer } from "./answer.js";
 import { buildSplice, insertAfter, wireCheck, type Restated } from "./splice.js";
 import { FollowedSessions, SessionJournal } from "./state.js";
@@ -78,64 +73,9 @@ interface Session {
   /** What the fast path compares the next request's bytes with (see `fastExtension`). */
   fast?: FastInfo;
   /** The last main request, until its bytes are scanned into `fast` (after its answer). */
-  toScan?: { body: Buffer; history: WireHistory };
+  toScan?: { body: Buffer; history: WireHistory; known?: { layout: ListLayout; noMarkerBefore: number } };
   /** The header fingerprint that led to this session (see `headerSession`). */
   fp?: string;
-}
-
-/**
- * The last main body of a session, as bytes: everything before `stableEnd`
- * (the start of its first list element with a cache marker, or its list's
- * closing bracket) must come back byte for byte, and the elements from there
- * (the ones whose cache markers move) must come back equal but for those.
- */
-interface FastInfo {
-  body: Buffer;
-  stableEnd: number;
-  tailKeys: string[];
-}
-
-/** The fast-path record of a main body, or undefined when its bytes do not show its list plainly. */
-function fastInfoOf(body: Buffer, h: WireHistory): FastInfo | undefined {
-  const layout = listLayout(body, h.listKey);
-  if (!layout || layout.elements.length !== h.list.length) return undefined;
-  const n = layout.elements.length;
-  let m = layout.elements.findIndex(([a, b]) => hasCacheMarker(body, a, b));
-  if (m < 0) m = n;
-  return {
-    body,
-    stableEnd: m < n ? layout.elements[m]![0] : layout.end,
-    tailKeys: h.list.slice(m).map((el) => rawKey([el])),
-  };
-}
-
-/**
- * Whether `body` is, by its bytes, an extension of the session's last main
- * history: the same bytes up to `stableEnd`, then the same elements but for
- * cache markers (parsed one by one: only the few the markers touch), then
- * the list goes on or ends. Such a request is one the full path would find
- * an extension; without an active splice it goes out untouched.
- */
-function fastExtension(f: FastInfo, body: Buffer): boolean {
-  if (body.length < f.stableEnd) return false;
-  if (body.compare(f.body, 0, f.stableEnd, 0, f.stableEnd) !== 0) return false;
-  const tail = elementsFrom(body, f.stableEnd, f.tailKeys.length);
-  if (!tail) return false;
-  for (let k = 0; k < tail.elements.length; k++) {
-    const [a, b] = tail.elements[k]!;
-    let el: unknown;
-    try {
-      el = JSON.parse(body.toString("utf8", a, b));
-    } catch {
-      return false;
-    }
-    if (rawKey([el]) !== f.tailKeys[k]) return false;
-  }
-  // What the request adds must not be an agent's summarization request (answered on the full path).
-  const end = listEndFrom(body, tail.end);
-  if (end < 0) return false;
-  const added = body.subarray(f.stableEnd, end);
-  return !SUMMARIZATION_BYTES.some((p) => added.indexOf(p, 0, "utf8") >= 0);
 }
 
 const hasTools = (doc: Record<string, unknown>): boolean => Array.isArray(doc.tools) && doc.tools.length > 0;
@@ -252,8 +192,21 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
     | { outcome: GuardOutcome }
     | { history: WireHistory; id: SessionIdentity; onMain: () => void; fp?: string };
 
-  /** Reads the request (parse, session, summarization request): the synchronous path's work before judging. */
-  function prepare(request: WireRequest, wire: GuardWire, hs: ReturnType<typeof headerSession>): Prepared {
+  /** The layout of each history read from the last body (`extendHistory`), for `fastInfoOf`. */
+  const extended = new WeakMap<WireHistory, { layout: ListLayout; noMarkerBefore: number }>();
+
+  /**
+   * Reads the request (parse, session, summarization request): the
+   * synchronous path's work before judging. With `from` (a request the fast
+   * path let through), the body is read from the session's last one, in
+   * proportion to what it adds; whole when that does not apply.
+   */
+  function prepare(
+    request: WireRequest,
+    wire: GuardWire,
+    hs: ReturnType<typeof headerSession>,
+    from?: { last: FastInfo; ext: Extension },
+  ): Prepared {
     const untouched = (note: string, extra: Partial<GuardOutcome> = {}): GuardOutcome => ({
       body: request.body,
       changed: false,
@@ -262,7 +215,12 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
     });
     let history: WireHistory;
     try {
-      history = readWire(wire, parseBody(request.body));
+      const read =
+        from && !options.readWhole && from.last.history.wire === wire
+          ? extendHistory(from.last, request.body, from.ext)
+          : undefined;
+      if (read) extended.set(read.history, { layout: read.layout, noMarkerBefore: from!.last.tailFrom });
+      history = read?.history ?? readWire(wire, parseBody(request.body));
     } catch (e) {
       return { outcome: untouched(`not judged: ${oneLine(e)}`, { wire }) };
     }
@@ -341,7 +299,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
       await offPath();
       const t = s.toScan;
       s.toScan = undefined;
-      if (t) s.fast = fastInfoOf(t.body, t.history);
+      if (t) s.fast = fastInfoOf(t.body, t.history, t.known);
     }
   }
 
@@ -380,14 +338,14 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
     // A session known from its headers: decided in its queue, after its earlier requests' work.
     serial(known, async () => {
       const s = sessions.get(known);
-      const fast =
-        s?.fast !== undefined && !(s.splice && mode === "repair") && fastExtension(s.fast, request.body);
-      const deliver = fast ? late : answer;
-      if (fast) {
+      const last = s?.fast !== undefined && !(s.splice && mode === "repair") ? s.fast : undefined;
+      const ext = last && fastExtension(last, request.body);
+      const deliver = ext ? late : answer;
+      if (ext) {
         answer({ body: request.body, changed: false, wire, session: known, deferred: true });
         await afterAnswer(request);
       }
-      const p = prepare(request, wire, hs);
+      const p = prepare(request, wire, hs, last && ext ? { last, ext } : undefined);
       if ("outcome" in p) return deliver(p.outcome);
       if (p.id.key === known) return judgeNow(request, p, deliver);
       // Another session after all (never waited for here: queues do not wait on each other).
@@ -434,7 +392,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
         const ids = s.journal.start(options.stateDir, id.key, id.agent, wire, items);
         s.conv_ids = items.flatMap((it, i) => (it.message.role === "system" ? [] : [ids[i]]));
       }
-      s.toScan = { body: request.body, history };
+      s.toScan = { body: request.body, history, known: extended.get(history) };
       remember(s);
       onMain();
       return same();
@@ -486,7 +444,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
   /** The request is now the session's last main history: the fast path waits for its bytes to be scanned. */
   function mainIs(s: Session, request: WireRequest, history: WireHistory): void {
     s.fast = undefined;
-    s.toScan = { body: request.body, history };
+    s.toScan = { body: request.body, history, known: extended.get(history) };
   }
 
   /** The session's splice in this request (an extension of the repaired history), or the request untouched. */
@@ -653,6 +611,8 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
     },
     async idle(): Promise<void> {
       while (locks.size > 0) await Promise.all([...locks.values()]);
+      // The journal writes queued by that work too: a write that failed is then known to the next request.
+      await Promise.all([...sessions.values()].map((s) => s.journal?.flush()));
     },
     async close(): Promise<void> {
       while (locks.size > 0) await Promise.all([...locks.values()]);

@@ -82,10 +82,13 @@ export function listLayout(b: Buffer, key: string): ListLayout | undefined {
   if (b[i] !== 0x7b) return undefined;
   i = ws(b, i + 1);
   let found: ListLayout | undefined;
+  let seen = false;
   while (i < b.length && b[i] !== 0x7d) {
     if (b[i] !== QUOTE) return undefined;
     const ke = skipString(b, i);
     if (ke < 0) return undefined;
+    // A key with an escape could spell `key` as JSON.parse reads it: not read here.
+    if (b.subarray(i + 1, ke - 1).includes(BSL)) return undefined;
     const name = b.toString("utf8", i + 1, ke - 1);
     i = ws(b, ke);
     if (b[i] !== 0x3a) return undefined;
@@ -93,7 +96,12 @@ export function listLayout(b: Buffer, key: string): ListLayout | undefined {
     const vs = i;
     const ve = skipValue(b, vs);
     if (ve < 0) return undefined;
-    if (name === key) found = b[vs] === 0x5b ? elementsOf(b, vs) : undefined;
+    if (name === key) {
+      // Twice: JSON.parse keeps the last one; the bytes are not that plain.
+      if (seen) return undefined;
+      seen = true;
+      found = b[vs] === 0x5b ? elementsOf(b, vs) : undefined;
+    }
     i = ws(b, ve);
     if (b[i] === 0x2c) i = ws(b, i + 1);
   }
@@ -160,4 +168,22 @@ export function listEndFrom(b: Buffer, at: number): number {
     j = ws(b, e);
   }
   return b[j] === 0x5d ? j : -1;
+}
+
+/**
+ * The elements after one of a list's elements, from the `,` or `]` after it
+ * (`at`): their offsets and the offset of the list's `]`; undefined when the
+ * bytes do not show them plainly.
+ */
+export function restFrom(b: Buffer, at: number): { elements: [number, number][]; end: number } | undefined {
+  const elements: [number, number][] = [];
+  let j = ws(b, at);
+  while (b[j] === 0x2c) {
+    const s = ws(b, j + 1);
+    const e = skipValue(b, s);
+    if (e < 0) return undefined;
+    elements.push([s, e]);
+    j = ws(b, e);
+  }
+  return b[j] === 0x5d ? { elements, end: j } : undefined;
 }

@@ -126,11 +126,18 @@ export interface GuardCoreOptions {
    * before the answer are on the outcome itself (`verdict`), never here.
    */
   onLate?: (outcome: GuardOutcome) => void;
+  /**
+   * Read every request body whole (`JSON.parse` of the body), also when it
+   * only extends the session's last one, which is otherwise read from that
+   * one, parsing only what it adds. The verdicts are the same either way;
+   * this is the slower reading, for comparing the two.
+   */
+  readWhole?: boolean;
 }
 
 export interface GuardCore {
   handle(request: WireRequest): Promise<GuardOutcome>;
-  /** Resolves when the work queued after answers (judging fast-path requests, scanning bodies) is done. */
+  /** Resolves when the work queued after answers (judging fast-path requests, scanning bodies, their journal writes) is done. */
   idle(): Promise<void>;
   /** Flush and release whatever the core holds (journals). */
   close(): Promise<void>;

@@ -16,12 +16,26 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
 export function readAnthropic(doc: Record<string, unknown>): WireHistory {
   const list = doc.messages;
   if (!Array.isArray(list)) throw new Error("no messages array");
+  const items = [...anthropicSystem(doc, list), ...anthropicItems(list, 0)];
+  return { wire: "anthropic-messages", doc, listKey: "messages", list, items };
+}
+
+/** The `system` prompt as an item (none when it is absent or empty). */
+export function anthropicSystem(doc: Record<string, unknown>, list: readonly unknown[]): HistoryItem[] {
+  if (doc.system === undefined) return [];
+  const content = fromAnthropicContent(doc.system);
+  return content.length > 0 ? [makeItem({ role: "system", content }, [], list)] : [];
+}
+
+/**
+ * The items of `list[from..]` (parts indexed in the whole list). Each element
+ * is read on its own, so the items of a list are those of any of its
+ * prefixes followed by those of the elements after it.
+ */
+export function anthropicItems(list: readonly unknown[], from: number): HistoryItem[] {
   const items: HistoryItem[] = [];
-  if (doc.system !== undefined) {
-    const content = fromAnthropicContent(doc.system);
-    if (content.length > 0) items.push(makeItem({ role: "system", content }, [], list));
-  }
-  list.forEach((raw, i) => {
+  for (let i = from; i < list.length; i++) {
+    const raw = list[i];
     if (!isRecord(raw) || (raw.role !== "user" && raw.role !== "assistant"))
       throw new Error(`messages[${i}] is not a user or assistant message`);
     const content = fromAnthropicContent(raw.content);
@@ -29,15 +43,15 @@ export function readAnthropic(doc: Record<string, unknown>): WireHistory {
     const split = splitAtMarkers(message);
     if (split.length === 1 || !Array.isArray(raw.content)) {
       items.push(makeItem(message, [{ element: i }], list));
-      return;
+      continue;
     }
     // fromAnthropicContent maps block k to block k, so a split part is a block range of the element.
-    let from = 0;
+    let at = 0;
     for (const m of split) {
-      const part: Part = { element: i, from, to: from + m.content.length };
+      const part: Part = { element: i, from: at, to: at + m.content.length };
       items.push(makeItem({ role: m.role, content: m.content }, [part], list));
-      from += m.content.length;
+      at += m.content.length;
     }
-  });
-  return { wire: "anthropic-messages", doc, listKey: "messages", list, items };
+  }
+  return items;
 }

@@ -71,8 +71,18 @@ function readOne(raw: Record<string, unknown>, i: number): Message {
 export function readChat(doc: Record<string, unknown>): WireHistory {
   const list = doc.messages;
   if (!Array.isArray(list)) throw new Error("no messages array");
+  return { wire: "openai-chat", doc, listKey: "messages", list, items: chatItems(list, 0) };
+}
+
+/**
+ * The items of `list[from..]` (parts indexed in the whole list). `from` must
+ * be where an item of the whole list starts (consecutive `tool` messages are
+ * one item): the items of the list are then those before it followed by these.
+ */
+export function chatItems(list: readonly unknown[], from: number): HistoryItem[] {
   const grouped: { message: Message; parts: Part[]; tool: boolean }[] = [];
-  list.forEach((raw, i) => {
+  for (let i = from; i < list.length; i++) {
+    const raw = list[i];
     if (!isRecord(raw) || typeof raw.role !== "string")
       throw new Error(`messages[${i}] is not a message with a role`);
     const m = readOne(raw, i);
@@ -81,7 +91,6 @@ export function readChat(doc: Record<string, unknown>): WireHistory {
       prev.message.content.push(...m.content);
       prev.parts.push({ element: i });
     } else grouped.push({ message: m, parts: [{ element: i }], tool: raw.role === "tool" });
-  });
-  const items: HistoryItem[] = grouped.map((g) => makeItem(g.message, g.parts, list));
-  return { wire: "openai-chat", doc, listKey: "messages", list, items };
+  }
+  return grouped.map((g) => makeItem(g.message, g.parts, list));
 }

@@ -18,7 +18,21 @@ export function routeOf(method: string, url: string): Route {
   return { passthrough: `unknown endpoint ${path.slice(0, 80)}, not judged` };
 }
 
+/**
+ * What reading request bodies has cost so far in this process: bytes handed
+ * to `JSON.parse`, and list elements read into history items. Counted (not
+ * timed) so that tests can tell that a request extending the last one is
+ * read in proportion to what it adds (`extend.ts`).
+ */
+export const readWork = { parsedBytes: 0, readElements: 0 };
+
 export function readWire(wire: GuardWire, doc: Record<string, unknown>): WireHistory {
+  const h = readWhole(wire, doc);
+  readWork.readElements += h.list.length;
+  return h;
+}
+
+function readWhole(wire: GuardWire, doc: Record<string, unknown>): WireHistory {
   switch (wire) {
     case "anthropic-messages":
       return readAnthropic(doc);
@@ -32,6 +46,7 @@ export function readWire(wire: GuardWire, doc: Record<string, unknown>): WireHis
 /** Parses a body as a JSON object; throws a one-line Error otherwise. */
 export function parseBody(body: Buffer): Record<string, unknown> {
   let doc: unknown;
+  readWork.parsedBytes += body.length;
   try {
     doc = JSON.parse(body.toString("utf8"));
   } catch {
