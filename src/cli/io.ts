@@ -21,10 +21,10 @@ import {
   reportUnit,
   type FormatName,
   type ImportReport,
-} from "../formats/types.js";
+} from "../formats/shared/types.js";
 import { importText, wrongFormatHintFor } from "../formats/detect.js";
-import { filePlace } from "../formats/tool-ids.js";
-import { jsonSyntaxProblem } from "../formats/source-tree.js";
+import { filePlace } from "../formats/shared/tool-ids.js";
+import { jsonSyntaxProblem } from "../formats/shared/source-tree.js";
 import { CliError, EXIT, usageError } from "./errors.js";
 import { importInput, readStdin, STDIN_NAME, STDIO } from "./stdin.js";
 

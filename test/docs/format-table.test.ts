@@ -7,8 +7,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { FORMAT_NAMES } from "../../src/formats/types.js";
-import { forkWriterFor } from "../../src/formats/write-back.js";
+import { FORMAT_NAMES } from "../../src/formats/shared/types.js";
+import { forkWriterFor } from "../../src/formats/write-back/writers.js";
 import { EXPORT_TARGETS } from "../../src/cli/commands/export.js";
 
 const root = resolve(import.meta.dirname, "..", "..", "..");

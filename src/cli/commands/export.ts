@@ -4,11 +4,11 @@ import { Option } from "commander";
 import type { HeaderEntry, JournalEntry, Message, MessageEntry } from "../../model/index.js";
 import { kindForMessage } from "../../model/index.js";
 import { headerEntry, newEntryId, nowIso } from "../../journal/index.js";
-import { toAnthropicRequest } from "../../formats/export-anthropic.js";
-import { toOpenAIRequest } from "../../formats/export-openai.js";
-import { toResponsesRequest } from "../../formats/responses.js";
-import { toJournalLines } from "../../formats/export-journal.js";
-import { FORMAT_NAMES } from "../../formats/types.js";
+import { toAnthropicRequest } from "../../formats/export/anthropic.js";
+import { toOpenAIRequest } from "../../formats/export/openai.js";
+import { toResponsesRequest } from "../../formats/import/responses.js";
+import { toJournalLines } from "../../formats/export/journal.js";
+import { FORMAT_NAMES } from "../../formats/shared/types.js";
 import { usageError } from "../errors.js";
 
 /** What `export --to` writes. */

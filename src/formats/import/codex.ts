@@ -1,0 +1,478 @@
+/**
+ * Codex CLI rollout JSONL (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
+ *
+ * Lines are `{ timestamp, type, payload }`. `session_meta` becomes the header.
+ * `response_item`s become messages, grouped as the model saw them:
+ * consecutive model-side items (reasoning, assistant message, function /
+ * custom / local-shell calls) form one assistant message, consecutive call
+ * outputs one tool-result message. A rollout has no ids, so entry ids are
+ * `L<line>` (the line of the item that opened the entry), chained linearly.
+ *
+ * - `reasoning`: summary text becomes a `thinking` block (unsigned);
+ *   `encrypted_content` becomes a `redacted_thinking` block whose `data` is the
+ *   blob byte for byte, tagged `origin: "openai"` (no other provider can
+ *   decrypt it; the Anthropic exporter leaves it out).
+ * - `function_call.arguments` is parsed into `input`; a string that does not
+ *   parse is kept as the raw string. `custom_tool_call.input` (freeform, e.g.
+ *   apply_patch) is kept as a string.
+ * - `compacted` becomes a `compaction` entry. With `replacement_history` the
+ *   replacement is that history; otherwise it is rebuilt the way Codex rebuilds
+ *   it on resume: the earlier real user messages (not the AGENTS.md /
+ *   environment-context wrappers, not earlier summaries), newest first within
+ *   about 20,000 tokens (4 bytes a token), then the summary message, which
+ *   opens with Codex's summary prefix (its checkpoint marker).
+ * - `event_msg`, `turn_context` (and, from Codex 0.169, `world_state` and
+ *   `token_usage_record`) lines are UI/runtime records and are
+ *   accounted as skipped by design; `token_count` usage is attached to the next
+ *   assistant message, `turn_context.model` to the messages' meta.
+ */
+import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../../model/index.js";
+import { MAX_MESSAGE_DEPTH, kindForMessage, parseJsonLimited } from "../../model/index.js";
+import { importedCompactionEntry } from "../shared/imported-compaction.js";
+import { textOf } from "../shared/convert.js";
+import { isRecord, objectLines, splitLines } from "../shared/lines.js";
+import { completeHeader, finishImport, startHeader } from "../shared/source-tree.js";
+import { ReportBuilder } from "../shared/report.js";
+import { SourceLines, type ToolIdOptions } from "../shared/tool-ids.js";
+import type { ImportResult } from "../shared/types.js";
+
+/** The text Codex puts before a compaction summary (codex-rs/core/templates/compact/summary_prefix.md). */
+export const CODEX_SUMMARY_PREFIX =
+  "Another language model started to solve this problem and produced a summary of its thinking process. You also have access to the state of the tools that were used by that language model. Use this to build on the work that has already been done and avoid duplicating work. Here is the summary produced by the other language model, use the information in this summary to  assist with your own analysis:";
+
+const USER_MESSAGE_BUDGET_TOKENS = 20_000;
+
+/** Codex's session-prefix user messages (instructions and environment wrappers), not real user turns. */
+export function isCodexSessionPrefix(text: string): boolean {
+  const t = text.trimStart();
+  return (
+    t.startsWith("# AGENTS.md instructions for ") ||
+    t.startsWith("<user_instructions>") ||
+    /^<environment_context>/i.test(t)
+  );
+}
+
+export function parseArguments(args: unknown): unknown {
+  if (typeof args !== "string") return args ?? {};
+  try {
+    // Too deep to parse safely: kept as the string it is, like any arguments that are not JSON.
+    return parseJsonLimited(args, MAX_MESSAGE_DEPTH - 8);
+  } catch {
+    return args;
+  }
+}
+
+export function contentBlocks(content: unknown): Block[] {
+  if (typeof content === "string") return [{ type: "text", text: content }];
+  if (!Array.isArray(content)) return [];
+  const out: Block[] = [];
+  for (const c of content) {
+    if (!isRecord(c)) continue;
+    if (
+      (c.type === "input_text" || c.type === "output_text" || c.type === "text") &&
+      typeof c.text === "string"
+    ) {
+      out.push({ type: "text", text: c.text });
+    } else if (c.type === "input_image" && typeof c.image_url === "string") {
+      out.push({ type: "image_url", image_url: { url: c.image_url } });
+    } else if (c.type === "refusal" && typeof c.refusal === "string") {
+      out.push({ type: "text", text: c.refusal });
+    } else if (typeof c.type === "string") {
+      out.push({ ...c } as Block);
+    }
+  }
+  return out;
+}
+
+/**
+ * The exit code a Codex shell output reports, if any: the `metadata.exit_code`
+ * of its `{"output": ..., "metadata": {...}}` wrapper (read from the tail,
+ * without parsing a large output), or a leading `Exit code: N` line (newer
+ * versions).
+ */
+export function codexExitCode(output: string): number | undefined {
+  if (output.startsWith('{"output"')) {
+    const at = output.lastIndexOf('"exit_code":');
+    const m = at === -1 ? null : /^"exit_code":\s*(-?\d+)/.exec(output.slice(at, at + 32));
+    return m ? Number(m[1]) : undefined;
+  }
+  const m = /^Exit code: (-?\d+)\b/.exec(output);
+  return m ? Number(m[1]) : undefined;
+}
+
+function outputContent(output: unknown): { content: string; is_error?: boolean } {
+  if (typeof output === "string") {
+    // A command that exited non-zero is an error result, as other agents record it.
+    const code = codexExitCode(output);
+    return code !== undefined && code !== 0 ? { content: output, is_error: true } : { content: output };
+  }
+  if (isRecord(output)) {
+    const content = typeof output.content === "string" ? output.content : JSON.stringify(output);
+    return output.success === false ? { content, is_error: true } : { content };
+  }
+  return { content: output === undefined ? "" : JSON.stringify(output) };
+}
+
+type Side = "assistant" | "results";
+
+/** Blocks of one model-side response item, or undefined when the item is not model-side. */
+export function modelSideBlocks(p: Record<string, unknown>): Block[] | undefined {
+  switch (p.type) {
+    case "reasoning": {
+      const blocks: Block[] = [];
+      const summary = Array.isArray(p.summary)
+        ? p.summary.filter(isRecord).map((s) => String(s.text ?? ""))
+        : [];
+      const content = Array.isArray(p.content)
+        ? p.content.filter(isRecord).map((s) => String(s.text ?? ""))
+        : [];
+      const text = (summary.length > 0 ? summary : content).join("\n\n");
+      if (text.length > 0) blocks.push({ type: "thinking", thinking: text });
+      if (typeof p.encrypted_content === "string")
+        blocks.push({ type: "redacted_thinking", data: p.encrypted_content, origin: "openai" });
+      return blocks;
+    }
+    case "function_call":
+      return [
+        {
+          type: "tool_use",
+          id: String(p.call_id ?? p.id ?? ""),
+          name: String(p.name ?? ""),
+          input: parseArguments(p.arguments),
+        },
+      ];
+    case "custom_tool_call":
+      return [
+        {
+          type: "tool_use",
+          id: String(p.call_id ?? p.id ?? ""),
+          name: String(p.name ?? ""),
+          input: typeof p.input === "string" ? p.input : (p.input ?? ""),
+        },
+      ];
+    case "local_shell_call":
+      return [
+        { type: "tool_use", id: String(p.call_id ?? p.id ?? ""), name: "local_shell", input: p.action ?? {} },
+      ];
+    case "web_search_call":
+      return [{ ...p } as Block];
+    case "message":
+      return p.role === "assistant" ? contentBlocks(p.content) : undefined;
+    default:
+      return undefined;
+  }
+}
+
+export function resultBlock(p: Record<string, unknown>): Block | undefined {
+  if (
+    p.type === "function_call_output" ||
+    p.type === "custom_tool_call_output" ||
+    p.type === "local_shell_call_output"
+  ) {
+    return { type: "tool_result", tool_use_id: String(p.call_id ?? ""), ...outputContent(p.output) };
+  }
+  return undefined;
+}
+
+/** Converts a list of response items (e.g. a `replacement_history`) into messages. */
+export function responseItemsToMessages(items: readonly unknown[]): Message[] {
+  const out: Message[] = [];
+  let side: Side | undefined;
+  for (const it of items) {
+    if (!isRecord(it)) continue;
+    const ms = modelSideBlocks(it);
+    const rs = resultBlock(it);
+    if (ms) {
+      if (side === "assistant") out[out.length - 1]!.content.push(...ms);
+      else out.push({ role: "assistant", content: ms });
+      side = "assistant";
+    } else if (rs) {
+      if (side === "results") out[out.length - 1]!.content.push(rs);
+      else out.push({ role: "user", content: [rs] });
+      side = "results";
+    } else if (it.type === "message") {
+      const role = it.role === "developer" || it.role === "system" ? "system" : "user";
+      out.push({ role, content: contentBlocks(it.content) });
+      side = undefined;
+    }
+  }
+  return out;
+}
+
+/** The top-level `type` of a rollout line as Codex writes it (`{"timestamp":…,["ordinal":N,]"type":…`), unparsed. */
+function lineType(line: string): string | undefined {
+  return /^\{"timestamp":"[^"]*",(?:"ordinal":\d+,)?"type":"([a-z_]+)"/.exec(line)?.[1];
+}
+
+function payloadOf(line: string): Record<string, unknown> | undefined {
+  try {
+    const o: unknown = JSON.parse(line);
+    return isRecord(o) && isRecord(o.payload) ? o.payload : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The lines that hold the answer to Codex's own compaction request. Codex
+ * 0.169 records that answer (the summary message of its local compaction, or
+ * the encrypted `compaction` item of the remote one) as response items just
+ * before the `token_usage_record` of that response, and then the `compacted`
+ * item naming the response (`compaction_response_id`) that replaces the
+ * history. The answer was never part of the conversation: it is skipped, so
+ * that the context before the compaction is the one Codex compacted.
+ */
+export function compactionAnswerLines(text: string): Set<number> {
+  const out = new Set<number>();
+  if (!text.includes('"compaction_response_id"')) return out;
+  const raws = splitLines(text);
+  const records = new Map<string, number>();
+  raws.forEach((raw, i) => {
+    const type = lineType(raw.text);
+    if (type === "token_usage_record") {
+      const id = payloadOf(raw.text)?.response_id;
+      if (typeof id === "string") records.set(id, i);
+    } else if (type === "compacted") {
+      const id = payloadOf(raw.text)?.compaction_response_id;
+      const at = typeof id === "string" ? records.get(id) : undefined;
+      for (
+        let k = (at ?? 0) - 1;
+        at !== undefined && k >= 0 && lineType(raws[k]!.text) === "response_item";
+        k--
+      ) {
+        const p = payloadOf(raws[k]!.text);
+        const answer =
+          p !== undefined &&
+          ((p.type === "message" && p.role === "assistant") ||
+            p.type === "reasoning" ||
+            p.type === "compaction");
+        if (!answer) break;
+        out.add(raws[k]!.line);
+      }
+    }
+  });
+  return out;
+}
+
+export function importCodex(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
+  const rb = new ReportBuilder("codex", file);
+  const header: JournalEntry = startHeader("codex");
+  const entries: JournalEntry[] = [header];
+  let last: string = header.id;
+  let cur: { side: Side; entry: MessageEntry } | undefined;
+  let model = "unknown";
+  let pendingUsage: Usage | undefined;
+  let live: Message[] = [];
+  const lines = new SourceLines();
+  const compactionAnswers = compactionAnswerLines(text);
+
+  const push = (e: JournalEntry) => {
+    entries.push(e);
+    if (/^L\d+$/.test(e.id)) lines.entry(e.id, Number(e.id.slice(1)));
+    last = e.id;
+    if (e.kind === "compaction") live = [...e.payload.replacement];
+    else if (e.kind !== "header") live.push(e.payload as Message);
+  };
+
+  for (const { raw, o } of objectLines(text, rb)) {
+    const p = isRecord(o.payload) ? o.payload : {};
+    const type = String(o.type ?? "?");
+    const sub = typeof p.type === "string" ? p.type : "";
+    rb.line(sub ? `${type}:${sub}` : type);
+    const ts =
+      typeof o.timestamp === "string"
+        ? o.timestamp
+        : String((header.payload as { created_at: string }).created_at);
+    const id = `L${raw.line}`;
+
+    if (type === "session_meta") {
+      const hp = header.payload as Record<string, unknown>;
+      Object.assign(hp, {
+        session_id: String(p.id ?? hp.session_id ?? ""),
+        created_at: String(p.timestamp ?? o.timestamp ?? ""),
+        cwd: typeof p.cwd === "string" ? p.cwd : undefined,
+      });
+      for (const k of ["originator", "cli_version", "instructions", "git", "model_provider", "source"])
+        if (p[k] !== undefined && p[k] !== null) hp[k] = p[k];
+      header.created_at = String(hp.created_at);
+      rb.imported();
+      continue;
+    }
+    if (type === "turn_context") {
+      if (typeof p.model === "string") model = p.model;
+      rb.skip(raw.line, "turn_context (per-turn settings; the model is recorded in message meta)", true);
+      continue;
+    }
+    if (type === "event_msg") {
+      if (sub === "token_count" && isRecord(p.info) && isRecord(p.info.last_token_usage)) {
+        const u = p.info.last_token_usage;
+        const input = typeof u.input_tokens === "number" ? u.input_tokens : 0;
+        const cached = typeof u.cached_input_tokens === "number" ? u.cached_input_tokens : 0;
+        pendingUsage = {
+          input_tokens: input - cached,
+          cache_read_input_tokens: cached,
+          output_tokens: typeof u.output_tokens === "number" ? u.output_tokens : 0,
+          scope: "parent",
+        };
+      }
+      rb.skip(
+        raw.line,
+        `event_msg:${sub || "?"} (UI event; the conversation is in response_item lines)`,
+        true,
+      );
+      continue;
+    }
+    if (type === "compacted") {
+      const message = typeof p.message === "string" ? p.message : "";
+      let replacement: Message[];
+      const summaryText = message.startsWith(CODEX_SUMMARY_PREFIX)
+        ? message
+        : `${CODEX_SUMMARY_PREFIX}\n${message}`;
+      if (Array.isArray(p.replacement_history)) {
+        replacement = responseItemsToMessages(p.replacement_history);
+      } else {
+        const users = live
+          .filter((m) => m.role === "user" && !m.content.some((b) => b.type === "tool_result"))
+          .map((m) => textOf(m.content))
+          .filter((t) => t.length > 0 && !isCodexSessionPrefix(t) && !t.startsWith(CODEX_SUMMARY_PREFIX));
+        const selected: string[] = [];
+        let budget = USER_MESSAGE_BUDGET_TOKENS;
+        for (let i = users.length - 1; i >= 0; i--) {
+          const tokens = Math.ceil(Buffer.byteLength(users[i]!, "utf8") / 4);
+          if (tokens > budget) break;
+          selected.unshift(users[i]!);
+          budget -= tokens;
+        }
+        replacement = [
+          ...selected.map((t): Message => ({ role: "user", content: [{ type: "text", text: t }] })),
+          {
+            role: "user",
+            content: [{ type: "text", text: summaryText }],
+            meta: { timestamp: ts, is_compact_summary: true },
+          },
+        ];
+      }
+      const entry = importedCompactionEntry({
+        id,
+        parentId: last,
+        createdAt: ts,
+        sourceAgent: "codex",
+        summary: message,
+        tokensBefore: live,
+        model,
+        trigger: "auto",
+        triggerRecorded: false,
+        replacement,
+        // No summary text, and the history as it is: compact-safe's prune-only fork (Codex always writes a summary).
+        ...(message === "" && Array.isArray(p.replacement_history) ? { path: "prune-only" as const } : {}),
+        extra: { replacement_history_recorded: Array.isArray(p.replacement_history) },
+      });
+      cur = undefined;
+      push(entry);
+      rb.imported();
+      continue;
+    }
+    if (type === "world_state" || type === "token_usage_record") {
+      // Newer Codex (0.169): a snapshot of its runtime state, and the usage of one response (UI and accounting).
+      rb.skip(raw.line, `${type} (Codex's runtime record; the conversation is in response_item lines)`, true);
+      continue;
+    }
+    if (type !== "response_item") {
+      rb.skip(raw.line, `unknown line type ${JSON.stringify(type)}`, false);
+      continue;
+    }
+    if (compactionAnswers.has(raw.line)) {
+      rb.skip(
+        raw.line,
+        "the answer to Codex's compaction request (the compacted item after it replaces the history)",
+        true,
+      );
+      continue;
+    }
+    if (sub === "ghost_snapshot") {
+      rb.skip(raw.line, "ghost_snapshot (undo snapshot, never sent to the model)", true);
+      continue;
+    }
+    const ms = modelSideBlocks(p);
+    const rs = resultBlock(p);
+    if (ms) lines.blocks(ms, raw.line);
+    if (rs) lines.blocks([rs], raw.line);
+    if (ms) {
+      if (cur?.side === "assistant") {
+        cur.entry.payload.content.push(...ms);
+        (cur.entry.payload.meta!.source_lines as number[]).push(raw.line);
+      } else {
+        const payload: Message = {
+          role: "assistant",
+          content: ms,
+          meta: { timestamp: ts, model, source_lines: [raw.line] },
+        };
+        if (pendingUsage) payload.usage = pendingUsage;
+        pendingUsage = undefined;
+        const entry: MessageEntry = { id, parent_id: last, kind: "assistant", created_at: ts, payload };
+        cur = { side: "assistant", entry };
+        push(entry);
+      }
+      rb.imported();
+      continue;
+    }
+    if (rs) {
+      if (cur?.side === "results") {
+        cur.entry.payload.content.push(rs);
+        (cur.entry.payload.meta!.source_lines as number[]).push(raw.line);
+      } else {
+        const payload: Message = {
+          role: "user",
+          content: [rs],
+          meta: { timestamp: ts, source_lines: [raw.line] },
+        };
+        const entry: MessageEntry = { id, parent_id: last, kind: "tool_result", created_at: ts, payload };
+        cur = { side: "results", entry };
+        push(entry);
+      }
+      rb.imported();
+      continue;
+    }
+    if (sub === "message") {
+      const role = p.role === "developer" || p.role === "system" ? "system" : "user";
+      const payload: Message = {
+        role,
+        content: contentBlocks(p.content),
+        meta: { timestamp: ts, source_role: p.role, source_lines: [raw.line] },
+      };
+      const entry: MessageEntry = {
+        id,
+        parent_id: last,
+        kind: kindForMessage(payload),
+        created_at: ts,
+        payload,
+      };
+      cur = undefined;
+      push(entry);
+      rb.imported();
+      continue;
+    }
+    // An unknown response item is kept, opaque, in the assistant message (never dropped silently).
+    const block = { ...p, type: sub || "unknown_response_item" } as Block;
+    if (cur?.side === "assistant") cur.entry.payload.content.push(block);
+    else {
+      const entry: MessageEntry = {
+        id,
+        parent_id: last,
+        kind: "assistant",
+        created_at: ts,
+        payload: {
+          role: "assistant",
+          content: [block],
+          meta: { timestamp: ts, model, source_lines: [raw.line] },
+        },
+      };
+      cur = { side: "assistant", entry };
+      push(entry);
+    }
+    rb.note(`line ${raw.line}: unknown response item ${JSON.stringify(sub)} kept as an opaque block`);
+    rb.imported();
+  }
+  completeHeader(header, entries, file);
+  return finishImport(entries, rb, lines, options);
+}
