@@ -103,7 +103,7 @@ export { importFile, importText } from "./formats/detect.js";
 export { toAnthropicRequest } from "./formats/export/anthropic.js";
 export { toOpenAIRequest } from "./formats/export/openai.js";
 export { providerRequestTokens } from "./formats/export/request-size.js";
-export { writeFork, type ForkInput, type WrittenFork } from "./formats/write-back/writers.js";
+export { writeFork, type ForkInput, type WrittenFork } from "./formats/registry.js";
 export {
   FormatError,
   type ImportResult,

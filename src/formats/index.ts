@@ -1,5 +1,17 @@
 /** Importers from real agent session formats and exporters to provider request bodies. */
 export * from "./shared/types.js";
+export {
+  FORMATS,
+  FORMAT_NAMES,
+  EXPORT_TARGETS,
+  formatEntry,
+  isFormatName,
+  reportUnit,
+  exportLive,
+  forkWriterFor,
+  writeFork,
+} from "./registry.js";
+export type { FormatEntry, Detection, Exporter, ForkSupport, Importer } from "./registry.js";
 export { ReportBuilder } from "./shared/report.js";
 export { splitLines, parseLine } from "./shared/lines.js";
 export type { RawLine, ParsedLine } from "./shared/lines.js";
@@ -36,7 +48,8 @@ export { toAnthropicRequest } from "./export/anthropic.js";
 export type { AnthropicRequestBody } from "./export/anthropic.js";
 export { toOpenAIRequest } from "./export/openai.js";
 export type { OpenAIRequestBody, OpenAIMessage, OpenAIToolCall } from "./export/openai.js";
-export { toJournalLines } from "./export/journal.js";
+export { toJournalLines, liveJournal } from "./export/journal.js";
+export type { ExportSource } from "./export/journal.js";
 export { checkProviderShape } from "./export/check-shape.js";
 export type { ShapeCheck } from "./export/check-shape.js";
 export { providerRequestTokens } from "./export/request-size.js";

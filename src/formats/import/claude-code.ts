@@ -60,7 +60,17 @@ interface Group {
   results?: MessageEntry;
 }
 
-/** Rough token estimate of messages (4 characters a token), for the `tokens_after` of imported compactions. */
+/** Detection: a record only a Claude Code transcript writes. */
+export function isClaudeCodeRecord(o: Record<string, unknown>): boolean {
+  const t = o.type;
+  if (
+    (t === "user" || t === "assistant" || t === "system" || t === "progress") &&
+    ("uuid" in o || "sessionId" in o || "parentUuid" in o)
+  )
+    return true;
+  return t === "file-history-snapshot" || t === "queue-operation" || (t === "summary" && "leafUuid" in o);
+}
+
 export function importClaudeCode(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
   const rb = new ReportBuilder("claude-code", file);
   const parsed: { line: number; o: Record<string, unknown>; kind: string }[] = [];

@@ -254,6 +254,18 @@ export function compactionAnswerLines(text: string): Set<number> {
   return out;
 }
 
+/** Detection: a record only a Codex rollout writes. */
+export function isCodexRecord(o: Record<string, unknown>): boolean {
+  const t = o.type;
+  return (
+    t === "session_meta" ||
+    t === "response_item" ||
+    t === "turn_context" ||
+    t === "compacted" ||
+    (t === "event_msg" && isRecord(o.payload))
+  );
+}
+
 export function importCodex(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
   const rb = new ReportBuilder("codex", file);
   const header: JournalEntry = startHeader("codex");

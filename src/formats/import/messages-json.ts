@@ -7,13 +7,81 @@
 import type { Block, Message } from "../../model/index.js";
 import { ALL_BRANCH_SUMMARY_MARKERS, ALL_CHECKPOINT_MARKERS } from "../../contract/markers.js";
 import { linearImport, parseJsonDocument } from "../shared/source-tree.js";
-import { pairTextToolResults } from "./cline.js";
+import { pairTextToolResults, textResultTool } from "./cline.js";
 import { parseArguments } from "./codex.js";
 import { fromAnthropicContent } from "../shared/convert.js";
 import { isRecord } from "../shared/lines.js";
 import { ReportBuilder } from "../shared/report.js";
 import { SourceLines, type ToolIdOptions } from "../shared/tool-ids.js";
 import { FormatError, type ImportResult } from "../shared/types.js";
+
+const ANTHROPIC_BLOCKS = new Set([
+  "tool_use",
+  "tool_result",
+  "thinking",
+  "redacted_thinking",
+  "image",
+  "document",
+]);
+
+function looksAnthropic(messages: unknown[]): boolean {
+  return messages.some(
+    (m) =>
+      isRecord(m) &&
+      Array.isArray(m.content) &&
+      m.content.some((b) => isRecord(b) && typeof b.type === "string" && ANTHROPIC_BLOCKS.has(b.type)),
+  );
+}
+
+function looksOpenAI(messages: unknown[]): boolean {
+  return messages.some(
+    (m) =>
+      isRecord(m) &&
+      (m.role === "tool" || m.role === "system" || m.role === "developer" || Array.isArray(m.tool_calls)),
+  );
+}
+
+/** Cline / Roo Code: a user text block that is a text tool result or the `<environment_details>` they append. */
+function looksCline(messages: unknown[]): boolean {
+  return messages.some(
+    (m) =>
+      isRecord(m) &&
+      m.role === "user" &&
+      Array.isArray(m.content) &&
+      m.content.some(
+        (b) =>
+          isRecord(b) &&
+          b.type === "text" &&
+          typeof b.text === "string" &&
+          (textResultTool(b as Block) !== undefined ||
+            b.text.trimStart().startsWith("<environment_details>")),
+      ),
+  );
+}
+
+function isMessageArray(v: unknown): v is unknown[] {
+  return Array.isArray(v) && v.every((m) => isRecord(m) && typeof m.role === "string");
+}
+
+/** Detection: a SWE-agent trajectory (`.traj`, or a document with a `history` array), read as OpenAI messages. */
+export function isOpenAITrajectory(doc: unknown, fileName: string): boolean {
+  return fileName.endsWith(".traj") || (isRecord(doc) && Array.isArray(doc.history));
+}
+
+/** Detection: a message array or a `{ messages }` body of the Anthropic Messages API (Cline's history included). */
+export function isAnthropicMessages(doc: unknown): boolean {
+  if (isMessageArray(doc)) return (looksAnthropic(doc) || looksCline(doc)) && !looksOpenAI(doc);
+  return (
+    isRecord(doc) &&
+    isMessageArray(doc.messages) &&
+    (doc.system !== undefined || (looksAnthropic(doc.messages) && !looksOpenAI(doc.messages)))
+  );
+}
+
+/** Detection: any message array or `{ messages }` body (tested after the Anthropic test: what it leaves is OpenAI). */
+export function isMessageDocument(doc: unknown): boolean {
+  return isMessageArray(doc) || (isRecord(doc) && isMessageArray(doc.messages));
+}
 
 function openAiContent(content: unknown): Block[] {
   if (typeof content === "string") return [{ type: "text", text: content }];

@@ -17,6 +17,7 @@
  *   message with no part to import is skipped by design.
  */
 import type { Block, Message, Usage } from "../../model/index.js";
+import { jsonDepthError } from "../../model/depth.js";
 import { parseSessionDocument } from "./gemini-cli.js";
 import { linearImport, type SourceMessage } from "../shared/source-tree.js";
 import { isRecord } from "../shared/lines.js";
@@ -32,6 +33,18 @@ import { FormatError, type ImportResult } from "../shared/types.js";
 export function afterExportBanner(text: string): string | undefined {
   const m = /^\s*Exporting session: [^\s{]*\s*(?=\{)/.exec(text);
   return m ? text.slice(m[0].length) : undefined;
+}
+
+/** Detection: `opencode export` output with its banner line before the JSON (what its command prints). */
+export function isOpencodeExportText(text: string): boolean {
+  const exported = afterExportBanner(text);
+  if (exported === undefined || jsonDepthError(exported)) return false;
+  try {
+    return isOpencodeExport(JSON.parse(exported));
+  } catch {
+    // Not JSON after the banner: detected like any other text.
+    return false;
+  }
 }
 
 /** True for the document `opencode export` writes. */

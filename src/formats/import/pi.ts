@@ -187,6 +187,21 @@ export function convertMessage(
   }
 }
 
+/** Detection: a record only a pi session writes. */
+export function isPiRecord(o: Record<string, unknown>): boolean {
+  const t = o.type;
+  if (
+    t === "session" ||
+    t === "model_change" ||
+    t === "thinking_level_change" ||
+    t === "custom_message" ||
+    t === "branch_summary"
+  )
+    return true;
+  if (t === "compaction" && typeof o.summary === "string") return true;
+  return t === "message" && isRecord(o.message) && ("parentId" in o || typeof o.timestamp === "string");
+}
+
 export function importPi(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
   const rb = new ReportBuilder("pi", file);
   const header: JournalEntry = startHeader("pi");

@@ -3,23 +3,10 @@
  */
 import type { JournalEntry } from "../../model/index.js";
 import { CompactSafeError } from "../../model/errors.js";
+import type { FormatName } from "../registry.js";
 
-export const FORMAT_NAMES = [
-  "journal",
-  "claude-code",
-  "codex",
-  "pi",
-  "openai",
-  "anthropic",
-  "gemini-cli",
-  "opencode",
-  "openhands",
-  "langchain",
-  "responses",
-  "ai-sdk",
-  "pi-messages",
-] as const;
-export type FormatName = (typeof FORMAT_NAMES)[number];
+/** A format's `--format` name; the list is the format table's (../registry.ts). */
+export type { FormatName };
 
 /** One input line (or, for a JSON file, one message) that did not become part of an entry. */
 export interface SkippedLine {
@@ -45,7 +32,7 @@ export interface ImportReport {
   file: string;
   /**
    * What `line` numbers count, when the format alone does not say (a Gemini
-   * CLI session is a JSON document or a JSONL); see `reportUnit`.
+   * CLI session is a JSON document or a JSONL); see `reportUnit` (../registry.ts).
    */
   unit?: "line" | "message";
   total: number;
@@ -84,19 +71,4 @@ export class FormatError extends CompactSafeError {
     super("unknown_format", message);
     this.name = "FormatError";
   }
-}
-
-/** What a report's line numbers count: lines of a JSONL file, or messages of a JSON document. */
-export function reportUnit(report: Pick<ImportReport, "format" | "unit">): "line" | "message" {
-  if (report.unit !== undefined) return report.unit;
-  return report.format === "openai" ||
-    report.format === "anthropic" ||
-    report.format === "opencode" ||
-    report.format === "openhands" ||
-    report.format === "langchain" ||
-    report.format === "responses" ||
-    report.format === "ai-sdk" ||
-    report.format === "pi-messages"
-    ? "message"
-    : "line";
 }

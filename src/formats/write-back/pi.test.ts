@@ -12,7 +12,7 @@ import { compactEntries } from "../../route/compact-journal.js";
 import { validateSurvivalContract } from "../../contract/validate.js";
 import { PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX } from "../import/pi.js";
 import { piForkContext, piOrigin, piSessionFileName, toPiFork, uuidv7 } from "./pi.js";
-import { forkWriterFor } from "./writers.js";
+import { forkWriterFor } from "../registry.js";
 import { piSessionText } from "../../../test/pi-session.js";
 
 type Line = Record<string, unknown> & { message?: Record<string, unknown> };

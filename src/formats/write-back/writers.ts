@@ -1,13 +1,13 @@
 /**
  * Write-back: a compacted history written as a NEW session of the agent the
- * original came from (a fork the agent resumes). One writer per agent format;
+ * original came from (a fork the agent resumes). One writer per agent format
+ * (each named in its format's entry in ../registry.ts, which has `writeFork`);
  * each takes the replacement and the original session's text and returns the
  * new session's text, its id, where it goes and the command that resumes it.
  * The original is never modified (the caller writes a new file only).
  */
 import { dirname, join, resolve } from "node:path";
 import type { Message } from "../../model/index.js";
-import { FormatError, type FormatName } from "../shared/types.js";
 import { claudeCodeOrigin, toClaudeCodeFork } from "./claude-code.js";
 import { codexOrigin, toCodexFork } from "./codex.js";
 import { piOrigin, piSessionFileName, toPiFork } from "./pi.js";
@@ -46,7 +46,7 @@ function fixed(input: ForkInput): { now?: Date; sessionId?: string } {
   };
 }
 
-const claudeCode: ForkWriter = (input) => {
+export const claudeCodeWriter: ForkWriter = (input) => {
   const fork = toClaudeCodeFork(input.replacement, claudeCodeOrigin(input.originalText), {
     tokensBefore: input.tokensBefore,
     ...fixed(input),
@@ -60,7 +60,7 @@ const claudeCode: ForkWriter = (input) => {
   };
 };
 
-const codex: ForkWriter = (input) => {
+export const codexWriter: ForkWriter = (input) => {
   const fork = toCodexFork(input.replacement, codexOrigin(input.originalText), {
     ...fixed(input),
   });
@@ -73,7 +73,7 @@ const codex: ForkWriter = (input) => {
   };
 };
 
-const pi: ForkWriter = (input) => {
+export const piWriter: ForkWriter = (input) => {
   const fork = toPiFork(input.replacement, piOrigin(input.originalText), {
     tokensBefore: input.tokensBefore,
     originalPath: resolve(input.originalPath),
@@ -92,35 +92,4 @@ const pi: ForkWriter = (input) => {
 /** `s` as one shell word (single-quoted when it holds anything but safe characters). */
 export function shellQuote(s: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
-/** The agents whose sessions can be written back, by import format. */
-const FORK_WRITERS: Partial<Record<FormatName, ForkWriter>> = {
-  "claude-code": claudeCode,
-  codex,
-  pi,
-};
-
-/** The writer for `format`, or undefined when write-back into that format is not built. */
-export function forkWriterFor(format: FormatName): ForkWriter | undefined {
-  return FORK_WRITERS[format];
-}
-
-/** The formats that have a writer, for messages ("claude-code, codex"). */
-export function forkFormats(): string {
-  return Object.keys(FORK_WRITERS).join(", ");
-}
-
-/**
- * The library's write-back: `input.replacement` (a compaction's result) as a
- * new session of the agent `format` names, to be written as a new file (at
- * `defaultPath`, beside the original, or anywhere the agent looks). Pure: it
- * reads and writes nothing. Throws a `FormatError` for a format that has no
- * writer.
- */
-export function writeFork(format: FormatName, input: ForkInput): WrittenFork {
-  const writer = forkWriterFor(format);
-  if (writer === undefined)
-    throw new FormatError(`write-back into ${format} sessions is not built (it is for: ${forkFormats()})`);
-  return writer(input);
 }
