@@ -266,225 +266,250 @@ export function isCodexRecord(o: Record<string, unknown>): boolean {
   );
 }
 
-export function importCodex(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
-  const rb = new ReportBuilder("codex", file);
-  const header: JournalEntry = startHeader("codex");
-  const entries: JournalEntry[] = [header];
-  let last: string = header.id;
-  let cur: { side: Side; entry: MessageEntry } | undefined;
-  let model = "unknown";
-  let pendingUsage: Usage | undefined;
-  let live: Message[] = [];
-  const lines = new SourceLines();
-  const compactionAnswers = compactionAnswerLines(text);
+/**
+ * A `compacted` line's replacement when it records no `replacement_history`,
+ * rebuilt as Codex rebuilds it on resume: the earlier real user messages,
+ * newest first within the budget, then the summary message.
+ */
+function rebuiltReplacement(live: readonly Message[], summaryText: string, ts: string): Message[] {
+  const users = live
+    .filter((m) => m.role === "user" && !m.content.some((b) => b.type === "tool_result"))
+    .map((m) => textOf(m.content))
+    .filter((t) => t.length > 0 && !isCodexSessionPrefix(t) && !t.startsWith(CODEX_SUMMARY_PREFIX));
+  const selected: string[] = [];
+  let budget = USER_MESSAGE_BUDGET_TOKENS;
+  for (let i = users.length - 1; i >= 0; i--) {
+    const tokens = Math.ceil(Buffer.byteLength(users[i]!, "utf8") / 4);
+    if (tokens > budget) break;
+    selected.unshift(users[i]!);
+    budget -= tokens;
+  }
+  return [
+    ...selected.map((t): Message => ({ role: "user", content: [{ type: "text", text: t }] })),
+    {
+      role: "user",
+      content: [{ type: "text", text: summaryText }],
+      meta: { timestamp: ts, is_compact_summary: true },
+    },
+  ];
+}
 
-  const push = (e: JournalEntry) => {
-    entries.push(e);
-    if (/^L\d+$/.test(e.id)) lines.entry(e.id, Number(e.id.slice(1)));
-    last = e.id;
-    if (e.kind === "compaction") live = [...e.payload.replacement];
-    else if (e.kind !== "header") live.push(e.payload as Message);
-  };
+/** One rollout line about to be read: its payload, type, subtype, time and entry id. */
+interface RolloutLine {
+  line: number;
+  o: Record<string, unknown>;
+  p: Record<string, unknown>;
+  type: string;
+  sub: string;
+  ts: string;
+  id: string;
+}
 
-  for (const { raw, o } of objectLines(text, rb)) {
+/** The rollout's lines in order, as a linear journal. */
+class CodexImport {
+  readonly header: JournalEntry = startHeader("codex");
+  readonly entries: JournalEntry[] = [this.header];
+  last: string = this.header.id;
+  cur: { side: Side; entry: MessageEntry } | undefined;
+  model = "unknown";
+  pendingUsage: Usage | undefined;
+  live: Message[] = [];
+  readonly lines = new SourceLines();
+
+  constructor(
+    readonly rb: ReportBuilder,
+    readonly compactionAnswers: ReadonlySet<number>,
+  ) {}
+
+  push(e: JournalEntry): void {
+    this.entries.push(e);
+    if (/^L\d+$/.test(e.id)) this.lines.entry(e.id, Number(e.id.slice(1)));
+    this.last = e.id;
+    if (e.kind === "compaction") this.live = [...e.payload.replacement];
+    else if (e.kind !== "header") this.live.push(e.payload as Message);
+  }
+
+  readLine(line: number, o: Record<string, unknown>): void {
     const p = isRecord(o.payload) ? o.payload : {};
     const type = String(o.type ?? "?");
     const sub = typeof p.type === "string" ? p.type : "";
-    rb.line(sub ? `${type}:${sub}` : type);
+    this.rb.line(sub ? `${type}:${sub}` : type);
     const ts =
       typeof o.timestamp === "string"
         ? o.timestamp
-        : String((header.payload as { created_at: string }).created_at);
-    const id = `L${raw.line}`;
-
-    if (type === "session_meta") {
-      const hp = header.payload as Record<string, unknown>;
-      Object.assign(hp, {
-        session_id: String(p.id ?? hp.session_id ?? ""),
-        created_at: String(p.timestamp ?? o.timestamp ?? ""),
-        cwd: typeof p.cwd === "string" ? p.cwd : undefined,
-      });
-      for (const k of ["originator", "cli_version", "instructions", "git", "model_provider", "source"])
-        if (p[k] !== undefined && p[k] !== null) hp[k] = p[k];
-      header.created_at = String(hp.created_at);
-      rb.imported();
-      continue;
-    }
-    if (type === "turn_context") {
-      if (typeof p.model === "string") model = p.model;
-      rb.skip(raw.line, "turn_context (per-turn settings; the model is recorded in message meta)", true);
-      continue;
-    }
-    if (type === "event_msg") {
-      if (sub === "token_count" && isRecord(p.info) && isRecord(p.info.last_token_usage)) {
-        const u = p.info.last_token_usage;
-        const input = typeof u.input_tokens === "number" ? u.input_tokens : 0;
-        const cached = typeof u.cached_input_tokens === "number" ? u.cached_input_tokens : 0;
-        pendingUsage = {
-          input_tokens: input - cached,
-          cache_read_input_tokens: cached,
-          output_tokens: typeof u.output_tokens === "number" ? u.output_tokens : 0,
-          scope: "parent",
-        };
-      }
-      rb.skip(
-        raw.line,
-        `event_msg:${sub || "?"} (UI event; the conversation is in response_item lines)`,
+        : String((this.header.payload as { created_at: string }).created_at);
+    const r: RolloutLine = { line, o, p, type, sub, ts, id: `L${line}` };
+    if (type === "session_meta") this.sessionMeta(r);
+    else if (type === "turn_context") {
+      if (typeof p.model === "string") this.model = p.model;
+      this.rb.skip(line, "turn_context (per-turn settings; the model is recorded in message meta)", true);
+    } else if (type === "event_msg") this.eventMsg(r);
+    else if (type === "compacted") this.compacted(r);
+    else if (type === "world_state" || type === "token_usage_record") {
+      // Newer Codex (0.169): a snapshot of its runtime state, and the usage of one response (UI and accounting).
+      this.rb.skip(
+        line,
+        `${type} (Codex's runtime record; the conversation is in response_item lines)`,
         true,
       );
-      continue;
-    }
-    if (type === "compacted") {
-      const message = typeof p.message === "string" ? p.message : "";
-      let replacement: Message[];
-      const summaryText = message.startsWith(CODEX_SUMMARY_PREFIX)
-        ? message
-        : `${CODEX_SUMMARY_PREFIX}\n${message}`;
-      if (Array.isArray(p.replacement_history)) {
-        replacement = responseItemsToMessages(p.replacement_history);
-      } else {
-        const users = live
-          .filter((m) => m.role === "user" && !m.content.some((b) => b.type === "tool_result"))
-          .map((m) => textOf(m.content))
-          .filter((t) => t.length > 0 && !isCodexSessionPrefix(t) && !t.startsWith(CODEX_SUMMARY_PREFIX));
-        const selected: string[] = [];
-        let budget = USER_MESSAGE_BUDGET_TOKENS;
-        for (let i = users.length - 1; i >= 0; i--) {
-          const tokens = Math.ceil(Buffer.byteLength(users[i]!, "utf8") / 4);
-          if (tokens > budget) break;
-          selected.unshift(users[i]!);
-          budget -= tokens;
-        }
-        replacement = [
-          ...selected.map((t): Message => ({ role: "user", content: [{ type: "text", text: t }] })),
-          {
-            role: "user",
-            content: [{ type: "text", text: summaryText }],
-            meta: { timestamp: ts, is_compact_summary: true },
-          },
-        ];
-      }
-      const entry = importedCompactionEntry({
-        id,
-        parentId: last,
-        createdAt: ts,
-        sourceAgent: "codex",
-        summary: message,
-        tokensBefore: live,
-        model,
-        trigger: "auto",
-        triggerRecorded: false,
-        replacement,
-        // No summary text, and the history as it is: compact-safe's prune-only fork (Codex always writes a summary).
-        ...(message === "" && Array.isArray(p.replacement_history) ? { path: "prune-only" as const } : {}),
-        extra: { replacement_history_recorded: Array.isArray(p.replacement_history) },
-      });
-      cur = undefined;
-      push(entry);
-      rb.imported();
-      continue;
-    }
-    if (type === "world_state" || type === "token_usage_record") {
-      // Newer Codex (0.169): a snapshot of its runtime state, and the usage of one response (UI and accounting).
-      rb.skip(raw.line, `${type} (Codex's runtime record; the conversation is in response_item lines)`, true);
-      continue;
-    }
-    if (type !== "response_item") {
-      rb.skip(raw.line, `unknown line type ${JSON.stringify(type)}`, false);
-      continue;
-    }
-    if (compactionAnswers.has(raw.line)) {
-      rb.skip(
-        raw.line,
+    } else if (type !== "response_item")
+      this.rb.skip(line, `unknown line type ${JSON.stringify(type)}`, false);
+    else if (this.compactionAnswers.has(line)) {
+      this.rb.skip(
+        line,
         "the answer to Codex's compaction request (the compacted item after it replaces the history)",
         true,
       );
-      continue;
+    } else if (sub === "ghost_snapshot")
+      this.rb.skip(line, "ghost_snapshot (undo snapshot, never sent to the model)", true);
+    else this.responseItem(r);
+  }
+
+  /** `session_meta`: the header's identity. */
+  sessionMeta({ o, p }: RolloutLine): void {
+    const hp = this.header.payload as Record<string, unknown>;
+    Object.assign(hp, {
+      session_id: String(p.id ?? hp.session_id ?? ""),
+      created_at: String(p.timestamp ?? o.timestamp ?? ""),
+      cwd: typeof p.cwd === "string" ? p.cwd : undefined,
+    });
+    for (const k of ["originator", "cli_version", "instructions", "git", "model_provider", "source"])
+      if (p[k] !== undefined && p[k] !== null) hp[k] = p[k];
+    this.header.created_at = String(hp.created_at);
+    this.rb.imported();
+  }
+
+  /** `event_msg`: skipped by design; a `token_count`'s usage waits for the next assistant message. */
+  eventMsg({ line, p, sub }: RolloutLine): void {
+    if (sub === "token_count" && isRecord(p.info) && isRecord(p.info.last_token_usage)) {
+      const u = p.info.last_token_usage;
+      const input = typeof u.input_tokens === "number" ? u.input_tokens : 0;
+      const cached = typeof u.cached_input_tokens === "number" ? u.cached_input_tokens : 0;
+      this.pendingUsage = {
+        input_tokens: input - cached,
+        cache_read_input_tokens: cached,
+        output_tokens: typeof u.output_tokens === "number" ? u.output_tokens : 0,
+        scope: "parent",
+      };
     }
-    if (sub === "ghost_snapshot") {
-      rb.skip(raw.line, "ghost_snapshot (undo snapshot, never sent to the model)", true);
-      continue;
+    this.rb.skip(
+      line,
+      `event_msg:${sub || "?"} (UI event; the conversation is in response_item lines)`,
+      true,
+    );
+  }
+
+  /** `compacted`: a `compaction` entry whose replacement is the recorded history, or the one Codex rebuilds. */
+  compacted({ p, ts, id }: RolloutLine): void {
+    const message = typeof p.message === "string" ? p.message : "";
+    const summaryText = message.startsWith(CODEX_SUMMARY_PREFIX)
+      ? message
+      : `${CODEX_SUMMARY_PREFIX}\n${message}`;
+    const replacement = Array.isArray(p.replacement_history)
+      ? responseItemsToMessages(p.replacement_history)
+      : rebuiltReplacement(this.live, summaryText, ts);
+    const entry = importedCompactionEntry({
+      id,
+      parentId: this.last,
+      createdAt: ts,
+      sourceAgent: "codex",
+      summary: message,
+      tokensBefore: this.live,
+      model: this.model,
+      trigger: "auto",
+      triggerRecorded: false,
+      replacement,
+      // No summary text, and the history as it is: compact-safe's prune-only fork (Codex always writes a summary).
+      ...(message === "" && Array.isArray(p.replacement_history) ? { path: "prune-only" as const } : {}),
+      extra: { replacement_history_recorded: Array.isArray(p.replacement_history) },
+    });
+    this.cur = undefined;
+    this.push(entry);
+    this.rb.imported();
+  }
+
+  /** Appends `blocks` to the open entry of `side`, or opens a new one with `payload` (`blocks` already in it). */
+  private join(side: Side, blocks: Block[], r: RolloutLine, open: () => MessageEntry): void {
+    if (this.cur?.side === side) {
+      this.cur.entry.payload.content.push(...blocks);
+      (this.cur.entry.payload.meta!.source_lines as number[]).push(r.line);
+      return;
     }
+    const entry = open();
+    this.cur = { side, entry };
+    this.push(entry);
+  }
+
+  /** A `response_item`: model-side items and call outputs joined as the model saw them, messages one entry each. */
+  responseItem(r: RolloutLine): void {
+    const { line, p, sub, ts, id } = r;
     const ms = modelSideBlocks(p);
     const rs = resultBlock(p);
-    if (ms) lines.blocks(ms, raw.line);
-    if (rs) lines.blocks([rs], raw.line);
+    if (ms) this.lines.blocks(ms, line);
+    if (rs) this.lines.blocks([rs], line);
     if (ms) {
-      if (cur?.side === "assistant") {
-        cur.entry.payload.content.push(...ms);
-        (cur.entry.payload.meta!.source_lines as number[]).push(raw.line);
-      } else {
+      this.join("assistant", ms, r, () => {
         const payload: Message = {
           role: "assistant",
           content: ms,
-          meta: { timestamp: ts, model, source_lines: [raw.line] },
+          meta: { timestamp: ts, model: this.model, source_lines: [line] },
         };
-        if (pendingUsage) payload.usage = pendingUsage;
-        pendingUsage = undefined;
-        const entry: MessageEntry = { id, parent_id: last, kind: "assistant", created_at: ts, payload };
-        cur = { side: "assistant", entry };
-        push(entry);
-      }
-      rb.imported();
-      continue;
-    }
-    if (rs) {
-      if (cur?.side === "results") {
-        cur.entry.payload.content.push(rs);
-        (cur.entry.payload.meta!.source_lines as number[]).push(raw.line);
-      } else {
-        const payload: Message = {
-          role: "user",
-          content: [rs],
-          meta: { timestamp: ts, source_lines: [raw.line] },
-        };
-        const entry: MessageEntry = { id, parent_id: last, kind: "tool_result", created_at: ts, payload };
-        cur = { side: "results", entry };
-        push(entry);
-      }
-      rb.imported();
-      continue;
-    }
-    if (sub === "message") {
+        if (this.pendingUsage) payload.usage = this.pendingUsage;
+        this.pendingUsage = undefined;
+        return { id, parent_id: this.last, kind: "assistant", created_at: ts, payload };
+      });
+    } else if (rs) {
+      this.join("results", [rs], r, () => ({
+        id,
+        parent_id: this.last,
+        kind: "tool_result",
+        created_at: ts,
+        payload: { role: "user", content: [rs], meta: { timestamp: ts, source_lines: [line] } },
+      }));
+    } else if (sub === "message") {
       const role = p.role === "developer" || p.role === "system" ? "system" : "user";
       const payload: Message = {
         role,
         content: contentBlocks(p.content),
-        meta: { timestamp: ts, source_role: p.role, source_lines: [raw.line] },
+        meta: { timestamp: ts, source_role: p.role, source_lines: [line] },
       };
-      const entry: MessageEntry = {
-        id,
-        parent_id: last,
-        kind: kindForMessage(payload),
-        created_at: ts,
-        payload,
-      };
-      cur = undefined;
-      push(entry);
-      rb.imported();
-      continue;
+      this.cur = undefined;
+      this.push({ id, parent_id: this.last, kind: kindForMessage(payload), created_at: ts, payload });
+    } else {
+      this.unknownItem(r);
+      return;
     }
-    // An unknown response item is kept, opaque, in the assistant message (never dropped silently).
+    this.rb.imported();
+  }
+
+  /** An unknown response item is kept, opaque, in the assistant message (never dropped silently). */
+  unknownItem({ line, p, sub, ts, id }: RolloutLine): void {
     const block = { ...p, type: sub || "unknown_response_item" } as Block;
-    if (cur?.side === "assistant") cur.entry.payload.content.push(block);
+    if (this.cur?.side === "assistant") this.cur.entry.payload.content.push(block);
     else {
       const entry: MessageEntry = {
         id,
-        parent_id: last,
+        parent_id: this.last,
         kind: "assistant",
         created_at: ts,
         payload: {
           role: "assistant",
           content: [block],
-          meta: { timestamp: ts, model, source_lines: [raw.line] },
+          meta: { timestamp: ts, model: this.model, source_lines: [line] },
         },
       };
-      cur = { side: "assistant", entry };
-      push(entry);
+      this.cur = { side: "assistant", entry };
+      this.push(entry);
     }
-    rb.note(`line ${raw.line}: unknown response item ${JSON.stringify(sub)} kept as an opaque block`);
-    rb.imported();
+    this.rb.note(`line ${line}: unknown response item ${JSON.stringify(sub)} kept as an opaque block`);
+    this.rb.imported();
   }
-  completeHeader(header, entries, file);
-  return finishImport(entries, rb, lines, options);
+}
+
+export function importCodex(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
+  const rb = new ReportBuilder("codex", file);
+  const state = new CodexImport(rb, compactionAnswerLines(text));
+  for (const { raw, o } of objectLines(text, rb)) state.readLine(raw.line, o);
+  completeHeader(state.header, state.entries, file);
+  return finishImport(state.entries, rb, state.lines, options);
 }

@@ -202,105 +202,129 @@ function sessionExtra(o: Record<string, unknown>): Record<string, unknown> {
 export function importGeminiCli(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
   const doc = text.trimStart().startsWith("{") ? parseSessionDocument(text, file) : undefined;
   const rb = new ReportBuilder("gemini-cli", file);
+  if (isRecord(doc) && Array.isArray(doc.messages)) return importDocument(doc, doc.messages, rb, options);
+  return importJsonl(text, rb, options);
+}
+
+/** The JSON document: one message a record of `messages`. */
+function importDocument(
+  doc: Record<string, unknown>,
+  messages: unknown[],
+  rb: ReportBuilder,
+  options: ToolIdOptions,
+): ImportResult {
+  rb.report.unit = "message";
   const out: SourceMessage[] = [];
-  const push = (line: number, ms: Message[], at: unknown): void => {
-    ms.forEach((message, part) =>
+  const lines = new SourceLines("message");
+  messages.forEach((raw, i) => {
+    const line = i + 1;
+    if (!isRecord(raw) || typeof raw.type !== "string") {
+      rb.line("invalid");
+      rb.skip(line, `messages[${i}]: not a record with a "type"`, false);
+      return;
+    }
+    rb.line(raw.type);
+    const got = convertRecord(raw, { source_index: i });
+    if (!Array.isArray(got)) return rb.skip(line, `messages[${i}]: ${got.skip}`, got.byDesign);
+    const at = raw.timestamp;
+    got.forEach((message, part) =>
       out.push({ line, message, part, ...(typeof at === "string" ? { createdAt: at } : {}) }),
     );
-  };
-  if (isRecord(doc) && Array.isArray(doc.messages)) {
-    rb.report.unit = "message";
-    const lines = new SourceLines("message");
-    doc.messages.forEach((raw, i) => {
-      const line = i + 1;
-      if (!isRecord(raw) || typeof raw.type !== "string") {
-        rb.line("invalid");
-        rb.skip(line, `messages[${i}]: not a record with a "type"`, false);
-        return;
-      }
-      rb.line(raw.type);
-      const got = convertRecord(raw, { source_index: i });
-      if (!Array.isArray(got)) return rb.skip(line, `messages[${i}]: ${got.skip}`, got.byDesign);
-      push(line, got, raw.timestamp);
-      rb.imported();
-    });
-    return linearImport(
-      rb,
-      out,
-      "gemini-cli",
-      {
-        session_id: typeof doc.sessionId === "string" ? doc.sessionId : undefined,
-        created_at: typeof doc.startTime === "string" ? doc.startTime : undefined,
-        extra: sessionExtra(doc),
-      },
-      lines,
-      options,
-    );
-  }
-  rb.report.unit = "line";
-  // JSONL: the lines are replayed into the session's message list, which is then imported.
-  let sessionId: string | undefined;
-  let startTime: string | undefined;
-  let extra: Record<string, unknown> = {};
+    rb.imported();
+  });
+  return linearImport(
+    rb,
+    out,
+    "gemini-cli",
+    {
+      session_id: typeof doc.sessionId === "string" ? doc.sessionId : undefined,
+      created_at: typeof doc.startTime === "string" ? doc.startTime : undefined,
+      extra: sessionExtra(doc),
+    },
+    lines,
+    options,
+  );
+}
+
+/** The JSONL replayed: the session's message list as the lines leave it, and why each other line is not in it. */
+interface Replayed {
+  sessionId?: string;
+  startTime?: string;
+  extra: Record<string, unknown>;
   /** The message list as the lines so far leave it. */
-  let list: Item[] = [];
+  list: Item[];
   /** Why a line has nothing in the final list (the latest reason); lines with a message there are imported. */
-  const why = new Map<number, { reason: string; byDesign: boolean }>();
-  const dropped = (items: readonly Item[], reason: string): void => {
-    for (const it of items) why.set(it.line, { reason, byDesign: true });
-  };
-  const counted: number[] = [];
+  why: Map<number, { reason: string; byDesign: boolean }>;
+  /** Every line, in order. */
+  counted: number[];
+}
+
+/** A `$set` line: session metadata, or a snapshot of the whole message list (what it leaves out is gone). */
+function replaySet(r: Replayed, set: Record<string, unknown>, line: number): void {
+  r.extra = { ...r.extra, ...sessionExtra(set) };
+  if (!Array.isArray(set.messages)) {
+    r.why.set(line, { reason: "session metadata update (recorded in the header)", byDesign: true });
+    return;
+  }
+  for (const it of r.list)
+    r.why.set(it.line, { reason: `replaced by the message list of line ${line}`, byDesign: true });
+  r.list = [];
+  set.messages.forEach((m, k) => {
+    if (isRecord(m)) upsert(r.list, { line, value: m }, r.why);
+    else r.why.set(line, { reason: `$set.messages[${k}]: not a message record`, byDesign: false });
+  });
+  if (set.messages.length === 0)
+    r.why.set(line, { reason: "an empty message list (the session was cleared)", byDesign: true });
+}
+
+/** Replays the lines into the session's message list. */
+function replay(text: string, rb: ReportBuilder): Replayed {
+  const r: Replayed = { extra: {}, list: [], why: new Map(), counted: [] };
   for (const raw of splitLines(text)) {
-    counted.push(raw.line);
+    r.counted.push(raw.line);
     if (raw.text.trim() === "") {
       rb.line("blank");
-      why.set(raw.line, { reason: "blank line", byDesign: true });
+      r.why.set(raw.line, { reason: "blank line", byDesign: true });
       continue;
     }
     const p = parseLine(raw);
     if (!p.ok || !isRecord(p.value)) {
       rb.line("invalid");
-      why.set(raw.line, { reason: p.ok ? "not a JSON object" : p.reason, byDesign: false });
+      r.why.set(raw.line, { reason: p.ok ? "not a JSON object" : p.reason, byDesign: false });
       continue;
     }
     const o = p.value;
     if (isRecord(o.$set)) {
       rb.line("$set");
-      const set = o.$set;
-      extra = { ...extra, ...sessionExtra(set) };
-      if (!Array.isArray(set.messages)) {
-        why.set(raw.line, { reason: "session metadata update (recorded in the header)", byDesign: true });
-        continue;
-      }
-      // A snapshot of the whole message list: what it leaves out is no longer in the session.
-      dropped(list, `replaced by the message list of line ${raw.line}`);
-      list = [];
-      set.messages.forEach((m, k) => {
-        if (isRecord(m)) upsert(list, { line: raw.line, value: m }, why);
-        else why.set(raw.line, { reason: `$set.messages[${k}]: not a message record`, byDesign: false });
-      });
-      if (set.messages.length === 0)
-        why.set(raw.line, { reason: "an empty message list (the session was cleared)", byDesign: true });
+      replaySet(r, o.$set, raw.line);
       continue;
     }
     if (o.type === undefined && (typeof o.sessionId === "string" || "projectHash" in o)) {
       rb.line("session");
-      if (typeof o.sessionId === "string") sessionId ??= o.sessionId;
-      if (typeof o.startTime === "string") startTime ??= o.startTime;
-      extra = { ...extra, ...sessionExtra(o) };
-      why.set(raw.line, { reason: "session metadata (recorded in the header)", byDesign: true });
+      if (typeof o.sessionId === "string") r.sessionId ??= o.sessionId;
+      if (typeof o.startTime === "string") r.startTime ??= o.startTime;
+      r.extra = { ...r.extra, ...sessionExtra(o) };
+      r.why.set(raw.line, { reason: "session metadata (recorded in the header)", byDesign: true });
       continue;
     }
     rb.line(typeof o.type === "string" ? o.type : "unknown");
-    upsert(list, { line: raw.line, value: o }, why);
+    upsert(r.list, { line: raw.line, value: o }, r.why);
   }
+  return r;
+}
+
+/** The JSONL: the lines are replayed into the session's message list, which is then imported. */
+function importJsonl(text: string, rb: ReportBuilder, options: ToolIdOptions): ImportResult {
+  rb.report.unit = "line";
+  const r = replay(text, rb);
+  const out: SourceMessage[] = [];
   const lines = new SourceLines("line");
   const parts = new Map<number, number>();
   const importedLines = new Set<number>();
-  for (const { line, value } of list) {
+  for (const { line, value } of r.list) {
     const got = convertRecord(value, {});
     if (!Array.isArray(got)) {
-      if (!importedLines.has(line)) why.set(line, { reason: got.skip, byDesign: got.byDesign });
+      if (!importedLines.has(line)) r.why.set(line, { reason: got.skip, byDesign: got.byDesign });
       continue;
     }
     importedLines.add(line);
@@ -315,10 +339,10 @@ export function importGeminiCli(text: string, file: string, options: ToolIdOptio
       });
     }
   }
-  for (const line of counted) {
+  for (const line of r.counted) {
     if (importedLines.has(line)) rb.imported();
     else {
-      const w = why.get(line) ?? { reason: "nothing of it is in the session", byDesign: true };
+      const w = r.why.get(line) ?? { reason: "nothing of it is in the session", byDesign: true };
       rb.skip(line, w.reason, w.byDesign);
     }
   }
@@ -326,7 +350,7 @@ export function importGeminiCli(text: string, file: string, options: ToolIdOptio
     rb,
     out,
     "gemini-cli",
-    { session_id: sessionId, created_at: startTime, extra },
+    { session_id: r.sessionId, created_at: r.startTime, extra: r.extra },
     lines,
     options,
   );

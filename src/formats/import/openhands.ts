@@ -125,123 +125,135 @@ const SKIPPED_ACTIONS: Record<string, string> = {
   condensation_request: "OpenHands' own condensation request",
 };
 
-export function importOpenHands(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
-  const doc = parseJsonDocument(text, file);
-  const arr = trajectoryArray(doc);
-  if (!arr)
-    throw new FormatError(
-      `${file}: expected an OpenHands trajectory: an array of events, or { trajectory: [...] }`,
-    );
-  const rb = new ReportBuilder("openhands", file);
-  const lines = new SourceLines("message");
-  const out: { line: number; message: Message }[] = [];
+/** The trajectory's events in order, as messages. */
+class OpenHandsImport {
+  readonly lines = new SourceLines("message");
+  readonly out: { line: number; message: Message }[] = [];
   /** Event id → tool call id, for observations that name their action by `cause`. */
-  const callOfEvent = new Map<string, string>();
-  const calls = new Set<string>();
-  let lastResponse: { id: string; message: Message } | undefined;
+  readonly callOfEvent = new Map<string, string>();
+  readonly calls = new Set<string>();
+  lastResponse: { id: string; message: Message } | undefined;
 
-  const push = (line: number, message: Message): void => {
-    lines.blocks(message.content, line);
-    out.push({ line, message });
-  };
+  constructor(readonly rb: ReportBuilder) {}
 
-  arr.forEach((raw, i) => {
+  push(line: number, message: Message): void {
+    this.lines.blocks(message.content, line);
+    this.out.push({ line, message });
+  }
+
+  readEvent(raw: unknown, i: number): void {
     const line = i + 1;
     if (!isRecord(raw) || (typeof raw.action !== "string" && typeof raw.observation !== "string")) {
-      rb.line("invalid");
-      rb.skip(line, `events[${i}]: not an OpenHands event (no "action" or "observation")`, false);
+      this.rb.line("invalid");
+      this.rb.skip(line, `events[${i}]: not an OpenHands event (no "action" or "observation")`, false);
       return;
     }
     const e = raw;
-    const args = isRecord(e.args) ? e.args : {};
     const meta: Record<string, unknown> = { source_index: i };
     if (e.id !== undefined) meta.event_id = e.id;
     if (typeof e.timestamp === "string") meta.timestamp = e.timestamp;
-    if (typeof e.action === "string") {
-      const action = e.action;
-      rb.line(`action:${action}`);
-      const tc = callMeta(e);
-      if (action === "system") {
-        const content = str(args.content) ?? str(e.message) ?? "";
-        push(line, { role: "system", content: [{ type: "text", text: content }], meta });
-      } else if (action === "message" && e.source === "user") {
-        const content: Block[] = [{ type: "text", text: str(args.content) ?? str(e.message) ?? "" }];
-        const images = Array.isArray(args.image_urls) ? args.image_urls : [];
-        for (const url of images)
-          if (typeof url === "string") content.push({ type: "image_url", image_url: { url } });
-        push(line, { role: "user", content, meta });
-        lastResponse = undefined;
-      } else if (action === "finish" || (!tc && TEXT_ACTIONS.has(action))) {
-        const t =
-          action === "finish"
-            ? (str(args.final_thought) ?? str(args.thought) ?? str(e.message) ?? "")
-            : action === "think"
-              ? (str(args.thought) ?? str(e.message) ?? "")
-              : (str(args.content) ?? str(e.message) ?? "");
-        // finish ends the run: no observation answers it, so even when a tool call made it, it is the final text.
-        const m = tc ? { ...meta, action, tool_call_id: tc.id } : meta;
-        push(line, { role: "assistant", content: [{ type: "text", text: t }], meta: m });
-        lastResponse = undefined;
-      } else if (tc || !(action in SKIPPED_ACTIONS)) {
-        const id = tc?.id ?? `oh-${String(e.id ?? line)}`;
-        const use: Block = {
-          type: "tool_use",
-          id,
-          name: tc?.name ?? action,
-          input: tc ? callInput(tc, e) : args,
-        };
-        if (e.id !== undefined) callOfEvent.set(String(e.id), id);
-        calls.add(id);
-        lines.blocks([use], line);
-        const prev = out[out.length - 1];
-        if (
-          tc?.responseId !== undefined &&
-          lastResponse?.id === tc.responseId &&
-          prev?.message === lastResponse.message
-        ) {
-          // Another call of the same model response: the same assistant message.
-          lastResponse.message.content.push(use);
-        } else {
-          const content: Block[] = [];
-          const said = tc ? responseText(tc.message) : str(args.thought);
-          if (said !== undefined && said.trim() !== "") content.push({ type: "text", text: said });
-          else if (tc && typeof args.thought === "string" && args.thought.trim() !== "")
-            content.push({ type: "text", text: args.thought });
-          content.push(use);
-          const message: Message = {
-            role: "assistant",
-            content,
-            meta: {
-              ...meta,
-              action,
-              ...(tc?.responseId !== undefined ? { response_id: tc.responseId } : {}),
-            },
-          };
-          push(line, message);
-          lastResponse = tc?.responseId !== undefined ? { id: tc.responseId, message } : undefined;
-        }
-      } else {
-        rb.skip(line, `events[${i}]: ${SKIPPED_ACTIONS[action]} (not part of the conversation)`, true);
-        return;
-      }
-      rb.imported();
+    if (typeof e.action === "string") this.action(e, e.action, i, meta);
+    else this.observation(e, i, meta);
+  }
+
+  /** An action: a system prompt, the user's message, the agent's text, or a tool call. */
+  action(e: Event, action: string, i: number, meta: Record<string, unknown>): void {
+    const line = i + 1;
+    const args = isRecord(e.args) ? e.args : {};
+    this.rb.line(`action:${action}`);
+    const tc = callMeta(e);
+    if (action === "system") {
+      const content = str(args.content) ?? str(e.message) ?? "";
+      this.push(line, { role: "system", content: [{ type: "text", text: content }], meta });
+    } else if (action === "message" && e.source === "user") {
+      const content: Block[] = [{ type: "text", text: str(args.content) ?? str(e.message) ?? "" }];
+      const images = Array.isArray(args.image_urls) ? args.image_urls : [];
+      for (const url of images)
+        if (typeof url === "string") content.push({ type: "image_url", image_url: { url } });
+      this.push(line, { role: "user", content, meta });
+      this.lastResponse = undefined;
+    } else if (action === "finish" || (!tc && TEXT_ACTIONS.has(action))) {
+      const t =
+        action === "finish"
+          ? (str(args.final_thought) ?? str(args.thought) ?? str(e.message) ?? "")
+          : action === "think"
+            ? (str(args.thought) ?? str(e.message) ?? "")
+            : (str(args.content) ?? str(e.message) ?? "");
+      // finish ends the run: no observation answers it, so even when a tool call made it, it is the final text.
+      const m = tc ? { ...meta, action, tool_call_id: tc.id } : meta;
+      this.push(line, { role: "assistant", content: [{ type: "text", text: t }], meta: m });
+      this.lastResponse = undefined;
+    } else if (tc || !(action in SKIPPED_ACTIONS)) this.toolCall(e, action, tc, args, line, meta);
+    else {
+      this.rb.skip(line, `events[${i}]: ${SKIPPED_ACTIONS[action]} (not part of the conversation)`, true);
       return;
     }
+    this.rb.imported();
+  }
+
+  /** A tool call: a new assistant message, or one more call of the model response the last message is. */
+  toolCall(
+    e: Event,
+    action: string,
+    tc: ToolCallMeta | undefined,
+    args: Record<string, unknown>,
+    line: number,
+    meta: Record<string, unknown>,
+  ): void {
+    const id = tc?.id ?? `oh-${String(e.id ?? line)}`;
+    const use: Block = {
+      type: "tool_use",
+      id,
+      name: tc?.name ?? action,
+      input: tc ? callInput(tc, e) : args,
+    };
+    if (e.id !== undefined) this.callOfEvent.set(String(e.id), id);
+    this.calls.add(id);
+    this.lines.blocks([use], line);
+    const prev = this.out[this.out.length - 1];
+    const last = this.lastResponse;
+    if (tc?.responseId !== undefined && last?.id === tc.responseId && prev?.message === last.message) {
+      // Another call of the same model response: the same assistant message.
+      last.message.content.push(use);
+      return;
+    }
+    const content: Block[] = [];
+    const said = tc ? responseText(tc.message) : str(args.thought);
+    if (said !== undefined && said.trim() !== "") content.push({ type: "text", text: said });
+    else if (tc && typeof args.thought === "string" && args.thought.trim() !== "")
+      content.push({ type: "text", text: args.thought });
+    content.push(use);
+    const message: Message = {
+      role: "assistant",
+      content,
+      meta: {
+        ...meta,
+        action,
+        ...(tc?.responseId !== undefined ? { response_id: tc.responseId } : {}),
+      },
+    };
+    this.push(line, message);
+    this.lastResponse = tc?.responseId !== undefined ? { id: tc.responseId, message } : undefined;
+  }
+
+  /** An observation: the result of the call it answers (joined to the results before it), an error, or skipped. */
+  observation(e: Event, i: number, meta: Record<string, unknown>): void {
+    const line = i + 1;
     const observation = String(e.observation);
-    rb.line(`observation:${observation}`);
+    this.rb.line(`observation:${observation}`);
     const tc = callMeta(e);
     const answers =
-      tc && calls.has(tc.id)
+      tc && this.calls.has(tc.id)
         ? tc.id
         : e.cause !== undefined && e.cause !== null
-          ? callOfEvent.get(String(e.cause))
+          ? this.callOfEvent.get(String(e.cause))
           : undefined;
     const content = str(e.content) ?? (e.content === undefined ? "" : JSON.stringify(e.content));
     if (answers !== undefined) {
       const result: Block = { type: "tool_result", tool_use_id: answers, content };
       if (observationError(e)) (result as { is_error?: boolean }).is_error = true;
-      lines.blocks([result], line);
-      const prev = out[out.length - 1];
+      this.lines.blocks([result], line);
+      const prev = this.out[this.out.length - 1];
       if (
         prev &&
         prev.message.role === "user" &&
@@ -249,19 +261,19 @@ export function importOpenHands(text: string, file: string, options: ToolIdOptio
       ) {
         prev.message.content.push(result);
         (prev.message.meta!.merged_indexes as number[]).push(i);
-      } else push(line, { role: "user", content: [result], meta: { ...meta, merged_indexes: [i] } });
-      calls.delete(answers);
-      rb.imported();
+      } else this.push(line, { role: "user", content: [result], meta: { ...meta, merged_indexes: [i] } });
+      this.calls.delete(answers);
+      this.rb.imported();
       return;
     }
     if (observation === "error") {
-      push(line, {
+      this.push(line, {
         role: "user",
         content: [{ type: "text", text: content }],
         meta: { ...meta, observation },
       });
-      lastResponse = undefined;
-      rb.imported();
+      this.lastResponse = undefined;
+      this.rb.imported();
       return;
     }
     const why =
@@ -272,9 +284,20 @@ export function importOpenHands(text: string, file: string, options: ToolIdOptio
           : observation === "null"
             ? "null observation"
             : `${observation} observation answering no tool call`;
-    rb.skip(line, `events[${i}]: ${why} (not part of the conversation)`, true);
-  });
+    this.rb.skip(line, `events[${i}]: ${why} (not part of the conversation)`, true);
+  }
+}
 
+export function importOpenHands(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
+  const doc = parseJsonDocument(text, file);
+  const arr = trajectoryArray(doc);
+  if (!arr)
+    throw new FormatError(
+      `${file}: expected an OpenHands trajectory: an array of events, or { trajectory: [...] }`,
+    );
+  const rb = new ReportBuilder("openhands", file);
+  const state = new OpenHandsImport(rb);
+  arr.forEach((raw, i) => state.readEvent(raw, i));
   // Event timestamps (local, without a zone) stay in each message's meta; the journal's times are the import's.
-  return linearImport(rb, out, "openhands", {}, lines, options);
+  return linearImport(rb, state.out, "openhands", {}, state.lines, options);
 }

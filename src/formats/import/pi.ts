@@ -28,7 +28,14 @@ import { isMessageKind, kindForMessage } from "../../model/index.js";
 import { branchSummaryMessage } from "../../journal/tree.js";
 import { importedCompactionEntry } from "../shared/imported-compaction.js";
 import { isRecord, objectLines } from "../shared/lines.js";
-import { completeHeader, finishImport, nearestImported, startHeader } from "../shared/source-tree.js";
+import {
+  attachToPrevious,
+  completeHeader,
+  finishImport,
+  nearestImported,
+  ReadOnce,
+  startHeader,
+} from "../shared/source-tree.js";
 import { ReportBuilder } from "../shared/report.js";
 import { SourceLines, type ToolIdOptions } from "../shared/tool-ids.js";
 import type { ImportResult } from "../shared/types.js";
@@ -202,213 +209,217 @@ export function isPiRecord(o: Record<string, unknown>): boolean {
   return t === "message" && isRecord(o.message) && ("parentId" in o || typeof o.timestamp === "string");
 }
 
-export function importPi(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
-  const rb = new ReportBuilder("pi", file);
-  const header: JournalEntry = startHeader("pi");
-  const entries: JournalEntry[] = [header];
-  const byId = new Map<string, JournalEntry>([[header.id, header]]);
-  const parentOf = new Map<string, string | null>();
-  const entryFor = new Map<string, string>();
+/** One pi record about to become an entry: its id, parent, time, meta and where it stands among the records. */
+interface PiRecord {
+  line: number;
+  o: Record<string, unknown>;
+  type: string;
+  treeId: string | undefined;
+  id: string;
+  parent: string;
+  ts: string;
+  meta: Record<string, unknown>;
+  recordIndex: number;
+}
+
+/** The session's records in order, as a journal tree. */
+class PiImport {
+  readonly header: JournalEntry = startHeader("pi");
+  readonly entries: JournalEntry[] = [this.header];
+  readonly byId = new Map<string, JournalEntry>([[this.header.id, this.header]]);
+  readonly parentOf = new Map<string, string | null>();
+  readonly entryFor = new Map<string, string>();
   /** Parsed records in order (pi's entry index: the session line is 0). */
-  const recordIds: (string | undefined)[] = [];
-  let lastEntry = header.id;
-  let model = "unknown";
-  const lines = new SourceLines();
-  let currentLine = 0;
+  readonly recordIds: (string | undefined)[] = [];
+  lastEntry = this.header.id;
+  model = "unknown";
+  readonly lines = new SourceLines();
+  currentLine = 0;
   /** The first line of each entry id, with its record as read. */
-  const firstRead = new Map<string, { line: number; record: string }>();
+  readonly once = new ReadOnce("id", "entry");
 
-  const resolve = (id: unknown): string | null => nearestImported(id, entryFor, parentOf);
-  const add = (e: JournalEntry, sourceId: string | undefined) => {
-    entries.push(e);
-    byId.set(e.id, e);
-    lines.entry(e.id, currentLine);
-    if (isMessageKind(e.kind)) lines.blocks((e.payload as Message).content, currentLine);
-    if (sourceId) entryFor.set(sourceId, e.id);
-    lastEntry = e.id;
-  };
-  /** The message an entry contributes to pi's context. */
-  const contribution = (e: JournalEntry): Message | undefined => {
-    // As the live-context projection renders it, so that a kept branch summary reads the same before
-    // and after the compaction.
-    if (e.kind === "branch_summary") return branchSummaryMessage(e.payload.summary);
-    if (e.kind === "header" || e.kind === "compaction") return undefined;
-    return e.payload as Message;
-  };
+  constructor(readonly rb: ReportBuilder) {}
 
-  for (const { raw, o } of objectLines(text, rb)) {
+  resolve(id: unknown): string | null {
+    return nearestImported(id, this.entryFor, this.parentOf);
+  }
+
+  add(e: JournalEntry, sourceId: string | undefined): void {
+    this.entries.push(e);
+    this.byId.set(e.id, e);
+    this.lines.entry(e.id, this.currentLine);
+    if (isMessageKind(e.kind)) this.lines.blocks((e.payload as Message).content, this.currentLine);
+    if (sourceId) this.entryFor.set(sourceId, e.id);
+    this.lastEntry = e.id;
+  }
+
+  /** Counts the record, places it in the tree; undefined when it is a repeat (skipped). */
+  place(line: number, o: Record<string, unknown>): PiRecord | undefined {
+    const { rb } = this;
     const type = String(o.type ?? "?");
     const role = isRecord(o.message) ? String(o.message.role) : "";
     rb.line(type === "message" ? `message:${role}` : type);
-    currentLine = raw.line;
+    this.currentLine = line;
     const treeId = typeof o.id === "string" && type !== "session" ? o.id : undefined;
     // A repeated id (a line written twice) keeps its first parent.
-    if (treeId && !parentOf.has(treeId))
-      parentOf.set(treeId, typeof o.parentId === "string" ? o.parentId : null);
-    const recordIndex = recordIds.length;
-    recordIds.push(treeId);
-    if (treeId) {
-      const read = firstRead.get(treeId);
-      const asRead = JSON.stringify(o);
-      if (read !== undefined) {
-        // The same entry read again is one entry (its tool ids are not repeats); another one is broken.
-        if (read.record === asRead)
-          rb.skip(raw.line, `repeated line: id ${treeId} was read at line ${read.line} (same entry)`, true);
-        else
-          rb.skip(
-            raw.line,
-            `id ${treeId} was read at line ${read.line} with another entry; the first is kept`,
-            false,
-          );
-        continue;
-      }
-      firstRead.set(treeId, { line: raw.line, record: asRead });
-    }
+    if (treeId && !this.parentOf.has(treeId))
+      this.parentOf.set(treeId, typeof o.parentId === "string" ? o.parentId : null);
+    const recordIndex = this.recordIds.length;
+    this.recordIds.push(treeId);
+    if (treeId && !this.once.read(treeId, JSON.stringify(o), line, rb)) return undefined;
     const ts =
       typeof o.timestamp === "string"
         ? o.timestamp
-        : String((header.payload as { created_at: string }).created_at);
-    const id = treeId ?? `L${raw.line}`;
-    if (!treeId) parentOf.set(id, lastEntry);
-    recordIds[recordIndex] = id;
-    let parent = treeId ? (resolve(o.parentId) ?? header.id) : lastEntry;
-    if (treeId && typeof o.parentId === "string" && parent === header.id && lastEntry !== header.id) {
+        : String((this.header.payload as { created_at: string }).created_at);
+    const id = treeId ?? `L${line}`;
+    if (!treeId) this.parentOf.set(id, this.lastEntry);
+    this.recordIds[recordIndex] = id;
+    let parent = treeId ? (this.resolve(o.parentId) ?? this.header.id) : this.lastEntry;
+    if (
+      treeId &&
+      typeof o.parentId === "string" &&
+      parent === this.header.id &&
+      this.lastEntry !== this.header.id
+    )
       // The parent entry is missing (e.g. its line was broken): hang this one off the previous entry.
-      parent = lastEntry;
-      rb.note(
-        `line ${raw.line}: parent ${o.parentId} is not in the file; attached to the previous entry ${lastEntry}`,
-      );
-    }
-
-    if (type === "session") {
-      const hp = header.payload as Record<string, unknown>;
-      hp.session_id = String(o.id ?? "");
-      hp.created_at = String(o.timestamp ?? "");
-      if (typeof o.cwd === "string") hp.cwd = o.cwd;
-      for (const k of ["version", "provider", "modelId", "thinkingLevel", "branchedFrom", "parentSession"])
-        if (o[k] !== undefined) hp[k] = o[k];
-      if (typeof o.modelId === "string") model = o.modelId;
-      header.created_at = String(hp.created_at);
-      entryFor.set(id, header.id);
-      rb.imported();
-      continue;
-    }
-    if (type === "model_change" && (typeof o.modelId === "string" || typeof o.model === "string"))
-      model = String(o.modelId ?? o.model);
-    if (BY_DESIGN[type]) {
-      rb.skip(raw.line, BY_DESIGN[type]!, true);
-      continue;
-    }
+      parent = attachToPrevious(rb, line, o.parentId, this.lastEntry);
     const meta: Record<string, unknown> = { timestamp: ts };
     if (treeId) meta.source_id = treeId;
-    else meta.source_line = raw.line;
+    else meta.source_line = line;
+    return { line, o, type, treeId, id, parent, ts, meta, recordIndex };
+  }
+
+  readLine(line: number, o: Record<string, unknown>): void {
+    const r = this.place(line, o);
+    if (r === undefined) return;
+    const { rb } = this;
+    const { type, treeId, id, parent, ts, meta } = r;
+    if (type === "session") return this.session(r);
+    if (type === "model_change" && (typeof o.modelId === "string" || typeof o.model === "string"))
+      this.model = String(o.modelId ?? o.model);
+    if (BY_DESIGN[type]) return rb.skip(line, BY_DESIGN[type]!, true);
     if (type === "message" && isRecord(o.message)) {
       const m = convertMessage(o.message, meta);
-      if ("skip" in m) {
-        rb.skip(raw.line, m.skip, m.byDesign);
-        continue;
-      }
-      add(
+      if ("skip" in m) return rb.skip(line, m.skip, m.byDesign);
+      this.add(
         { id, parent_id: parent, kind: kindForMessage(m), created_at: ts, payload: m } as MessageEntry,
         treeId ?? id,
       );
-      rb.imported();
-      continue;
-    }
-    if (type === "custom_message") {
+    } else if (type === "custom_message") {
       const m: Message = {
         role: "user",
         content: piBlocks(o.content),
         meta: { ...meta, custom_type: o.customType, display: o.display },
       };
-      add({ id, parent_id: parent, kind: "user", created_at: ts, payload: m }, treeId ?? id);
-      rb.imported();
-      continue;
-    }
-    if (type === "branch_summary") {
-      add(
-        {
-          id,
-          parent_id: parent,
-          kind: "branch_summary",
-          created_at: ts,
-          payload: {
-            branch_id: String(o.fromId ?? id),
-            summary: String(o.summary ?? ""),
-            parent_branch_id: null,
-            from_id: o.fromId ?? null,
-          },
-        },
-        treeId ?? id,
-      );
-      rb.imported();
-      continue;
-    }
-    if (type === "compaction") {
-      // The kept messages: walk the path up from the compaction's parent to the first kept entry. An
-      // earlier compaction on the way is walked through (pi keeps from a first kept entry before it, and
-      // the earlier compaction entry itself contributes nothing).
-      let firstKept: string | undefined;
-      if (typeof o.firstKeptEntryId === "string") firstKept = resolve(o.firstKeptEntryId) ?? undefined;
-      else if (typeof o.firstKeptEntryIndex === "number") {
-        // v1: the index counts parsed entries; a skipped record stands for the next imported one.
-        for (let i = o.firstKeptEntryIndex; i < recordIndex && firstKept === undefined; i++) {
-          const rid = recordIds[i];
-          if (rid !== undefined && entryFor.has(rid)) firstKept = entryFor.get(rid);
-        }
-      }
-      const path: JournalEntry[] = [];
-      let found = false;
-      const seen = new Set<string>();
-      for (
-        let cur: JournalEntry | undefined = byId.get(parent);
-        cur && !seen.has(cur.id);
-        cur = cur.parent_id ? byId.get(cur.parent_id) : undefined
-      ) {
-        seen.add(cur.id);
-        path.push(cur);
-        if (cur.id === firstKept) {
-          found = true;
-          break;
-        }
-      }
-      const kept = found
-        ? path
-            .reverse()
-            .map(contribution)
-            .filter((m): m is Message => m !== undefined)
-        : [];
-      if (!found && (o.firstKeptEntryId !== undefined || o.firstKeptEntryIndex !== undefined)) {
-        rb.note(
-          `line ${raw.line}: first kept entry ${JSON.stringify(o.firstKeptEntryId ?? o.firstKeptEntryIndex)} not found on the compaction's path; replacement holds only the summary`,
-        );
-      }
-      const summary = String(o.summary ?? "");
-      const checkpoint: Message = {
-        role: "user",
-        content: [{ type: "text", text: PI_COMPACTION_PREFIX + summary + PI_COMPACTION_SUFFIX }],
-        meta: { timestamp: ts, is_compact_summary: true },
+      this.add({ id, parent_id: parent, kind: "user", created_at: ts, payload: m }, treeId ?? id);
+    } else if (type === "branch_summary") {
+      const payload = {
+        branch_id: String(o.fromId ?? id),
+        summary: String(o.summary ?? ""),
+        parent_branch_id: null,
+        from_id: o.fromId ?? null,
       };
-      const replacement = [checkpoint, ...kept];
-      const entry = importedCompactionEntry({
-        id,
-        parentId: parent,
-        createdAt: ts,
-        sourceAgent: "pi",
-        summary,
-        tokensBefore: typeof o.tokensBefore === "number" ? o.tokensBefore : 0,
-        model,
-        trigger: "auto",
-        triggerRecorded: false,
-        replacement,
-        extra: { first_kept_entry_id: firstKept ?? null },
-      });
-      add(entry, treeId ?? id);
-      rb.imported();
-      continue;
-    }
-    rb.skip(raw.line, `unknown entry type ${JSON.stringify(type)}`, false);
+      this.add({ id, parent_id: parent, kind: "branch_summary", created_at: ts, payload }, treeId ?? id);
+    } else if (type === "compaction") this.compaction(r);
+    else return rb.skip(line, `unknown entry type ${JSON.stringify(type)}`, false);
+    rb.imported();
   }
-  completeHeader(header, entries, file);
-  return finishImport(entries, rb, lines, options);
+
+  /** The `session` line: the header's identity. */
+  session({ o, id }: PiRecord): void {
+    const hp = this.header.payload as Record<string, unknown>;
+    hp.session_id = String(o.id ?? "");
+    hp.created_at = String(o.timestamp ?? "");
+    if (typeof o.cwd === "string") hp.cwd = o.cwd;
+    for (const k of ["version", "provider", "modelId", "thinkingLevel", "branchedFrom", "parentSession"])
+      if (o[k] !== undefined) hp[k] = o[k];
+    if (typeof o.modelId === "string") this.model = o.modelId;
+    this.header.created_at = String(hp.created_at);
+    this.entryFor.set(id, this.header.id);
+    this.rb.imported();
+  }
+
+  /** The message an entry contributes to pi's context. */
+  contribution(e: JournalEntry): Message | undefined {
+    // As the live-context projection renders it, so that a kept branch summary reads the same before
+    // and after the compaction.
+    if (e.kind === "branch_summary") return branchSummaryMessage(e.payload.summary);
+    if (e.kind === "header" || e.kind === "compaction") return undefined;
+    return e.payload as Message;
+  }
+
+  /** The entry a compaction keeps from: by id (v2, v3) or by record index (v1, a skipped record stands for the next). */
+  firstKept(o: Record<string, unknown>, recordIndex: number): string | undefined {
+    if (typeof o.firstKeptEntryId === "string") return this.resolve(o.firstKeptEntryId) ?? undefined;
+    if (typeof o.firstKeptEntryIndex !== "number") return undefined;
+    for (let i = o.firstKeptEntryIndex; i < recordIndex; i++) {
+      const rid = this.recordIds[i];
+      if (rid !== undefined && this.entryFor.has(rid)) return this.entryFor.get(rid);
+    }
+    return undefined;
+  }
+
+  /**
+   * The kept messages: walk the path up from the compaction's parent to the first kept entry. An
+   * earlier compaction on the way is walked through (pi keeps from a first kept entry before it, and
+   * the earlier compaction entry itself contributes nothing). Undefined when it is not on the path.
+   */
+  kept(parent: string, firstKept: string | undefined): Message[] | undefined {
+    const path: JournalEntry[] = [];
+    const seen = new Set<string>();
+    for (
+      let cur: JournalEntry | undefined = this.byId.get(parent);
+      cur && !seen.has(cur.id);
+      cur = cur.parent_id ? this.byId.get(cur.parent_id) : undefined
+    ) {
+      seen.add(cur.id);
+      path.push(cur);
+      if (cur.id === firstKept)
+        return path
+          .reverse()
+          .map((e) => this.contribution(e))
+          .filter((m): m is Message => m !== undefined);
+    }
+    return undefined;
+  }
+
+  /** A `compaction` record: the summary as pi's checkpoint, then the messages it keeps. */
+  compaction({ line, o, treeId, id, parent, ts, recordIndex }: PiRecord): void {
+    const firstKept = this.firstKept(o, recordIndex);
+    const kept = this.kept(parent, firstKept);
+    if (kept === undefined && (o.firstKeptEntryId !== undefined || o.firstKeptEntryIndex !== undefined)) {
+      this.rb.note(
+        `line ${line}: first kept entry ${JSON.stringify(o.firstKeptEntryId ?? o.firstKeptEntryIndex)} not found on the compaction's path; replacement holds only the summary`,
+      );
+    }
+    const summary = String(o.summary ?? "");
+    const checkpoint: Message = {
+      role: "user",
+      content: [{ type: "text", text: PI_COMPACTION_PREFIX + summary + PI_COMPACTION_SUFFIX }],
+      meta: { timestamp: ts, is_compact_summary: true },
+    };
+    const replacement = [checkpoint, ...(kept ?? [])];
+    const entry = importedCompactionEntry({
+      id,
+      parentId: parent,
+      createdAt: ts,
+      sourceAgent: "pi",
+      summary,
+      tokensBefore: typeof o.tokensBefore === "number" ? o.tokensBefore : 0,
+      model: this.model,
+      trigger: "auto",
+      triggerRecorded: false,
+      replacement,
+      extra: { first_kept_entry_id: firstKept ?? null },
+    });
+    this.add(entry, treeId ?? id);
+  }
+}
+
+export function importPi(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
+  const rb = new ReportBuilder("pi", file);
+  const state = new PiImport(rb);
+  for (const { raw, o } of objectLines(text, rb)) state.readLine(raw.line, o);
+  completeHeader(state.header, state.entries, file);
+  return finishImport(state.entries, rb, state.lines, options);
 }

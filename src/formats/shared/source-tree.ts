@@ -50,6 +50,51 @@ export function nearestImported(
 }
 
 /**
+ * The records of a tree-shaped session read by id, once each: a resumed
+ * session repeats earlier lines, and the same record read again is one entry
+ * (its tool ids are not repeats), skipped by design; another record under an
+ * id already read is a broken line, and the first is kept.
+ */
+export class ReadOnce {
+  private readonly first = new Map<string, { line: number; asRead: string }>();
+  /** `key` names the id in messages ("uuid"), `noun` the record ("message"). */
+  constructor(
+    private readonly key: string,
+    private readonly noun: string,
+  ) {}
+
+  /** True when `id` is read for the first time (and remembers it); else the repeat is skipped on `rb`. */
+  read(id: string, asRead: string, line: number, rb: ReportBuilder): boolean {
+    const read = this.first.get(id);
+    if (read === undefined) {
+      this.first.set(id, { line, asRead });
+      return true;
+    }
+    if (read.asRead === asRead)
+      rb.skip(
+        line,
+        `repeated line: ${this.key} ${id} was read at line ${read.line} (same ${this.noun})`,
+        true,
+      );
+    else
+      rb.skip(
+        line,
+        `${this.key} ${id} was read at line ${read.line} with another ${this.noun}; the first is kept`,
+        false,
+      );
+    return false;
+  }
+}
+
+/** A record whose parent is missing from the file (e.g. its line was broken) hangs off the previous entry; noted. */
+export function attachToPrevious(rb: ReportBuilder, line: number, parent: unknown, previous: string): string {
+  rb.note(
+    `line ${line}: parent ${String(parent)} is not in the file; attached to the previous entry ${previous}`,
+  );
+  return previous;
+}
+
+/**
  * The end of every import: repeated tool call ids made unique (a warning with
  * the line for each; a second result for one call is refused, see
  * tool-ids.ts; with `toolIds: "keep"` they are only reported), then abandoned calls closed with synthetic results (a call at
