@@ -241,6 +241,75 @@ function roleOfGeneric(role: unknown): Role {
 /** Test hook: how many stored LangChain messages were read since the process started. */
 export const langChainReadCount = { messages: 0 };
 
+/** A stored `tool` message's content as one `tool_result` block (what LangChain does not say kept on `lc`). */
+function storedToolResult(data: Rec, dpath: string, lc: Rec, cs: Rec): Block {
+  if (typeof data.tool_call_id !== "string")
+    throw new LangChainMessageError(
+      `${dpath}.tool_call_id`,
+      "a tool message needs its tool_call_id (a string)",
+    );
+  const result: Rec = { type: "tool_result", tool_use_id: data.tool_call_id, content: "" };
+  if (typeof data.content === "string") result.content = data.content;
+  else if (Array.isArray(data.content)) {
+    const parts = data.content.map((p) => partToBlock(p, false));
+    const first = parts[0] as Rec | undefined;
+    if (first && first.type === "text" && Object.keys(first).length === 2 && typeof first.text === "string") {
+      result.content = first.text;
+      result.content_blocks = parts.slice(1);
+    } else {
+      result.content_blocks = parts;
+      lc.tool_text = false;
+    }
+  } else throw new LangChainMessageError(`${dpath}.content`, "must be a string or an array of content parts");
+  if (data.status === "error") result.is_error = true;
+  else if (data.status !== undefined) lc.status = data.status;
+  if (isRecord(cs.block)) Object.assign(result, cs.block);
+  return result as Block;
+}
+
+/** A stored `ai` message's `tool_calls` as `tool_use` blocks (where they sat), and its usage. */
+function readAiCalls(
+  data: Rec,
+  blocks: Block[],
+  lc: Rec,
+  cs: Rec,
+): { content: Block[]; usage: Usage | undefined } {
+  let content = blocks;
+  let usage: Usage | undefined;
+  const calls = Array.isArray(data.tool_calls) ? data.tool_calls : [];
+  const inContent = new Set(blocks.filter((b) => b.type === "tool_use").map((b) => (b as Rec).id));
+  const extras = isRecord(cs.tool_use) ? cs.tool_use : {};
+  const before = content.length;
+  calls.forEach((tc, j) => {
+    if (!isRecord(tc)) return;
+    const id = typeof tc.id === "string" && tc.id !== "" ? tc.id : `lc_call_${j}`;
+    if (inContent.has(id)) return;
+    const use: Rec = {
+      type: "tool_use",
+      id,
+      name: typeof tc.name === "string" ? tc.name : "",
+      input: tc.args ?? {},
+    };
+    if (isRecord(extras[id])) Object.assign(use, extras[id]);
+    content.push(use as Block);
+  });
+  // Places of tool_use blocks that sat between other blocks.
+  if (Array.isArray(cs.tool_use_at))
+    content = placeToolUses(content, content.length - before, cs.tool_use_at as unknown[]);
+  if (!same(derivedToolCalls(content, true), calls)) {
+    if (same(derivedToolCalls(content, false), calls)) lc.tool_calls_untyped = true;
+    else if (data.tool_calls !== undefined) lc.tool_calls = data.tool_calls;
+  }
+  if (data.tool_calls === undefined && calls.length === 0) lc.no_tool_calls = true;
+  // A usage_metadata written from a carried usage is that usage's, not LangChain's own.
+  const written = isRecord(cs.usage) && same(metadataFromUsage(cs.usage as Usage), data.usage_metadata);
+  if (data.usage_metadata !== undefined && !written) {
+    lc.usage_metadata = data.usage_metadata;
+    usage = usageFromMetadata(data.usage_metadata);
+  }
+  return { content, usage };
+}
+
 /** One stored LangChain message as one compact-safe message (its part marker read, not yet joined). */
 function readStored(entry: unknown, path: string): Read {
   langChainReadCount.messages++;
@@ -277,35 +346,8 @@ function readStored(entry: unknown, path: string): Read {
   let content: Block[];
   let usage: Usage | undefined;
   if (type === "tool") {
-    if (typeof data.tool_call_id !== "string")
-      throw new LangChainMessageError(
-        `${dpath}.tool_call_id`,
-        "a tool message needs its tool_call_id (a string)",
-      );
     role = "user";
-    const result: Rec = { type: "tool_result", tool_use_id: data.tool_call_id, content: "" };
-    if (typeof data.content === "string") result.content = data.content;
-    else if (Array.isArray(data.content)) {
-      const parts = data.content.map((p) => partToBlock(p, false));
-      const first = parts[0] as Rec | undefined;
-      if (
-        first &&
-        first.type === "text" &&
-        Object.keys(first).length === 2 &&
-        typeof first.text === "string"
-      ) {
-        result.content = first.text;
-        result.content_blocks = parts.slice(1);
-      } else {
-        result.content_blocks = parts;
-        lc.tool_text = false;
-      }
-    } else
-      throw new LangChainMessageError(`${dpath}.content`, "must be a string or an array of content parts");
-    if (data.status === "error") result.is_error = true;
-    else if (data.status !== undefined) lc.status = data.status;
-    if (isRecord(cs.block)) Object.assign(result, cs.block);
-    content = [result as Block];
+    content = [storedToolResult(data, dpath, lc, cs)];
   } else {
     const inAi = type === "ai" || (type === "generic" && roleOfGeneric(data.role) === "assistant");
     const { blocks, array } = contentToBlocks(data.content, inAi, dpath);
@@ -319,39 +361,7 @@ function readStored(entry: unknown, path: string): Read {
           : type === "generic"
             ? roleOfGeneric(data.role)
             : "user";
-    if (type === "ai") {
-      const calls = Array.isArray(data.tool_calls) ? data.tool_calls : [];
-      const inContent = new Set(blocks.filter((b) => b.type === "tool_use").map((b) => (b as Rec).id));
-      const extras = isRecord(cs.tool_use) ? cs.tool_use : {};
-      const before = content.length;
-      calls.forEach((tc, j) => {
-        if (!isRecord(tc)) return;
-        const id = typeof tc.id === "string" && tc.id !== "" ? tc.id : `lc_call_${j}`;
-        if (inContent.has(id)) return;
-        const use: Rec = {
-          type: "tool_use",
-          id,
-          name: typeof tc.name === "string" ? tc.name : "",
-          input: tc.args ?? {},
-        };
-        if (isRecord(extras[id])) Object.assign(use, extras[id]);
-        content.push(use as Block);
-      });
-      // Places of tool_use blocks that sat between other blocks.
-      if (Array.isArray(cs.tool_use_at))
-        content = placeToolUses(content, content.length - before, cs.tool_use_at as unknown[]);
-      if (!same(derivedToolCalls(content, true), calls)) {
-        if (same(derivedToolCalls(content, false), calls)) lc.tool_calls_untyped = true;
-        else if (data.tool_calls !== undefined) lc.tool_calls = data.tool_calls;
-      }
-      if (data.tool_calls === undefined && calls.length === 0) lc.no_tool_calls = true;
-      // A usage_metadata written from a carried usage is that usage's, not LangChain's own.
-      const written = isRecord(cs.usage) && same(metadataFromUsage(cs.usage as Usage), data.usage_metadata);
-      if (data.usage_metadata !== undefined && !written) {
-        lc.usage_metadata = data.usage_metadata;
-        usage = usageFromMetadata(data.usage_metadata);
-      }
-    }
+    if (type === "ai") ({ content, usage } = readAiCalls(data, content, lc, cs));
   }
   if (type !== "tool" && type !== "ai") {
     // Fields of tool and AI messages on another type: kept as they are.

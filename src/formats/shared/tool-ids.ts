@@ -135,6 +135,145 @@ function collectIds(entries: readonly JournalEntry[]): Set<string> {
   return taken;
 }
 
+/** One walk of `uniqueToolIds`: the ids taken, the findings, and the steps for a result, a call, a message, an entry. */
+class IdWalk {
+  readonly findings: ToolIdFinding[] = [];
+
+  constructor(
+    readonly taken: Set<string>,
+    readonly file: string,
+    readonly lines: SourceLines,
+    readonly mode: "repair" | "report",
+  ) {}
+
+  at(line: number | undefined): string {
+    return placeOf(this.lines.unit, line);
+  }
+
+  fresh(id: string): string {
+    for (let n = 2; ; n++) {
+      const name = `${id}_dup${n}`;
+      if (!this.taken.has(name)) {
+        this.taken.add(name);
+        return name;
+      }
+    }
+  }
+
+  /** A tool result: it answers the latest open call of its id (renamed with it), or is a second result, or an orphan. */
+  result(b: Block, scope: Scope, entryId: string, line: number | undefined): Block {
+    const id = String((b as { tool_use_id: unknown }).tool_use_id);
+    const list = scope.calls.get(id);
+    const open = list?.filter((x) => x.answeredAt === undefined) ?? [];
+    if (open.length > 0) {
+      // The latest call's message; within it, the first call still open.
+      const latest = open[open.length - 1]!.message;
+      const inst = open.find((x) => x.message === latest)!;
+      inst.answeredAt = line ?? -1;
+      if (inst.name === id) return b;
+      return { ...b, tool_use_id: inst.name } as Block;
+    }
+    const earlier = list?.at(-1);
+    const orphan = scope.orphans.has(id);
+    if (earlier !== undefined || orphan) {
+      const first = earlier
+        ? `the call at ${this.at(earlier.line)} already has its result${earlier.answeredAt !== undefined && earlier.answeredAt >= 0 ? ` at ${this.at(earlier.answeredAt)}` : ""}`
+        : `a result for this id (whose call is not in the history) is already at ${this.at(scope.orphans.get(id))}`;
+      const message = `duplicate tool result id ${JSON.stringify(id)}: ${first}`;
+      if (this.mode === "repair")
+        throw new FormatError(
+          `${filePlace(this.file, this.lines.unit, line)}${line === undefined ? ` entry ${entryId}:` : ""} ${message}; remove one of the two results`,
+        );
+      this.findings.push({ line, entry_id: entryId, message, double_result: true });
+      return b;
+    }
+    scope.orphans.set(id, line);
+    return b;
+  }
+
+  /** A tool call of an assistant message: its id, or a repeated one (reported, or renamed in repair mode). */
+  call(b: Block, m: Message, scope: Scope, entryId: string, line: number | undefined): Block {
+    const id = String((b as { id: unknown }).id);
+    const list = scope.calls.get(id);
+    if (list === undefined) {
+      scope.calls.set(id, [{ name: id, message: m, line }]);
+      return b;
+    }
+    const first = list[0]!;
+    if (this.mode === "report") {
+      this.findings.push({
+        line,
+        entry_id: entryId,
+        message: `tool call id ${JSON.stringify(id)} already used by the call at ${this.at(first.line)}`,
+        double_result: false,
+      });
+      list.push({ name: id, message: m, line });
+      return b;
+    }
+    const name = this.fresh(id);
+    this.findings.push({
+      line,
+      entry_id: entryId,
+      message: `tool call id ${JSON.stringify(id)} already used by the call at ${this.at(first.line)}; renamed ${JSON.stringify(name)}, with the result that answers it`,
+      double_result: false,
+    });
+    list.push({ name, message: m, line });
+    return { ...b, id: name } as Block;
+  }
+
+  /** Walks one message in a scope; returns the message (a copy when an id changed). */
+  message(m: Message, scope: Scope, entryId: string): Message {
+    let changed = false;
+    const content = m.content.map((b): Block => {
+      const line = this.lines.lineOf(b, entryId);
+      let out = b;
+      if (b.type === "tool_result") out = this.result(b, scope, entryId, line);
+      else if (b.type === "tool_use" && ASSISTANT_ROLES.has(m.role))
+        out = this.call(b, m, scope, entryId, line);
+      if (out !== b) changed = true;
+      return out;
+    });
+    return changed ? { ...m, content } : m;
+  }
+
+  /** Walks one entry; a compaction's replacement starts a scope of its own, which its children inherit. */
+  entry(e: JournalEntry, scope: Scope): { entry: JournalEntry; scope: Scope } {
+    if (isMessageKind(e.kind)) {
+      const m = e.payload as Message;
+      const out = this.message(m, scope, e.id);
+      return { entry: out === m ? e : ({ ...e, payload: out } as JournalEntry), scope };
+    }
+    if (e.kind === "compaction") {
+      const fresh = new Scope();
+      let changed = false;
+      const replacement = e.payload.replacement.map((m) => {
+        const out = this.message(m, fresh, e.id);
+        if (out !== m) changed = true;
+        return out;
+      });
+      return { entry: changed ? { ...e, payload: { ...e.payload, replacement } } : e, scope: fresh };
+    }
+    return { entry: e, scope };
+  }
+}
+
+/** The tree: children (indexes) in file order; roots are entries without a parent in the file. */
+function treeOf(entries: readonly JournalEntry[]): { roots: number[]; children: Map<string, number[]> } {
+  const ids = new Set(entries.map((e) => e.id));
+  const children = new Map<string, number[]>();
+  const roots: number[] = [];
+  entries.forEach((e, i) => {
+    if (e.parent_id === null || e.parent_id === undefined || !ids.has(e.parent_id) || e.parent_id === e.id) {
+      roots.push(i);
+      return;
+    }
+    const list = children.get(e.parent_id) ?? [];
+    list.push(i);
+    children.set(e.parent_id, list);
+  });
+  return { roots, children };
+}
+
 /**
  * Makes repeated tool call ids unique along every path of an imported
  * journal tree (`mode: "repair"`, the importers), or only finds them
@@ -148,118 +287,8 @@ export function uniqueToolIds(
   lines: SourceLines = new SourceLines(),
   mode: "repair" | "report" = "repair",
 ): ToolIdRepair {
-  const taken = collectIds(entries);
-  const findings: ToolIdFinding[] = [];
-  const at = (line: number | undefined) => placeOf(lines.unit, line);
-  const fresh = (id: string): string => {
-    for (let n = 2; ; n++) {
-      const name = `${id}_dup${n}`;
-      if (!taken.has(name)) {
-        taken.add(name);
-        return name;
-      }
-    }
-  };
-
-  /** Walks one message in a scope; returns the message (a copy when an id changed). */
-  const walkMessage = (m: Message, scope: Scope, entryId: string): Message => {
-    let changed = false;
-    const content = m.content.map((b): Block => {
-      const line = lines.lineOf(b, entryId);
-      if (b.type === "tool_result") {
-        const id = String((b as { tool_use_id: unknown }).tool_use_id);
-        const list = scope.calls.get(id);
-        const open = list?.filter((x) => x.answeredAt === undefined) ?? [];
-        if (open.length > 0) {
-          // The latest call's message; within it, the first call still open.
-          const latest = open[open.length - 1]!.message;
-          const inst = open.find((x) => x.message === latest)!;
-          inst.answeredAt = line ?? -1;
-          if (inst.name === id) return b;
-          changed = true;
-          return { ...b, tool_use_id: inst.name } as Block;
-        }
-        const earlier = list?.at(-1);
-        const orphan = scope.orphans.has(id);
-        if (earlier !== undefined || orphan) {
-          const first = earlier
-            ? `the call at ${at(earlier.line)} already has its result${earlier.answeredAt !== undefined && earlier.answeredAt >= 0 ? ` at ${at(earlier.answeredAt)}` : ""}`
-            : `a result for this id (whose call is not in the history) is already at ${at(scope.orphans.get(id))}`;
-          const message = `duplicate tool result id ${JSON.stringify(id)}: ${first}`;
-          if (mode === "repair")
-            throw new FormatError(
-              `${filePlace(file, lines.unit, line)}${line === undefined ? ` entry ${entryId}:` : ""} ${message}; remove one of the two results`,
-            );
-          findings.push({ line, entry_id: entryId, message, double_result: true });
-          return b;
-        }
-        scope.orphans.set(id, line);
-        return b;
-      }
-      if (b.type !== "tool_use" || !ASSISTANT_ROLES.has(m.role)) return b;
-      const id = String((b as { id: unknown }).id);
-      const list = scope.calls.get(id);
-      if (list === undefined) {
-        scope.calls.set(id, [{ name: id, message: m, line }]);
-        return b;
-      }
-      const first = list[0]!;
-      if (mode === "report") {
-        findings.push({
-          line,
-          entry_id: entryId,
-          message: `tool call id ${JSON.stringify(id)} already used by the call at ${at(first.line)}`,
-          double_result: false,
-        });
-        list.push({ name: id, message: m, line });
-        return b;
-      }
-      const name = fresh(id);
-      findings.push({
-        line,
-        entry_id: entryId,
-        message: `tool call id ${JSON.stringify(id)} already used by the call at ${at(first.line)}; renamed ${JSON.stringify(name)}, with the result that answers it`,
-        double_result: false,
-      });
-      list.push({ name, message: m, line });
-      changed = true;
-      return { ...b, id: name } as Block;
-    });
-    return changed ? { ...m, content } : m;
-  };
-
-  const walkEntry = (e: JournalEntry, scope: Scope): { entry: JournalEntry; scope: Scope } => {
-    if (isMessageKind(e.kind)) {
-      const m = e.payload as Message;
-      const out = walkMessage(m, scope, e.id);
-      return { entry: out === m ? e : ({ ...e, payload: out } as JournalEntry), scope };
-    }
-    if (e.kind === "compaction") {
-      const fresh = new Scope();
-      let changed = false;
-      const replacement = e.payload.replacement.map((m) => {
-        const out = walkMessage(m, fresh, e.id);
-        if (out !== m) changed = true;
-        return out;
-      });
-      return { entry: changed ? { ...e, payload: { ...e.payload, replacement } } : e, scope: fresh };
-    }
-    return { entry: e, scope };
-  };
-
-  // The tree: children in file order; roots are entries without a parent in the file.
-  const ids = new Set(entries.map((e) => e.id));
-  const children = new Map<string, number[]>();
-  const roots: number[] = [];
-  entries.forEach((e, i) => {
-    if (e.parent_id === null || e.parent_id === undefined || !ids.has(e.parent_id) || e.parent_id === e.id) {
-      roots.push(i);
-      return;
-    }
-    const list = children.get(e.parent_id) ?? [];
-    list.push(i);
-    children.set(e.parent_id, list);
-  });
+  const walk = new IdWalk(collectIds(entries), file, lines, mode);
+  const { roots, children } = treeOf(entries);
   const out: JournalEntry[] = [...entries];
   const visited = new Set<string>();
   const stack: { index: number; scope: Scope }[] = roots
@@ -270,13 +299,14 @@ export function uniqueToolIds(
     const e = entries[index]!;
     if (visited.has(e.id)) continue; // a repeated entry id: the first one wins
     visited.add(e.id);
-    const r = walkEntry(e, scope);
+    const r = walk.entry(e, scope);
     out[index] = r.entry;
     const kids = children.get(e.id) ?? [];
     // Each further child gets its own copy of the scope; the last one (visited first) takes it over.
     for (let k = 0; k < kids.length; k++)
       stack.push({ index: kids[k]!, scope: k === kids.length - 1 ? r.scope : r.scope.clone() });
   }
+  const findings = walk.findings;
   findings.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
   return { entries: out, findings };
 }
