@@ -63,7 +63,7 @@ test("import --help names every format: who writes it, and one line each with wh
   const listed = r.stdout.split("\nFormats (--format F forces one):\n")[1];
   assert.ok(listed, "import --help: no Formats section");
   // One row per format (its name at the left margin, wrapped lines indented further), in the table's order.
-  const rows = listed.trimEnd().split(/\n(?=  \S)/);
+  const rows = listed.trimEnd().split(/\n(?= {2}\S)/);
   assert.deepEqual(
     rows.map((l) => l.trim().split(/\s+/)[0]),
     [...FORMAT_NAMES],
