@@ -109,7 +109,7 @@ export {
   type ImportResult,
   type ImportReport,
   type FormatName,
-} from "./formats/shared/types.js";
+} from "./formats/common/types.js";
 
 // route: a compaction of a file, as one call (what `compact-safe compact` does)
 export {

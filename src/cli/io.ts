@@ -15,11 +15,11 @@ import {
   parseMessages,
 } from "../model/index.js";
 import { formatProblems, liveContext, parseJournal, readJournal } from "../journal/index.js";
-import { FormatError, type ImportReport } from "../formats/shared/types.js";
+import { FormatError, type ImportReport } from "../formats/common/types.js";
 import { FORMAT_NAMES, isFormatName, reportUnit, type FormatName } from "../formats/registry.js";
 import { importText, wrongFormatHintFor } from "../formats/detect.js";
-import { filePlace } from "../formats/shared/tool-ids.js";
-import { jsonSyntaxProblem } from "../formats/shared/source-tree.js";
+import { filePlace } from "../formats/common/tool-ids.js";
+import { jsonSyntaxProblem } from "../formats/common/source-tree.js";
 import { CliError, EXIT, usageError } from "./errors.js";
 import { importInput, readStdin, STDIN_NAME, STDIO } from "./stdin.js";
 

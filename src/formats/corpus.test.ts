@@ -23,7 +23,7 @@ import { importFile, importText } from "./detect.js";
 import { toAnthropicRequest } from "./export/anthropic.js";
 import { toOpenAIRequest } from "./export/openai.js";
 import { prepareForProvider, type Provider } from "./export/prepare.js";
-import type { ImportResult } from "./shared/types.js";
+import type { ImportResult } from "./common/types.js";
 
 /** The broken lines named in SOURCES.md, with the line numbers found in the files. */
 const KNOWN_BROKEN: Record<string, { line: number; reason: RegExp }[]> = {

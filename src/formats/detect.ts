@@ -3,10 +3,10 @@ import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import { notRegularFile } from "../model/index.js";
 import { jsonDepthError } from "../model/depth.js";
-import { InvalidBlockError, jsonSyntaxProblem } from "./shared/source-tree.js";
-import { isRecord, parseLine, splitLines } from "./shared/lines.js";
-import type { ToolIdOptions } from "./shared/tool-ids.js";
-import { FormatError, type ImportResult } from "./shared/types.js";
+import { InvalidBlockError, jsonSyntaxProblem } from "./common/source-tree.js";
+import { isRecord, parseLine, splitLines } from "./common/lines.js";
+import type { ToolIdOptions } from "./common/tool-ids.js";
+import { FormatError, type ImportResult } from "./common/types.js";
 import { DETECTION, FORMAT_NAMES, formatEntry, unitNames, type FormatName } from "./registry.js";
 
 /** Which known format a record of a JSONL file belongs to, if recognisable (the table's record tests, by rank). */

@@ -7,13 +7,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { activePath, liveContext } from "../journal/tree.js";
 import type { Message } from "../model/index.js";
-import { ABANDONED_RESULT_TEXT, closeAbandonedCalls } from "./shared/abandoned.js";
+import { ABANDONED_RESULT_TEXT, closeAbandonedCalls } from "./common/abandoned.js";
 import { isCheckpoint as isCheckpointMessage } from "../contract/classify.js";
 import { checkProviderShape } from "./export/check-shape.js";
 import { detectFormat, importFile, importText } from "./detect.js";
 import { toAnthropicRequest } from "./export/anthropic.js";
 import { toOpenAIRequest } from "./export/openai.js";
-import { FormatError } from "./shared/types.js";
+import { FormatError } from "./common/types.js";
 import { FORMAT_NAMES } from "./registry.js";
 
 const jsonl = (...objs: unknown[]) => objs.map((o) => JSON.stringify(o)).join("\n") + "\n";

@@ -1,5 +1,5 @@
 /** Importers from real agent session formats and exporters to provider request bodies. */
-export * from "./shared/types.js";
+export * from "./common/types.js";
 export {
   FORMATS,
   FORMAT_NAMES,
@@ -12,16 +12,16 @@ export {
   writeFork,
 } from "./registry.js";
 export type { FormatEntry, Detection, Exporter, ForkSupport, Importer } from "./registry.js";
-export { ReportBuilder } from "./shared/report.js";
-export { splitLines, parseLine } from "./shared/lines.js";
-export type { RawLine, ParsedLine } from "./shared/lines.js";
+export { ReportBuilder } from "./common/report.js";
+export { splitLines, parseLine } from "./common/lines.js";
+export type { RawLine, ParsedLine } from "./common/lines.js";
 export {
   ABANDONED_RESULT_TEXT,
   closeAbandonedCalls,
   closeAbandonedInEntries,
   syntheticResult,
-} from "./shared/abandoned.js";
-export type { CloseResult } from "./shared/abandoned.js";
+} from "./common/abandoned.js";
+export type { CloseResult } from "./common/abandoned.js";
 export { importClaudeCode } from "./import/claude-code.js";
 export { importCodex, CODEX_SUMMARY_PREFIX } from "./import/codex.js";
 export {

@@ -13,8 +13,8 @@
  */
 import type { Message } from "../model/index.js";
 import { looksLikeJournalEntry } from "../model/schema.js";
-import type { ToolIdOptions } from "./shared/tool-ids.js";
-import { FormatError, type ImportReport, type ImportResult } from "./shared/types.js";
+import type { ToolIdOptions } from "./common/tool-ids.js";
+import { FormatError, type ImportReport, type ImportResult } from "./common/types.js";
 import { importJournal } from "./import/journal.js";
 import { importClaudeCode, isClaudeCodeRecord } from "./import/claude-code.js";
 import { importCodex, isCodexRecord } from "./import/codex.js";

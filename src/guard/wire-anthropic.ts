@@ -5,7 +5,7 @@
  * the importer does), each part remembering its block range.
  */
 import type { Message } from "../model/types.js";
-import { fromAnthropicContent } from "../formats/shared/convert.js";
+import { fromAnthropicContent } from "../formats/common/convert.js";
 import { splitAtMarkers } from "../formats/import/messages-json.js";
 import { makeItem, type HistoryItem, type Part, type WireHistory } from "./history.js";
 

@@ -17,7 +17,7 @@ import {
   parseJournalEntry,
   parseJsonLimited,
 } from "../model/index.js";
-import { SourceLines, uniqueToolIds } from "../formats/shared/tool-ids.js";
+import { SourceLines, uniqueToolIds } from "../formats/common/tool-ids.js";
 
 export interface JournalProblem {
   /** 1-based line number in the file. */
@@ -166,7 +166,7 @@ class JournalCollector {
    * Reports repeated tool ids on a path (a call id used twice, a call
    * answered twice), with the entry's line. The journal is the user's
    * history: it is never rewritten, so nothing is renamed here (an import
-   * renames them; see formats/shared/tool-ids.ts).
+   * renames them; see formats/common/tool-ids.ts).
    */
   private checkToolIds(): void {
     const lines = new SourceLines();

@@ -25,7 +25,7 @@ import { protectedRound } from "../contract/rounds.js";
 import { isText } from "../model/blocks.js";
 import { redactSecrets, redactValue } from "../engine/redact.js";
 import { importFile } from "../formats/detect.js";
-import type { FormatName } from "../formats/shared/types.js";
+import type { FormatName } from "../formats/common/types.js";
 import { liveContext } from "../journal/tree.js";
 import { CompactSafeError } from "../model/errors.js";
 import type { JournalEntry, Message } from "../model/types.js";

@@ -16,8 +16,8 @@ import { formatReceipt } from "../../engine/replacement.js";
 import type { BackgroundHandle, Summarizer } from "../../summarizers/types.js";
 import { extractiveSummarizer } from "../../summarizers/extractive.js";
 import { percent, positiveInt, timeoutSeconds } from "../options.js";
-import type { ImportReport } from "../../formats/shared/types.js";
-import { TRUNCATED_LAST_LINE } from "../../formats/shared/lines.js";
+import type { ImportReport } from "../../formats/common/types.js";
+import { TRUNCATED_LAST_LINE } from "../../formats/common/lines.js";
 import {
   compactEntries,
   compactJournal,

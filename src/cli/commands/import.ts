@@ -1,12 +1,12 @@
 /** `compact-safe import FILE --out JOURNAL`: a session file of any known format becomes a new journal. */
 import type { Command } from "commander";
-import type { ImportReport } from "../../formats/shared/types.js";
+import type { ImportReport } from "../../formats/common/types.js";
 import { FORMATS, FORMAT_NAMES, formatsHelp } from "../../formats/registry.js";
 import { importWarnings, parseFormat, requireFile, splitHeader, unitOf } from "../io.js";
 import { importInput, inputFiles, inputName } from "../stdin.js";
 import { toStdout, writeNewJournal } from "../write-out.js";
 import { usageError } from "../errors.js";
-import { placeOf } from "../../formats/shared/tool-ids.js";
+import { placeOf } from "../../formats/common/tool-ids.js";
 import { err, num, out, printJson, progress, PROGRESS_MIN_BYTES, style, table } from "../output.js";
 
 interface ImportOptions {

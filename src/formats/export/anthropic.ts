@@ -1,6 +1,6 @@
 /** Canonical messages as an Anthropic Messages request body. See `prepare.ts` for the repair rules. */
 import type { Message } from "../../model/index.js";
-import { blockToAnthropic } from "../shared/convert.js";
+import { blockToAnthropic } from "../common/convert.js";
 import { prepareForProvider } from "./prepare.js";
 import { parseMessages } from "../../model/schema.js";
 

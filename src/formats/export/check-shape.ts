@@ -6,7 +6,7 @@
  * takes it, and nothing of compact-safe's own (meta, usage) sent along. The
  * reason names the message index.
  */
-import { isRecord } from "../shared/lines.js";
+import { isRecord } from "../common/lines.js";
 import { isAnthropicBlockType } from "./prepare.js";
 
 export type ShapeCheck = { ok: true } | { ok: false; reason: string };

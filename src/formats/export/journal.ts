@@ -3,7 +3,7 @@ import type { HeaderEntry, JournalEntry, Message, MessageEntry } from "../../mod
 import { kindForMessage } from "../../model/index.js";
 import { headerEntry } from "../../journal/write.js";
 import { newEntryId, nowIso } from "../../journal/tree.js";
-import type { FormatName } from "../shared/types.js";
+import type { FormatName } from "../common/types.js";
 
 export function toJournalLines(entries: readonly JournalEntry[]): string {
   return entries.map((e) => JSON.stringify(e)).join("\n") + (entries.length > 0 ? "\n" : "");

@@ -31,7 +31,7 @@
  * `prepareForProvider(import(export(original)))`.
  */
 import type { Block, Message, ToolResultBlock, ToolUseBlock } from "../../model/index.js";
-import { ABANDONED_RESULT_TEXT } from "../shared/abandoned.js";
+import { ABANDONED_RESULT_TEXT } from "../common/abandoned.js";
 import { CONVERSATION_START_TEXT, RESULT_AS_TEXT_PREFIX } from "../../contract/markers.js";
 import { lastConversationIndex } from "../../contract/rounds.js";
 

@@ -9,7 +9,7 @@ import { test } from "node:test";
 import { aiSdkHistory } from "../../../test/ai-sdk-history.js";
 import { liveContext } from "../../journal/tree.js";
 import { detectFormat, importText } from "../detect.js";
-import { FormatError } from "../shared/types.js";
+import { FormatError } from "../common/types.js";
 
 test("an AI SDK ModelMessage[] file is detected as ai-sdk and read with its tool pairs", async () => {
   const history = await aiSdkHistory();

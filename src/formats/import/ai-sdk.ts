@@ -9,12 +9,12 @@
  * (numbered from 1).
  */
 import type { Message } from "../../model/index.js";
-import { isRecord } from "../shared/lines.js";
-import { ReportBuilder } from "../shared/report.js";
-import { linearImport, parseJsonDocument } from "../shared/source-tree.js";
-import { SourceLines, type ToolIdOptions } from "../shared/tool-ids.js";
-import { FormatError, type ImportResult } from "../shared/types.js";
-import { fromModelMessagesIndexed } from "../shared/ai-sdk-convert.js";
+import { isRecord } from "../common/lines.js";
+import { ReportBuilder } from "../common/report.js";
+import { linearImport, parseJsonDocument } from "../common/source-tree.js";
+import { SourceLines, type ToolIdOptions } from "../common/tool-ids.js";
+import { FormatError, type ImportResult } from "../common/types.js";
+import { fromModelMessagesIndexed } from "../common/ai-sdk-convert.js";
 
 const ROLES = new Set(["system", "user", "assistant", "tool"]);
 /** Part types only the AI SDK writes (Anthropic's are snake_case, OpenAI's have no parts like these). */

@@ -20,13 +20,13 @@
  */
 import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../../model/index.js";
 import { kindForMessage } from "../../model/index.js";
-import { fromAnthropicContent, textOf } from "../shared/convert.js";
-import { isRecord, objectLines } from "../shared/lines.js";
-import { attachToPrevious, finishImport, nearestImported, ReadOnce } from "../shared/source-tree.js";
-import { ReportBuilder } from "../shared/report.js";
-import { SourceLines, type ToolIdOptions } from "../shared/tool-ids.js";
-import type { ImportResult } from "../shared/types.js";
-import { importedCompactionEntry } from "../shared/imported-compaction.js";
+import { fromAnthropicContent, textOf } from "../common/convert.js";
+import { isRecord, objectLines } from "../common/lines.js";
+import { attachToPrevious, finishImport, nearestImported, ReadOnce } from "../common/source-tree.js";
+import { ReportBuilder } from "../common/report.js";
+import { SourceLines, type ToolIdOptions } from "../common/tool-ids.js";
+import type { ImportResult } from "../common/types.js";
+import { importedCompactionEntry } from "../common/imported-compaction.js";
 
 const BY_DESIGN: Record<string, string> = {
   progress: "progress event (hook/tool progress, not part of the conversation)",

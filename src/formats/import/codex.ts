@@ -28,13 +28,13 @@
  */
 import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../../model/index.js";
 import { MAX_MESSAGE_DEPTH, kindForMessage, parseJsonLimited } from "../../model/index.js";
-import { importedCompactionEntry } from "../shared/imported-compaction.js";
-import { textOf } from "../shared/convert.js";
-import { isRecord, objectLines, splitLines } from "../shared/lines.js";
-import { completeHeader, finishImport, startHeader } from "../shared/source-tree.js";
-import { ReportBuilder } from "../shared/report.js";
-import { SourceLines, type ToolIdOptions } from "../shared/tool-ids.js";
-import type { ImportResult } from "../shared/types.js";
+import { importedCompactionEntry } from "../common/imported-compaction.js";
+import { textOf } from "../common/convert.js";
+import { isRecord, objectLines, splitLines } from "../common/lines.js";
+import { completeHeader, finishImport, startHeader } from "../common/source-tree.js";
+import { ReportBuilder } from "../common/report.js";
+import { SourceLines, type ToolIdOptions } from "../common/tool-ids.js";
+import type { ImportResult } from "../common/types.js";
 
 /** The text Codex puts before a compaction summary (codex-rs/core/templates/compact/summary_prefix.md). */
 export const CODEX_SUMMARY_PREFIX =

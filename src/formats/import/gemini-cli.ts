@@ -20,11 +20,11 @@
  */
 import type { Block, Message, Usage } from "../../model/index.js";
 import { JsonDepthError, parseJsonLimited } from "../../model/index.js";
-import { isRecord, parseLine, splitLines } from "../shared/lines.js";
-import { ReportBuilder } from "../shared/report.js";
-import { linearImport, type SourceMessage } from "../shared/source-tree.js";
-import { SourceLines, type ToolIdOptions } from "../shared/tool-ids.js";
-import { FormatError, type ImportResult } from "../shared/types.js";
+import { isRecord, parseLine, splitLines } from "../common/lines.js";
+import { ReportBuilder } from "../common/report.js";
+import { linearImport, type SourceMessage } from "../common/source-tree.js";
+import { SourceLines, type ToolIdOptions } from "../common/tool-ids.js";
+import { FormatError, type ImportResult } from "../common/types.js";
 
 /** A JSON document of one session (not JSONL): parsed, or undefined when the text is not one JSON value. */
 export function parseSessionDocument(text: string, file: string): unknown {

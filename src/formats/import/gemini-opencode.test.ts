@@ -6,8 +6,8 @@ import { liveContext } from "../../journal/tree.js";
 import type { JournalEntry, Message } from "../../model/index.js";
 import { compactEntries } from "../../route/compact-journal.js";
 import { detectFormat, importText } from "../detect.js";
-import type { ImportResult } from "../shared/types.js";
-import { FormatError } from "../shared/types.js";
+import type { ImportResult } from "../common/types.js";
+import { FormatError } from "../common/types.js";
 
 const T = (s: number) => new Date(Date.UTC(2026, 10, 30, 10, 0, s)).toISOString();
 /** A long tool output, so that a compaction has something to prune. */

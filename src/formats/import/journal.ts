@@ -8,9 +8,9 @@
  * `compact` do); `toolIds: "repair"` renames them as the other importers do.
  */
 import { parseJournal } from "../../journal/read.js";
-import { ReportBuilder } from "../shared/report.js";
-import { SourceLines, toolIdWarning, uniqueToolIds, type ToolIdOptions } from "../shared/tool-ids.js";
-import type { ImportResult } from "../shared/types.js";
+import { ReportBuilder } from "../common/report.js";
+import { SourceLines, toolIdWarning, uniqueToolIds, type ToolIdOptions } from "../common/tool-ids.js";
+import type { ImportResult } from "../common/types.js";
 
 /** Imports a journal through the journal layer's one tolerant reader, reporting every line. */
 export function importJournal(

@@ -10,11 +10,11 @@
  * its path and why, the rest is imported.
  */
 import type { Message } from "../../model/index.js";
-import { isRecord } from "../shared/lines.js";
-import { ReportBuilder } from "../shared/report.js";
-import { linearImport, parseJsonDocument } from "../shared/source-tree.js";
-import { SourceLines, type ToolIdOptions } from "../shared/tool-ids.js";
-import { FormatError, type ImportResult } from "../shared/types.js";
+import { isRecord } from "../common/lines.js";
+import { ReportBuilder } from "../common/report.js";
+import { linearImport, parseJsonDocument } from "../common/source-tree.js";
+import { SourceLines, type ToolIdOptions } from "../common/tool-ids.js";
+import { FormatError, type ImportResult } from "../common/types.js";
 import {
   isLangChainSerialized,
   isLangChainStored,
@@ -22,7 +22,7 @@ import {
   LangChainMessageError,
   readLangChainStored,
   storedOfSerialized,
-} from "../shared/langchain-convert.js";
+} from "../common/langchain-convert.js";
 
 /**
  * The messages of a dump document (an array, or `{ messages }`), if it is

@@ -6,14 +6,14 @@
  */
 import type { Block, Message } from "../../model/index.js";
 import { ALL_BRANCH_SUMMARY_MARKERS, ALL_CHECKPOINT_MARKERS } from "../../contract/markers.js";
-import { linearImport, parseJsonDocument } from "../shared/source-tree.js";
+import { linearImport, parseJsonDocument } from "../common/source-tree.js";
 import { pairTextToolResults, textResultTool } from "./cline.js";
 import { parseArguments } from "./codex.js";
-import { fromAnthropicContent } from "../shared/convert.js";
-import { isRecord } from "../shared/lines.js";
-import { ReportBuilder } from "../shared/report.js";
-import { SourceLines, type ToolIdOptions } from "../shared/tool-ids.js";
-import { FormatError, type ImportResult } from "../shared/types.js";
+import { fromAnthropicContent } from "../common/convert.js";
+import { isRecord } from "../common/lines.js";
+import { ReportBuilder } from "../common/report.js";
+import { SourceLines, type ToolIdOptions } from "../common/tool-ids.js";
+import { FormatError, type ImportResult } from "../common/types.js";
 
 const ANTHROPIC_BLOCKS = new Set([
   "tool_use",

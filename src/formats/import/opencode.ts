@@ -19,11 +19,11 @@
 import type { Block, Message, Usage } from "../../model/index.js";
 import { jsonDepthError } from "../../model/depth.js";
 import { parseSessionDocument } from "./gemini-cli.js";
-import { linearImport, type SourceMessage } from "../shared/source-tree.js";
-import { isRecord } from "../shared/lines.js";
-import { ReportBuilder } from "../shared/report.js";
-import { SourceLines, type ToolIdOptions } from "../shared/tool-ids.js";
-import { FormatError, type ImportResult } from "../shared/types.js";
+import { linearImport, type SourceMessage } from "../common/source-tree.js";
+import { isRecord } from "../common/lines.js";
+import { ReportBuilder } from "../common/report.js";
+import { SourceLines, type ToolIdOptions } from "../common/tool-ids.js";
+import { FormatError, type ImportResult } from "../common/types.js";
 
 /**
  * Some opencode versions write a status line, `Exporting session: ID`, to

@@ -8,12 +8,12 @@
  * "message" (numbered from 1).
  */
 import type { Message } from "../../model/index.js";
-import { isRecord } from "../shared/lines.js";
+import { isRecord } from "../common/lines.js";
 import { convertMessage } from "./pi.js";
-import { ReportBuilder } from "../shared/report.js";
-import { linearImport, parseJsonDocument } from "../shared/source-tree.js";
-import { SourceLines, type ToolIdOptions } from "../shared/tool-ids.js";
-import { FormatError, type ImportResult } from "../shared/types.js";
+import { ReportBuilder } from "../common/report.js";
+import { linearImport, parseJsonDocument } from "../common/source-tree.js";
+import { SourceLines, type ToolIdOptions } from "../common/tool-ids.js";
+import { FormatError, type ImportResult } from "../common/types.js";
 
 /** Roles only pi's agent messages have. */
 const PI_ROLES = new Set(["toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary"]);

@@ -26,8 +26,8 @@
 import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../../model/index.js";
 import { isMessageKind, kindForMessage } from "../../model/index.js";
 import { branchSummaryMessage } from "../../journal/tree.js";
-import { importedCompactionEntry } from "../shared/imported-compaction.js";
-import { isRecord, objectLines } from "../shared/lines.js";
+import { importedCompactionEntry } from "../common/imported-compaction.js";
+import { isRecord, objectLines } from "../common/lines.js";
 import {
   attachToPrevious,
   completeHeader,
@@ -35,10 +35,10 @@ import {
   nearestImported,
   ReadOnce,
   startHeader,
-} from "../shared/source-tree.js";
-import { ReportBuilder } from "../shared/report.js";
-import { SourceLines, type ToolIdOptions } from "../shared/tool-ids.js";
-import type { ImportResult } from "../shared/types.js";
+} from "../common/source-tree.js";
+import { ReportBuilder } from "../common/report.js";
+import { SourceLines, type ToolIdOptions } from "../common/tool-ids.js";
+import type { ImportResult } from "../common/types.js";
 
 /** pi's framing of a compaction summary (coding-agent `messages.ts`). */
 export const PI_COMPACTION_PREFIX =

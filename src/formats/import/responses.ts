@@ -54,11 +54,11 @@ import type { Block, Message, Role } from "../../model/index.js";
 import { ModelError } from "../../model/index.js";
 import { parseArguments } from "./codex.js";
 import { parseMessages } from "../../model/schema.js";
-import { isRecord } from "../shared/lines.js";
-import { ReportBuilder } from "../shared/report.js";
-import { linearImport, parseJsonDocument } from "../shared/source-tree.js";
-import { SourceLines, type ToolIdOptions } from "../shared/tool-ids.js";
-import { FormatError, type ImportResult } from "../shared/types.js";
+import { isRecord } from "../common/lines.js";
+import { ReportBuilder } from "../common/report.js";
+import { linearImport, parseJsonDocument } from "../common/source-tree.js";
+import { SourceLines, type ToolIdOptions } from "../common/tool-ids.js";
+import { FormatError, type ImportResult } from "../common/types.js";
 
 type Item = Record<string, unknown>;
 

@@ -20,8 +20,8 @@
 import { randomUUID } from "node:crypto";
 import type { Message } from "../../model/index.js";
 import { isCheckpoint } from "../../contract/classify.js";
-import { blockToAnthropic } from "../shared/convert.js";
-import { isRecord, recordsOf } from "../shared/lines.js";
+import { blockToAnthropic } from "../common/convert.js";
+import { isRecord, recordsOf } from "../common/lines.js";
 
 /** What the fork takes from the original session file. */
 export interface ClaudeCodeOrigin {

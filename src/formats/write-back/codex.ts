@@ -45,8 +45,8 @@ import type { Block, Message, ToolResultBlock, ToolUseBlock } from "../../model/
 import { canonicalJson } from "../../model/blocks.js";
 import { isCheckpoint, isPlainUser } from "../../contract/classify.js";
 import { contentBlocks, isCodexSessionPrefix, modelSideBlocks, resultBlock } from "../import/codex.js";
-import { textOf } from "../shared/convert.js";
-import { isRecord, recordsOf } from "../shared/lines.js";
+import { textOf } from "../common/convert.js";
+import { isRecord, recordsOf } from "../common/lines.js";
 
 type Item = Record<string, unknown>;
 

@@ -31,7 +31,7 @@
 import { randomBytes } from "node:crypto";
 import type { Block, Message } from "../../model/index.js";
 import { isCheckpoint } from "../../contract/classify.js";
-import { isRecord, recordsOf } from "../shared/lines.js";
+import { isRecord, recordsOf } from "../common/lines.js";
 import { PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX } from "../import/pi.js";
 
 /** The session format version pi 0.73.1 writes (`CURRENT_SESSION_VERSION`). */

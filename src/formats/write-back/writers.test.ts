@@ -7,7 +7,7 @@ import { compactEntries } from "../../route/index.js";
 import { liveContext } from "../../journal/tree.js";
 import { validateSurvivalContract } from "../../contract/validate.js";
 import { importText } from "../detect.js";
-import { FormatError } from "../shared/types.js";
+import { FormatError } from "../common/types.js";
 import { writeFork } from "../registry.js";
 
 test("writeFork: a Claude Code session's fork, read back, is the replacement and keeps the contract", async () => {
