@@ -40,7 +40,7 @@ import { activePath, childrenIndex, projectPath } from "../src/journal/tree.js";
 import { compactMessagesSafe, fastEstimator, replacementParts, verbatimTokens } from "../src/engine/index.js";
 import { extractiveSummarizer } from "../src/summarizers/index.js";
 import { protectedRound } from "../src/contract/rounds.js";
-import { providerRequestTokens } from "../src/formats/request-size.js";
+import { providerRequestTokens } from "../src/formats/export/request-size.js";
 import { CONSTANTS } from "../src/model/constants.js";
 import { corpusDir, corpusFiles } from "../test/support.js";
 import {

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { importFile } from "../src/formats/detect.js";
 import { liveContext } from "../src/journal/tree.js";
-import { toAnthropicRequest } from "../src/formats/export-anthropic.js";
+import { toAnthropicRequest } from "../src/formats/export/anthropic.js";
 import type { Message } from "../src/model/index.js";
 import { createGuardCore } from "../src/guard/index.js";
 import type { WireRequest } from "../src/guard/types.js";

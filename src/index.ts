@@ -100,11 +100,16 @@ export { readAnchors, readLiveState } from "./workspace/index.js";
 
 // formats: importers from real agent sessions, exporters to request bodies
 export { importFile, importText } from "./formats/detect.js";
-export { toAnthropicRequest } from "./formats/export-anthropic.js";
-export { toOpenAIRequest } from "./formats/export-openai.js";
-export { providerRequestTokens } from "./formats/request-size.js";
-export { writeFork, type ForkInput, type WrittenFork } from "./formats/write-back.js";
-export { FormatError, type ImportResult, type ImportReport, type FormatName } from "./formats/types.js";
+export { toAnthropicRequest } from "./formats/export/anthropic.js";
+export { toOpenAIRequest } from "./formats/export/openai.js";
+export { providerRequestTokens } from "./formats/export/request-size.js";
+export { writeFork, type ForkInput, type WrittenFork } from "./formats/registry.js";
+export {
+  FormatError,
+  type ImportResult,
+  type ImportReport,
+  type FormatName,
+} from "./formats/common/types.js";
 
 // route: a compaction of a file, as one call (what `compact-safe compact` does)
 export {

@@ -3,4 +3,4 @@
  * `ModelMessage[]` files with it, as `--format ai-sdk`); the adapter uses it
  * from there.
  */
-export * from "../formats/ai-sdk-convert.js";
+export * from "../formats/common/ai-sdk-convert.js";

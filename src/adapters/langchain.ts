@@ -3,7 +3,7 @@
  * `@langchain/core` 1.x, optional peer dependencies).
  *
  * - `fromLangChainMessages` / `toLangChainMessages`: `BaseMessage[]` ⇄
- *   compact-safe messages without loss (see src/formats/langchain-convert.ts
+ *   compact-safe messages without loss (see src/formats/common/langchain-convert.ts
  *   for what is carried where); `fromLangChainStored` / `toLangChainStored`
  *   do the same for the stored dump form `[{ type, data }]`.
  * - `langChainSummarizer(model)`: any LangChain chat model as a compact-safe
@@ -53,7 +53,7 @@ import {
   type JoinMemo,
   type LangChainStoredMessage,
   type Read,
-} from "../formats/langchain-convert.js";
+} from "../formats/common/langchain-convert.js";
 
 export { LangChainMessageError, type LangChainStoredMessage };
 

@@ -44,7 +44,7 @@ import {
   PI_BRANCH_SUMMARY_SUFFIX,
   PI_COMPACTION_PREFIX,
   PI_COMPACTION_SUFFIX,
-} from "../formats/pi.js";
+} from "../formats/import/pi.js";
 import type { SessionBeforeCompactEvent } from "@mariozechner/pi-coding-agent";
 
 /** pi's agent message (pi-ai's messages and pi-coding-agent's own: `bashExecution`, `custom`, `branchSummary`, `compactionSummary`). */

@@ -16,7 +16,7 @@ import { cliPath } from "../../test/support.js";
 import type { Summarizer } from "../summarizers/types.js";
 import { SummarizerError } from "../summarizers/types.js";
 import { CHECKPOINT_MARKER } from "../contract/markers.js";
-import { importPi } from "../formats/pi.js";
+import { importPi } from "../formats/import/pi.js";
 import { auditEntries } from "../route/audit.js";
 import compactSafe, {
   PI_AUDIT_ENTRY,

@@ -39,7 +39,7 @@ import { estimateTokens } from "../engine/tokens.js";
 import { protectedRound } from "../contract/rounds.js";
 import { allText, isBranchSummary, isCheckpoint, isPlainUser } from "../contract/classify.js";
 import { validateSurvivalContract } from "../contract/validate.js";
-import { PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX, importPi } from "../formats/pi.js";
+import { PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX, importPi } from "../formats/import/pi.js";
 import { auditEntries, type CompactionAudit } from "../route/audit.js";
 import { readAnchors } from "../workspace/anchors.js";
 import { readLiveState } from "../workspace/live-state.js";

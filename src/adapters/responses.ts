@@ -4,7 +4,7 @@
  * without loss, and a compaction of an item list that returns items.
  *
  * The conversion is the pure core of the `responses` import format
- * (src/formats/responses.ts); see its comment for what goes where.
+ * (src/formats/import/responses.ts); see its comment for what goes where.
  */
 import { isDeepStrictEqual } from "node:util";
 import type {
@@ -22,13 +22,13 @@ import {
   type CompactSuccess,
 } from "../engine/compact.js";
 import { shouldCompact, type CompactDecision } from "../engine/pressure.js";
-import { itemsToMessages, messagesToItems, type ToResponsesOptions } from "../formats/responses.js";
+import { itemsToMessages, messagesToItems, type ToResponsesOptions } from "../formats/import/responses.js";
 
 export type { ResponseInputItem } from "openai/resources/responses/responses";
 
 /** What the functions read: input items, and the items a response returns (`output`) or lists (`ResponseItem`). */
 export type ResponsesItemLike = ResponseInputItem | ResponseOutputItem | ResponseItem;
-export type { ResponsesSlot, ToResponsesOptions } from "../formats/responses.js";
+export type { ResponsesSlot, ToResponsesOptions } from "../formats/import/responses.js";
 
 /**
  * Responses input items (or a response's `output` items) as compact-safe

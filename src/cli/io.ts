@@ -15,16 +15,11 @@ import {
   parseMessages,
 } from "../model/index.js";
 import { formatProblems, liveContext, parseJournal, readJournal } from "../journal/index.js";
-import {
-  FORMAT_NAMES,
-  FormatError,
-  reportUnit,
-  type FormatName,
-  type ImportReport,
-} from "../formats/types.js";
+import { FormatError, type ImportReport } from "../formats/common/types.js";
+import { FORMAT_NAMES, isFormatName, reportUnit, type FormatName } from "../formats/registry.js";
 import { importText, wrongFormatHintFor } from "../formats/detect.js";
-import { filePlace } from "../formats/tool-ids.js";
-import { jsonSyntaxProblem } from "../formats/source-tree.js";
+import { filePlace } from "../model/tool-ids.js";
+import { jsonSyntaxProblem } from "../formats/common/source-tree.js";
 import { CliError, EXIT, usageError } from "./errors.js";
 import { importInput, readStdin, STDIN_NAME, STDIO } from "./stdin.js";
 
@@ -42,10 +37,10 @@ export type Session =
 /** Parses a `--format` value; a usage error listing the formats otherwise. */
 export function parseFormat(value: string | undefined): FormatName | undefined {
   if (value === undefined) return undefined;
-  if (!(FORMAT_NAMES as readonly string[]).includes(value)) {
+  if (!isFormatName(value)) {
     throw usageError(`unknown format ${JSON.stringify(value)} (expected one of ${FORMAT_NAMES.join(", ")})`);
   }
-  return value as FormatName;
+  return value;
 }
 
 /**

@@ -6,7 +6,7 @@
  * Messages name it `(stdin)`.
  */
 import { importBytes, importFile, type ImportOptions } from "../formats/detect.js";
-import type { ImportResult } from "../formats/types.js";
+import type { ImportResult } from "../formats/common/types.js";
 import { usageError } from "./errors.js";
 
 /** The argument that stands for standard input (as an input) or standard output (as `--out`). */

@@ -149,7 +149,10 @@ export function protectedRound(messages: readonly Message[]): ProtectedRound {
   let inRound = 0;
   for (let x = counted - 1; x >= 0 && t.callIndex[x]! >= roundStart; x--) inRound++;
 
-  let start = inRound <= CONSTANTS.protectedExchanges ? Math.min(roundStart, olderIndex ?? roundStart) : (olderIndex ?? roundStart);
+  let start =
+    inRound <= CONSTANTS.protectedExchanges
+      ? Math.min(roundStart, olderIndex ?? roundStart)
+      : (olderIndex ?? roundStart);
 
   // Widen until no split falls between a call and its result, or after an unresolved call.
   for (let changed = true; changed;) {

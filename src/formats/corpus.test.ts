@@ -18,12 +18,12 @@ import { test } from "node:test";
 import { liveContext } from "../journal/tree.js";
 import type { Message } from "../model/index.js";
 import { parseJournalEntry } from "../model/index.js";
-import { checkProviderShape } from "./check-shape.js";
+import { checkProviderShape } from "./export/check-shape.js";
 import { importFile, importText } from "./detect.js";
-import { toAnthropicRequest } from "./export-anthropic.js";
-import { toOpenAIRequest } from "./export-openai.js";
-import { prepareForProvider, type Provider } from "./prepare.js";
-import type { ImportResult } from "./types.js";
+import { toAnthropicRequest } from "./export/anthropic.js";
+import { toOpenAIRequest } from "./export/openai.js";
+import { prepareForProvider, type Provider } from "./export/prepare.js";
+import type { ImportResult } from "./common/types.js";
 
 /** The broken lines named in SOURCES.md, with the line numbers found in the files. */
 const KNOWN_BROKEN: Record<string, { line: number; reason: RegExp }[]> = {

@@ -1,106 +1,15 @@
 /** Format auto-detection and the `importFile` / `importText` entry points. */
 import { readSessionFile } from "./read-file.js";
 import { jsonDepthError } from "../model/depth.js";
-import { importClaudeCode } from "./claude-code.js";
-import { InvalidBlockError, jsonSyntaxProblem } from "./source-tree.js";
-import { importCodex } from "./codex.js";
-import { importJournal } from "./journal-format.js";
-import { looksLikeJournalEntry } from "../model/schema.js";
-import { isRecord, parseLine, splitLines } from "./lines.js";
-import { importAnthropic, importOpenAI } from "./messages-json.js";
-import { importPi } from "./pi.js";
-import { importGeminiCli, isGeminiDocument, isGeminiRecord } from "./gemini-cli.js";
-import { afterExportBanner, importOpencode, isOpencodeExport } from "./opencode.js";
-import { importOpenHands, openHandsEvents } from "./openhands.js";
-import { textResultTool } from "./cline.js";
-import { importLangChain, langChainDumpMessages } from "./langchain.js";
-import { importResponses, looksLikeResponses } from "./responses.js";
-import { importAiSdk, looksLikeAiSdk } from "./ai-sdk.js";
-import { importPiMessages, looksLikePiMessages } from "./pi-messages.js";
-import type { Block } from "../model/index.js";
-import type { ToolIdOptions } from "./tool-ids.js";
-import { FORMAT_NAMES, FormatError, reportUnit, type FormatName, type ImportResult } from "./types.js";
+import { InvalidBlockError, jsonSyntaxProblem } from "./common/source-tree.js";
+import { isRecord, parseLine, splitLines } from "./common/lines.js";
+import type { ToolIdOptions } from "../model/tool-ids.js";
+import { FormatError, type ImportResult } from "./common/types.js";
+import { DETECTION, FORMAT_NAMES, formatEntry, unitNames, type FormatName } from "./registry.js";
 
-const ANTHROPIC_BLOCKS = new Set([
-  "tool_use",
-  "tool_result",
-  "thinking",
-  "redacted_thinking",
-  "image",
-  "document",
-]);
-
-function looksAnthropic(messages: unknown[]): boolean {
-  return messages.some(
-    (m) =>
-      isRecord(m) &&
-      Array.isArray(m.content) &&
-      m.content.some((b) => isRecord(b) && typeof b.type === "string" && ANTHROPIC_BLOCKS.has(b.type)),
-  );
-}
-
-function looksOpenAI(messages: unknown[]): boolean {
-  return messages.some(
-    (m) =>
-      isRecord(m) &&
-      (m.role === "tool" || m.role === "system" || m.role === "developer" || Array.isArray(m.tool_calls)),
-  );
-}
-
-/** Cline / Roo Code: a user text block that is a text tool result or the `<environment_details>` they append. */
-function looksCline(messages: unknown[]): boolean {
-  return messages.some(
-    (m) =>
-      isRecord(m) &&
-      m.role === "user" &&
-      Array.isArray(m.content) &&
-      m.content.some(
-        (b) =>
-          isRecord(b) &&
-          b.type === "text" &&
-          typeof b.text === "string" &&
-          (textResultTool(b as Block) !== undefined ||
-            b.text.trimStart().startsWith("<environment_details>")),
-      ),
-  );
-}
-
-function isMessageArray(v: unknown): v is unknown[] {
-  return Array.isArray(v) && v.every((m) => isRecord(m) && typeof m.role === "string");
-}
-
-/** Which known format a record of a JSONL file belongs to, if recognisable. */
+/** Which known format a record of a JSONL file belongs to, if recognisable (the table's record tests, by rank). */
 function jsonlKind(o: Record<string, unknown>): FormatName | undefined {
-  if (looksLikeJournalEntry(o)) return "journal";
-  const t = o.type;
-  if (
-    t === "session_meta" ||
-    t === "response_item" ||
-    t === "turn_context" ||
-    t === "compacted" ||
-    (t === "event_msg" && isRecord(o.payload))
-  )
-    return "codex";
-  if (
-    t === "session" ||
-    t === "model_change" ||
-    t === "thinking_level_change" ||
-    t === "custom_message" ||
-    t === "branch_summary"
-  )
-    return "pi";
-  if (t === "compaction" && typeof o.summary === "string") return "pi";
-  if (t === "message" && isRecord(o.message) && ("parentId" in o || typeof o.timestamp === "string"))
-    return "pi";
-  if (
-    (t === "user" || t === "assistant" || t === "system" || t === "progress") &&
-    ("uuid" in o || "sessionId" in o || "parentUuid" in o)
-  )
-    return "claude-code";
-  if (t === "file-history-snapshot" || t === "queue-operation" || (t === "summary" && "leafUuid" in o))
-    return "claude-code";
-  if (isGeminiRecord(o)) return "gemini-cli";
-  return undefined;
+  return DETECTION.record.find((d) => d.test(o))?.name;
 }
 
 /**
@@ -110,14 +19,7 @@ function jsonlKind(o: Record<string, unknown>): FormatName | undefined {
  */
 export function detectFormat(text: string, fileName: string): FormatName {
   if (text.trim() === "") throw new FormatError(`${fileName}: empty file`);
-  const exported = afterExportBanner(text);
-  if (exported !== undefined && !jsonDepthError(exported)) {
-    try {
-      if (isOpencodeExport(JSON.parse(exported))) return "opencode";
-    } catch {
-      // Not JSON after the banner: detected below like any other text.
-    }
-  }
+  for (const d of DETECTION.text) if (d.test(text)) return d.name;
   const trimmed = text.trimStart();
   /** Why the text is no JSON document, when it starts like one (reported if no JSONL record is known either). */
   let syntax: { line: number; what: string } | undefined;
@@ -131,21 +33,7 @@ export function detectFormat(text: string, fileName: string): FormatName {
       syntax = jsonSyntaxProblem(text, e);
     }
     if (doc !== undefined) {
-      if (openHandsEvents(doc) !== undefined) return "openhands";
-      if (langChainDumpMessages(doc) !== undefined) return "langchain";
-      if (fileName.endsWith(".traj") || (isRecord(doc) && Array.isArray(doc.history))) return "openai";
-      if (isGeminiDocument(doc)) return "gemini-cli";
-      if (isOpencodeExport(doc)) return "opencode";
-      if (looksLikeResponses(doc)) return "responses";
-      if (looksLikeAiSdk(doc)) return "ai-sdk";
-      if (looksLikePiMessages(doc)) return "pi-messages";
-      if (isMessageArray(doc))
-        return (looksAnthropic(doc) || looksCline(doc)) && !looksOpenAI(doc) ? "anthropic" : "openai";
-      if (isRecord(doc) && isMessageArray(doc.messages)) {
-        if (doc.system !== undefined || (looksAnthropic(doc.messages) && !looksOpenAI(doc.messages)))
-          return "anthropic";
-        return "openai";
-      }
+      for (const d of DETECTION.document) if (d.test(doc, fileName)) return d.name;
       if (isRecord(doc)) {
         const k = jsonlKind(doc);
         if (k) return k;
@@ -186,17 +74,10 @@ export interface ImportOptions extends ToolIdOptions {
 /** Imports a session from its text. */
 export function importText(text: string, fileName: string, options: ImportOptions = {}): ImportResult {
   const format = options.format ?? detectFormat(text, fileName);
-  if (!(FORMAT_NAMES as readonly string[]).includes(format)) {
-    throw new FormatError(
-      `unknown format ${JSON.stringify(format)} (expected one of ${FORMAT_NAMES.join(", ")})`,
-    );
-  }
+  const entry = formatEntry(format); // a FormatError for an unknown name
   let result: ImportResult;
   try {
-    result =
-      format === "journal"
-        ? importJournal(text, fileName, options) // its entries are validated line by line
-        : convert(format, text, fileName, options);
+    result = entry.importer(text, fileName, options);
   } catch (e) {
     // A forced format the file cannot be read as: say what it looks like.
     const other =
@@ -221,14 +102,7 @@ export function importText(text: string, fileName: string, options: ImportOption
 function refuseWrongFormat(result: ImportResult, text: string, fileName: string, format: FormatName): void {
   const { imported, total, skipped } = result.report;
   if (imported > 0 || total === 0) return;
-  const [one, many] =
-    format === "openhands"
-      ? ["event", "events"]
-      : format === "responses"
-        ? ["item", "items"]
-        : reportUnit(result.report) === "message"
-          ? ["message", "messages"]
-          : ["line", "lines"];
+  const [one, many] = unitNames(result.report);
   const other = otherFormat(text, fileName, format);
   const first = skipped[0];
   const why =
@@ -264,40 +138,6 @@ function wrongFormatHint(detected: FormatName): string {
   return `it looks like ${/^[aeiou]/.test(detected) ? "an" : "a"} ${detected} session (give --format ${detected}, or leave the format to be detected)`;
 }
 
-function convert(
-  format: Exclude<FormatName, "journal">,
-  text: string,
-  fileName: string,
-  options: ToolIdOptions,
-): ImportResult {
-  switch (format) {
-    case "claude-code":
-      return importClaudeCode(text, fileName, options);
-    case "codex":
-      return importCodex(text, fileName, options);
-    case "pi":
-      return importPi(text, fileName, options);
-    case "openai":
-      return importOpenAI(text, fileName, options);
-    case "anthropic":
-      return importAnthropic(text, fileName, options);
-    case "gemini-cli":
-      return importGeminiCli(text, fileName, options);
-    case "opencode":
-      return importOpencode(text, fileName, options);
-    case "openhands":
-      return importOpenHands(text, fileName, options);
-    case "langchain":
-      return importLangChain(text, fileName, options);
-    case "responses":
-      return importResponses(text, fileName, options);
-    case "ai-sdk":
-      return importAiSdk(text, fileName, options);
-    case "pi-messages":
-      return importPiMessages(text, fileName, options);
-  }
-}
-
 /** Reads a session file and imports it (format detected unless given). */
 export async function importFile(path: string, options: ImportOptions = {}): Promise<ImportResult> {
   const bytes = await readSessionFile(path);
@@ -312,9 +152,11 @@ export function importBytes(bytes: Uint8Array, fileName: string, options: Import
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
   // A journal is read from its bytes, as the journal layer reads it: a line of invalid UTF-8 is a
   // broken line there, not a line of replacement characters.
-  if ((options.format ?? detectFormat(text, fileName)) === "journal") {
-    const result = importJournal(bytes, fileName, options);
-    if (options.format !== undefined) refuseWrongFormat(result, text, fileName, "journal");
+  const format = options.format ?? detectFormat(text, fileName);
+  const fromBytes = formatEntry(format).importBytes;
+  if (fromBytes !== undefined) {
+    const result = fromBytes(bytes, fileName, options);
+    if (options.format !== undefined) refuseWrongFormat(result, text, fileName, format);
     return result;
   }
   return importText(text, fileName, options);

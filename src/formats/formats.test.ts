@@ -7,13 +7,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { activePath, liveContext } from "../journal/tree.js";
 import type { Message } from "../model/index.js";
-import { ABANDONED_RESULT_TEXT, closeAbandonedCalls } from "./abandoned.js";
+import { ABANDONED_RESULT_TEXT, closeAbandonedCalls } from "./common/abandoned.js";
 import { isCheckpoint as isCheckpointMessage } from "../contract/classify.js";
-import { checkProviderShape } from "./check-shape.js";
+import { checkProviderShape } from "./export/check-shape.js";
 import { detectFormat, importFile, importText } from "./detect.js";
-import { toAnthropicRequest } from "./export-anthropic.js";
-import { toOpenAIRequest } from "./export-openai.js";
-import { FormatError } from "./types.js";
+import { toAnthropicRequest } from "./export/anthropic.js";
+import { toOpenAIRequest } from "./export/openai.js";
+import { FormatError } from "./common/types.js";
+import { FORMAT_NAMES } from "./registry.js";
 
 const jsonl = (...objs: unknown[]) => objs.map((o) => JSON.stringify(o)).join("\n") + "\n";
 const call = (id: string): Message => ({
@@ -454,9 +455,7 @@ test("detection errors list the formats tried; a missing file gets a one-line er
     () => detectFormat("hello world\n", "notes.txt"),
     (e: unknown) =>
       e instanceof FormatError &&
-      /notes\.txt: not a known session format \(tried: journal, claude-code, codex, pi, openai, anthropic, gemini-cli, opencode, openhands, langchain, responses, ai-sdk, pi-messages\)/.test(
-        e.message,
-      ),
+      e.message === `notes.txt: not a known session format (tried: ${FORMAT_NAMES.join(", ")})`,
   );
   await assert.rejects(
     importFile("/nonexistent/dir/s.jsonl"),
@@ -514,7 +513,7 @@ test("importing an Anthropic body splits a checkpoint merged behind other user t
 });
 
 test("Codex: a shell output that exited non-zero becomes an error result", async () => {
-  const { codexExitCode } = await import("./codex.js");
+  const { codexExitCode } = await import("./import/codex.js");
   assert.equal(codexExitCode('{"output":"boom\\n","metadata":{"exit_code":2,"duration_seconds":0.1}}'), 2);
   assert.equal(codexExitCode('{"output":"fine","metadata":{"exit_code":0}}'), 0);
   assert.equal(codexExitCode("Exit code: 127\nWall time: 0.1 seconds\nOutput:\nnot found"), 127);

@@ -8,8 +8,8 @@
  * with that format does (it names the format the file looks like).
  */
 import { readSessionFile } from "./read-file.js";
-import type { ToolIdOptions } from "./tool-ids.js";
-import type { ImportResult } from "./types.js";
+import type { ToolIdOptions } from "../model/tool-ids.js";
+import type { ImportResult } from "./common/types.js";
 
 export type AgentFormat = "claude-code" | "codex" | "pi";
 
@@ -18,11 +18,11 @@ type Importer = (text: string, fileName: string, options: ToolIdOptions) => Impo
 async function importerOf(format: AgentFormat): Promise<Importer> {
   switch (format) {
     case "claude-code":
-      return (await import("./claude-code.js")).importClaudeCode;
+      return (await import("./import/claude-code.js")).importClaudeCode;
     case "codex":
-      return (await import("./codex.js")).importCodex;
+      return (await import("./import/codex.js")).importCodex;
     case "pi":
-      return (await import("./pi.js")).importPi;
+      return (await import("./import/pi.js")).importPi;
   }
 }
 

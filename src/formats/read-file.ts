@@ -6,7 +6,7 @@
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import { notRegularFile } from "../model/files.js";
-import { FormatError } from "./types.js";
+import { FormatError } from "./common/types.js";
 
 /** The bytes of the session file `path`. */
 export async function readSessionFile(path: string): Promise<Buffer> {

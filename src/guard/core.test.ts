@@ -6,7 +6,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { CODEX_SUMMARY_PREFIX } from "../formats/codex.js";
+import { CODEX_SUMMARY_PREFIX } from "../formats/import/codex.js";
 import { validateSurvivalContract } from "../contract/validate.js";
 import { createGuardCore } from "./core.js";
 import { readWire } from "./wires.js";

@@ -15,7 +15,7 @@ import { corpusDir, corpusSuite } from "../../test/support.js";
 import { importFile } from "../formats/detect.js";
 import { liveContext } from "../journal/tree.js";
 import { readJournal } from "../journal/read.js";
-import { toAnthropicRequest } from "../formats/export-anthropic.js";
+import { toAnthropicRequest } from "../formats/export/anthropic.js";
 import { validateSurvivalContract } from "../contract/validate.js";
 import { protectedRound } from "../contract/rounds.js";
 import { auditEntries } from "../route/audit.js";

@@ -10,7 +10,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { CODEX_SUMMARY_PREFIX } from "../formats/codex.js";
+import { CODEX_SUMMARY_PREFIX } from "../formats/import/codex.js";
 import { createGuardCore } from "./core.js";
 import { extendHistory, fastExtension, fastInfoOf, type FastInfo } from "./extend.js";
 import { parseBody, readWire, readWork } from "./wires.js";

@@ -11,8 +11,8 @@ import type { Message } from "../model/types.js";
 import { isCheckpoint } from "../contract/classify.js";
 import { protectedRound } from "../contract/rounds.js";
 import { boundResultContent, resultOverBound } from "../contract/bounds.js";
-import { fromAnthropicContent } from "../formats/convert.js";
-import { outputText } from "../formats/responses.js";
+import { fromAnthropicContent } from "../formats/common/convert.js";
+import { outputText } from "../formats/import/responses.js";
 import type { GuardWire } from "./types.js";
 import { rawKey, messagesOf, type HistoryItem, type WireHistory } from "./history.js";
 

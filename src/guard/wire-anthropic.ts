@@ -5,8 +5,8 @@
  * the importer does), each part remembering its block range.
  */
 import type { Message } from "../model/types.js";
-import { fromAnthropicContent } from "../formats/convert.js";
-import { splitAtMarkers } from "../formats/messages-json.js";
+import { fromAnthropicContent } from "../formats/common/convert.js";
+import { splitAtMarkers } from "../formats/import/messages-json.js";
 import { makeItem, type HistoryItem, type Part, type WireHistory } from "./history.js";
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>

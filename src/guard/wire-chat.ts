@@ -6,7 +6,7 @@
  * added: no synthetic result closes a call, so every block has its raw origin.
  */
 import type { Block, Message } from "../model/types.js";
-import { chatToolCalls } from "../formats/messages-json.js";
+import { chatToolCalls } from "../formats/import/messages-json.js";
 import { makeItem, type HistoryItem, type Part, type WireHistory } from "./history.js";
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>

@@ -17,7 +17,7 @@ import {
   parseJournalEntry,
   parseJsonLimited,
 } from "../model/index.js";
-import { SourceLines, uniqueToolIds } from "../formats/tool-ids.js";
+import { SourceLines, uniqueToolIds } from "../model/tool-ids.js";
 import { CompactSafeError } from "../model/errors.js";
 
 export interface JournalProblem {
@@ -167,7 +167,7 @@ class JournalCollector {
    * Reports repeated tool ids on a path (a call id used twice, a call
    * answered twice), with the entry's line. The journal is the user's
    * history: it is never rewritten, so nothing is renamed here (an import
-   * renames them; see formats/tool-ids.ts).
+   * renames them; see formats/common/tool-ids.ts).
    */
   private checkToolIds(): void {
     const lines = new SourceLines();

@@ -37,3 +37,11 @@ export class CompactSafeError extends Error {
     this.code = code;
   }
 }
+
+/** A file no importer reads, or a broken document; names the file and line. */
+export class FormatError extends CompactSafeError {
+  constructor(message: string) {
+    super("unknown_format", message);
+    this.name = "FormatError";
+  }
+}

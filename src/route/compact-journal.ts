@@ -33,7 +33,7 @@ import { defaultTarget, shouldCompact, type CompactDecision } from "../engine/pr
 import { fastEstimator } from "../engine/tokens.js";
 import type { LiveState } from "../engine/live-state.js";
 import type { BackgroundHandle } from "../summarizers/types.js";
-import { providerRequestTokens } from "../formats/request-size.js";
+import { providerRequestTokens } from "../formats/export/request-size.js";
 import { CONSTANTS } from "../model/constants.js";
 
 /** The model's context window assumed when none is given (tokens). */

@@ -7,7 +7,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cliPath } from "../support.js";
-import { shellQuote } from "../../src/formats/write-back.js";
+import { shellQuote } from "../../src/formats/write-back/writers.js";
 
 export interface TeeHook {
   /** The command to register with the agent. */

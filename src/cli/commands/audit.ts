@@ -6,7 +6,7 @@
  */
 import type { Command } from "commander";
 import { auditEntries, type CompactionAudit, type SessionAudit } from "../../route/index.js";
-import { FORMAT_NAMES } from "../../formats/types.js";
+import { FORMAT_NAMES } from "../../formats/registry.js";
 import { EXIT } from "../errors.js";
 import { loadSession, parseFormat } from "../io.js";
 import { out, printJson, style } from "../output.js";

@@ -9,15 +9,15 @@ import { Option } from "commander";
 import { readFile, stat } from "node:fs/promises";
 import type { Stats } from "node:fs";
 import type { CoverageReceipt } from "../../model/index.js";
-import { forkFormats, forkWriterFor, type ForkWriter } from "../../formats/write-back.js";
+import { FORMAT_NAMES, forkFormats, forkWriterFor, type ForkWriter } from "../../formats/registry.js";
 import { readBackgroundFile } from "../../workspace/index.js";
 import { DEFAULT_LADDER_BUDGET_MS, type CompactSuccess } from "../../engine/compact.js";
 import { formatReceipt } from "../../engine/replacement.js";
 import type { BackgroundHandle, Summarizer } from "../../summarizers/types.js";
 import { extractiveSummarizer } from "../../summarizers/extractive/index.js";
 import { percent, positiveInt, timeoutSeconds } from "../options.js";
-import { FORMAT_NAMES, type ImportReport } from "../../formats/types.js";
-import { TRUNCATED_LAST_LINE } from "../../formats/lines.js";
+import type { ImportReport } from "../../formats/common/types.js";
+import { TRUNCATED_LAST_LINE } from "../../formats/common/lines.js";
 import {
   compactEntries,
   compactJournal,

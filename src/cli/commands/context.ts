@@ -11,7 +11,7 @@ import { readAnchors } from "../../workspace/index.js";
 import { allText, checkpointMarkerOf, isCheckpoint, isPlainUser } from "../../contract/index.js";
 import { measurePressure } from "../../engine/pressure.js";
 import { formatReceipt } from "../../engine/replacement.js";
-import { FORMAT_NAMES } from "../../formats/types.js";
+import { FORMAT_NAMES } from "../../formats/registry.js";
 import { tokenBars } from "../../report/model.js";
 import { loadSession, parseFormat, type Session } from "../io.js";
 import { num, out, printJson, style, table } from "../output.js";

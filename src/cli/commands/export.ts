@@ -1,64 +1,32 @@
-/** `compact-safe export FILE --to anthropic|openai|responses|journal`: the live context as a provider request body. */
+/** `compact-safe export FILE --to TARGET` (a format with an exporter): the live context as a request body or a journal. */
 import type { Command } from "commander";
 import { Option } from "commander";
-import type { HeaderEntry, JournalEntry, Message, MessageEntry } from "../../model/index.js";
-import { kindForMessage } from "../../model/index.js";
-import { headerEntry, newEntryId, nowIso } from "../../journal/index.js";
-import { toAnthropicRequest } from "../../formats/export-anthropic.js";
-import { toOpenAIRequest } from "../../formats/export-openai.js";
-import { toResponsesRequest } from "../../formats/responses.js";
-import { toJournalLines } from "../../formats/export-journal.js";
-import { FORMAT_NAMES } from "../../formats/types.js";
+import {
+  EXPORT_TARGETS,
+  FORMAT_NAMES,
+  exportLive,
+  formatEntry,
+  type FormatName,
+} from "../../formats/registry.js";
 import { usageError } from "../errors.js";
-
-/** What `export --to` writes. */
-export const EXPORT_TARGETS = ["anthropic", "openai", "responses", "journal"] as const;
-import { sessionWarnings, loadSession, parseFormat, sessionLive, type Session } from "../io.js";
+import { sessionWarnings, loadSession, parseFormat, sessionLive } from "../io.js";
 import { err, style } from "../output.js";
 import { inputFiles } from "../stdin.js";
 import { writeOut } from "../write-out.js";
-import { CONSTANTS } from "../../model/constants.js";
+
+/** What `export --to` writes: the formats of the table that have an exporter. */
+export { EXPORT_TARGETS };
 
 interface ExportOptions {
-  to: "anthropic" | "openai" | "responses" | "journal";
+  to: FormatName;
   out?: string;
   format?: string;
   force?: boolean;
 }
 
-/** The live context as a new linear journal: a header, then one entry per message. */
-export function liveJournal(session: Session, live: readonly Message[]): JournalEntry[] {
-  const old = session.entries[0];
-  const created = nowIso();
-  const header: HeaderEntry =
-    old?.kind === "header"
-      ? {
-          ...old,
-          id: newEntryId(),
-          created_at: created,
-          payload: { ...old.payload, exported_from: session.file, created_at: created },
-        }
-      : headerEntry({
-          session_id: newEntryId(),
-          created_at: created,
-          schema_version: CONSTANTS.schemaVersion,
-          source_format: session.format,
-          exported_from: session.file,
-        });
-  const entries: JournalEntry[] = [header];
-  let parent = header.id;
-  for (const m of live) {
-    const e: MessageEntry = {
-      id: newEntryId(),
-      parent_id: parent,
-      kind: kindForMessage(m),
-      created_at: created,
-      payload: m,
-    };
-    entries.push(e);
-    parent = e.id;
-  }
-  return entries;
+/** `--to NAME: what it writes`, for every target, from the format table. */
+function targetsHelp(): string {
+  return EXPORT_TARGETS.map((t) => `--to ${t}: ${formatEntry(t).export!.help}`).join("; ");
 }
 
 export function register(program: Command): void {
@@ -69,9 +37,7 @@ export function register(program: Command): void {
       "Print (or write) the live context of FILE, a journal or any importable session: with no " +
         "compaction on its active path, the whole path; with one, the projection (the replacement of " +
         "the latest compaction, then what came after it). " +
-        "--to anthropic: an Anthropic Messages body { system, messages }; --to openai: an OpenAI Chat " +
-        "Completions body { messages }; --to responses: an OpenAI Responses body { input } (items read " +
-        "from Responses items come back as they were); --to journal: the live context as a new linear journal (JSONL). " +
+        `${targetsHelp()}. ` +
         "FILE - reads standard input. --out writes a file instead of standard output (--out -: standard " +
         "output): an existing one (a file or a symbolic link) is refused unless --force, and never FILE itself.\n\n" +
         "Exit codes: 0 ok; 2 usage or input error.",
@@ -89,11 +55,7 @@ export function register(program: Command): void {
       for (const w of sessionWarnings(session))
         err(style.yellow(`compact-safe: warning: ${w}`, process.stderr));
       const live = sessionLive(session);
-      let text: string;
-      if (o.to === "anthropic") text = `${JSON.stringify(toAnthropicRequest(live), null, 2)}\n`;
-      else if (o.to === "openai") text = `${JSON.stringify(toOpenAIRequest(live), null, 2)}\n`;
-      else if (o.to === "responses") text = `${JSON.stringify(toResponsesRequest(live), null, 2)}\n`;
-      else text = toJournalLines(liveJournal(session, live));
+      const text = exportLive(o.to, live, session);
       await writeOut(o.out ?? "-", text, { force: o.force === true, inputs: inputFiles(file) });
     });
 }

@@ -1,12 +1,12 @@
 /** `compact-safe import FILE --out JOURNAL`: a session file of any known format becomes a new journal. */
 import type { Command } from "commander";
-import type { ImportReport } from "../../formats/types.js";
-import { FORMAT_NAMES } from "../../formats/types.js";
+import type { ImportReport } from "../../formats/common/types.js";
+import { FORMATS, FORMAT_NAMES, formatsHelp } from "../../formats/registry.js";
 import { importWarnings, parseFormat, requireFile, splitHeader, unitOf } from "../io.js";
 import { importInput, inputFiles, inputName } from "../stdin.js";
 import { toStdout, writeNewJournal } from "../write-out.js";
 import { usageError } from "../errors.js";
-import { placeOf } from "../../formats/tool-ids.js";
+import { placeOf } from "../../model/tool-ids.js";
 import { err, num, out, printJson, progress, PROGRESS_MIN_BYTES, style, table } from "../output.js";
 
 interface ImportOptions {
@@ -59,18 +59,25 @@ export function reportLines(report: ImportReport, journal: string | null): strin
   return lines;
 }
 
+/** Who writes each format, for the help's first sentence ("Claude Code, Codex CLI, …, or a compact-safe journal"). */
+function formatTitles(): string {
+  const titles = FORMATS.filter((f) => f.name !== "journal").map((f) => f.title);
+  return `${titles.join(", ")}, or ${FORMATS.find((f) => f.name === "journal")!.title}`;
+}
+
 export function register(program: Command): void {
   program
     .command("import")
     .summary("import a session file into a new journal")
     .description(
-      "Import a session file (Claude Code, Codex CLI, pi, OpenAI or Anthropic messages, an OpenHands trajectory, a LangChain message dump, or a journal) " +
+      `Import a session file (${formatTitles()}; the formats are listed below, detected from the content) ` +
         "into a new compact-safe journal, and print the per-line report: counts per kind, and every " +
         "skipped line with its line number and reason. The source file is never modified. " +
         "FILE - reads standard input; --out - writes the journal to standard output. An existing --out " +
         "(a file or a symbolic link) is refused unless --force, and --out is never FILE itself.\n\n" +
         "Exit codes: 0 ok; 2 usage or input error (missing file, unknown format, journal exists).",
     )
+    .addHelpText("after", `\nFormats (--format F forces one):\n${formatsHelp()}`)
     .argument("<file>", "the session file, or - for standard input")
     .option("--format <format>", `force a format (${FORMAT_NAMES.join(", ")}); default: detected`)
     .requiredOption(

@@ -8,7 +8,7 @@ import type { Command } from "commander";
 import { basename } from "node:path";
 import { renderReportHtml, reportEntries } from "../../report/index.js";
 import { DEFAULT_WINDOW } from "../../route/index.js";
-import { FORMAT_NAMES } from "../../formats/types.js";
+import { FORMAT_NAMES } from "../../formats/registry.js";
 import { positiveInt } from "../options.js";
 import { usageError } from "../errors.js";
 import { sessionWarnings, loadSession, parseFormat, requireFile } from "../io.js";

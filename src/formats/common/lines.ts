@@ -1,0 +1,140 @@
+/**
+ * Splits JSONL text into numbered lines and parses each one, classifying the
+ * usual real-world defects: two objects concatenated on one line, an invalid
+ * escape, a truncated last line.
+ */
+import type { ReportBuilder } from "./report.js";
+import { jsonDepthError } from "../../model/depth.js";
+
+export interface RawLine {
+  /** 1-based line number. */
+  line: number;
+  text: string;
+  /** True for the last line when the file does not end with a newline. */
+  last_unterminated: boolean;
+}
+
+/** The lines of a JSONL text. The empty string after a final newline is not a line. */
+export function splitLines(text: string): RawLine[] {
+  const parts = text.split("\n");
+  const endsWithNewline = text.endsWith("\n");
+  if (endsWithNewline) parts.pop();
+  return parts.map((p, i) => ({
+    line: i + 1,
+    text: p.endsWith("\r") ? p.slice(0, -1) : p,
+    last_unterminated: !endsWithNewline && i === parts.length - 1,
+  }));
+}
+
+export type ParsedLine = { ok: true; value: unknown } | { ok: false; reason: string };
+
+/** End index (exclusive) of the first top-level JSON object/array in `s`, or -1. String-aware. */
+function endOfFirstValue(s: string): number {
+  let depth = 0;
+  let inString = false;
+  let started = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === "{" || c === "[") {
+      depth++;
+      started = true;
+    } else if (c === "}" || c === "]") {
+      depth--;
+      if (started && depth === 0) return i + 1;
+    }
+  }
+  return -1;
+}
+
+/** Parses one JSONL line; on failure the reason says what is wrong (one line). */
+export function parseLine(raw: RawLine): ParsedLine {
+  // Checked before parsing, so that no recursive walk ever sees a hostile value.
+  const deep = jsonDepthError(raw.text);
+  if (deep)
+    return {
+      ok: false,
+      reason: `JSON nested deeper than ${deep.limit} levels (the limit), at column ${deep.column}`,
+    };
+  try {
+    return { ok: true, value: JSON.parse(raw.text) };
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    const end = endOfFirstValue(raw.text);
+    if (end > 0 && end < raw.text.length && raw.text.slice(end).trim().length > 0) {
+      let firstOk = false;
+      try {
+        JSON.parse(raw.text.slice(0, end));
+        firstOk = true;
+      } catch {
+        /* the first value is itself broken */
+      }
+      if (firstOk) {
+        return {
+          ok: false,
+          reason: `two JSON values concatenated on one line (a second value starts at column ${end + 1})`,
+        };
+      }
+    }
+    if (/escape/i.test(msg)) return { ok: false, reason: `invalid JSON escape (${msg})` };
+    if (raw.last_unterminated && (end < 0 || /end of JSON|Unterminated/i.test(msg))) {
+      return { ok: false, reason: `${TRUNCATED_LAST_LINE} (${raw.text.length} chars, no closing brace)` };
+    }
+    return { ok: false, reason: `invalid JSON (${msg})` };
+  }
+}
+
+/** How a skipped line's reason starts when the file ends inside it: the agent was still writing it, or crashed. */
+export const TRUNCATED_LAST_LINE = "truncated last line";
+
+/**
+ * The JSON objects of a JSONL text, in order, for a writer that carries
+ * fields over from an original session: blank, broken and non-object lines
+ * carry nothing and are passed over (the importer is what reports them).
+ */
+export function* recordsOf(text: string): Generator<Record<string, unknown>> {
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    let o: unknown;
+    try {
+      o = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (isRecord(o)) yield o;
+  }
+}
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+/**
+ * The JSON-object lines of a JSONL text, in order. Blank lines and lines that
+ * are not one JSON object are reported on `rb` (with their line number and
+ * reason) and skipped: every importer accounts for them the same way.
+ */
+export function* objectLines(
+  text: string,
+  rb: ReportBuilder,
+): Generator<{ raw: RawLine; o: Record<string, unknown> }> {
+  for (const raw of splitLines(text)) {
+    if (raw.text.trim() === "") {
+      rb.line("blank");
+      rb.skip(raw.line, "blank line", true);
+      continue;
+    }
+    const parsed = parseLine(raw);
+    if (!parsed.ok || !isRecord(parsed.value)) {
+      rb.line("unparsable");
+      rb.skip(raw.line, parsed.ok ? "not a JSON object" : parsed.reason, false);
+      continue;
+    }
+    yield { raw, o: parsed.value };
+  }
+}

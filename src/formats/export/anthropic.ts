@@ -1,0 +1,26 @@
+/** Canonical messages as an Anthropic Messages request body. See `prepare.ts` for the repair rules. */
+import type { Message } from "../../model/index.js";
+import { blockToAnthropic } from "../common/convert.js";
+import { prepareForProvider } from "./prepare.js";
+import { parseMessages } from "../../model/schema.js";
+
+export interface AnthropicRequestBody {
+  system?: string | Record<string, unknown>[];
+  messages: { role: "user" | "assistant"; content: Record<string, unknown>[] }[];
+}
+
+/** Validates `messages` first (`parseMessages`), then converts them. */
+export function toAnthropicRequest(messages: readonly Message[]): AnthropicRequestBody {
+  parseMessages(messages, "messages"); // a malformed or over-deep message: a ModelError naming its path
+  const prepared = prepareForProvider(messages, "anthropic");
+  const body: AnthropicRequestBody = {
+    messages: prepared.messages.map((m) => ({
+      role: m.role === "user" ? "user" : "assistant",
+      content: m.content.map(blockToAnthropic),
+    })),
+  };
+  const systemBlocks = prepared.system.flatMap((m) => m.content);
+  // Always blocks: joining system texts would make one text the contract cannot find in the history.
+  if (systemBlocks.length > 0) body.system = systemBlocks.map(blockToAnthropic);
+  return body;
+}

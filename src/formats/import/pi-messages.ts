@@ -1,0 +1,69 @@
+/**
+ * The `pi-messages` format: a JSON array of pi's agent messages (what the
+ * `compact-safe/pi` adapter converts: pi-ai's `user` / `assistant` /
+ * `toolResult` messages and pi-coding-agent's `bashExecution`, `custom`,
+ * `branchSummary`, `compactionSummary`), or `{ messages: [...] }` of the same.
+ * Each message is read as a pi session's `message` entry is (formats/import/pi.ts),
+ * so as pi sends it to the model; for the report each message is one
+ * "message" (numbered from 1).
+ */
+import type { Message } from "../../model/index.js";
+import { isRecord } from "../common/lines.js";
+import { convertMessage } from "./pi.js";
+import { ReportBuilder } from "../common/report.js";
+import { linearImport, parseJsonDocument } from "../common/source-tree.js";
+import { SourceLines, type ToolIdOptions } from "../../model/tool-ids.js";
+import { FormatError, type ImportResult } from "../common/types.js";
+
+/** Roles only pi's agent messages have. */
+const PI_ROLES = new Set(["toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary"]);
+/** Content part types only pi writes. */
+const PI_PARTS = new Set(["toolCall"]);
+
+function messagesOf(doc: unknown): unknown[] | undefined {
+  if (Array.isArray(doc)) return doc;
+  if (isRecord(doc) && Array.isArray(doc.messages)) return doc.messages;
+  return undefined;
+}
+
+/** True for a list of pi agent messages: every item has a role, one of them a pi-only role or part. */
+export function looksLikePiMessages(doc: unknown): boolean {
+  const list = messagesOf(doc);
+  if (!list || list.length === 0) return false;
+  if (!list.every((m) => isRecord(m) && typeof m.role === "string")) return false;
+  return list.some(
+    (m) =>
+      isRecord(m) &&
+      (PI_ROLES.has(String(m.role)) ||
+        (Array.isArray(m.content) &&
+          m.content.some((p) => isRecord(p) && typeof p.type === "string" && PI_PARTS.has(p.type)))),
+  );
+}
+
+export function importPiMessages(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
+  const doc = parseJsonDocument(text, file);
+  const list = messagesOf(doc);
+  if (!list)
+    throw new FormatError(`${file}: expected a JSON array of pi agent messages, or { "messages": [...] }`);
+  const rb = new ReportBuilder("pi-messages", file);
+  const lines = new SourceLines("message");
+  const out: { line: number; message: Message }[] = [];
+  list.forEach((m, i) => {
+    const line = i + 1;
+    if (!isRecord(m) || typeof m.role !== "string") {
+      rb.line("invalid");
+      rb.skip(line, 'looks like a pi agent message but it has no string "role"', false);
+      return;
+    }
+    rb.line(m.role);
+    const r = convertMessage(m, {});
+    if ("skip" in r) {
+      rb.skip(line, r.skip, r.byDesign);
+      return;
+    }
+    if (r.meta !== undefined && Object.keys(r.meta).length === 0) delete r.meta;
+    rb.imported();
+    out.push({ line, message: r });
+  });
+  return linearImport(rb, out, "pi-messages", {}, lines, options);
+}

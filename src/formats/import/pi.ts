@@ -1,0 +1,425 @@
+/**
+ * pi session JSONL (pi-mono coding-agent, and pi-derived agents such as GJC).
+ *
+ * Two layouts: the linear v1 files (no entry ids: entry ids become `L<line>`,
+ * each entry's parent is the previous imported entry) and the tree files
+ * (`id` / `parentId`, kept as they are; a child of a skipped entry such as a
+ * `model_change` hangs off the nearest imported ancestor).
+ *
+ * - `message` entries: `user`, `assistant` (`toolCall` → `tool_use` with its
+ *   `thoughtSignature`, `thinking` with its `thinkingSignature` when non-empty,
+ *   a `redacted` one → `redacted_thinking`; an `aborted` turn becomes
+ *   `assistant_interrupted`), `toolResult` (→ `tool_result`, text parts joined,
+ *   images in `content_blocks`), `bashExecution` (a user-run `!` command: a user
+ *   text message with exactly the text pi sends the model, via pi's own
+ *   `bashExecutionToText` layout; `excludeFromContext` ones are skipped).
+ * - `compaction` → a `compaction` entry whose replacement is pi's checkpoint
+ *   (pi's compaction-summary framing) followed by the kept messages, from
+ *   `firstKeptEntryId` (tree) or `firstKeptEntryIndex` (v1: index into the
+ *   parsed entries, the session line being 0) up to the compaction, through
+ *   any earlier compaction on the way (as pi 0.73.1 builds its context).
+ * - `branch_summary` → a `branch_summary` entry; `custom_message` (sent to the
+ *   model as a user message by pi) → a user message.
+ * - `model_change`, `thinking_level_change`, `custom`, `label`, `session_info`
+ *   are accounted as skipped by design.
+ */
+import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../../model/index.js";
+import { isMessageKind, kindForMessage } from "../../model/index.js";
+import { branchSummaryMessage } from "../../journal/tree.js";
+import { importedCompactionEntry } from "../common/imported-compaction.js";
+import { isRecord, objectLines } from "../common/lines.js";
+import {
+  attachToPrevious,
+  completeHeader,
+  finishImport,
+  nearestImported,
+  ReadOnce,
+  startHeader,
+} from "../common/source-tree.js";
+import { ReportBuilder } from "../common/report.js";
+import { SourceLines, type ToolIdOptions } from "../../model/tool-ids.js";
+import type { ImportResult } from "../common/types.js";
+
+/** pi's framing of a compaction summary (coding-agent `messages.ts`). */
+export const PI_COMPACTION_PREFIX =
+  "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+export const PI_COMPACTION_SUFFIX = "\n</summary>";
+export const PI_BRANCH_SUMMARY_PREFIX =
+  "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
+export const PI_BRANCH_SUMMARY_SUFFIX = "</summary>";
+
+const BY_DESIGN: Record<string, string> = {
+  model_change: "model change (recorded in the following messages' meta)",
+  thinking_level_change: "thinking-level change (agent setting, not sent to the model)",
+  custom: "custom extension state (not sent to the model)",
+  label: "label (UI bookmark)",
+  session_info: "session info (UI metadata)",
+};
+
+function piBlocks(content: unknown): Block[] {
+  if (typeof content === "string") return [{ type: "text", text: content }];
+  if (!Array.isArray(content)) return [];
+  const out: Block[] = [];
+  for (const c of content) {
+    if (!isRecord(c)) continue;
+    switch (c.type) {
+      case "text":
+        out.push({ type: "text", text: String(c.text ?? "") });
+        break;
+      case "image":
+        out.push({
+          type: "image_url",
+          image_url: { url: `data:${String(c.mimeType ?? "image/png")};base64,${String(c.data ?? "")}` },
+        });
+        break;
+      case "thinking": {
+        // Redacted thinking (pi-ai keeps Anthropic's opaque payload in the signature) is Anthropic's block.
+        if (c.redacted === true && typeof c.thinkingSignature === "string") {
+          out.push({ type: "redacted_thinking", data: c.thinkingSignature });
+          break;
+        }
+        const b: Block = { type: "thinking", thinking: String(c.thinking ?? "") };
+        if (typeof c.thinkingSignature === "string" && c.thinkingSignature.length > 0)
+          (b as { signature?: string }).signature = c.thinkingSignature;
+        out.push(b);
+        break;
+      }
+      case "toolCall":
+        out.push({
+          type: "tool_use",
+          id: String(c.id ?? ""),
+          name: String(c.name ?? ""),
+          input: c.arguments ?? {},
+          ...(typeof c.thoughtSignature === "string" ? { thought_signature: c.thoughtSignature } : {}),
+        });
+        break;
+      default:
+        out.push({ ...c } as Block);
+    }
+  }
+  return out;
+}
+
+/** pi's text for a user-run shell command (what its `convertToLlm` sends). */
+export function bashExecutionText(m: Record<string, unknown>): string {
+  let text = `Ran \`${String(m.command ?? "")}\`\n`;
+  const output = typeof m.output === "string" ? m.output : "";
+  text += output ? `\`\`\`\n${output}\n\`\`\`` : "(no output)";
+  if (m.cancelled === true) text += "\n\n(command cancelled)";
+  else if (typeof m.exitCode === "number" && m.exitCode !== 0)
+    text += `\n\nCommand exited with code ${m.exitCode}`;
+  if (m.truncated === true && typeof m.fullOutputPath === "string")
+    text += `\n\n[Output truncated. Full output: ${m.fullOutputPath}]`;
+  return text;
+}
+
+function piUsage(u: unknown): Usage | undefined {
+  if (!isRecord(u)) return undefined;
+  const n = (v: unknown) => (typeof v === "number" ? v : undefined);
+  return {
+    input_tokens: n(u.input),
+    output_tokens: n(u.output),
+    cache_read_input_tokens: n(u.cacheRead),
+    cache_creation_input_tokens: n(u.cacheWrite),
+    scope: "parent",
+  };
+}
+
+/** One pi message as a canonical message, or a skip reason. */
+export function convertMessage(
+  m: Record<string, unknown>,
+  meta: Record<string, unknown>,
+): Message | { skip: string; byDesign: boolean } {
+  switch (m.role) {
+    case "user":
+      return { role: "user", content: piBlocks(m.content), meta };
+    case "assistant": {
+      const msg: Message = {
+        role: m.stopReason === "aborted" ? "assistant_interrupted" : "assistant",
+        content: piBlocks(m.content),
+        meta,
+      };
+      for (const k of ["model", "provider", "api", "stopReason", "errorMessage", "responseId"])
+        if (m[k] !== undefined)
+          meta[k === "stopReason" ? "stop_reason" : k === "errorMessage" ? "error_message" : k] = m[k];
+      const usage = piUsage(m.usage);
+      if (usage) msg.usage = usage;
+      return msg;
+    }
+    case "toolResult": {
+      const blocks = piBlocks(m.content);
+      const texts = blocks.filter((b) => b.type === "text").map((b) => (b as { text: string }).text);
+      const others = blocks.filter((b) => b.type !== "text");
+      const r: Block = {
+        type: "tool_result",
+        tool_use_id: String(m.toolCallId ?? ""),
+        content: texts.join("\n"),
+      };
+      if (typeof m.isError === "boolean") (r as { is_error?: boolean }).is_error = m.isError;
+      if (others.length > 0) (r as { content_blocks?: Block[] }).content_blocks = others;
+      if (typeof m.toolName === "string") meta.tool_name = m.toolName;
+      return { role: "user", content: [r], meta };
+    }
+    case "bashExecution":
+      if (m.excludeFromContext === true)
+        return { skip: "bashExecution excluded from the model's context (!! command)", byDesign: true };
+      return {
+        role: "user",
+        content: [{ type: "text", text: bashExecutionText(m) }],
+        meta: { ...meta, bash_execution: { command: m.command, exit_code: m.exitCode } },
+      };
+    case "custom":
+      return { role: "user", content: piBlocks(m.content), meta: { ...meta, custom_type: m.customType } };
+    case "branchSummary":
+      return {
+        role: "user",
+        content: [
+          {
+            type: "text",
+            text: PI_BRANCH_SUMMARY_PREFIX + String(m.summary ?? "") + PI_BRANCH_SUMMARY_SUFFIX,
+          },
+        ],
+        meta,
+      };
+    case "compactionSummary":
+      return {
+        role: "user",
+        content: [
+          { type: "text", text: PI_COMPACTION_PREFIX + String(m.summary ?? "") + PI_COMPACTION_SUFFIX },
+        ],
+        meta,
+      };
+    default:
+      return { skip: `message with unknown role ${JSON.stringify(m.role)}`, byDesign: false };
+  }
+}
+
+/** Detection: a record only a pi session writes. */
+export function isPiRecord(o: Record<string, unknown>): boolean {
+  const t = o.type;
+  if (
+    t === "session" ||
+    t === "model_change" ||
+    t === "thinking_level_change" ||
+    t === "custom_message" ||
+    t === "branch_summary"
+  )
+    return true;
+  if (t === "compaction" && typeof o.summary === "string") return true;
+  return t === "message" && isRecord(o.message) && ("parentId" in o || typeof o.timestamp === "string");
+}
+
+/** One pi record about to become an entry: its id, parent, time, meta and where it stands among the records. */
+interface PiRecord {
+  line: number;
+  o: Record<string, unknown>;
+  type: string;
+  treeId: string | undefined;
+  id: string;
+  parent: string;
+  ts: string;
+  meta: Record<string, unknown>;
+  recordIndex: number;
+}
+
+/** The session's records in order, as a journal tree. */
+class PiImport {
+  readonly header: JournalEntry = startHeader("pi");
+  readonly entries: JournalEntry[] = [this.header];
+  readonly byId = new Map<string, JournalEntry>([[this.header.id, this.header]]);
+  readonly parentOf = new Map<string, string | null>();
+  readonly entryFor = new Map<string, string>();
+  /** Parsed records in order (pi's entry index: the session line is 0). */
+  readonly recordIds: (string | undefined)[] = [];
+  lastEntry = this.header.id;
+  model = "unknown";
+  readonly lines = new SourceLines();
+  currentLine = 0;
+  /** The first line of each entry id, with its record as read. */
+  readonly once = new ReadOnce("id", "entry");
+
+  constructor(readonly rb: ReportBuilder) {}
+
+  resolve(id: unknown): string | null {
+    return nearestImported(id, this.entryFor, this.parentOf);
+  }
+
+  add(e: JournalEntry, sourceId: string | undefined): void {
+    this.entries.push(e);
+    this.byId.set(e.id, e);
+    this.lines.entry(e.id, this.currentLine);
+    if (isMessageKind(e.kind)) this.lines.blocks((e.payload as Message).content, this.currentLine);
+    if (sourceId) this.entryFor.set(sourceId, e.id);
+    this.lastEntry = e.id;
+  }
+
+  /** Counts the record, places it in the tree; undefined when it is a repeat (skipped). */
+  place(line: number, o: Record<string, unknown>): PiRecord | undefined {
+    const { rb } = this;
+    const type = String(o.type ?? "?");
+    const role = isRecord(o.message) ? String(o.message.role) : "";
+    rb.line(type === "message" ? `message:${role}` : type);
+    this.currentLine = line;
+    const treeId = typeof o.id === "string" && type !== "session" ? o.id : undefined;
+    // A repeated id (a line written twice) keeps its first parent.
+    if (treeId && !this.parentOf.has(treeId))
+      this.parentOf.set(treeId, typeof o.parentId === "string" ? o.parentId : null);
+    const recordIndex = this.recordIds.length;
+    this.recordIds.push(treeId);
+    if (treeId && !this.once.read(treeId, () => JSON.stringify(o), line, rb)) return undefined;
+    const ts =
+      typeof o.timestamp === "string"
+        ? o.timestamp
+        : String((this.header.payload as { created_at: string }).created_at);
+    const id = treeId ?? `L${line}`;
+    if (!treeId) this.parentOf.set(id, this.lastEntry);
+    this.recordIds[recordIndex] = id;
+    let parent = treeId ? (this.resolve(o.parentId) ?? this.header.id) : this.lastEntry;
+    if (
+      treeId &&
+      typeof o.parentId === "string" &&
+      parent === this.header.id &&
+      this.lastEntry !== this.header.id
+    )
+      // The parent entry is missing (e.g. its line was broken): hang this one off the previous entry.
+      parent = attachToPrevious(rb, line, o.parentId, this.lastEntry);
+    const meta: Record<string, unknown> = { timestamp: ts };
+    if (treeId) meta.source_id = treeId;
+    else meta.source_line = line;
+    return { line, o, type, treeId, id, parent, ts, meta, recordIndex };
+  }
+
+  readLine(line: number, o: Record<string, unknown>): void {
+    const r = this.place(line, o);
+    if (r === undefined) return;
+    const { rb } = this;
+    const { type, treeId, id, parent, ts, meta } = r;
+    if (type === "session") return this.session(r);
+    if (type === "model_change" && (typeof o.modelId === "string" || typeof o.model === "string"))
+      this.model = String(o.modelId ?? o.model);
+    if (BY_DESIGN[type]) return rb.skip(line, BY_DESIGN[type]!, true);
+    if (type === "message" && isRecord(o.message)) {
+      const m = convertMessage(o.message, meta);
+      if ("skip" in m) return rb.skip(line, m.skip, m.byDesign);
+      this.add(
+        { id, parent_id: parent, kind: kindForMessage(m), created_at: ts, payload: m } as MessageEntry,
+        treeId ?? id,
+      );
+    } else if (type === "custom_message") {
+      const m: Message = {
+        role: "user",
+        content: piBlocks(o.content),
+        meta: { ...meta, custom_type: o.customType, display: o.display },
+      };
+      this.add({ id, parent_id: parent, kind: "user", created_at: ts, payload: m }, treeId ?? id);
+    } else if (type === "branch_summary") {
+      const payload = {
+        branch_id: String(o.fromId ?? id),
+        summary: String(o.summary ?? ""),
+        parent_branch_id: null,
+        from_id: o.fromId ?? null,
+      };
+      this.add({ id, parent_id: parent, kind: "branch_summary", created_at: ts, payload }, treeId ?? id);
+    } else if (type === "compaction") this.compaction(r);
+    else return rb.skip(line, `unknown entry type ${JSON.stringify(type)}`, false);
+    rb.imported();
+  }
+
+  /** The `session` line: the header's identity. */
+  session({ o, id }: PiRecord): void {
+    const hp = this.header.payload as Record<string, unknown>;
+    hp.session_id = String(o.id ?? "");
+    hp.created_at = String(o.timestamp ?? "");
+    if (typeof o.cwd === "string") hp.cwd = o.cwd;
+    for (const k of ["version", "provider", "modelId", "thinkingLevel", "branchedFrom", "parentSession"])
+      if (o[k] !== undefined) hp[k] = o[k];
+    if (typeof o.modelId === "string") this.model = o.modelId;
+    this.header.created_at = String(hp.created_at);
+    this.entryFor.set(id, this.header.id);
+    this.rb.imported();
+  }
+
+  /** The message an entry contributes to pi's context. */
+  contribution(e: JournalEntry): Message | undefined {
+    // As the live-context projection renders it, so that a kept branch summary reads the same before
+    // and after the compaction.
+    if (e.kind === "branch_summary") return branchSummaryMessage(e.payload.summary);
+    if (e.kind === "header" || e.kind === "compaction") return undefined;
+    return e.payload as Message;
+  }
+
+  /** The entry a compaction keeps from: by id (v2, v3) or by record index (v1, a skipped record stands for the next). */
+  firstKept(o: Record<string, unknown>, recordIndex: number): string | undefined {
+    if (typeof o.firstKeptEntryId === "string") return this.resolve(o.firstKeptEntryId) ?? undefined;
+    if (typeof o.firstKeptEntryIndex !== "number") return undefined;
+    for (let i = o.firstKeptEntryIndex; i < recordIndex; i++) {
+      const rid = this.recordIds[i];
+      if (rid !== undefined && this.entryFor.has(rid)) return this.entryFor.get(rid);
+    }
+    return undefined;
+  }
+
+  /**
+   * The kept messages: walk the path up from the compaction's parent to the first kept entry. An
+   * earlier compaction on the way is walked through (pi keeps from a first kept entry before it, and
+   * the earlier compaction entry itself contributes nothing). Undefined when it is not on the path.
+   */
+  kept(parent: string, firstKept: string | undefined): Message[] | undefined {
+    const path: JournalEntry[] = [];
+    const seen = new Set<string>();
+    for (
+      let cur: JournalEntry | undefined = this.byId.get(parent);
+      cur && !seen.has(cur.id);
+      cur = cur.parent_id ? this.byId.get(cur.parent_id) : undefined
+    ) {
+      seen.add(cur.id);
+      path.push(cur);
+      if (cur.id === firstKept)
+        return path
+          .reverse()
+          .map((e) => this.contribution(e))
+          .filter((m): m is Message => m !== undefined);
+    }
+    return undefined;
+  }
+
+  /** A `compaction` record: the summary as pi's checkpoint, then the messages it keeps. */
+  compaction({ line, o, treeId, id, parent, ts, recordIndex }: PiRecord): void {
+    const firstKept = this.firstKept(o, recordIndex);
+    const kept = this.kept(parent, firstKept);
+    if (kept === undefined && (o.firstKeptEntryId !== undefined || o.firstKeptEntryIndex !== undefined)) {
+      this.rb.note(
+        `line ${line}: first kept entry ${JSON.stringify(o.firstKeptEntryId ?? o.firstKeptEntryIndex)} not found on the compaction's path; replacement holds only the summary`,
+      );
+    }
+    const summary = String(o.summary ?? "");
+    const checkpoint: Message = {
+      role: "user",
+      content: [{ type: "text", text: PI_COMPACTION_PREFIX + summary + PI_COMPACTION_SUFFIX }],
+      meta: { timestamp: ts, is_compact_summary: true },
+    };
+    const replacement = [checkpoint, ...(kept ?? [])];
+    const entry = importedCompactionEntry({
+      id,
+      parentId: parent,
+      createdAt: ts,
+      sourceAgent: "pi",
+      summary,
+      tokensBefore: typeof o.tokensBefore === "number" ? o.tokensBefore : 0,
+      model: this.model,
+      trigger: "auto",
+      triggerRecorded: false,
+      replacement,
+      extra: { first_kept_entry_id: firstKept ?? null },
+    });
+    this.add(entry, treeId ?? id);
+  }
+}
+
+export function importPi(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
+  const rb = new ReportBuilder("pi", file);
+  const state = new PiImport(rb);
+  for (const { raw, o } of objectLines(text, rb)) state.readLine(raw.line, o);
+  completeHeader(state.header, state.entries, file);
+  return finishImport(state.entries, rb, state.lines, options);
+}
