@@ -324,6 +324,12 @@ async function parent(argv: string[]): Promise<number> {
   const started = Date.now();
   const reports: (ChildReport | ChildFailure)[] = [];
   const tmp = mkdtempSync(join(tmpdir(), "compact-safe-peers-"));
+  // Stopped (Ctrl-C, a kill): the synthetic histories go too; the `finally` below would not run.
+  for (const signal of ["SIGINT", "SIGTERM"] as const)
+    process.once(signal, () => {
+      rmSync(tmp, { recursive: true, force: true });
+      process.exit(signal === "SIGINT" ? 130 : 143);
+    });
   /** The smallest synthetic size on which a library timed out: larger ones are not run for it. */
   const timedOutAt = new Map<Lib, number>();
   try {
