@@ -61,6 +61,8 @@ export interface Measurement {
   cold_ms: number;
   cold_parse_ms: number;
   cold_ratio: number;
+  /** The cold ratio of each run (`npm run bench -- --runs N`); `cold_ratio` is their median. */
+  cold_ratio_runs: number[];
   cold_ratio_target: number | null;
   /**
    * The process's very first compaction (the median over the processes), on
@@ -252,6 +254,29 @@ export function coldFigures(
   };
 }
 
+/**
+ * The cold figures of several runs of one input (each run: its fresh processes, `coldFigures`):
+ * each figure the median of the runs' figures, and the runs' own ratios in `cold_ratio_runs`.
+ */
+export function coldOverRuns(
+  runs: readonly (readonly ColdRun[])[],
+): Pick<
+  Measurement,
+  "cold_ms" | "cold_parse_ms" | "cold_ratio" | "cold_ratio_runs" | "first_ms" | "first_ratio"
+> {
+  if (runs.length === 0) throw new Error("coldOverRuns: no runs");
+  const each = runs.map(coldFigures);
+  const med = (f: (c: (typeof each)[number]) => number): number => median(each.map(f));
+  return {
+    cold_ms: med((c) => c.cold_ms),
+    cold_parse_ms: med((c) => c.cold_parse_ms),
+    cold_ratio: med((c) => c.cold_ratio),
+    cold_ratio_runs: each.map((c) => c.cold_ratio),
+    first_ms: med((c) => c.first_ms),
+    first_ratio: med((c) => c.first_ratio),
+  };
+}
+
 /** The warm figures of one input (`file:PATH` or `synthetic:N`); the cold ones are added by the caller. */
 export async function measure(spec: string): Promise<Measurement> {
   let messages: Message[];
@@ -386,6 +411,7 @@ export async function measure(spec: string): Promise<Measurement> {
     cold_ms: NaN,
     cold_parse_ms: NaN,
     cold_ratio: NaN,
+    cold_ratio_runs: [],
     cold_ratio_target: kind === "corpus" ? TARGETS.corpusRatio : isBig ? TARGETS.synthetic100kRatio : null,
     first_ms: NaN,
     first_ratio: NaN,

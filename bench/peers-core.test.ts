@@ -4,6 +4,7 @@ import { parseSessionText } from "./timing.js";
 import {
   barVerdict,
   budgetTokens,
+  coldAllowance,
   firstDifference,
   gatherRows,
   isSessionFileName,
@@ -200,40 +201,71 @@ test("gatherRows: an input whose every child failed still has its row, with no f
   assert.equal(rows[0]!.failed, "rep 0: timed out");
 });
 
-test("barVerdict: met only when compact-safe beats pi cold and warm and sends no more, on every corpus session", () => {
+test("barVerdict: cold no more than pi's cold plus the redaction of pi's input; input no larger where pi keeps the contract", () => {
   const rows = (cs: Partial<ChildReport>, pi: Partial<ChildReport>, input = "s.jsonl") =>
     gatherRows([report("compact-safe", 0, { input, ...cs }), report("pi", 0, { input, ...pi })]);
-  // compact-safe: cold 1.0x, warm 0.5x, 500 chars; pi: cold 2.0x, warm 1.0x, 600 chars.
+  // pi: cold 2.0x, its input's redaction 0.5x (allowance 2.5x), warm 0.25x, 600 chars, contract kept.
   const pi = {
     cold: timed(2),
-    warm: timed(1),
+    warm: timed(0.25),
+    redaction: timed(0.5),
     summarizer: { calls: 1, chars: 600, tokens: 1 },
   };
   assert.deepEqual(barVerdict(rows({ cold: timed(1) }, pi)), {
     met: true,
     misses: [],
     sessions: 1,
+    input_judged: 1,
+    input_not_judged: [],
     redaction_slower_than_pi: { own_input: 0, pi_input: 0, judged: 1 },
   });
-  // first is reported, not judged.
+  // Slower than pi alone, within pi plus the redaction of pi's input: met; exactly the allowance: met.
+  assert.equal(barVerdict(rows({ cold: timed(2.4) }, pi)).met, true);
+  assert.equal(barVerdict(rows({ cold: timed(2.5) }, pi)).met, true);
+  // First and warm are reported, not judged (warm 0.5x against pi's 0.25x).
   assert.equal(barVerdict(rows({ cold: timed(1), first_ms: 400 }, pi)).met, true);
-  // Equal input size is allowed; an equal time is not faster.
-  const same = barVerdict(rows({ cold: timed(2), summarizer: { calls: 1, chars: 600, tokens: 1 } }, pi));
-  assert.equal(same.met, false);
-  assert.deepEqual(same.misses, ["s.jsonl: cold 2.00x vs pi 2.00x"]);
-  const all = barVerdict(
+  // Over the allowance, and a larger input where pi keeps the contract: both named.
+  const all = barVerdict(rows({ cold: timed(2.6), summarizer: { calls: 1, chars: 700, tokens: 1 } }, pi));
+  assert.equal(all.met, false);
+  assert.deepEqual(all.misses, [
+    "s.jsonl: cold 2.60x vs pi 2.00x + redaction of pi's input 0.50x = 2.50x; summarizer input 700 chars vs pi 600",
+  ]);
+  // Equal input size is allowed.
+  assert.equal(
+    barVerdict(rows({ cold: timed(1), summarizer: { calls: 1, chars: 600, tokens: 1 } }, pi)).met,
+    true,
+  );
+  // Pi sent nothing (no redaction figure): the allowance is pi's cold alone.
+  const nothing = { ...pi, redaction: null };
+  assert.equal(barVerdict(rows({ cold: timed(2) }, nothing)).met, true);
+  assert.deepEqual(barVerdict(rows({ cold: timed(2.1) }, nothing)).misses, [
+    "s.jsonl: cold 2.10x vs pi 2.00x + redaction of pi's input 0.00x = 2.00x",
+  ]);
+  // Where pi's result breaks the contract, the input sizes are not judged (and the session is named).
+  const broken = barVerdict(
     rows(
-      {
-        cold: timed(3),
-        warm: timed(1.5),
-        summarizer: { calls: 1, chars: 700, tokens: 1 },
-      },
-      pi,
+      { cold: timed(1), summarizer: { calls: 1, chars: 5000, tokens: 1 } },
+      { ...pi, contract: { valid: false, reason: "checkpoint kept beside its own" } },
     ),
   );
-  assert.deepEqual(all.misses, [
-    "s.jsonl: cold 3.00x vs pi 2.00x; warm 1.50x vs pi 1.00x; summarizer input 700 chars vs pi 600",
-  ]);
+  assert.equal(broken.met, true);
+  assert.equal(broken.input_judged, 0);
+  assert.deepEqual(broken.input_not_judged, ["s.jsonl"]);
+  // ... nor where pi made no result to check; the cold bar still holds there.
+  const none = barVerdict(
+    rows({ cold: timed(3), summarizer: { calls: 1, chars: 5000, tokens: 1 } }, { ...pi, contract: null }),
+  );
+  assert.deepEqual(none.misses, ["s.jsonl: cold 3.00x vs pi 2.00x + redaction of pi's input 0.50x = 2.50x"]);
+  // The ratios are the medians over the children: one slow child of three does not miss.
+  const three = barVerdict(
+    gatherRows([
+      report("compact-safe", 0, { cold: timed(1) }),
+      report("compact-safe", 1, { cold: timed(9) }),
+      report("compact-safe", 2, { cold: timed(2) }),
+      ...[0, 1, 2].map((rep) => report("pi", rep, { ...pi })),
+    ]),
+  );
+  assert.equal(three.met, true);
   // Synthetic inputs are reported, not judged.
   const synth = barVerdict([
     ...rows({ cold: timed(1) }, pi),
@@ -253,6 +285,12 @@ test("barVerdict: met only when compact-safe beats pi cold and warm and sends no
   ]);
   // No corpus session: nothing shows the bar met.
   assert.equal(barVerdict([]).met, false);
+});
+
+test("coldAllowance: pi's cold plus the redaction of its input, null without pi's cold figure", () => {
+  assert.equal(coldAllowance({ cold_ratio: 0.25, redact_ratio: 0.5 }), 0.75);
+  assert.equal(coldAllowance({ cold_ratio: 0.25, redact_ratio: null }), 0.25);
+  assert.equal(coldAllowance({ cold_ratio: null, redact_ratio: 0.5 }), null);
 });
 
 test("renderTable shows the versions, the budget, each library's figures, the contract and the bar", () => {
@@ -291,6 +329,8 @@ test("renderTable shows the versions, the budget, each library's figures, the co
   assert.match(text, /FAILS: message 3 \(user\) differs in meta/);
   assert.match(text, /INVALID: missing checkpoint/);
   assert.match(text, /bar .*: MET \(1\/1 sessions\)/);
+  assert.match(text, /summarizer input judged on 1\/1 sessions/);
+  assert.match(text, /pi +cold .*; cold \+ redaction of its input 4\.10x/);
 });
 
 test("barVerdict: counts the sessions where redacting a summarizer input alone is slower than pi's cold compaction", () => {

@@ -4,8 +4,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { scratchDir } from "./scratch.js";
 import { join } from "node:path";
 import {
   compactMessagesSafe,
@@ -33,7 +33,7 @@ async function maybeCompact(history: Message[], workspace: string, target = 100_
 }
 
 test("the README's agent-loop example compacts a history under pressure and keeps the anchors", async () => {
-  const ws = mkdtempSync(join(tmpdir(), "cs-readme-"));
+  const ws = scratchDir("cs-readme-");
   mkdirSync(join(ws, ".codewhale"));
   writeFileSync(join(ws, ".codewhale", "anchors.md"), "Never push to main.\n");
   const history: Message[] = [{ role: "user", content: [{ type: "text", text: "Port the parser." }] }];

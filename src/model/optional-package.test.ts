@@ -1,10 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { repoRoot } from "../../test/support.js";
+import { scratchDir } from "../../test/scratch.js";
 import { CompactSafeError } from "./errors.js";
 import {
   importOptional,
@@ -15,7 +15,7 @@ import {
 
 /** A module, outside any node_modules tree, that imports `specifier`: Node's own "not found" for it. */
 function importerOf(specifier: string): () => Promise<unknown> {
-  const dir = mkdtempSync(join(tmpdir(), "cs-optional-"));
+  const dir = scratchDir("cs-optional-");
   const file = join(dir, "importer.mjs");
   writeFileSync(file, `export * from ${JSON.stringify(specifier)};\n`);
   return () => import(pathToFileURL(file).href);

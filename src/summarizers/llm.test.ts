@@ -218,7 +218,9 @@ for (const c of cases) {
       assert.equal(e.kind, "transient");
       assert.match(e.message, /timed out after 150 ms/);
       assert.equal(e.status, undefined);
-      assert.equal(f.requestCount, 1);
+      // Not retried within the call. At most one: on a loaded machine the 150 ms can end before the
+      // local server has read the request at all (seen: 0 requests under a load average of 20).
+      assert.ok(f.requestCount <= 1, `${f.requestCount} requests`);
     });
 
     test("a body that stalls after the headers times out within the per-request timeout, and is transient", async () => {

@@ -1,10 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { gitRepo, hasGit } from "../../test/git-repo.js";
+import { scratchDir } from "../../test/scratch.js";
 import {
   AnchorsError,
   BackgroundFileError,
@@ -15,7 +15,7 @@ import {
   writeAnchors,
 } from "./index.js";
 
-const tmp = () => mkdtempSync(join(tmpdir(), "cs-ws-"));
+const tmp = () => scratchDir("cs-ws-");
 
 test("anchors: missing → null; write, read back, clear", async () => {
   const ws = tmp();
