@@ -109,7 +109,7 @@ describe("the packed package, installed", { concurrency: false }, () => {
     );
     const notices = readFileSync(join(installed, "THIRD_PARTY_NOTICES.md"), "utf8");
     // The bundled gitleaks rules ship with their licence.
-    assert.ok(packed.includes("dist/src/engine/secret-rules/gitleaks.json"));
+    assert.ok(packed.includes("dist/src/redact/secret-rules/gitleaks.json"));
     assert.match(notices, /gitleaks v8\.27\.2/);
     assert.match(notices, /Copyright \(c\) 2019 Zachary Rice/);
     const pkg = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as Record<string, unknown>;
