@@ -1,6 +1,6 @@
 /**
  * The public surface, pinned: the runtime names `src/index.ts` exports, and
- * the README's library table, which must list exactly them. Changing the
+ * docs/LIBRARY.md's library table, which must list exactly them. Changing the
  * public API means changing this list on purpose.
  */
 import { test } from "node:test";
@@ -81,10 +81,10 @@ test("src/index.ts exports exactly the pinned public names", () => {
   assert.deepEqual(Object.keys(api).sort(), Object.values(PUBLIC).flat().sort());
 });
 
-test("the README's library table lists exactly the public names, by layer", () => {
-  const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
+test("docs/LIBRARY.md's table lists exactly the public names, by layer", () => {
+  const readme = readFileSync(join(repoRoot, "docs", "LIBRARY.md"), "utf8");
   const at = readme.indexOf("The main exports, by layer:");
-  assert.ok(at >= 0, "README: the library table is missing");
+  assert.ok(at >= 0, "docs/LIBRARY.md: the library table is missing");
   // The first table after the sentence, to its last row (later tables of the README are not this one).
   const lines = readme.slice(at).split("\n");
   const start = lines.findIndex((l) => l.startsWith("| "));

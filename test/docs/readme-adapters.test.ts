@@ -17,7 +17,7 @@ import { spawnSync } from "node:child_process";
 import { join, resolve } from "node:path";
 
 const root = resolve(import.meta.dirname, "..", "..", "..");
-const readme = readFileSync(join(root, "README.md"), "utf8");
+const readme = readFileSync(join(root, "docs", "ADAPTERS.md"), "utf8");
 
 /** The README's marked examples, by name. */
 export function readmeExamples(text: string): Map<string, string> {

@@ -15,7 +15,22 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { cliPath, repoRoot } from "../support.js";
 
-const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
+/** The README and the reference split out of it into docs/: their commands all run from a fresh clone. */
+const DOCS = [
+  "README.md",
+  ...[
+    "COMMANDS",
+    "GUARD",
+    "LIBRARY",
+    "ADAPTERS",
+    "ENFORCEMENT",
+    "DECISIONS",
+    "REAL_AGENTS",
+    "PERFORMANCE",
+    "DEVELOPMENT",
+  ].map((d) => join("docs", `${d}.md`)),
+];
+const readme = DOCS.map((f) => readFileSync(join(repoRoot, f), "utf8")).join("\n");
 
 interface Example {
   line: string;
