@@ -18,12 +18,17 @@
  *   follows it become one `compaction` entry whose replacement is the summary
  *   (Claude Code's checkpoint). Its parent is the boundary's `logicalParentUuid`.
  */
-import { CONSTANTS } from "../../model/constants.js";
 import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../../model/index.js";
 import { kindForMessage } from "../../model/index.js";
 import { fromAnthropicContent, textOf } from "../common/convert.js";
 import { isRecord, objectLines } from "../common/lines.js";
-import { attachToPrevious, finishImport, nearestImported, ReadOnce } from "../common/source-tree.js";
+import {
+  attachToPrevious,
+  finishImport,
+  nearestImported,
+  ReadOnce,
+  startHeader,
+} from "../common/source-tree.js";
 import { ReportBuilder } from "../common/report.js";
 import { SourceLines, type ToolIdOptions } from "../../model/tool-ids.js";
 import type { ImportResult } from "../common/types.js";
@@ -128,18 +133,7 @@ interface MessageLine {
 /** Pass 2: the lines in order, as entries of the main line and of the sidechains. */
 class ClaudeCodeImport {
   readonly rb: ReportBuilder;
-  readonly header: JournalEntry = {
-    id: HEADER_ID,
-    parent_id: null,
-    kind: "header",
-    created_at: "",
-    payload: {
-      session_id: "",
-      created_at: "",
-      schema_version: CONSTANTS.schemaVersion,
-      source_format: "claude-code",
-    },
-  };
+  readonly header: JournalEntry = startHeader("claude-code");
   readonly main: JournalEntry[] = [];
   readonly side: JournalEntry[] = [];
   readonly entryFor = new Map<string, string>();
