@@ -22,14 +22,9 @@ import {
   type ModelMessage,
 } from "ai";
 import type { Message } from "../model/types.js";
-import {
-  compactMessagesSafe,
-  type CompactError,
-  type CompactOptions,
-  type CompactSuccess,
-} from "../engine/compact.js";
+import type { CompactError, CompactOptions, CompactSuccess } from "../engine/compact.js";
 import { PressureMemo, shouldCompact, type CompactDecision } from "../engine/pressure.js";
-import { validateSurvivalContract } from "../contract/validate.js";
+import { compactHostStep } from "./host-step.js";
 import {
   SummarizerError,
   type Summarizer,
@@ -234,36 +229,21 @@ export function compactSafePrepareStep(
     if (!decision.compact) return keep;
     // The memo's arrays change at its next call: the compaction (which awaits) works on a copy.
     converted = { messages: converted.messages.slice(), indexOf: converted.indexOf.slice() };
-    const r = await compactMessagesSafe(converted.messages, { ...compact, summarizer, trigger: "auto" });
-    if (!r.ok) {
-      onRefused?.({ stepNumber: input.stepNumber, decision, error: r.error });
+    const step = await compactHostStep(
+      converted.messages,
+      { ...compact, summarizer, trigger: "auto" },
+      {
+        name: "AI SDK messages",
+        toHost: (replacement) => toModelMessages(replacement),
+        // What the model will receive, read back: the AI SDK's schema, then the contract.
+        fromHost: (out) => fromModelMessagesIndexed(out, schema, "messages", cache).messages,
+      },
+    );
+    if (!step.ok) {
+      onRefused?.({ stepNumber: input.stepNumber, decision, error: step.error as CompactError });
       return keep;
     }
-    const out = toModelMessages(r.replacement);
-    // Validate what the model will receive: the AI SDK's schema and the contract on its conversion back.
-    let check: string | undefined;
-    try {
-      const back = fromModelMessagesIndexed(out, schema, "messages", cache).messages;
-      const v = validateSurvivalContract(converted.messages, back, {
-        path: r.path,
-        anchors: options.anchors,
-      });
-      if (!v.valid) check = v.reason ?? "the survival contract failed";
-    } catch (e) {
-      check = (e as Error).message;
-    }
-    if (check !== undefined) {
-      onRefused?.({
-        stepNumber: input.stepNumber,
-        decision,
-        error: {
-          kind: "contract_violation",
-          message: `the converted replacement: ${check}`,
-          attempts: r.attempts,
-        },
-      });
-      return keep;
-    }
+    const { out, result: r } = step;
     last = { source: original, replacement: out };
     onCompaction?.({ stepNumber: input.stepNumber, decision, result: r, messages: out, replaced: messages });
     return { messages: out };

@@ -32,8 +32,8 @@ import { createMiddleware, initChatModel } from "langchain";
 import type { Message } from "../model/types.js";
 import { ModelError, parseMessage, parseMessages } from "../model/schema.js";
 import { checkPlainData, isBuiltinContainer } from "../model/plain.js";
-import { validateSurvivalContract } from "../contract/validate.js";
-import { compactMessagesSafe, type CompactOptions, type CompactResult } from "../engine/compact.js";
+import type { CompactError, CompactOptions, CompactResult } from "../engine/compact.js";
+import { compactHostStep } from "./host-step.js";
 import { measurePressure, PressureMemo, shouldCompact } from "../engine/pressure.js";
 import { CONSTANTS } from "../model/constants.js";
 import {
@@ -642,40 +642,27 @@ export function compactSafeMiddleware(options: CompactSafeMiddlewareOptions) {
       const target =
         options.keep?.tokens ??
         (options.keep?.fraction !== undefined ? Math.floor(window! * options.keep.fraction) : undefined);
-      const result = await compactMessagesSafe(history, {
-        ...options.compact,
-        summarizer: langChainSummarizer(model, { config }),
-        target,
-        window,
-        anchors: options.anchors,
-        focus: options.focus,
-        signal: (runtime as { signal?: AbortSignal }).signal,
-      });
-      const outcome = result.ok ? commit(history, result, options.anchors) : { result, update: undefined };
+      const step = await compactHostStep(
+        history,
+        {
+          ...options.compact,
+          summarizer: langChainSummarizer(model, { config }),
+          target,
+          window,
+          anchors: options.anchors,
+          focus: options.focus,
+          signal: (runtime as { signal?: AbortSignal }).signal,
+        },
+        { name: "LangChain messages", toHost: toLangChainMessages, fromHost: fromLangChainMessages },
+      );
+      const outcome: { result: CompactResult; update: { messages: BaseMessage[] } | undefined } = step.ok
+        ? {
+            result: step.result,
+            update: { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...step.out] },
+          }
+        : { result: { ok: false, error: step.error as CompactError }, update: undefined };
       await options.onCompaction?.(outcome.result);
       return outcome.update;
     },
   });
-}
-
-/** The state update of a successful pass, after the LangChain messages are read back and validated again. */
-function commit(
-  original: readonly Message[],
-  result: Extract<CompactResult, { ok: true }>,
-  anchors: string | undefined,
-): { result: CompactResult; update: { messages: BaseMessage[] } | undefined } {
-  const replacement = toLangChainMessages(result.replacement);
-  const verdict = validateSurvivalContract(original, fromLangChainMessages(replacement), {
-    anchors: anchors?.trim() ?? "",
-    path: result.path,
-  });
-  if (!verdict.valid) {
-    const error = {
-      kind: "contract_violation" as const,
-      message: `the replacement as LangChain messages does not validate: ${verdict.reason}`,
-      attempts: result.attempts,
-    };
-    return { result: { ok: false, error }, update: undefined };
-  }
-  return { result, update: { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...replacement] } };
 }

@@ -15,13 +15,9 @@ import type {
 import type { Message } from "../model/index.js";
 import { ModelError, parseMessages } from "../model/schema.js";
 import { checkPlainData } from "../model/plain.js";
-import {
-  compactMessagesSafe,
-  type CompactError,
-  type CompactOptions,
-  type CompactSuccess,
-} from "../engine/compact.js";
+import type { CompactError, CompactOptions, CompactSuccess } from "../engine/compact.js";
 import { shouldCompact, type CompactDecision } from "../engine/pressure.js";
+import { belowThreshold, compactHostStep } from "./host-step.js";
 import { itemsToMessages, messagesToItems, type ToResponsesOptions } from "../formats/import/responses.js";
 
 export type { ResponseInputItem } from "openai/resources/responses/responses";
@@ -114,7 +110,7 @@ function stableKey(v: unknown): string {
  * Compacts an item list: `fromResponsesItems`, `compactMessagesSafe` (the
  * options are its options), `toResponsesItems`; with `window`, only when the
  * items are under pressure (see `CompactResponsesOptions.threshold`). On success `items` is the
- * validated replacement, in which every item the compaction did not change is
+ * replacement, validated as items (read back and judged with the contract), in which every item the compaction did not change is
  * the original item object itself; on failure the items are left as they are
  * and `error` says why (nothing to compact, the summarizer failed, …).
  * Invalid items throw, as `fromResponsesItems` does.
@@ -131,19 +127,22 @@ export async function compactResponsesItems(
       { messages, billed: billedAt(items, messages, billed), estimator: options.estimator },
       { window: options.window, threshold },
     );
-    if (!decision.compact)
-      return {
-        ok: false,
-        error: {
-          kind: "below_threshold",
-          message: `${decision.tokens} tokens, under the threshold of ${decision.thresholdTokens}`,
-          attempts: 0,
-        },
-        decision,
-      };
+    if (!decision.compact) return { ok: false, error: belowThreshold(decision) as BelowThreshold, decision };
   }
-  const result = await compactMessagesSafe(messages, compact);
-  if (!result.ok) return { ok: false, error: result.error, decision };
+  const step = await compactHostStep(messages, compact, {
+    name: "Responses items",
+    toHost: (replacement) => asTheCallersItems(items, toResponsesItems(replacement)),
+    fromHost: (out) => fromResponsesItems(out),
+  });
+  if (!step.ok) return { ok: false, error: step.error as CompactError, decision };
+  return { ok: true, items: step.out, result: step.result, decision };
+}
+
+/** `out`, where every item equal to one of the caller's is the caller's own object (an output item the API also takes as input). */
+function asTheCallersItems(
+  items: readonly ResponsesItemLike[],
+  out: ResponseInputItem[],
+): ResponseInputItem[] {
   const originals = new Map<string, ResponsesItemLike[]>();
   for (const it of items) {
     const k = stableKey(it);
@@ -151,12 +150,10 @@ export async function compactResponsesItems(
     list.push(it);
     originals.set(k, list);
   }
-  const out = toResponsesItems(result.replacement).map((it) => {
+  return out.map((it) => {
     const list = originals.get(stableKey(it));
     const hit = list?.[0];
-    // The caller's own object (an output item the API also takes as input).
     if (hit !== undefined && isDeepStrictEqual(hit, it)) return list!.shift() as ResponseInputItem;
     return it;
   });
-  return { ok: true, items: out, result, decision };
 }
