@@ -243,6 +243,168 @@ function tokens(messages: readonly Message[]): number {
   }
 }
 
+/** What every wire's answer is made of. */
+interface AnswerParts {
+  readonly text: string;
+  readonly model: string;
+  readonly streamed: boolean;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly hash: string;
+  readonly now: number;
+}
+
+/** The answer on the Anthropic Messages wire. */
+function anthropicAnswer(parts: AnswerParts): GuardResponse {
+  const { text, model, streamed, inputTokens, outputTokens, hash } = parts;
+  const id = `msg_cs_${hash}`;
+  if (!streamed)
+    return json({
+      id,
+      type: "message",
+      role: "assistant",
+      model,
+      content: [{ type: "text", text }],
+      stop_reason: "end_turn",
+      stop_sequence: null,
+      usage: { input_tokens: inputTokens, output_tokens: outputTokens },
+    });
+  return stream([
+    sse("message_start", {
+      type: "message_start",
+      message: {
+        id,
+        type: "message",
+        role: "assistant",
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: inputTokens, output_tokens: 1 },
+      },
+    }),
+    sse("content_block_start", {
+      type: "content_block_start",
+      index: 0,
+      content_block: { type: "text", text: "" },
+    }),
+    sse("content_block_delta", {
+      type: "content_block_delta",
+      index: 0,
+      delta: { type: "text_delta", text },
+    }),
+    sse("content_block_stop", { type: "content_block_stop", index: 0 }),
+    sse("message_delta", {
+      type: "message_delta",
+      delta: { stop_reason: "end_turn", stop_sequence: null },
+      usage: { output_tokens: outputTokens },
+    }),
+    sse("message_stop", { type: "message_stop" }),
+  ]);
+}
+
+/** The answer on the OpenAI Responses wire. */
+function responsesAnswer(parts: AnswerParts): GuardResponse {
+  const { text, model, streamed, inputTokens, outputTokens, hash, now } = parts;
+  const id = `resp_cs_${hash}`;
+  const itemId = `msg_cs_${hash}`;
+  const created = Math.floor(now / 1000);
+  const content = [{ type: "output_text", text, annotations: [] }];
+  const item = { type: "message", id: itemId, status: "completed", role: "assistant", content };
+  const usage = {
+    input_tokens: inputTokens,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: outputTokens,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: inputTokens + outputTokens,
+  };
+  const response = (status: "in_progress" | "completed", output: unknown[]) => ({
+    id,
+    object: "response",
+    created_at: created,
+    status,
+    model,
+    output,
+    error: null,
+    incomplete_details: null,
+    ...(status === "completed" ? { usage } : {}),
+  });
+  if (!streamed) return json(response("completed", [item]));
+  let seq = 0;
+  return stream([
+    sse("response.created", {
+      type: "response.created",
+      sequence_number: seq++,
+      response: response("in_progress", []),
+    }),
+    sse("response.output_item.added", {
+      type: "response.output_item.added",
+      sequence_number: seq++,
+      output_index: 0,
+      item: { ...item, status: "in_progress", content: [] },
+    }),
+    sse("response.output_text.delta", {
+      type: "response.output_text.delta",
+      sequence_number: seq++,
+      output_index: 0,
+      content_index: 0,
+      item_id: itemId,
+      delta: text,
+      logprobs: [],
+    }),
+    sse("response.output_item.done", {
+      type: "response.output_item.done",
+      sequence_number: seq++,
+      output_index: 0,
+      item,
+    }),
+    sse("response.completed", {
+      type: "response.completed",
+      sequence_number: seq++,
+      response: response("completed", [item]),
+    }),
+  ]);
+}
+
+/** The answer on the OpenAI Chat Completions wire. */
+function chatAnswer(parts: AnswerParts): GuardResponse {
+  const { text, model, streamed, inputTokens, outputTokens, hash, now } = parts;
+  const id = `chatcmpl-cs-${hash}`;
+  const created = Math.floor(now / 1000);
+  const usage = {
+    prompt_tokens: inputTokens,
+    completion_tokens: outputTokens,
+    total_tokens: inputTokens + outputTokens,
+  };
+  if (!streamed)
+    return json({
+      id,
+      object: "chat.completion",
+      created,
+      model,
+      choices: [
+        {
+          index: 0,
+          message: { role: "assistant", content: text, refusal: null },
+          logprobs: null,
+          finish_reason: "stop",
+        },
+      ],
+      usage,
+    });
+  const base = { id, object: "chat.completion.chunk", created, model };
+  return stream([
+    sse(null, {
+      ...base,
+      choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }],
+    }),
+    sse(null, { ...base, choices: [{ index: 0, delta: { content: text }, finish_reason: null }] }),
+    sse(null, { ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }),
+    sse(null, { ...base, choices: [], usage }),
+    sse(null, "[DONE]"),
+  ]);
+}
+
 /**
  * The answer to a summarization request on `wire`: `text` as the model's
  * whole answer. `inputTokens` is reported as the usage's input (the estimate
@@ -259,149 +421,14 @@ export function answerOn(
   const streamed = doc.stream === true;
   const outputTokens = Math.max(1, Math.ceil(text.length / 4));
   const hash = createHash("sha256").update(text).digest("hex").slice(0, 24);
+  const parts: AnswerParts = { text, model, streamed, inputTokens, outputTokens, hash, now };
   switch (wire) {
-    case "anthropic-messages": {
-      const id = `msg_cs_${hash}`;
-      if (!streamed)
-        return json({
-          id,
-          type: "message",
-          role: "assistant",
-          model,
-          content: [{ type: "text", text }],
-          stop_reason: "end_turn",
-          stop_sequence: null,
-          usage: { input_tokens: inputTokens, output_tokens: outputTokens },
-        });
-      return stream([
-        sse("message_start", {
-          type: "message_start",
-          message: {
-            id,
-            type: "message",
-            role: "assistant",
-            model,
-            content: [],
-            stop_reason: null,
-            stop_sequence: null,
-            usage: { input_tokens: inputTokens, output_tokens: 1 },
-          },
-        }),
-        sse("content_block_start", {
-          type: "content_block_start",
-          index: 0,
-          content_block: { type: "text", text: "" },
-        }),
-        sse("content_block_delta", {
-          type: "content_block_delta",
-          index: 0,
-          delta: { type: "text_delta", text },
-        }),
-        sse("content_block_stop", { type: "content_block_stop", index: 0 }),
-        sse("message_delta", {
-          type: "message_delta",
-          delta: { stop_reason: "end_turn", stop_sequence: null },
-          usage: { output_tokens: outputTokens },
-        }),
-        sse("message_stop", { type: "message_stop" }),
-      ]);
-    }
-    case "openai-responses": {
-      const id = `resp_cs_${hash}`;
-      const itemId = `msg_cs_${hash}`;
-      const created = Math.floor(now / 1000);
-      const content = [{ type: "output_text", text, annotations: [] }];
-      const item = { type: "message", id: itemId, status: "completed", role: "assistant", content };
-      const usage = {
-        input_tokens: inputTokens,
-        input_tokens_details: { cached_tokens: 0 },
-        output_tokens: outputTokens,
-        output_tokens_details: { reasoning_tokens: 0 },
-        total_tokens: inputTokens + outputTokens,
-      };
-      const response = (status: "in_progress" | "completed", output: unknown[]) => ({
-        id,
-        object: "response",
-        created_at: created,
-        status,
-        model,
-        output,
-        error: null,
-        incomplete_details: null,
-        ...(status === "completed" ? { usage } : {}),
-      });
-      if (!streamed) return json(response("completed", [item]));
-      let seq = 0;
-      return stream([
-        sse("response.created", {
-          type: "response.created",
-          sequence_number: seq++,
-          response: response("in_progress", []),
-        }),
-        sse("response.output_item.added", {
-          type: "response.output_item.added",
-          sequence_number: seq++,
-          output_index: 0,
-          item: { ...item, status: "in_progress", content: [] },
-        }),
-        sse("response.output_text.delta", {
-          type: "response.output_text.delta",
-          sequence_number: seq++,
-          output_index: 0,
-          content_index: 0,
-          item_id: itemId,
-          delta: text,
-          logprobs: [],
-        }),
-        sse("response.output_item.done", {
-          type: "response.output_item.done",
-          sequence_number: seq++,
-          output_index: 0,
-          item,
-        }),
-        sse("response.completed", {
-          type: "response.completed",
-          sequence_number: seq++,
-          response: response("completed", [item]),
-        }),
-      ]);
-    }
-    case "openai-chat": {
-      const id = `chatcmpl-cs-${hash}`;
-      const created = Math.floor(now / 1000);
-      const usage = {
-        prompt_tokens: inputTokens,
-        completion_tokens: outputTokens,
-        total_tokens: inputTokens + outputTokens,
-      };
-      if (!streamed)
-        return json({
-          id,
-          object: "chat.completion",
-          created,
-          model,
-          choices: [
-            {
-              index: 0,
-              message: { role: "assistant", content: text, refusal: null },
-              logprobs: null,
-              finish_reason: "stop",
-            },
-          ],
-          usage,
-        });
-      const base = { id, object: "chat.completion.chunk", created, model };
-      return stream([
-        sse(null, {
-          ...base,
-          choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }],
-        }),
-        sse(null, { ...base, choices: [{ index: 0, delta: { content: text }, finish_reason: null }] }),
-        sse(null, { ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }),
-        sse(null, { ...base, choices: [], usage }),
-        sse(null, "[DONE]"),
-      ]);
-    }
+    case "anthropic-messages":
+      return anthropicAnswer(parts);
+    case "openai-responses":
+      return responsesAnswer(parts);
+    case "openai-chat":
+      return chatAnswer(parts);
   }
 }
 

@@ -228,6 +228,168 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
 }
 
+/** What the request handling of a running guard shares. */
+interface GuardContext {
+  readonly core: GuardCore;
+  readonly upstream: URL | undefined;
+  readonly agents: Readonly<Record<"http:" | "https:", http.Agent>>;
+  readonly emit: (
+    event: "verdict" | "note" | "error",
+    text: string,
+    fields?: Record<string, unknown>,
+  ) => void;
+  readonly report: (outcome: GuardOutcome) => void;
+}
+
+/** One request: the core sees it first, then the guard answers it itself or forwards it upstream. */
+async function handleRequest(ctx: GuardContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { core, emit, report } = ctx;
+  // Settles when the answer has gone to the agent, or it hung up: the core's after-answer work waits for it.
+  const answered = new Promise<void>((resolve) => res.once("close", () => resolve()));
+  const received = await readBody(req);
+  if (res.destroyed) return;
+  // Absolute-form request targets (a client using the guard as a forward proxy) keep only their path.
+  const rawUrl = req.url ?? "/";
+  const path = /^https?:\/\//i.test(rawUrl)
+    ? (() => {
+        const u = new URL(rawUrl);
+        return u.pathname + u.search;
+      })()
+    : rawUrl;
+
+  let outcome: GuardOutcome;
+  try {
+    outcome = await core.handle({
+      method: req.method ?? "GET",
+      url: path,
+      headers: req.headers,
+      body: received,
+      answered,
+    });
+  } catch (e) {
+    emit(
+      "error",
+      `guard: the core failed on ${req.method} ${path.split("?")[0]}, forwarded untouched: ${oneLine(e instanceof Error ? e.message : String(e))}`,
+    );
+    outcome = { body: received, changed: false };
+  }
+  report(outcome);
+  if (outcome.respond) {
+    // The guard's own answer (an agent's summarization request, --summarizer extractive): the upstream is not asked.
+    sendOwnAnswer(res, outcome.respond);
+    return;
+  }
+  forwardUpstream(
+    ctx,
+    req,
+    res,
+    path,
+    outcome.changed ? outcome.body : received,
+    outcome.wire,
+    outcome.changed,
+  );
+}
+
+/** Writes the guard's own answer: one buffer, or chunks written as they are listed. */
+function sendOwnAnswer(res: ServerResponse, r: NonNullable<GuardOutcome["respond"]>): void {
+  res.writeHead(r.status, r.headers);
+  if (Buffer.isBuffer(r.body)) res.end(r.body);
+  else {
+    res.flushHeaders();
+    for (const chunk of r.body) res.write(chunk);
+    res.end();
+  }
+}
+
+/**
+ * Sends the request on to the upstream and streams its answer back as it comes; an unreachable
+ * upstream is answered 502 in the request's wire format.
+ */
+function forwardUpstream(
+  ctx: GuardContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  body: Buffer,
+  outcomeWire: GuardWire | undefined,
+  changed: boolean,
+): void {
+  const { upstream, agents, emit } = ctx;
+  const wire = outcomeWire ?? wireOfPath(path, req.headers);
+
+  const target = upstreamTarget(upstream, path, req.headers);
+  const headers = forwardable(req.headers, ["host"]);
+  if (changed || (headers["content-length"] === undefined && body.length > 0))
+    headers["content-length"] = String(body.length);
+
+  const lib = target.protocol === "https:" ? https : http;
+  const up = lib.request(target, {
+    method: req.method,
+    headers,
+    agent: agents[target.protocol === "https:" ? "https:" : "http:"],
+  });
+  // The agent went away: so does the upstream request (a stream the model is still writing is cut).
+  res.on("close", () => {
+    if (!res.writableFinished) up.destroy();
+  });
+  up.on("response", (ures) => {
+    res.writeHead(ures.statusCode ?? 502, ures.statusMessage, forwardable(ures.headers));
+    res.flushHeaders();
+    // Each chunk is written as it comes (pipe: no buffering beyond the socket's own backpressure).
+    ures.pipe(res);
+    ures.on("close", () => {
+      if (!ures.complete) res.destroy();
+    });
+  });
+  up.on("error", (e: NodeJS.ErrnoException) => {
+    if (res.destroyed || res.writableFinished) return;
+    const reason = e.code ?? oneLine(e.message);
+    const message = `compact-safe guard: the upstream ${target.origin} could not be reached (${reason})`;
+    emit(
+      "error",
+      `guard: ${req.method} ${path.split("?")[0]}: upstream ${target.origin} unreachable (${reason}); answered 502`,
+      {
+        status: 502,
+        upstream: target.origin,
+        code: e.code ?? null,
+      },
+    );
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const text = errorBody(wire, req.headers, message);
+    res.writeHead(502, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+    res.end(text);
+  });
+  up.end(body);
+}
+
+/** Listens on host:port; a failure to listen becomes a GuardOptionError naming --listen. */
+async function listenOn(server: http.Server, host: string, port: number): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const onError = (e: NodeJS.ErrnoException) => {
+      server.off("listening", onListening);
+      const what =
+        e.code === "EADDRINUSE"
+          ? "the port is in use"
+          : e.code === "EADDRNOTAVAIL"
+            ? "the address is not available on this machine"
+            : e.code === "EACCES"
+              ? "permission denied"
+              : (e.code ?? e.message);
+      reject(new GuardOptionError(`--listen ${host.includes(":") ? `[${host}]` : host}:${port}: ${what}`));
+    };
+    const onListening = () => {
+      server.off("error", onError);
+      resolve();
+    };
+    server.once("error", onError);
+    server.once("listening", onListening);
+    server.listen(port, host);
+  });
+}
+
 /** Starts the guard; resolves once it listens. Throws a GuardOptionError for a bad address or upstream. */
 export async function startGuard(options: GuardOptions = {}): Promise<GuardServer> {
   const { host, port } = parseListen(options.listen ?? "127.0.0.1:0");
@@ -262,104 +424,12 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
     "https:": new https.Agent({ keepAlive: true }),
   };
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    // Settles when the answer has gone to the agent, or it hung up: the core's after-answer work waits for it.
-    const answered = new Promise<void>((resolve) => res.once("close", () => resolve()));
-    const received = await readBody(req);
-    if (res.destroyed) return;
-    // Absolute-form request targets (a client using the guard as a forward proxy) keep only their path.
-    const rawUrl = req.url ?? "/";
-    const path = /^https?:\/\//i.test(rawUrl)
-      ? (() => {
-          const u = new URL(rawUrl);
-          return u.pathname + u.search;
-        })()
-      : rawUrl;
-
-    let outcome: GuardOutcome;
-    try {
-      outcome = await core.handle({
-        method: req.method ?? "GET",
-        url: path,
-        headers: req.headers,
-        body: received,
-        answered,
-      });
-    } catch (e) {
-      emit(
-        "error",
-        `guard: the core failed on ${req.method} ${path.split("?")[0]}, forwarded untouched: ${oneLine(e instanceof Error ? e.message : String(e))}`,
-      );
-      outcome = { body: received, changed: false };
-    }
-    report(outcome);
-    if (outcome.respond) {
-      // The guard's own answer (an agent's summarization request, --summarizer extractive): the upstream is not asked.
-      const r = outcome.respond;
-      res.writeHead(r.status, r.headers);
-      if (Buffer.isBuffer(r.body)) res.end(r.body);
-      else {
-        res.flushHeaders();
-        for (const chunk of r.body) res.write(chunk);
-        res.end();
-      }
-      return;
-    }
-    const wire = outcome.wire ?? wireOfPath(path, req.headers);
-    const body = outcome.changed ? outcome.body : received;
-
-    const target = upstreamTarget(upstream, path, req.headers);
-    const headers = forwardable(req.headers, ["host"]);
-    if (outcome.changed || (headers["content-length"] === undefined && body.length > 0))
-      headers["content-length"] = String(body.length);
-
-    const lib = target.protocol === "https:" ? https : http;
-    const up = lib.request(target, {
-      method: req.method,
-      headers,
-      agent: agents[target.protocol === "https:" ? "https:" : "http:"],
-    });
-    // The agent went away: so does the upstream request (a stream the model is still writing is cut).
-    res.on("close", () => {
-      if (!res.writableFinished) up.destroy();
-    });
-    up.on("response", (ures) => {
-      res.writeHead(ures.statusCode ?? 502, ures.statusMessage, forwardable(ures.headers));
-      res.flushHeaders();
-      // Each chunk is written as it comes (pipe: no buffering beyond the socket's own backpressure).
-      ures.pipe(res);
-      ures.on("close", () => {
-        if (!ures.complete) res.destroy();
-      });
-    });
-    up.on("error", (e: NodeJS.ErrnoException) => {
-      if (res.destroyed || res.writableFinished) return;
-      const reason = e.code ?? oneLine(e.message);
-      const message = `compact-safe guard: the upstream ${target.origin} could not be reached (${reason})`;
-      emit(
-        "error",
-        `guard: ${req.method} ${path.split("?")[0]}: upstream ${target.origin} unreachable (${reason}); answered 502`,
-        {
-          status: 502,
-          upstream: target.origin,
-          code: e.code ?? null,
-        },
-      );
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      const text = errorBody(wire, req.headers, message);
-      res.writeHead(502, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
-      res.end(text);
-    });
-    up.end(body);
-  }
+  const ctx: GuardContext = { core, upstream, agents, emit, report };
 
   const server = http.createServer(
     { noDelay: true, requestTimeout: 0, headersTimeout: 0, keepAliveTimeout: 5_000 },
     (req, res) => {
-      handle(req, res).catch((e: unknown) => {
+      handleRequest(ctx, req, res).catch((e: unknown) => {
         emit("error", `guard: request failed: ${oneLine(e instanceof Error ? e.message : String(e))}`);
         if (!res.headersSent && !res.destroyed) {
           res.writeHead(502, { "content-type": "application/json" });
@@ -371,27 +441,7 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
     },
   );
 
-  await new Promise<void>((resolve, reject) => {
-    const onError = (e: NodeJS.ErrnoException) => {
-      server.off("listening", onListening);
-      const what =
-        e.code === "EADDRINUSE"
-          ? "the port is in use"
-          : e.code === "EADDRNOTAVAIL"
-            ? "the address is not available on this machine"
-            : e.code === "EACCES"
-              ? "permission denied"
-              : (e.code ?? e.message);
-      reject(new GuardOptionError(`--listen ${host.includes(":") ? `[${host}]` : host}:${port}: ${what}`));
-    };
-    const onListening = () => {
-      server.off("error", onError);
-      resolve();
-    };
-    server.once("error", onError);
-    server.once("listening", onListening);
-    server.listen(port, host);
-  });
+  await listenOn(server, host, port);
 
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;

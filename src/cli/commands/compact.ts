@@ -9,7 +9,13 @@ import { Option } from "commander";
 import { readFile, stat } from "node:fs/promises";
 import type { Stats } from "node:fs";
 import type { CoverageReceipt } from "../../model/index.js";
-import { FORMAT_NAMES, forkFormats, forkWriterFor, type ForkWriter } from "../../formats/registry.js";
+import {
+  FORMAT_NAMES,
+  forkFormats,
+  forkWriterFor,
+  type ForkWriter,
+  type FormatName,
+} from "../../formats/registry.js";
 import { readBackgroundFile } from "../../workspace/index.js";
 import { DEFAULT_LADDER_BUDGET_MS, type CompactSuccess } from "../../engine/compact.js";
 import { formatReceipt } from "../../engine/replacement.js";
@@ -38,7 +44,16 @@ import {
 } from "../io.js";
 import { inputFiles, inputName, readStdin, STDIO } from "../stdin.js";
 import { toStdout, writeNewJournal, writeOut } from "../write-out.js";
-import { err, num, out as print, printJson, progress, PROGRESS_MIN_BYTES, style } from "../output.js";
+import {
+  err,
+  num,
+  out as print,
+  printJson,
+  progress,
+  PROGRESS_MIN_BYTES,
+  style,
+  type Progress,
+} from "../output.js";
 
 interface CompactCliOptions {
   format?: string;
@@ -295,8 +310,9 @@ function refuseCutLastLine(file: string, report: ImportReport): void {
     );
 }
 
-export function register(program: Command): void {
-  program
+/** The `compact` command with its help text and options (no action yet). */
+function defineCommand(program: Command): Command {
+  return program
     .command("compact")
     .summary("compact a session's live context (journal: append one compaction entry)")
     .description(
@@ -374,109 +390,147 @@ export function register(program: Command): void {
         "and print the command that resumes it; FILE is never modified",
     )
     .option("--dry-run", "print what would happen; write nothing")
-    .option("--json", "print the receipt as JSON")
-    .action(async (file: string, o: CompactCliOptions) => {
-      const format = parseFormat(o.format);
-      if (o.inPlace && o.out !== undefined) throw usageError("give --in-place or --out, not both");
-      const piped = file === STDIO;
-      if (piped && (o.inPlace || o.fork))
-        throw usageError(
-          `${inputName(file)}: ${o.fork ? "--fork writes beside the agent's session file" : "--in-place appends to a journal file"}, ` +
-            "and standard input is none; use --out JOURNAL (or --out - for standard output)",
-        );
-      if (toStdout(o.out) && o.json)
-        throw usageError("--out - writes the journal to standard output; --json cannot go there too");
-      if (toStdout(o.out) && o.fork)
-        throw usageError("--fork writes a session file the agent resumes; give --out FILE, not -");
-      const size = await requireFile(file);
-      const journalText = async () =>
-        piped ? looksLikeJournalText((await readStdin()).toString("utf8")) : looksLikeJournal(file);
-      const isJournal = format === "journal" || (format === undefined && (await journalText()));
-      // A forced --format journal on a file that is not one: reading it gives the error that says what it is.
-      if (format === "journal" && !(await journalText())) await loadSession(file, "journal");
-      if (!isJournal && o.inPlace) {
-        throw usageError(
-          `${file}: --in-place appends to compact-safe journals only and this is a session file; use --out JOURNAL to write a new journal (the source is never modified)`,
-        );
-      }
-      if (o.fork && (isJournal || o.inPlace))
-        throw usageError(
-          `${file}: --fork writes an agent's own session (${forkFormats()}) from its session file; ` +
-            "for a compact-safe journal use --in-place or --out",
-        );
-      if (piped && o.out === undefined && !o.dryRun)
-        throw usageError(
-          `${inputName(file)}: a session from standard input is written to --out JOURNAL (or --out - for standard output)`,
-        );
-      if (!isJournal && o.out === undefined && !o.dryRun && !o.fork)
-        throw usageError(
-          `${file}: not a journal; use --out JOURNAL to write the compacted session as a new journal`,
-        );
-      if (o.force && o.out === undefined) throw usageError("--force applies to --out only");
+    .option("--json", "print the receipt as JSON");
+}
 
-      const summarizer = await makeSummarizer(o);
-      const workspace = o.workspace ?? process.cwd();
-      if (o.background !== undefined) await requireFile(o.background);
-      const background = o.background !== undefined ? await readBackgroundFile(o.background) : undefined;
-      const bar = progress(3, { json: o.json === true, show: size >= PROGRESS_MIN_BYTES });
-      const warn = (p: string) => err(style.yellow(`compact-safe: warning: ${p} (skipped)`, process.stderr));
-      const route: CompactJournalOptions = {
-        ...routeOptions(o, summarizer, workspace, background),
-        onStep: (step) => bar.step(step),
-      };
+/** What the checks of the request found: whether FILE is standard input, its size, whether it is a journal. */
+interface CheckedRequest {
+  readonly piped: boolean;
+  readonly size: number;
+  readonly isJournal: boolean;
+}
 
-      try {
-        if (isJournal && o.out === undefined && !piped) {
-          // In place: the lock is held from reading the journal to the append; a held lock fails at once (exit 4).
-          let shown = 0;
-          const outcome = await compactJournal(file, {
-            ...route,
-            onProblem: (p) => {
-              if (shown++ < 5) warn(p);
-            },
-          });
-          bar.done();
-          throwIfRefused(outcome);
-          report(outcome, o, file, outcome.journal, true);
-          return;
-        }
-        bar.step("reading");
-        const before = o.fork ? await stat(file) : undefined;
-        const session = await loadSession(file, format, { journal: isJournal });
-        const writer = o.fork ? forkWriterFor(session.format) : undefined;
-        if (o.fork && writer === undefined)
-          throw usageError(
-            `${file}: --fork writes agent sessions (${forkFormats()}); this file is ${session.format}, ` +
-              "so use --out JOURNAL to write a compact-safe journal instead",
-          );
-        if (o.fork && session.kind === "import") refuseCutLastLine(file, session.report);
-        for (const p of session.problems.slice(0, 5)) warn(p);
-        if (session.kind === "import")
-          for (const w of importWarnings(session.report).slice(0, 5))
-            err(style.yellow(`compact-safe: warning: ${w}`, process.stderr));
-        bar.step("compacting");
-        const outcome = await compactEntries(session.entries, { ...route, onStep: undefined });
-        throwIfRefused(outcome);
-        if (o.fork && outcome.kind === "compacted" && !o.dryRun) {
-          bar.step("writing");
-          const fork = await writeForkFile(file, before!, writer!, outcome.result, o);
-          bar.done();
-          report(outcome, o, file, null, false, fork);
-          return;
-        }
-        if (outcome.kind === "compacted" && !o.dryRun && o.out !== undefined) {
-          bar.step("writing");
-          const { header, rest } = splitHeader(session.entries, session.format, session.file);
-          await writeNewJournal(o.out, header, [...rest, outcome.entry], {
-            force: o.force === true,
-            inputs: inputFiles(file),
-          });
-        }
-        bar.done();
-        const written = o.dryRun || o.out === undefined ? null : toStdout(o.out) ? "(stdout)" : o.out;
-        report(outcome, o, session.file, written, false);
-      } finally {
-        bar.done();
-      }
+/** Refuses option combinations that do not fit FILE (usage errors); reads only what deciding needs. */
+async function checkRequest(
+  file: string,
+  o: CompactCliOptions,
+  format: FormatName | undefined,
+): Promise<CheckedRequest> {
+  if (o.inPlace && o.out !== undefined) throw usageError("give --in-place or --out, not both");
+  const piped = file === STDIO;
+  if (piped && (o.inPlace || o.fork))
+    throw usageError(
+      `${inputName(file)}: ${o.fork ? "--fork writes beside the agent's session file" : "--in-place appends to a journal file"}, ` +
+        "and standard input is none; use --out JOURNAL (or --out - for standard output)",
+    );
+  if (toStdout(o.out) && o.json)
+    throw usageError("--out - writes the journal to standard output; --json cannot go there too");
+  if (toStdout(o.out) && o.fork)
+    throw usageError("--fork writes a session file the agent resumes; give --out FILE, not -");
+  const size = await requireFile(file);
+  const journalText = async () =>
+    piped ? looksLikeJournalText((await readStdin()).toString("utf8")) : looksLikeJournal(file);
+  const isJournal = format === "journal" || (format === undefined && (await journalText()));
+  // A forced --format journal on a file that is not one: reading it gives the error that says what it is.
+  if (format === "journal" && !(await journalText())) await loadSession(file, "journal");
+  if (!isJournal && o.inPlace) {
+    throw usageError(
+      `${file}: --in-place appends to compact-safe journals only and this is a session file; use --out JOURNAL to write a new journal (the source is never modified)`,
+    );
+  }
+  if (o.fork && (isJournal || o.inPlace))
+    throw usageError(
+      `${file}: --fork writes an agent's own session (${forkFormats()}) from its session file; ` +
+        "for a compact-safe journal use --in-place or --out",
+    );
+  if (piped && o.out === undefined && !o.dryRun)
+    throw usageError(
+      `${inputName(file)}: a session from standard input is written to --out JOURNAL (or --out - for standard output)`,
+    );
+  if (!isJournal && o.out === undefined && !o.dryRun && !o.fork)
+    throw usageError(
+      `${file}: not a journal; use --out JOURNAL to write the compacted session as a new journal`,
+    );
+  if (o.force && o.out === undefined) throw usageError("--force applies to --out only");
+  return { piped, size, isJournal };
+}
+
+/** The action of `compact`: checks the request, then compacts in place or out of place and reports. */
+async function compactAction(file: string, o: CompactCliOptions): Promise<void> {
+  const format = parseFormat(o.format);
+  const { piped, size, isJournal } = await checkRequest(file, o, format);
+  const summarizer = await makeSummarizer(o);
+  const workspace = o.workspace ?? process.cwd();
+  if (o.background !== undefined) await requireFile(o.background);
+  const background = o.background !== undefined ? await readBackgroundFile(o.background) : undefined;
+  const bar = progress(3, { json: o.json === true, show: size >= PROGRESS_MIN_BYTES });
+  const warn = (p: string) => err(style.yellow(`compact-safe: warning: ${p} (skipped)`, process.stderr));
+  const route: CompactJournalOptions = {
+    ...routeOptions(o, summarizer, workspace, background),
+    onStep: (step) => bar.step(step),
+  };
+
+  try {
+    if (isJournal && o.out === undefined && !piped) {
+      // In place: the lock is held from reading the journal to the append; a held lock fails at once (exit 4).
+      let shown = 0;
+      const outcome = await compactJournal(file, {
+        ...route,
+        onProblem: (p) => {
+          if (shown++ < 5) warn(p);
+        },
+      });
+      bar.done();
+      throwIfRefused(outcome);
+      report(outcome, o, file, outcome.journal, true);
+      return;
+    }
+    await compactOutOfPlace(file, o, format, isJournal, route, bar, warn);
+  } finally {
+    bar.done();
+  }
+}
+
+/**
+ * Compaction of a session read whole (any format, standard input, --fork, --out, --dry-run): the
+ * result is written as a new journal or a fork, never into FILE.
+ */
+async function compactOutOfPlace(
+  file: string,
+  o: CompactCliOptions,
+  format: FormatName | undefined,
+  isJournal: boolean,
+  route: CompactJournalOptions,
+  bar: Progress,
+  warn: (problem: string) => void,
+): Promise<void> {
+  bar.step("reading");
+  const before = o.fork ? await stat(file) : undefined;
+  const session = await loadSession(file, format, { journal: isJournal });
+  const writer = o.fork ? forkWriterFor(session.format) : undefined;
+  if (o.fork && writer === undefined)
+    throw usageError(
+      `${file}: --fork writes agent sessions (${forkFormats()}); this file is ${session.format}, ` +
+        "so use --out JOURNAL to write a compact-safe journal instead",
+    );
+  if (o.fork && session.kind === "import") refuseCutLastLine(file, session.report);
+  for (const p of session.problems.slice(0, 5)) warn(p);
+  if (session.kind === "import")
+    for (const w of importWarnings(session.report).slice(0, 5))
+      err(style.yellow(`compact-safe: warning: ${w}`, process.stderr));
+  bar.step("compacting");
+  const outcome = await compactEntries(session.entries, { ...route, onStep: undefined });
+  throwIfRefused(outcome);
+  if (o.fork && outcome.kind === "compacted" && !o.dryRun) {
+    bar.step("writing");
+    const fork = await writeForkFile(file, before!, writer!, outcome.result, o);
+    bar.done();
+    report(outcome, o, file, null, false, fork);
+    return;
+  }
+  if (outcome.kind === "compacted" && !o.dryRun && o.out !== undefined) {
+    bar.step("writing");
+    const { header, rest } = splitHeader(session.entries, session.format, session.file);
+    await writeNewJournal(o.out, header, [...rest, outcome.entry], {
+      force: o.force === true,
+      inputs: inputFiles(file),
     });
+  }
+  bar.done();
+  const written = o.dryRun || o.out === undefined ? null : toStdout(o.out) ? "(stdout)" : o.out;
+  report(outcome, o, session.file, written, false);
+}
+
+export function register(program: Command): void {
+  defineCommand(program).action(compactAction);
 }
