@@ -1,6 +1,7 @@
 /**
  * Every adapter entry point given hostile arrays (a self-referencing
- * message, 100k-deep nesting, a BigInt, a getter that throws, a sparse
+ * message, 100k-deep nesting, objects shared so often that their JSON form
+ * would not end, a BigInt, a getter that throws, a sparse
  * array, a non-plain object): refused with compact-safe's own error
  * (`ModelError`, code `invalid_message`) on one line naming the message's
  * place, never a raw TypeError / RangeError, and the input left as it was.
@@ -63,6 +64,12 @@ const KINDS: Record<string, (items: unknown[], holder: (item: unknown) => Rec) =
     const sparse: unknown[] = [items[0]];
     sparse[2] = items[1];
     return sparse;
+  },
+  "objects shared 2^40 times (an endless JSON form)": (items, holder) => {
+    let v: Rec = { leaf: true };
+    for (let i = 0; i < 40; i++) v = { l: v, r: v };
+    holder(items[1]).extra = v;
+    return items;
   },
   "non-plain object": (items, holder) => {
     holder(items[1]).extra = new Map([["a", 1]]);

@@ -50,6 +50,8 @@ export const CONSTANTS = Object.freeze({
   maxJsonDepth: 512,
   /** A message may nest this many levels (from the message itself). */
   maxMessageDepth: 256,
+  /** A value handed in by a host may hold this many values in JSON, shared objects counted each time (2^24). */
+  maxJsonValues: 16_777_216,
   /** The anchors file is read up to this many bytes. */
   maxAnchorsBytes: 64 * 1024,
 });

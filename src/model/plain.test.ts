@@ -1,7 +1,7 @@
 /** plainDataProblem: one bounded, iterative, linear walk that names the place of what is not plain data. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { checkPlainData, plainDataProblem } from "./plain.js";
+import { checkPlainData, MAX_JSON_VALUES, plainDataProblem } from "./plain.js";
 import { ModelError } from "./schema.js";
 
 test("plain data passes; each kind of hostile value is named with its keys", () => {
@@ -37,10 +37,26 @@ test("plain data passes; each kind of hostile value is named with its keys", () 
   );
 });
 
-test("an object shared many times (not a cycle) is walked once: a DAG of 2^60 paths is checked in 120 steps", () => {
-  let v: Record<string, unknown> = { leaf: true };
-  for (let i = 0; i < 60; i++) v = { l: v, r: v };
-  assert.equal(plainDataProblem(v, { limit: 100 }), undefined);
+test("an object shared many times (not a cycle) is walked once, and counted each time it appears", () => {
+  const dag = (levels: number): Record<string, unknown> => {
+    let v: Record<string, unknown> = { leaf: true };
+    for (let i = 0; i < levels; i++) v = { l: v, r: v };
+    return v;
+  };
+  // 2^10 paths: 3 × 2^10 - 1 values in JSON, accepted.
+  assert.equal(plainDataProblem(dag(10), { limit: 100 }), undefined);
+  // 2^60 paths: 120 objects in memory, an endless JSON form (the token estimate would never end); refused at once.
+  const p = plainDataProblem({ input: dag(60) }, { limit: 100 });
+  assert.ok(p);
+  assert.match(
+    p.reason,
+    new RegExp(`^shares objects so that its JSON form would hold more than ${MAX_JSON_VALUES} values`),
+  );
+  assert.equal(p.keys[0], "input");
+  // Just past the limit, refused; a flat array of as many values as that would be, too (counted the same way).
+  assert.equal(2 ** 24, MAX_JSON_VALUES);
+  assert.ok(plainDataProblem(dag(23), { limit: 100 })); // 3 × 2^23 - 1 > 2^24 values
+  assert.equal(plainDataProblem(dag(22), { limit: 100 }), undefined); // 3 × 2^22 - 1 < 2^24
 });
 
 test("the walk reads what it is given and changes nothing", () => {

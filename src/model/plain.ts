@@ -13,10 +13,16 @@
  * - an object that is not plain (a `Map`, a class instance…), unless the
  *   caller allows it (the AI SDK's `URL` and byte arrays are leaves).
  *
+ * - objects shared so often that the value's JSON form would hold more
+ *   than `MAX_JSON_VALUES` values (each level of `{ a: x, b: x }` doubles
+ *   it: small in memory, endless to serialize).
+ *
  * The walk is linear in the size of the value: an object met twice (shared,
- * not cyclic) is checked once. It never modifies what it reads.
+ * not cyclic) is walked once, and counted with the size it had. It never
+ * modifies what it reads.
  */
 import { MAX_MESSAGE_DEPTH } from "./depth.js";
+import { CONSTANTS } from "./constants.js";
 import { ModelError } from "./schema.js";
 
 type Key = string | number;
@@ -45,6 +51,8 @@ interface Frame {
   n: number;
   i: number;
   key: Key;
+  /** Values (this object and what it holds, shared ones counted each time) walked so far. */
+  size: number;
 }
 
 function typeName(v: object): string {
@@ -73,65 +81,102 @@ const message = (e: unknown): string => {
   }
 };
 
+/**
+ * How far the walk is with an object: `ON_PATH` (on the path from the value
+ * to where it is: met again, a cycle), or done, as the number of values its
+ * JSON form holds (itself included).
+ */
+const ON_PATH = -1;
+
+/**
+ * The most values a value's JSON form may hold, shared objects counted each
+ * time they appear: an object shared by both fields of an object shared by
+ * both fields of… is small in memory but doubles in JSON at each level, and
+ * serializing it (the token estimate, a request) would not end.
+ */
+export const MAX_JSON_VALUES = CONSTANTS.maxJsonValues;
+
+/**
+ * The walk's step at a value `x` met at `key` below the frames of `stack`
+ * (the root when the stack is empty): a problem, a frame pushed to walk
+ * (`undefined`), or nothing to walk (`undefined`). `seen` is created on the
+ * first container, so a primitive costs nothing.
+ */
+function step(
+  x: unknown,
+  key: Key,
+  stack: Frame[],
+  seen: Map<object, number>,
+  options: PlainDataOptions,
+  limit: number,
+): PlainDataProblem | undefined {
+  const t = typeof x;
+  if (t !== "object") {
+    if (t === "bigint") return problemAt(stack, key, "a BigInt, which is no JSON value");
+    if (t === "function") return problemAt(stack, key, "a function, which is no JSON value");
+    if (t === "symbol") return problemAt(stack, key, "a symbol, which is no JSON value");
+    return undefined;
+  }
+  if (x === null) return undefined;
+  const o = x as object;
+  const state = seen.get(o);
+  if (state === ON_PATH) return problemAt(stack, key, "refers to an object that contains it (a cycle)");
+  if (state !== undefined) {
+    stack[stack.length - 1]!.size += state; // met before: counted again, not walked again
+    return undefined;
+  }
+  let array: boolean;
+  let keys: readonly string[] | undefined;
+  let n: number;
+  try {
+    array = Array.isArray(o);
+    if (!array && !isPlainObject(o)) {
+      const allowed = options.allow?.(o);
+      if (allowed === true) return undefined;
+      if (allowed !== "walk") return problemAt(stack, key, `a ${typeName(o)} object, not plain data`);
+    }
+    keys = array ? undefined : Object.keys(o);
+    n = array ? (o as unknown[]).length : keys!.length;
+  } catch (e) {
+    return problemAt(stack, key, `cannot be read (${message(e)})`);
+  }
+  if (stack.length + 1 > limit)
+    return problemAt(stack, key, `nested deeper than ${limit} levels (the limit)`);
+  stack.push({ v: o, array, keys, n, i: 0, key, size: 1 });
+  seen.set(o, ON_PATH);
+  return undefined;
+}
+
+/** A problem at `key` of the innermost frame of `stack` (at the value itself when the stack is empty). */
+function problemAt(stack: readonly Frame[], key: Key, reason: string): PlainDataProblem {
+  return { keys: stack.length === 0 ? [] : [...stack.slice(1).map((f) => f.key), key], reason };
+}
+
 /** The first problem of `value` as plain data, or undefined. */
 export function plainDataProblem(
   value: unknown,
   options: PlainDataOptions = {},
 ): PlainDataProblem | undefined {
+  if (value === null || typeof value !== "object") return step(value, "", [], new Map(), options, 0);
   const limit = options.limit ?? MAX_MESSAGE_DEPTH;
   const stack: Frame[] = [];
-  const onPath = new Set<object>();
-  const done = new WeakSet<object>();
-  // The keys from the value to `last`, a key of the innermost frame.
-  const keysTo = (last: Key): Key[] => [...stack.slice(1).map((f) => f.key), last];
-  // A value (at `key` of the top frame; the root when the stack is empty): a problem, or pushed to walk.
-  const visit = (x: unknown, key: Key): PlainDataProblem | undefined => {
-    const at = (reason: string): PlainDataProblem => ({
-      keys: stack.length === 0 ? [] : keysTo(key),
-      reason,
-    });
-    switch (typeof x) {
-      case "bigint":
-        return at("a BigInt, which is no JSON value");
-      case "function":
-        return at("a function, which is no JSON value");
-      case "symbol":
-        return at("a symbol, which is no JSON value");
-      case "object":
-        break;
-      default:
-        return undefined;
-    }
-    if (x === null || done.has(x)) return undefined;
-    if (onPath.has(x)) return at("refers to an object that contains it (a cycle)");
-    let array: boolean;
-    let keys: readonly string[] | undefined;
-    let n: number;
-    try {
-      array = Array.isArray(x);
-      if (!array && !isPlainObject(x)) {
-        const allowed = options.allow?.(x);
-        if (allowed === true) return undefined;
-        if (allowed !== "walk") return at(`a ${typeName(x)} object, not plain data`);
-      }
-      keys = array ? undefined : Object.keys(x);
-      n = array ? (x as unknown[]).length : keys!.length;
-    } catch (e) {
-      return at(`cannot be read (${message(e)})`);
-    }
-    if (stack.length + 1 > limit) return at(`nested deeper than ${limit} levels (the limit)`);
-    stack.push({ v: x, array, keys, n, i: 0, key });
-    onPath.add(x);
-    return undefined;
-  };
-  const first = visit(value, "");
+  // One map for both marks, local to the walk (a WeakSet per walk costs the garbage collector dearly).
+  const seen = new Map<object, number>();
+  const first = step(value, "", stack, seen, options, limit);
   if (first) return first;
   while (stack.length > 0) {
     const top = stack[stack.length - 1]!;
     if (top.i >= top.n) {
       stack.pop();
-      onPath.delete(top.v);
-      done.add(top.v);
+      if (top.size > MAX_JSON_VALUES)
+        return problemAt(
+          stack,
+          top.key,
+          `shares objects so that its JSON form would hold more than ${MAX_JSON_VALUES} values (the limit)`,
+        );
+      seen.set(top.v, top.size);
+      const parent = stack[stack.length - 1];
+      if (parent) parent.size += top.size;
       continue;
     }
     const k: Key = top.array ? top.i : top.keys![top.i]!;
@@ -139,12 +184,23 @@ export function plainDataProblem(
     let x: unknown;
     try {
       if (top.array && !Object.hasOwn(top.v, k))
-        return { keys: keysTo(k), reason: "a hole in the array (a sparse array is not a list of values)" };
+        return problemAt(stack, k, "a hole in the array (a sparse array is not a list of values)");
       x = (top.v as Record<Key, unknown>)[k];
     } catch (e) {
-      return { keys: keysTo(k), reason: `reading it threw (${message(e)})` };
+      return problemAt(stack, k, `reading it threw (${message(e)})`);
     }
-    const p = visit(x, k);
+    // A primitive (most values) is counted here, without a call.
+    if (
+      typeof x === "string" ||
+      typeof x === "number" ||
+      typeof x === "boolean" ||
+      x === undefined ||
+      x === null
+    ) {
+      top.size++;
+      continue;
+    }
+    const p = step(x, k, stack, seen, options, limit);
     if (p) return p;
   }
   return undefined;
