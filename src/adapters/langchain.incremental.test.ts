@@ -6,7 +6,13 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import {
+  AIMessage,
+  ChatMessage,
+  HumanMessage,
+  ToolMessage,
+  type BaseMessage,
+} from "@langchain/core/messages";
 import { FakeListChatModel } from "@langchain/core/utils/testing";
 import type { CompactResult } from "../engine/compact.js";
 import { measurePressure } from "../engine/pressure.js";
@@ -135,4 +141,37 @@ test("compactSafeMiddleware compacts at the engine's threshold of the window (sh
   // Another threshold is the engine's decision with that threshold.
   assert.equal(await run(Math.floor(tokens / 0.5), 0.5), true);
   assert.equal(await run(Math.floor(tokens / 0.5), 0.6), false);
+});
+
+test("LangChainReader sees an assignment in place to every field a conversion reads, of every message type", () => {
+  const edits: [number, string, unknown][] = [
+    // A human message (the common fields), an AI message and a tool message of `rounds`, and a ChatMessage.
+    [0, "content", "a new request"],
+    [0, "id", "h0-new"],
+    [0, "name", "someone"],
+    [0, "additional_kwargs", { note: 1 }],
+    [0, "response_metadata", { model: "m" }],
+    [1, "tool_calls", [{ id: "call_0", name: "write_file", args: { path: "g.ts" }, type: "tool_call" }]],
+    [
+      1,
+      "invalid_tool_calls",
+      [{ id: "bad", name: "read_file", args: "{", error: "not JSON", type: "invalid_tool_call" }],
+    ],
+    [1, "usage_metadata", { input_tokens: 10, output_tokens: 2, total_tokens: 12 }],
+    [2, "tool_call_id", "call_other"],
+    [2, "status", "error"],
+    [2, "artifact", { rows: 3 }],
+    [2, "metadata", { source: "cache" }],
+    [3, "role", "critic"],
+  ];
+  for (const [index, field, value] of edits) {
+    const history: BaseMessage[] = [
+      ...rounds(1),
+      new ChatMessage({ id: "c0", content: "noted", role: "reviewer" }),
+    ];
+    const reader = new LangChainReader();
+    reader.read(history);
+    (history[index] as unknown as Record<string, unknown>)[field] = value;
+    assert.deepEqual(reader.read(history), fromLangChainMessages(history), `${field} of message ${index}`);
+  }
 });

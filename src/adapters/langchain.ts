@@ -67,7 +67,10 @@ export const REMOVE_ALL_MESSAGES = "__remove_all__";
 
 type Rec = Record<string, unknown>;
 
-/** The fields of a BaseMessage that its stored form has, by its type (what a conversion reads). */
+/**
+ * The fields of a BaseMessage that its stored form has, by its type (what a
+ * conversion reads). `sameFields` reads them by name, in this order.
+ */
 const COMMON_FIELDS = ["content", "id", "name", "additional_kwargs", "response_metadata"] as const;
 const FIELDS: Record<string, readonly string[]> = {
   ai: [...COMMON_FIELDS, "tool_calls", "invalid_tool_calls", "usage_metadata"],
@@ -133,8 +136,7 @@ function checkItem<T>(
 
 interface Seen {
   type: string;
-  /** The fields the conversion read (`fieldsOf(type)`) and their values then, compared by identity before a reuse. */
-  fields: readonly string[];
+  /** The values then of the fields the conversion read (`fieldsOf(type)`), compared by identity before a reuse. */
   values: unknown[];
   /** Each content part and its text, compared by identity (a string by identity first, so its characters are not read again). */
   parts: unknown[] | undefined;
@@ -230,7 +232,6 @@ export class LangChainReader {
       const r = m as Rec;
       const s: Seen = {
         type,
-        fields: fieldsOf(type),
         values: fieldsOf(type).map((k) => r[k]),
         parts: partsOf(r),
         toolCalls: toolCallsOf(r),
@@ -270,9 +271,35 @@ export class LangChainReader {
   }
 }
 
+/**
+ * Whether the fields `fieldsOf(s.type)` still hold `s.values`, read by name
+ * (a keyed read of a variable name on message objects of several classes is
+ * several times slower, and this runs on every message at every step).
+ */
+function sameFields(r: Rec, s: Seen): boolean {
+  const v = s.values;
+  if (
+    r.content !== v[0] ||
+    r.id !== v[1] ||
+    r.name !== v[2] ||
+    r.additional_kwargs !== v[3] ||
+    r.response_metadata !== v[4]
+  )
+    return false;
+  switch (s.type) {
+    case "ai":
+      return r.tool_calls === v[5] && r.invalid_tool_calls === v[6] && r.usage_metadata === v[7];
+    case "tool":
+      return r.tool_call_id === v[5] && r.status === v[6] && r.artifact === v[7] && r.metadata === v[8];
+    case "generic":
+      return r.role === v[5];
+    default:
+      return v.length === COMMON_FIELDS.length;
+  }
+}
+
 function same(r: Rec, s: Seen): boolean {
-  const fields = s.fields;
-  for (let k = 0; k < fields.length; k++) if (r[fields[k]!] !== s.values[k]) return false;
+  if (!sameFields(r, s)) return false;
   const c = r.content;
   if (Array.isArray(c)) {
     const parts = s.parts;
