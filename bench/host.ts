@@ -24,7 +24,9 @@
  * appended messages, push past the threshold; an instant stand-in summarizer
  * for compact-safe's AI SDK adapter, `FakeListChatModel` for LangChain).
  * Each figure is the median CPU time (`process.cpuUsage`) of a few runs,
- * ours and the peer's interleaved so that a loaded machine slows both.
+ * ours and the peer's interleaved so that a loaded machine slows both, each
+ * after a full collection and a pause for the collector's threads to finish
+ * (`settledGc`).
  *
  * The command line: `node dist/src/cli/main.js --version`, `context` on a
  * 5 MB Claude Code session (corpus sessions end to end, as bench/hooks.ts
@@ -49,7 +51,7 @@ import type { Message } from "../src/model/index.js";
 import type { Summarizer } from "../src/summarizers/types.js";
 import { estimateTokens } from "../src/engine/tokens.js";
 import { syntheticSession } from "./synthetic.js";
-import { cpuMs, gc } from "./timing.js";
+import { cpuMs, settledGc } from "./timing.js";
 import { STAND_IN_NOTE } from "./peers-core.js";
 import { cliPath, corpusDir } from "../test/support.js";
 import { claudeCodeSession, codexSession, piSession } from "./hook-sessions.js";
@@ -95,10 +97,10 @@ async function pair<S>(
   const b: number[] = [];
   for (let i = 0; i < runs; i++) {
     const s = await setup();
-    gc();
+    await settledGc();
     a.push(await cpu(() => ours(s)));
     if (peer) {
-      gc();
+      await settledGc();
       b.push(await cpu(() => peer(s)));
     }
   }

@@ -32,6 +32,19 @@ export async function timeMsAsync<T>(fn: () => Promise<T>): Promise<{ ms: number
 export const gc = (): void => (globalThis as { gc?: () => void }).gc?.();
 
 /**
+ * A full collection, then a pause of `ms` while the collector's threads
+ * finish sweeping after it. Without the pause that work lands in the next
+ * timed figure, and it grows with the heap: a later LangChain step on 20k
+ * messages measured 58 ms right after `gc()` and 18 ms 100 ms after it
+ * (2026-12-02), which made the figure at 20k say more about the heap than
+ * about the step. No agent loop runs a step right after a full collection.
+ */
+export async function settledGc(ms = 100): Promise<void> {
+  gc();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
  * `JSON.parse` of a session file's text, the baseline every ratio is taken
  * against: JSONL line by line (a broken line is part of the corpus and costs
  * its parse attempt), else one JSON text. Returns the values parsed.
