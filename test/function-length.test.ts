@@ -13,12 +13,6 @@ import { repoRoot } from "./support.js";
 
 const MAX_LINES = 120;
 
-/**
- * Functions known to be longer than the limit, as `file:name`. Issue 27: `createGuardCore` is a
- * closure factory still to be split; every other function must stay within the limit.
- */
-const KNOWN_EXCEPTIONS: ReadonlySet<string> = new Set(["src/guard/core.ts:createGuardCore"]);
-
 /** A function longer than the limit: where it starts and how many lines it spans. */
 export interface LongFunction {
   readonly file: string;
@@ -78,19 +72,13 @@ test("longFunctions finds a long function, a long arrow and a long method, and p
   assert.equal(found[0]!.line, 1);
 });
 
-test(`no function in src/ is longer than ${MAX_LINES} lines (known exceptions aside)`, () => {
+test(`no function in src/ is longer than ${MAX_LINES} lines`, () => {
   const root = repoRoot;
   const long = sourceFiles(join(root, "src")).flatMap((path) =>
     longFunctions(relative(root, path).split("\\").join("/"), readFileSync(path, "utf8")),
   );
-  const offenders = long.filter((f) => !KNOWN_EXCEPTIONS.has(`${f.file}:${f.name}`));
   assert.deepEqual(
-    offenders.map((f) => `${f.file}:${f.line} ${f.name} (${f.lines} lines)`),
+    long.map((f) => `${f.file}:${f.line} ${f.name} (${f.lines} lines)`),
     [],
   );
-  for (const known of KNOWN_EXCEPTIONS)
-    assert.ok(
-      long.some((f) => `${f.file}:${f.name}` === known),
-      `${known} is listed as a known exception but is no longer long: remove it from the list`,
-    );
 });

@@ -76,6 +76,20 @@ const isResponsesCompaction = (m: Message): boolean =>
     (b) => b.type === "responses_item" && (b as { item?: { type?: unknown } }).item?.type === "compaction",
   );
 
+/** The summary an item carries: a checkpoint, or a Responses `compaction` item. */
+export const isSummaryItem = (it: HistoryItem): boolean =>
+  isCheckpoint(it.message) || isResponsesCompaction(it.message);
+
+/** Where the last summary of `items` is, or -1. */
+export function lastSummary(items: readonly HistoryItem[]): number {
+  for (let i = items.length - 1; i >= 0; i--) if (isSummaryItem(items[i]!)) return i;
+  return -1;
+}
+
+/** Whether a request's body offers tools. */
+export const hasTools = (doc: Record<string, unknown>): boolean =>
+  Array.isArray(doc.tools) && doc.tools.length > 0;
+
 export type Relation =
   | { kind: "extension" }
   | { kind: "compaction"; newCheckpoint: boolean }

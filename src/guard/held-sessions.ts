@@ -1,0 +1,137 @@
+/**
+ * The sessions the guard core holds: at most MAX_SESSIONS in memory (the
+ * others are read back from the state folder when they return), each with
+ * its queue of requests, judged in order.
+ */
+import type { GuardCoreOptions, GuardWire } from "./types.js";
+import type { HistoryItem, WireHistory } from "./history.js";
+import type { SessionIdentity } from "./session.js";
+import type { ListLayout } from "./scan.js";
+import type { FastInfo } from "./extend.js";
+import { SessionJournal } from "./state.js";
+
+/** Sessions held in memory at once (the others are read back from the state folder when they return). */
+const MAX_SESSIONS = 64;
+
+export interface Splice {
+  /** The key of the agent's summary the splice follows. */
+  checkpointKey: string;
+  /** The raw elements inserted after it. */
+  raw: unknown[];
+  /** The same, as history items. */
+  items: HistoryItem[];
+}
+
+export interface Session {
+  key: string;
+  agent: string;
+  wire: GuardWire;
+  /** The agent's last main history, as it sent it (system included). */
+  agent_items: HistoryItem[];
+  /** Entry id of each conversation (non-system) item of those (undefined inside a compaction's replacement, or without state). */
+  conv_ids: (string | undefined)[];
+  splice?: Splice;
+  had_tools: boolean;
+  journal?: SessionJournal;
+  /** What the fast path compares the next request's bytes with (see `fastExtension`). */
+  fast?: FastInfo;
+  /** The last main request, until its bytes are scanned into `fast` (after its answer). */
+  toScan?: { body: Buffer; history: WireHistory; known?: { layout: ListLayout; noMarkerBefore: number } };
+  /** The header fingerprint that led to this session (see `headerSession`). */
+  fp?: string;
+}
+
+/** The history sent: the agent's items with the splice after its summary. */
+export function sentOf(s: Session): HistoryItem[] {
+  if (!s.splice) return s.agent_items;
+  const at = s.agent_items.findIndex((i) => i.key === s.splice!.checkpointKey);
+  if (at < 0) return s.agent_items;
+  return [...s.agent_items.slice(0, at + 1), ...s.splice.items, ...s.agent_items.slice(at + 1)];
+}
+
+export class HeldSessions {
+  /** In the order they were last remembered, the oldest first. */
+  readonly sessions = new Map<string, Session>();
+  /** Session keys by header fingerprint (`headerSession`), for the fast path of agents other than Claude Code. */
+  readonly headerKeys = new Map<string, string>();
+  private readonly locks = new Map<string, Promise<unknown>>();
+  /** Journals of sessions let go of, until their queued writes are done. */
+  private readonly flushing = new Map<string, Promise<void>>();
+
+  constructor(private readonly options: GuardCoreOptions) {}
+
+  /** Runs `fn` after the session's earlier requests (requests of one session are judged in order). */
+  serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const locks = this.locks;
+    const prev = locks.get(key) ?? Promise.resolve();
+    const run = prev.then(fn, fn);
+    const tail = run.catch(() => undefined);
+    locks.set(key, tail);
+    void tail.then(() => {
+      if (locks.get(key) === tail) locks.delete(key);
+    });
+    return run;
+  }
+
+  /** Holds `s` as the most recent session, letting go of the oldest beyond MAX_SESSIONS. */
+  remember(s: Session): void {
+    const { sessions, headerKeys, flushing } = this;
+    sessions.delete(s.key);
+    sessions.set(s.key, s);
+    while (sessions.size > MAX_SESSIONS) {
+      const oldest = sessions.values().next().value!;
+      sessions.delete(oldest.key);
+      if (oldest.fp !== undefined && headerKeys.get(oldest.fp) === oldest.key) headerKeys.delete(oldest.fp);
+      const done = oldest.journal?.flush();
+      if (done) {
+        flushing.set(oldest.key, done);
+        void done.then(() => {
+          if (flushing.get(oldest.key) === done) flushing.delete(oldest.key);
+        });
+      }
+    }
+  }
+
+  /** The session held in memory, or read back from the state folder; undefined when it is new. */
+  async load(id: SessionIdentity, wire: GuardWire): Promise<Session | undefined> {
+    const known = this.sessions.get(id.key);
+    if (known) return known;
+    if (!this.options.stateDir) return undefined;
+    await this.flushing.get(id.key);
+    const journal = new SessionJournal(this.options.stateDir, id.key);
+    const loaded = await journal.load();
+    if (!loaded) return undefined;
+    let agentItems = loaded.sent;
+    let entryIds = loaded.entryIds;
+    let splice: Splice | undefined;
+    if (loaded.splice) {
+      const { from, count, checkpointKey } = loaded.splice;
+      const items = loaded.sent.slice(from, from + count);
+      splice = { checkpointKey, items, raw: items.flatMap((i) => i.raw) };
+      agentItems = [...loaded.sent.slice(0, from), ...loaded.sent.slice(from + count)];
+      entryIds = [...entryIds.slice(0, from), ...entryIds.slice(from + count)];
+    }
+    const s: Session = {
+      key: id.key,
+      agent: loaded.agent,
+      wire: loaded.wire ?? wire,
+      agent_items: agentItems,
+      conv_ids: agentItems.flatMap((it, i) => (it.message.role === "system" ? [] : [entryIds[i]])),
+      splice,
+      had_tools: true,
+      journal,
+    };
+    this.remember(s);
+    return s;
+  }
+
+  /** Resolves once no session has queued work left (work queued meanwhile included). */
+  async drain(): Promise<void> {
+    while (this.locks.size > 0) await Promise.all([...this.locks.values()]);
+  }
+
+  /** Resolves once the journal writes queued by the sessions held are done. */
+  async flushJournals(): Promise<void> {
+    await Promise.all([...this.sessions.values()].map((s) => s.journal?.flush()));
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * The guard core's judging of one request read (inside its session's
+ * queue): a new session is started; otherwise what the request is to the
+ * session's last history decides. A side request passes through; an
+ * extension or a rewrite without a summary carries the session's splice
+ * (mode `repair`); a compaction is judged (`compaction.ts`).
+ */
+import type { GuardOutcome, WireRequest } from "./types.js";
+import type { WireHistory } from "./history.js";
+import type { SessionIdentity } from "./session.js";
+import { conversation, hasTools, relation } from "./detect.js";
+import { insertAfter, wireCheck } from "./splice.js";
+import { SessionJournal } from "./state.js";
+import type { Session } from "./held-sessions.js";
+import { compaction } from "./compaction.js";
+import type { CoreContext, Same } from "./context.js";
+
+export async function judge(
+  ctx: CoreContext,
+  request: WireRequest,
+  history: WireHistory,
+  id: SessionIdentity,
+  onMain: () => void,
+): Promise<GuardOutcome> {
+  const wire = history.wire;
+  const base = { wire, session: id.key };
+  const same: Same = (note) => ({
+    body: request.body,
+    changed: false,
+    ...base,
+    ...(note ? { note } : {}),
+  });
+
+  const session = await ctx.held.load(id, wire);
+  if (!session) return startSession(ctx, request, history, id, onMain, same);
+  if (session.agent === "unknown" && id.agent !== "unknown") session.agent = id.agent;
+
+  const items = history.items;
+  const lastConv = conversation(session.agent_items);
+  const nextConv = conversation(items);
+  const rel = relation(lastConv, nextConv, session.had_tools, hasTools(history.doc));
+  if (rel.kind !== "side") onMain();
+  switch (rel.kind) {
+    case "side":
+      return same(`not the session's history (${rel.why}); passed through`);
+    case "extension": {
+      const added = nextConv.slice(lastConv.length);
+      const ids = session.journal ? session.journal.append(added) : added.map(() => undefined);
+      session.conv_ids = [...session.conv_ids.slice(0, lastConv.length), ...ids];
+      session.agent_items = items;
+      mainIs(ctx, session, request, history);
+      session.had_tools = hasTools(history.doc);
+      return applySplice(ctx, session, history, same);
+    }
+    case "rewrite": {
+      const ids = session.conv_ids;
+      const parent = ids[rel.common - 1];
+      if (parent !== undefined || !session.journal) {
+        const added = nextConv.slice(rel.common);
+        const newIds = session.journal ? session.journal.append(added, parent) : added.map(() => undefined);
+        session.conv_ids = [...ids.slice(0, rel.common), ...newIds];
+        session.agent_items = items;
+        mainIs(ctx, session, request, history);
+        session.had_tools = hasTools(history.doc);
+        const out = applySplice(ctx, session, history, same);
+        return {
+          ...out,
+          note: out.note ?? "history rewritten by the agent (no new summary): not a compaction",
+        };
+      }
+      // A rewrite inside the last compaction's replacement: judged as a compaction.
+      mainIs(ctx, session, request, history);
+      return compaction(ctx, session, history, id, same);
+    }
+    case "compaction":
+      mainIs(ctx, session, request, history);
+      return compaction(ctx, session, history, id, same);
+  }
+}
+
+/** The first request of a session: its history is held (and journaled, with a state folder), the request untouched. */
+function startSession(
+  ctx: CoreContext,
+  request: WireRequest,
+  history: WireHistory,
+  id: SessionIdentity,
+  onMain: () => void,
+  same: Same,
+): GuardOutcome {
+  const { options } = ctx;
+  const wire = history.wire;
+  const items = history.items;
+  const s: Session = {
+    key: id.key,
+    agent: id.agent,
+    wire,
+    agent_items: items,
+    conv_ids: conversation(items).map(() => undefined),
+    had_tools: hasTools(history.doc),
+  };
+  if (options.stateDir) {
+    s.journal = new SessionJournal(options.stateDir, id.key);
+    const ids = s.journal.start(options.stateDir, id.key, id.agent, wire, items);
+    s.conv_ids = items.flatMap((it, i) => (it.message.role === "system" ? [] : [ids[i]]));
+  }
+  s.toScan = { body: request.body, history, known: ctx.extended.get(history) };
+  ctx.held.remember(s);
+  onMain();
+  return same();
+}
+
+/** The request is now the session's last main history: the fast path waits for its bytes to be scanned. */
+function mainIs(ctx: CoreContext, s: Session, request: WireRequest, history: WireHistory): void {
+  s.fast = undefined;
+  s.toScan = { body: request.body, history, known: ctx.extended.get(history) };
+}
+
+/** The session's splice in this request (an extension of the repaired history), or the request untouched. */
+function applySplice(ctx: CoreContext, s: Session, h: WireHistory, same: Same): GuardOutcome {
+  if (!s.splice || ctx.mode !== "repair") return same();
+  const at = h.items.findIndex((i) => i.key === s.splice!.checkpointKey);
+  if (at < 0) {
+    s.splice = undefined;
+    return same("the summary the repair followed is gone; repair dropped");
+  }
+  const doc = insertAfter(h, at, s.splice.raw);
+  const bad = wireCheck(h.wire, doc[h.listKey] as unknown[]);
+  if (bad) return same(`repair not sent: ${bad}`);
+  return { ...same(), body: Buffer.from(JSON.stringify(doc), "utf8"), changed: true };
+}

@@ -1,0 +1,97 @@
+/**
+ * The guard core's reading of one request before it is judged: the body
+ * parsed (or read from the session's last one, in proportion to what it
+ * adds), the session found, and the agent's own summarization request
+ * recognised (answered, with `summarizer: "extractive"`, or passed through).
+ */
+import type { GuardOutcome, GuardWire, WireRequest } from "./types.js";
+import type { WireHistory } from "./history.js";
+import { parseBody, readWire } from "./wires.js";
+import { sessionOf, type headerSession, type SessionIdentity } from "./session.js";
+import { extendHistory, type Extension, type FastInfo } from "./extend.js";
+import { isSummaryItem, summarizationRequestOf } from "./detect.js";
+import { extractiveAnswer } from "./answer.js";
+import { oneLine, type CoreContext } from "./context.js";
+
+/** A request read: its outcome already (not to be judged), or what judging it takes. */
+export type Prepared =
+  { outcome: GuardOutcome } | { history: WireHistory; id: SessionIdentity; onMain: () => void; fp?: string };
+
+/** The system prompt of a history, with its wire: the seed sessions keyed by a hash are followed by. */
+function systemSeed(h: WireHistory): string {
+  return `${h.wire}\u0000${h.items
+    .filter((i) => i.message.role === "system")
+    .map((i) => i.key)
+    .join("\u0000")}`;
+}
+
+/**
+ * Reads the request (parse, session, summarization request): the
+ * synchronous path's work before judging. With `from` (a request the fast
+ * path let through), the body is read from the session's last one, in
+ * proportion to what it adds; whole when that does not apply.
+ */
+export function prepare(
+  ctx: CoreContext,
+  request: WireRequest,
+  wire: GuardWire,
+  hs: ReturnType<typeof headerSession>,
+  from?: { last: FastInfo; ext: Extension },
+): Prepared {
+  const { options, extended, hashedBySystem } = ctx;
+  const untouched = (note: string, extra: Partial<GuardOutcome> = {}): GuardOutcome => ({
+    body: request.body,
+    changed: false,
+    note,
+    ...extra,
+  });
+  let history: WireHistory;
+  try {
+    const read =
+      from && !options.readWhole && from.last.history.wire === wire
+        ? extendHistory(from.last, request.body, from.ext)
+        : undefined;
+    if (read) extended.set(read.history, { layout: read.layout, noMarkerBefore: from!.last.tailFrom });
+    history = read?.history ?? readWire(wire, parseBody(request.body));
+  } catch (e) {
+    return { outcome: untouched(`not judged: ${oneLine(e)}`, { wire }) };
+  }
+  let id = sessionOf(request.headers, history);
+  const summarizer = summarizationRequestOf(history.items);
+  if (summarizer && options.summarizer === "extractive") {
+    try {
+      const a = extractiveAnswer(history, summarizer);
+      return {
+        outcome: untouched(
+          `answered ${summarizer}'s summarization request itself (extractive, ${a.text.length} chars)`,
+          { wire, session: id.key, respond: a.response },
+        ),
+      };
+    } catch (e) {
+      return {
+        outcome: untouched(
+          `the agent's own summarization request (${summarizer}); not answered (${oneLine(e)}), passed through`,
+          { wire, session: id.key },
+        ),
+      };
+    }
+  }
+  if (summarizer)
+    return {
+      outcome: untouched(
+        `the agent's own summarization request (${summarizer}); passed through, not its history`,
+        { wire, session: id.key },
+      ),
+    };
+  let onMain = (): void => {};
+  if (id.source === "hash") {
+    const sys = systemSeed(history);
+    const followed = hashedBySystem.get(sys);
+    if (followed && !ctx.held.sessions.has(id.key) && history.items.some(isSummaryItem))
+      id = { ...id, key: followed };
+    const key = id.key;
+    onMain = () => hashedBySystem.set(sys, key);
+  }
+  const fp = hs && "fp" in hs && id.source === "header" ? hs.fp : undefined;
+  return { history, id, onMain, fp };
+}
