@@ -20,6 +20,7 @@ import type { Message } from "../model/index.js";
 import { parseJournalEntry } from "../model/index.js";
 import { checkProviderShape } from "./export/check-shape.js";
 import { importFile, importText } from "./detect.js";
+import { importAgentFile, type AgentFormat } from "./import-agent.js";
 import { toAnthropicRequest } from "./export/anthropic.js";
 import { toOpenAIRequest } from "./export/openai.js";
 import { prepareForProvider, type Provider } from "./export/prepare.js";
@@ -88,6 +89,18 @@ corpusSuite("formats", () => {
 
   test("the corpus is present", () => {
     assert.ok(files.length >= 20, `expected the 20 corpus files under ${corpusDir}, found ${files.length}`);
+  });
+
+  test("an agent's hook import (its importer alone, lines decoded one by one) is the import of the file", async () => {
+    const agents: readonly AgentFormat[] = ["claude-code", "codex", "pi"];
+    let checked = 0;
+    for (const file of files) {
+      const format = agents.find((a) => file.includes(`/${a}/`));
+      if (format === undefined) continue;
+      assert.deepEqual(await importAgentFile(file, format), await importFile(file, { format }), file);
+      checked++;
+    }
+    assert.ok(checked >= 10, `${checked} agent sessions checked`);
   });
 
   for (const file of files) {
