@@ -119,6 +119,16 @@ function step(
   }
   if (x === null) return undefined;
   const o = x as object;
+  const top = stack[stack.length - 1];
+  if (top !== undefined && stack.length < limit) {
+    // Most objects hold only primitives (a text part, a tool result): counted without a frame or a
+    // mark (one that holds no object cannot be on a cycle, and read again it counts the same).
+    const flat = flatSize(o);
+    if (flat > 0) {
+      top.size += flat;
+      return undefined;
+    }
+  }
   const state = seen.get(o);
   if (state === ON_PATH) return problemAt(stack, key, "refers to an object that contains it (a cycle)");
   if (state !== undefined) {
@@ -145,6 +155,34 @@ function step(
   stack.push({ v: o, array, keys, n, i: 0, key, size: 1 });
   seen.set(o, ON_PATH);
   return undefined;
+}
+
+const isPrimitive = (v: unknown): boolean =>
+  typeof v === "string" || typeof v === "number" || typeof v === "boolean" || v === undefined || v === null;
+
+/**
+ * The values of `o` (itself included) when it is a plain object or an array
+ * holding only JSON primitives, or 0 (anything else, or a read that throws:
+ * the walk then reads it again and names the problem).
+ */
+function flatSize(o: object): number {
+  try {
+    if (Array.isArray(o)) {
+      if (Object.getPrototypeOf(o) !== Array.prototype) return 0;
+      for (let i = 0; i < o.length; i++) if (!Object.hasOwn(o, i) || !isPrimitive(o[i])) return 0;
+      return 1 + o.length;
+    }
+    if (!isPlainObject(o)) return 0;
+    let n = 1;
+    for (const k in o) {
+      if (!Object.hasOwn(o, k)) continue;
+      if (!isPrimitive((o as Record<string, unknown>)[k])) return 0;
+      n++;
+    }
+    return n;
+  } catch {
+    return 0;
+  }
 }
 
 /** A problem at `key` of the innermost frame of `stack` (at the value itself when the stack is empty). */
