@@ -65,6 +65,7 @@ const PUBLIC = {
   ],
   route: [
     "compactJournal",
+    "compactSession",
     "compactEntries",
     "auditEntries",
     "runHook",

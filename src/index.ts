@@ -119,6 +119,12 @@ export {
   type EntriesOutcome,
   type JournalOutcome,
 } from "./route/compact-journal.js";
+export {
+  compactSession,
+  type CompactSessionOptions,
+  type SessionOutcome,
+  type SessionOutput,
+} from "./route/compact-session.js";
 export { auditEntries, type SessionAudit, type CompactionAudit, type AuditLosses } from "./route/audit.js";
 export {
   runHook,

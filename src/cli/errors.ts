@@ -52,6 +52,7 @@ export const EXIT_BY_CODE: Readonly<Record<ErrorCode, ExitCode>> = {
   not_a_file: EXIT.USAGE,
   no_journal: EXIT.USAGE,
   unknown_compaction: EXIT.USAGE,
+  session_changed: EXIT.USAGE,
 };
 
 /** Maps any error to a CliError: library errors get their code's exit code; anything else is an input error. */

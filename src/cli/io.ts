@@ -3,36 +3,33 @@
  * with the journal layer's tolerant reader) or any importable session format
  * (through `formats`), and message arrays for `validate`.
  */
-import { constants, type Stats } from "node:fs";
-import { open, readFile, stat } from "node:fs/promises";
-import type { HeaderEntry, JournalEntry, Message } from "../model/index.js";
+import type { Stats } from "node:fs";
+import { readFile, stat } from "node:fs/promises";
+import type { Message } from "../model/index.js";
 import {
   JsonDepthError,
-  looksLikeJournalEntry,
   ModelError,
   notRegularFile,
   parseJsonLimited,
   parseMessages,
 } from "../model/index.js";
-import { formatProblems, liveContext, parseJournal, readJournal } from "../journal/index.js";
-import { FormatError, type ImportReport } from "../formats/common/types.js";
+import { liveContext } from "../journal/index.js";
+import type { ImportReport } from "../formats/common/types.js";
 import { FORMAT_NAMES, isFormatName, reportUnit, type FormatName } from "../formats/registry.js";
-import { importText, wrongFormatHintFor } from "../formats/detect.js";
-import { filePlace } from "../model/tool-ids.js";
+import { importText } from "../formats/detect.js";
 import { jsonSyntaxProblem } from "../formats/common/source-tree.js";
-import { CliError, EXIT, usageError } from "./errors.js";
-import { importInput, readStdin, STDIN_NAME, STDIO } from "./stdin.js";
+import { importWarnings, readSession, type Session } from "../route/session.js";
+import { usageError } from "./errors.js";
+import { readStdin, STDIN_NAME, STDIO } from "./stdin.js";
 
-export type Session =
-  | { kind: "journal"; file: string; format: "journal"; entries: JournalEntry[]; problems: string[] }
-  | {
-      kind: "import";
-      file: string;
-      format: FormatName;
-      entries: JournalEntry[];
-      report: ImportReport;
-      problems: string[];
-    };
+// What reading a session is belongs to the route; the commands read their inputs through these names.
+export {
+  importWarnings,
+  looksLikeJournal,
+  looksLikeJournalText,
+  splitHeader,
+  type Session,
+} from "../route/session.js";
 
 /** Parses a `--format` value; a usage error listing the formats otherwise. */
 export function parseFormat(value: string | undefined): FormatName | undefined {
@@ -64,100 +61,21 @@ export async function requireFile(file: string): Promise<number> {
   return st.size;
 }
 
-const FIRST_LINE_LIMIT = 64 * 1024 * 1024;
-
-/**
- * Whether a file is a compact-safe journal: its first non-blank line is an
- * object with `id`, `kind` and `payload`. Reads up to the end of that line
- * (at most 64 MiB; a longer first line is left to the format detector).
- */
-export async function looksLikeJournal(file: string): Promise<boolean> {
-  // O_NONBLOCK: a FIFO swapped in after `requireFile` must not block the open.
-  const fh = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
-  try {
-    const why = notRegularFile(await fh.stat());
-    if (why !== null) throw usageError(`${file}: ${why}`);
-    // The first non-blank line, read in chunks up to its end (a first entry can be a large pasted file).
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let seenText = false;
-    let complete = false;
-    while (!complete && size < FIRST_LINE_LIMIT) {
-      const buf = Buffer.alloc(256 * 1024);
-      const { bytesRead } = await fh.read(buf, 0, buf.length, size);
-      if (bytesRead === 0) break;
-      const chunk = buf.subarray(0, bytesRead);
-      chunks.push(chunk);
-      size += bytesRead;
-      let from = 0;
-      if (!seenText) {
-        while (from < chunk.length && /\s/.test(String.fromCharCode(chunk[from]!))) from++;
-        seenText = from < chunk.length;
-      }
-      complete = seenText && chunk.indexOf(0x0a, from) >= 0;
-    }
-    return looksLikeJournalText(Buffer.concat(chunks).toString("utf8"));
-  } finally {
-    await fh.close();
-  }
-}
-
-/** Whether a text is a compact-safe journal's: its first non-blank line is an entry. */
-export function looksLikeJournalText(content: string): boolean {
-  const text = content.trimStart();
-  const nl = text.indexOf("\n");
-  const line = text.length === 0 ? undefined : nl >= 0 ? text.slice(0, nl) : text;
-  if (line === undefined) return false;
-  try {
-    return looksLikeJournalEntry(parseJsonLimited(line));
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Loads a session: a journal is read as is (with its problems reported); any
- * other format is imported (never modifying the source file).
+ * other format is imported (never modifying the source file). `-` is
+ * standard input, read whole once and named `(stdin)`.
  */
 export async function loadSession(
   input: string,
   format?: FormatName,
   known?: { journal: boolean },
 ): Promise<Session> {
-  // `-`: standard input, read whole once, then read as a file's content is (named `(stdin)`).
   const piped = input === STDIO ? await readStdin() : undefined;
   const file = piped === undefined ? input : STDIN_NAME;
   if (piped === undefined) await requireFile(file);
   // `known`: the caller has recognised the file already (one journal detection per command).
-  const isJournal =
-    known?.journal ??
-    (format === "journal" ||
-      (format === undefined &&
-        (piped !== undefined ? looksLikeJournalText(piped.toString("utf8")) : await looksLikeJournal(file))));
-  if (isJournal) {
-    const { entries, report } = piped !== undefined ? parseJournal(piped, file) : await readJournal(file);
-    if (entries.length === 0 && report.problems.length > 0) {
-      const text = piped !== undefined ? piped.toString("utf8") : await readFile(file, "utf8");
-      const hint = format === "journal" ? wrongFormatHintFor(text, file, "journal") : undefined;
-      throw new CliError(
-        `${formatProblems(report)[0]} (no readable journal entry)${hint !== undefined ? `; ${hint}` : ""}`,
-        EXIT.USAGE,
-      );
-    }
-    return { kind: "journal", file, format: "journal", entries, problems: formatProblems(report) };
-  }
-  const { entries, report } = await importInput(input, { format });
-  if (entries.length === 0) throw new FormatError(`${file}: nothing could be imported (as ${report.format})`);
-  const broken = report.skipped.filter((s) => !s.by_design).map((s) => `${file}:${s.line}: ${s.reason}`);
-  return { kind: "import", file, format: report.format, entries, report, problems: broken };
-}
-
-/**
- * What an import changed, one `FILE:LINE: message` line each (`FILE: message
- * N: ...` for a JSON message array), e.g. a repeated tool call id renamed.
- */
-export function importWarnings(report: ImportReport): string[] {
-  return report.warnings.map((w) => `${filePlace(report.file, unitOf(report), w.line)} ${w.message}`);
+  return readSession(file, { format, content: piped, journal: known?.journal });
 }
 
 /**
@@ -283,15 +201,4 @@ function importedLive(text: string, file: string, format: "anthropic" | "openai"
   const { entries } = importText(text, file, { format, toolIds: "keep" });
   const live = liveContext(entries);
   return live;
-}
-
-/** Splits imported entries into the header and the rest (a header is made when the source had none). */
-export function splitHeader(
-  entries: readonly JournalEntry[],
-  format: string,
-  file: string,
-): { header: HeaderEntry; rest: JournalEntry[] } {
-  const first = entries[0];
-  if (first !== undefined && first.kind === "header") return { header: first, rest: entries.slice(1) };
-  throw new CliError(`${file}: the ${format} importer returned no header entry`, EXIT.USAGE);
 }

@@ -26,7 +26,8 @@ export interface WriteOutOptions {
 /** Whether `--out` names standard output. */
 export const toStdout = (out: string | undefined): boolean => out === STDIO;
 
-function worded(e: unknown): unknown {
+/** The journal layer's refusals of an existing target, worded for the command line (naming --force). */
+export function worded(e: unknown): unknown {
   if (e instanceof JournalExistsError)
     return new CliError(
       `${e.file}: journal already exists (use --force to replace it; a backup is kept)`,

@@ -24,6 +24,7 @@ export const ERROR_CODES = [
   "not_a_file", // a path to read or write that is not a regular file (a folder, a FIFO, a device)
   "no_journal", // a journal to rewrite that does not exist
   "unknown_compaction", // a compaction id that is not on the journal's active path
+  "session_changed", // a session file that changed while it was compacted (its fork is not written)
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

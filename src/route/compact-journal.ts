@@ -25,6 +25,7 @@ import {
 import { readAnchors, readLiveState } from "../workspace/index.js";
 import {
   compactMessagesSafe,
+  DEFAULT_LADDER_BUDGET_MS,
   type CompactError,
   type CompactOptions,
   type CompactSuccess,
@@ -62,6 +63,12 @@ export interface CompactJournalOptions extends Omit<
   liveState?: LiveState;
   /** Background-work handles to restate in the live state (with `workspace`). */
   background?: readonly BackgroundHandle[];
+  /**
+   * The timeout of one summarizer request, in ms, when the summarizer has one: the ladder's budget
+   * (`budgetMs`, default 5 minutes) is never shorter than it, so that one slow request is not cut by
+   * the budget before its own timeout.
+   */
+  requestTimeoutMs?: number;
   /** Decide and compact, but write nothing (no lock is taken). */
   dryRun?: boolean;
   /** Each problem the tolerant reader reports (a broken line, a missing parent), one line each. */
@@ -103,6 +110,11 @@ async function readWorkspace(
   };
 }
 
+/** The ladder's time budget: the one given (default 5 minutes), never shorter than one request's timeout. */
+export function ladderBudget(options: Pick<CompactJournalOptions, "budgetMs" | "requestTimeoutMs">): number {
+  return Math.max(options.budgetMs ?? DEFAULT_LADDER_BUDGET_MS, options.requestTimeoutMs ?? 0);
+}
+
 /**
  * Decides and compacts the live context of `entries` (their active path);
  * never writes. With `ifNeeded` the pressure must reach the threshold first.
@@ -129,6 +141,7 @@ export async function compactEntries(
     anchors,
     liveState,
     trigger: options.ifNeeded ? "auto" : "manual",
+    budgetMs: ladderBudget(options),
     // Shrinking is judged on the requests the exporters would send, too.
     requestSizes: (ms) => providerRequestTokens(ms, estimator.text),
   });

@@ -6,44 +6,26 @@
  */
 import type { Command } from "commander";
 import { Option } from "commander";
-import { readFile, stat } from "node:fs/promises";
-import type { Stats } from "node:fs";
 import type { CoverageReceipt } from "../../model/index.js";
-import {
-  FORMAT_NAMES,
-  forkFormats,
-  forkWriterFor,
-  type ForkWriter,
-  type FormatName,
-} from "../../formats/registry.js";
+import { FORMAT_NAMES, forkFormats, type FormatName } from "../../formats/registry.js";
 import { readBackgroundFile } from "../../workspace/index.js";
-import { DEFAULT_LADDER_BUDGET_MS, type CompactSuccess } from "../../engine/compact.js";
 import { formatReceipt } from "../../engine/replacement.js";
 import type { BackgroundHandle, Summarizer } from "../../summarizers/types.js";
 import { extractiveSummarizer } from "../../summarizers/extractive/index.js";
 import { percent, positiveInt, timeoutSeconds } from "../options.js";
-import type { ImportReport } from "../../formats/common/types.js";
-import { TRUNCATED_LAST_LINE } from "../../formats/common/lines.js";
 import {
-  compactEntries,
   compactJournal,
+  compactSession,
   DEFAULT_THRESHOLD,
   DEFAULT_WINDOW,
+  ForkFormatError,
   type CompactJournalOptions,
   type EntriesOutcome,
 } from "../../route/index.js";
 import { CliError, EXIT, usageError } from "../errors.js";
-import {
-  importWarnings,
-  loadSession,
-  looksLikeJournal,
-  parseFormat,
-  looksLikeJournalText,
-  requireFile,
-  splitHeader,
-} from "../io.js";
-import { inputFiles, inputName, readStdin, STDIO } from "../stdin.js";
-import { toStdout, writeNewJournal, writeOut } from "../write-out.js";
+import { loadSession, looksLikeJournal, parseFormat, looksLikeJournalText, requireFile } from "../io.js";
+import { inputName, readStdin, STDIN_NAME, STDIO } from "../stdin.js";
+import { toStdout, worded as wordedWrite, writeStdout } from "../write-out.js";
 import {
   err,
   num,
@@ -170,8 +152,8 @@ function routeOptions(
     pruneOnly: o.pruneOnly === true,
     dryRun: o.dryRun === true,
     backoffMs: backoffFromEnv(),
-    // The ladder's budget (5 minutes) is never shorter than one request's timeout.
-    budgetMs: Math.max(DEFAULT_LADDER_BUDGET_MS, o.timeout ?? 0),
+    // The route holds the ladder's budget (5 minutes) to no less than one request's timeout.
+    requestTimeoutMs: o.timeout,
   };
 }
 
@@ -262,51 +244,6 @@ function report(
   else
     out(
       `  checkpoint: compaction entry ${outcome.entry.id} ${appended ? "appended to" : "written in the new journal"} ${journal}`,
-    );
-}
-
-/**
- * Writes the fork of an agent session: a new session file beside the
- * original (or at --out), never over an existing file unless --force. Refuses
- * when the original changed during the run (another process appending to it).
- */
-async function writeForkFile(
-  file: string,
-  before: Stats,
-  writer: ForkWriter,
-  result: CompactSuccess,
-  o: CompactCliOptions,
-): Promise<ForkReceipt> {
-  const text = await readFile(file, "utf8");
-  const now = await stat(file);
-  if (now.size !== before.size || now.mtimeMs !== before.mtimeMs)
-    throw usageError(
-      `${file}: the session changed while it was compacted (is the agent still writing it?); nothing written`,
-    );
-  const fork = writer({
-    replacement: result.replacement,
-    originalText: text,
-    originalPath: file,
-    tokensBefore: result.tokens_before,
-  });
-  const path = o.out ?? fork.defaultPath;
-  // The agent's session may be private: the fork keeps its permissions.
-  await writeOut(path, fork.text, { force: o.force === true, inputs: [file], mode: before.mode & 0o777 });
-  return { path, session_id: fork.sessionId, resume: fork.resume(path) };
-}
-
-/**
- * The fork replaces the original for the user who resumes it, so a last line
- * the file ends inside (the agent still writing it, or a crash mid-write) is
- * not skipped as elsewhere: what it held would be missing from the fork.
- * Other broken lines are skipped with a warning, as every command does.
- */
-function refuseCutLastLine(file: string, report: ImportReport): void {
-  const cut = report.skipped.find((s) => s.line === report.total && s.reason.startsWith(TRUNCATED_LAST_LINE));
-  if (cut !== undefined)
-    throw usageError(
-      `${file}:${cut.line}: ${cut.reason}; a fork would lose that line, so nothing was written ` +
-        "(let the agent finish writing, or repair the line)",
     );
 }
 
@@ -481,9 +418,19 @@ async function compactAction(file: string, o: CompactCliOptions): Promise<void> 
   }
 }
 
+/** The library's refusals of a fork, worded for the command line (naming its options). */
+function worded(e: unknown): unknown {
+  if (e instanceof ForkFormatError)
+    return usageError(
+      `${e.file}: --fork writes agent sessions (${forkFormats()}); this file is ${e.format}, ` +
+        "so use --out JOURNAL to write a compact-safe journal instead",
+    );
+  return wordedWrite(e);
+}
+
 /**
  * Compaction of a session read whole (any format, standard input, --fork, --out, --dry-run): the
- * result is written as a new journal or a fork, never into FILE.
+ * route writes the result as a new journal or a fork, never into FILE; `--out -` prints the journal.
  */
 async function compactOutOfPlace(
   file: string,
@@ -494,41 +441,41 @@ async function compactOutOfPlace(
   bar: Progress,
   warn: (problem: string) => void,
 ): Promise<void> {
-  bar.step("reading");
-  const before = o.fork ? await stat(file) : undefined;
-  const session = await loadSession(file, format, { journal: isJournal });
-  const writer = o.fork ? forkWriterFor(session.format) : undefined;
-  if (o.fork && writer === undefined)
-    throw usageError(
-      `${file}: --fork writes agent sessions (${forkFormats()}); this file is ${session.format}, ` +
-        "so use --out JOURNAL to write a compact-safe journal instead",
-    );
-  if (o.fork && session.kind === "import") refuseCutLastLine(file, session.report);
-  for (const p of session.problems.slice(0, 5)) warn(p);
-  if (session.kind === "import")
-    for (const w of importWarnings(session.report).slice(0, 5))
-      err(style.yellow(`compact-safe: warning: ${w}`, process.stderr));
-  bar.step("compacting");
-  const outcome = await compactEntries(session.entries, { ...route, onStep: undefined });
+  let problems = 0;
+  let warnings = 0;
+  const outcome = await compactSession(file === STDIO ? STDIN_NAME : file, {
+    ...route,
+    format,
+    journal: isJournal,
+    content: file === STDIO ? await readStdin() : undefined,
+    out: toStdout(o.out) ? undefined : o.out,
+    fork: o.fork === true,
+    force: o.force === true,
+    onProblem: (p) => {
+      if (problems++ < 5) warn(p);
+    },
+    onWarning: (w) => {
+      if (warnings++ < 5) err(style.yellow(`compact-safe: warning: ${w}`, process.stderr));
+    },
+  }).catch((e: unknown) => {
+    throw worded(e);
+  });
   throwIfRefused(outcome);
-  if (o.fork && outcome.kind === "compacted" && !o.dryRun) {
+  const output = outcome.output;
+  if (output?.kind === "journal" && output.path === null && toStdout(o.out)) {
     bar.step("writing");
-    const fork = await writeForkFile(file, before!, writer!, outcome.result, o);
-    bar.done();
-    report(outcome, o, file, null, false, fork);
-    return;
-  }
-  if (outcome.kind === "compacted" && !o.dryRun && o.out !== undefined) {
-    bar.step("writing");
-    const { header, rest } = splitHeader(session.entries, session.format, session.file);
-    await writeNewJournal(o.out, header, [...rest, outcome.entry], {
-      force: o.force === true,
-      inputs: inputFiles(file),
-    });
+    await writeStdout(output.text);
   }
   bar.done();
-  const written = o.dryRun || o.out === undefined ? null : toStdout(o.out) ? "(stdout)" : o.out;
-  report(outcome, o, session.file, written, false);
+  if (output?.kind === "fork") {
+    report(outcome, o, file, null, false, {
+      path: output.path,
+      session_id: output.sessionId,
+      resume: output.resume,
+    });
+    return;
+  }
+  report(outcome, o, outcome.file, output === null ? null : (output.path ?? "(stdout)"), false);
 }
 
 export function register(program: Command): void {
