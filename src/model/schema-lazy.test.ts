@@ -34,3 +34,34 @@ test("schema: zod is loaded only to explain an invalid value", () => {
     true,
   ]);
 });
+
+/**
+ * In a fresh process: the workspace layer, which every command loads for its anchors, loads no zod
+ * (it was about a third of a command's start-up); reading an invalid background file loads it to
+ * explain itself. zod marks its load on `globalThis`, whichever build (ESM or CommonJS) is loaded.
+ */
+test("workspace: zod is loaded only to check a background file", () => {
+  const workspace = new URL("../workspace/index.js", import.meta.url).href;
+  const script = `
+    import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+    import { tmpdir } from "node:os";
+    import { join } from "node:path";
+    import { readAnchors, readBackgroundFile } from ${JSON.stringify(workspace)};
+    const zod = () => "__zod_globalConfig" in globalThis;
+    const dir = mkdtempSync(join(tmpdir(), "cs-lazy-"));
+    const out = [];
+    try {
+      await readAnchors(dir);
+      out.push(zod());
+      const file = join(dir, "bg.json");
+      writeFileSync(file, JSON.stringify([{ id: "a", kind: "shell" }, { kind: "y" }]));
+      try { await readBackgroundFile(file); } catch (e) { out.push(e.message.slice(file.length)); }
+      out.push(zod());
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    console.log(JSON.stringify(out));`;
+  const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), [false, ': [1]: missing "id"', true]);
+});

@@ -6,7 +6,8 @@
  */
 import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
-import { z } from "zod";
+import { createRequire } from "node:module";
+import type { z } from "zod";
 import type { LiveState } from "../engine/live-state.js";
 import type { BackgroundHandle } from "../summarizers/types.js";
 import { JsonDepthError, parseJsonLimited } from "../model/depth.js";
@@ -59,13 +60,20 @@ export async function readLiveState(
   return state;
 }
 
-const handleSchema = z.object({
-  id: z.string().min(1),
-  kind: z.string().min(1),
-  command: z.string().optional(),
-  status: z.string().optional(),
-});
-const backgroundSchema = z.array(handleSchema);
+/**
+ * The background-file schema, built on first use: zod (about a hundred modules) is loaded only when a
+ * background file is read, not by every command that imports the workspace layer for its anchors.
+ */
+let backgroundSchema: ReturnType<typeof buildBackgroundSchema> | undefined;
+function buildBackgroundSchema(zod: typeof z) {
+  const handleSchema = zod.object({
+    id: zod.string().min(1),
+    kind: zod.string().min(1),
+    command: zod.string().optional(),
+    status: zod.string().optional(),
+  });
+  return zod.array(handleSchema);
+}
 
 function issueText(issue: z.core.$ZodIssue, data: unknown): string {
   const path = issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("");
@@ -119,6 +127,9 @@ export async function readBackgroundFile(file: string): Promise<BackgroundHandle
       );
     throw new BackgroundFileError(file, `not JSON (${(e as Error).message})`);
   }
+  backgroundSchema ??= buildBackgroundSchema(
+    (createRequire(import.meta.url)("zod") as typeof import("zod")).z,
+  );
   const r = backgroundSchema.safeParse(data);
   if (!r.success) {
     const first = r.error.issues[0]!;
