@@ -374,6 +374,52 @@ test("redactLines: several one-line texts redacted in one pass, each as if alone
   assert.deepEqual(redactLines([]), []);
 });
 
+test("redactLines equals redacting each text alone, where a match could run across the texts joined", () => {
+  // Each of these, joined by a line break, is one match of a rule (the name on one line, the value on the next).
+  const across = [
+    ["MY_TOKEN", j("=", alnum.slice(0, 12))],
+    ["api_key", j("= ", "9f8e7d6c5b4a39281706f5e4d3c2b1a0")],
+    ["Authorization:", "Bearer abcdefgh"],
+  ];
+  for (const lines of across)
+    assert.deepEqual(redactLines(lines), lines.map(redactSecrets), lines.join(" / "));
+  // Texts that hold nothing a rule needs come back as they are; a copy, never the array given.
+  const plain = ["ls -la", "cd src", ""];
+  const out = redactLines(plain);
+  assert.deepEqual(out, plain);
+  assert.notEqual(out, plain);
+  // Any texts made of names, separators, keywords and key-like runs: the same as each redacted alone.
+  const piece = fc.constantFrom(
+    "MY_TOKEN",
+    "DB_PASSWORD",
+    "api_key",
+    "password",
+    '"secret"',
+    "Authorization",
+    "Bearer ",
+    "=",
+    ": ",
+    " ",
+    '"',
+    "\\n",
+    "\n",
+    j("sk-", alnum.slice(0, 30)),
+    j("ghp_", alnum.slice(0, 36)),
+    alnum.slice(3, 35),
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "https://",
+    "user:pw@host",
+    "plain",
+  );
+  const text = fc.array(piece, { maxLength: 8 }).map((p) => p.join(""));
+  fc.assert(
+    fc.property(fc.array(text, { maxLength: 6 }), (lines) => {
+      assert.deepEqual(redactLines(lines), lines.map(redactSecrets));
+    }),
+    { seed: 20261202, numRuns: 2000 },
+  );
+});
+
 test("the url-password rule is skipped only where its pattern cannot match", () => {
   const pattern = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s:/?#@"'<>]+):([^\s/?#@"'<>]+)@(?=[^\s/?#@]+)/i;
   const noise = fc.constantFrom("", "", "/", " ", "\n", "x+y", "<", "#", "P", "://", ":", "@", "_");

@@ -571,16 +571,27 @@ export function redactSecrets(text: string): string {
 }
 
 /**
- * `redactSecrets` of each of several one-line texts, in one pass over them
- * joined by line breaks (a redaction costs a little per call, whatever the
- * text's size). A secret rule that reads across a line break can join two of
- * them (a match that takes the break in): then each is redacted alone.
+ * Whether no rule can match anywhere in `text`: every rule needs one of the
+ * scanned literals (a hand rule's hint, a gitleaks rule's keyword) and the
+ * text holds none of them. `redactSecrets` leaves such a text as it is.
+ */
+function nothingToFind(text: string): boolean {
+  const g = gitleaksRules();
+  return g.always.length === 0 && g.needs.every((n) => n !== undefined) && g.literals.scan(text).length === 0;
+}
+
+/**
+ * `redactSecrets` of each of several texts, exactly as if each were redacted
+ * alone. One scan of them all joined finds whether any holds a literal that
+ * some rule needs (most sets of short texts hold none, and then none
+ * changes); when one does, each is redacted alone. Redacting the joined
+ * texts in one pass is not the same: a match can run across the join (an
+ * upper-case name ending in TOKEN on one line, `=value` on the next), and it
+ * is slower (each rule a text's keywords select then reads all the texts).
  */
 export function redactLines(lines: readonly string[]): string[] {
-  if (lines.length === 1) return [redactSecrets(lines[0]!)];
-  if (lines.some((l) => l.includes("\n"))) return lines.map(redactSecrets);
-  const out = redactSecrets(lines.join("\n")).split("\n");
-  return out.length === lines.length ? out : lines.map(redactSecrets);
+  if (lines.length > 1 && nothingToFind(lines.join("\n"))) return [...lines];
+  return lines.map(redactSecrets);
 }
 
 /**

@@ -9,6 +9,8 @@ import {
   boundedRedacted,
   buildUserPrompt,
   FOLLOWING_CHARS,
+  joined,
+  KEPT_USER_CHARS,
   renderSystemPrompt,
   renderTranscript,
   TOOL_RESULT_CHARS,
@@ -17,7 +19,9 @@ import {
   OLD_TEXT_CHARS,
   OLD_THINKING_CHARS,
   RECENT_RESULTS,
+  toolResultText,
 } from "./prompt.js";
+import fc from "fast-check";
 import { SECTIONS, SUMMARY_SECTIONS } from "./extractive/index.js";
 import { repoRoot } from "../../test/support.js";
 
@@ -337,4 +341,114 @@ test("a user message the replacement keeps verbatim is marked kept in the transc
   assert.match(SYSTEM_PROMPT, /every item's status/);
   assert.match(SYSTEM_PROMPT, /never quote them again/);
   assert.match(SYSTEM_PROMPT, /not narration/);
+});
+
+// Fake secrets built at run time, so that this file itself holds nothing that a secret scanner flags.
+const fakeKey = (): string => ["sk-proj-", "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0zA1bC2dE3fG4"].join("");
+
+test("a Codex tool result is shown by its output, decoded from the envelope, with a non-zero exit code before it", () => {
+  const envelope = (output: string, code: number): string =>
+    JSON.stringify({ output, metadata: { exit_code: code, duration_seconds: 0.1 } });
+  assert.equal(toolResultText(envelope('line 1\nline "2"\n', 0)), 'line 1\nline "2"\n');
+  assert.equal(toolResultText(envelope("no such file", 2)), "[exit 2] no such file");
+  assert.equal(toolResultText(JSON.stringify({ output: "plain" })), "plain");
+  // Anything else is shown as written: other keys, an output that is not a string, text that is not JSON.
+  for (const other of [
+    JSON.stringify({ output: "x", metadata: {}, extra: 1 }),
+    JSON.stringify({ output: 3, metadata: {} }),
+    JSON.stringify({ output: "x", metadata: "m" }),
+    '{"output": "cut off',
+    "Exit code: 0\nOutput:\nfine",
+    "",
+  ])
+    assert.equal(toolResultText(other), other);
+  // In the transcript: the output's own lines, cut from the decoded text, a secret in it redacted.
+  const lines = Array.from({ length: 200 }, (_, i) => `row ${i} of the listing`);
+  lines[150] = `OPENAI_API_KEY=${fakeKey()}`;
+  const messages: Message[] = [
+    {
+      role: "assistant",
+      content: [{ type: "tool_use", id: "x1", name: "shell", input: { command: ["ls"] } }],
+    },
+    {
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: "x1", content: envelope(lines.join("\n"), 0) }],
+    },
+  ];
+  const t = renderTranscript(messages);
+  assert.ok(!t.includes('{"output"') && !t.includes("\\n"), t);
+  assert.match(t, /\(tool result for c1\) row 0 of the listing\nrow 1 of the listing\n/);
+  assert.match(t, /characters cut/);
+  assert.ok(!t.includes(fakeKey().slice(8, 24)));
+  for (let at = 0; at < lines.length; at += 7) {
+    const l = [...lines];
+    l[at] = `token ${fakeKey()} here`;
+    const one: Message[] = [
+      messages[0]!,
+      {
+        role: "user",
+        content: [{ type: "tool_result", tool_use_id: "x1", content: envelope(l.join("\n"), 1) }],
+      },
+    ];
+    const shown = renderTranscript(one);
+    assert.ok(!shown.includes(fakeKey().slice(8, 24)), `secret on line ${at} shows`);
+    assert.match(shown, /\(tool result for c1\) \[exit 1\] /);
+  }
+});
+
+test("a long user message the replacement keeps verbatim is shown by its first words and its size, redacted before the cut", () => {
+  const words = `Use pnpm, never npm. My deploy token is ${fakeKey()} for staging. ${"Then do the next thing. ".repeat(60)}`;
+  const older: Message = { role: "user", content: [{ type: "text", text: words }] };
+  const messages: Message[] = [older, { role: "assistant", content: [{ type: "text", text: "Noted." }] }];
+  const t = buildUserPrompt({ messages, retained: [older] });
+  const shown = t.split("name it, do not quote it):\n")[1]!.split("\n\n[2]")[0]!;
+  assert.ok(shown.startsWith("Use pnpm, never npm. My deploy token is [REDACTED:"), shown);
+  assert.ok(!t.includes(fakeKey().slice(8, 24)));
+  assert.ok(shown.length <= KEPT_USER_CHARS + 80, String(shown.length));
+  assert.match(
+    shown,
+    new RegExp(`\\[… ${words.length} characters in all: kept word for word after your note …\\]$`),
+  );
+  // Not kept: shown whole.
+  assert.ok(buildUserPrompt({ messages }).includes(`${"Then do the next thing. ".repeat(60).trim()}`));
+});
+
+test("an old call's field is redacted as it is shown, name=value: a value that only its name says is secret is replaced", () => {
+  const messages: Message[] = [
+    {
+      role: "assistant",
+      content: [
+        {
+          type: "tool_use",
+          id: "e1",
+          name: "set_env",
+          input: { DB_PASSWORD: "hunter2hunter2", note: "x".repeat(500) },
+        },
+      ],
+    },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "e1", content: "set" }] },
+  ];
+  for (let i = 0; i < RECENT_RESULTS; i++) {
+    messages.push({
+      role: "assistant",
+      content: [{ type: "tool_use", id: `b${i}`, name: "Bash", input: { command: `step ${i}` } }],
+    });
+    messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `b${i}`, content: "ok" }] });
+  }
+  const t = renderTranscript(messages);
+  assert.match(t, /\(tool call set_env c1\) DB_PASSWORD=\[REDACTED:env-secret\], note=x+…\[500 chars\]/);
+  assert.ok(!t.includes("hunter2"));
+});
+
+test("joined: the parts with the separator between them, as Array.prototype.join", () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.string(), { maxLength: 20 }),
+      fc.constantFrom("", "\n", "\n\n", ", "),
+      (parts, sep) => {
+        assert.equal(joined(parts, sep), parts.join(sep));
+      },
+    ),
+    { seed: 20261202, numRuns: 500 },
+  );
 });

@@ -103,6 +103,61 @@ export function boundedRedacted(s: string, max: number): string {
   return `${h}\n[… ${s.length - head - tail} of ${s.length} characters cut …]\n${t}`;
 }
 
+/**
+ * A user message the replacement keeps word for word is shown by its first
+ * this many characters (redacted, then cut) and its size: the summarizer
+ * names it, the message itself follows the note.
+ */
+export const KEPT_USER_CHARS = 300;
+
+/** A kept user message in the transcript: its redacted text up to KEPT_USER_CHARS, with its size when cut. */
+function keptUserText(text: string): string {
+  const redacted = redactRepeated(text);
+  if (redacted.length <= KEPT_USER_CHARS) return redacted;
+  return `${safeHead(redacted, KEPT_USER_CHARS)}\n[… ${text.length} characters in all: kept word for word after your note …]`;
+}
+
+/** Tool output decoded from Codex's envelope up to this size; a longer one is shown as written. */
+const ENVELOPE_MAX = 1 << 20;
+
+/**
+ * The text a tool result shows: Codex's `{"output": "…", "metadata":
+ * {"exit_code": N, …}}` envelope decoded to its output (with `[exit N]`
+ * before it when N is not 0), anything else as it is. The envelope writes
+ * the output's line breaks as `\n` escapes, on one line: shown as written,
+ * it is longer, and each of its cuts is redacted a whole margin past the cut
+ * (`boundedRedacted` reads on to a line break, which the escaped text never
+ * has).
+ */
+export function toolResultText(content: string): string {
+  if (!content.startsWith('{"output":') || content.length > ENVELOPE_MAX || !content.endsWith("}"))
+    return content;
+  let o: unknown;
+  try {
+    o = JSON.parse(content);
+  } catch {
+    return content;
+  }
+  if (o === null || typeof o !== "object" || Array.isArray(o)) return content;
+  const { output, metadata, ...rest } = o as Record<string, unknown>;
+  if (typeof output !== "string" || Object.keys(rest).length > 0) return content;
+  if (metadata !== undefined && (metadata === null || typeof metadata !== "object")) return content;
+  const code = (metadata as { exit_code?: unknown } | undefined)?.exit_code;
+  return typeof code === "number" && code !== 0 ? `[exit ${code}] ${output}` : output;
+}
+
+/**
+ * `parts.join(sep)` by concatenation: V8 builds a large join's result at
+ * about 250 MB/s (1.3 ms for a 300k-character transcript, twice per
+ * prompt), where a concatenation costs nothing until the result is read
+ * (the hash of the transcript, the summarizer's request), then one copy.
+ */
+export function joined(parts: readonly string[], sep: string): string {
+  let s = parts.length === 0 ? "" : parts[0]!;
+  for (let i = 1; i < parts.length; i++) s += sep + parts[i]!;
+  return s;
+}
+
 /** The messages kept verbatim after the span are shown to the summarizer within this many characters (their end kept). */
 export const FOLLOWING_CHARS = 3_000;
 
@@ -125,7 +180,8 @@ function inputDigest(input: unknown): string {
   if (v === null || typeof v !== "object" || Array.isArray(v))
     return boundedRedacted(stringify(v), OLD_INPUT_CHARS);
   // Each field name and value on one line (a patch or a script reads as its first words), the value on
-  // to the end of the word its cut falls in: all redacted in one pass, then cut.
+  // to the end of the word its cut falls in: each field redacted as it is shown (`name=value`, so that a
+  // name that says what its value holds is read with it), then cut.
   const fields = Object.entries(v as Record<string, unknown>).map(([k, x]) => {
     const text =
       typeof x === "string"
@@ -137,11 +193,17 @@ function inputDigest(input: unknown): string {
     const window = oneLineWindow(text, keep, REDACT_MARGIN);
     return { name: oneLine(k), window, keep, size: text.length };
   });
-  const redacted = redactLines(fields.flatMap((f) => [f.name, f.window]));
+  const redacted = redactLines(fields.map((f) => `${f.name}=${f.window}`));
   const parts = fields.map((f, i) => {
-    const value = redacted[2 * i + 1]!;
+    const line = redacted[i]!;
     const whole = f.window.length <= f.keep && f.size <= f.keep + REDACT_MARGIN;
-    return `${redacted[2 * i]}=${whole ? value : `${safeHead(value, f.keep)}…[${f.size} chars]`}`;
+    if (whole) return line;
+    // The name as it was (the redaction took nothing from it): the value cut; else the whole line cut.
+    const name = `${f.name}=`;
+    const cut = line.startsWith(name)
+      ? name + safeHead(line.slice(name.length), f.keep)
+      : safeHead(line, name.length + f.keep);
+    return `${cut}…[${f.size} chars]`;
   });
   return bounded(parts.join(", "), OLD_INPUT_CHARS);
 }
@@ -213,10 +275,11 @@ export function renderTranscript(
     const i = at + first - 1;
     const recent = at >= recentFrom;
     const marker = checkpointMarkerOf(m);
+    const keptUser = marker === undefined && m.role === "user" && kept.size > 0 && kept.has(textOf(m));
     const head =
       marker !== undefined
         ? `[${i + 1}] earlier summary (checkpoint)`
-        : m.role === "user" && kept.size > 0 && kept.has(textOf(m))
+        : keptUser
           ? `[${i + 1}] user (kept word for word after your note: name it, do not quote it)`
           : `[${i + 1}] ${m.role}`;
     const lines: string[] = [head + ":"];
@@ -227,12 +290,15 @@ export function renderTranscript(
           const t = typeof rec.text === "string" ? rec.text : "";
           // A user's slash command as `/name args`; an expanded prompt or command output by its size.
           // A user's words are kept as an older message too: redacted once (`redactRepeated`).
+          // A kept one by its first words (`keptUserText`): it follows the note whole.
           lines.push(
-            m.role === "user" && marker === undefined
-              ? redactRepeated(unwrapUserText(t, m).text)
-              : m.role === "assistant" && !recent
-                ? boundedRedacted(t, OLD_TEXT_CHARS)
-                : redactSecrets(t),
+            keptUser
+              ? keptUserText(unwrapUserText(t, m).text)
+              : m.role === "user" && marker === undefined
+                ? redactRepeated(unwrapUserText(t, m).text)
+                : m.role === "assistant" && !recent
+                  ? boundedRedacted(t, OLD_TEXT_CHARS)
+                  : redactSecrets(t),
           );
           break;
         }
@@ -260,7 +326,9 @@ export function renderTranscript(
           break;
         case "tool_result": {
           const err = rec.is_error === true ? " error" : "";
-          const content = typeof rec.content === "string" ? rec.content : stringify(rec.content);
+          const content = toolResultText(
+            typeof rec.content === "string" ? rec.content : stringify(rec.content),
+          );
           const how = plan.get(stringify(rec.tool_use_id)) ?? TOOL_RESULT_CHARS;
           lines.push(
             `(tool result${err} for ${shortId(ids, rec.tool_use_id)}) ${
@@ -280,7 +348,7 @@ export function renderTranscript(
     }
     parts.push(lines.join("\n"));
   });
-  return parts.join("\n\n");
+  return joined(parts, "\n\n");
 }
 
 /**
@@ -336,7 +404,7 @@ export function buildUserPrompt(request: SummaryRequest): string {
       keptEnd,
     );
   }
-  return out.join("\n");
+  return joined(out, "\n");
 }
 
 /** The last `max` characters of a rendered text, with the size of what was cut before them. */
