@@ -59,6 +59,15 @@ test("an object shared many times (not a cycle) is walked once, and counted each
   assert.equal(plainDataProblem(dag(22), { limit: 100 }), undefined); // 3 × 2^22 - 1 < 2^24
 });
 
+test("a flat array shared many times is refused as soon as the count passes the limit", () => {
+  const flat = new Array<number>(1_000_000).fill(1);
+  const p = plainDataProblem({ rows: new Array(1000).fill(flat) });
+  assert.ok(p);
+  assert.match(p.reason, /^shares objects so that its JSON form would hold more than/);
+  // Refused at the 17th copy (17 × 1,000,001 > 2^24), not after reading all 1,000.
+  assert.deepEqual(p.keys, ["rows", 16]);
+});
+
 test("the walk reads what it is given and changes nothing", () => {
   const value = { a: [1, { b: "c" }], d: { e: null } };
   const before = structuredClone(value);

@@ -99,8 +99,8 @@ export const MAX_JSON_VALUES = CONSTANTS.maxJsonValues;
 /**
  * The walk's step at a value `x` met at `key` below the frames of `stack`
  * (the root when the stack is empty): a problem, a frame pushed to walk
- * (`undefined`), or nothing to walk (`undefined`). `seen` is created on the
- * first container, so a primitive costs nothing.
+ * (`undefined`), or nothing to walk (`undefined`): an object that holds
+ * only primitives, or one met before, is counted in the frame above it.
  */
 function step(
   x: unknown,
@@ -124,17 +124,11 @@ function step(
     // Most objects hold only primitives (a text part, a tool result): counted without a frame or a
     // mark (one that holds no object cannot be on a cycle, and read again it counts the same).
     const flat = flatSize(o);
-    if (flat > 0) {
-      top.size += flat;
-      return undefined;
-    }
+    if (flat > 0) return count(stack, key, flat);
   }
   const state = seen.get(o);
   if (state === ON_PATH) return problemAt(stack, key, "refers to an object that contains it (a cycle)");
-  if (state !== undefined) {
-    stack[stack.length - 1]!.size += state; // met before: counted again, not walked again
-    return undefined;
-  }
+  if (state !== undefined) return count(stack, key, state); // met before: counted again, not walked again
   let array: boolean;
   let keys: readonly string[] | undefined;
   let n: number;
@@ -156,6 +150,19 @@ function step(
   seen.set(o, ON_PATH);
   return undefined;
 }
+
+/**
+ * Counts `n` more values (at `key`) in the innermost frame: a problem as soon
+ * as they are too many, so that an object read again (a flat one is re-read)
+ * cannot make the walk longer than the limit allows.
+ */
+function count(stack: readonly Frame[], key: Key, n: number): PlainDataProblem | undefined {
+  const top = stack[stack.length - 1]!;
+  top.size += n;
+  return top.size > MAX_JSON_VALUES ? problemAt(stack, key, TOO_MANY) : undefined;
+}
+
+const TOO_MANY = `shares objects so that its JSON form would hold more than ${MAX_JSON_VALUES} values (the limit)`;
 
 const isPrimitive = (v: unknown): boolean =>
   typeof v === "string" || typeof v === "number" || typeof v === "boolean" || v === undefined || v === null;
@@ -206,12 +213,7 @@ export function plainDataProblem(
     const top = stack[stack.length - 1]!;
     if (top.i >= top.n) {
       stack.pop();
-      if (top.size > MAX_JSON_VALUES)
-        return problemAt(
-          stack,
-          top.key,
-          `shares objects so that its JSON form would hold more than ${MAX_JSON_VALUES} values (the limit)`,
-        );
+      if (top.size > MAX_JSON_VALUES) return problemAt(stack, top.key, TOO_MANY);
       seen.set(top.v, top.size);
       const parent = stack[stack.length - 1];
       if (parent) parent.size += top.size;
@@ -228,13 +230,7 @@ export function plainDataProblem(
       return problemAt(stack, k, `reading it threw (${message(e)})`);
     }
     // A primitive (most values) is counted here, without a call.
-    if (
-      typeof x === "string" ||
-      typeof x === "number" ||
-      typeof x === "boolean" ||
-      x === undefined ||
-      x === null
-    ) {
+    if (isPrimitive(x)) {
       top.size++;
       continue;
     }
