@@ -95,3 +95,19 @@ export function linearJournal(messages: readonly Message[]): JournalEntry[] {
   );
   return entries;
 }
+
+/** An OpenAI Chat Completions message array as JSON: a user ask, `results` large tool results (600 lines each), an answer. */
+export function toolSession(results: number): string {
+  const ms: unknown[] = [{ role: "user", content: "Fix the failing tests." }];
+  for (let k = 0; k < results; k++) {
+    const args = JSON.stringify({ command: `npm test -- ${k}` });
+    ms.push({
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: `c${k}`, type: "function", function: { name: "bash", arguments: args } }],
+    });
+    ms.push({ role: "tool", tool_call_id: `c${k}`, content: `line ${k}\n`.repeat(600) });
+  }
+  ms.push({ role: "assistant", content: "All green." });
+  return JSON.stringify(ms);
+}

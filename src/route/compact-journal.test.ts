@@ -14,21 +14,7 @@ import { acquireLock, createJournal, readJournal } from "../journal/index.js";
 import { CompactSafeError } from "../model/errors.js";
 import type { CompactionEntry, HeaderEntry } from "../model/index.js";
 import { compactJournal } from "./compact-journal.js";
-
-function session(results: number): string {
-  const ms: unknown[] = [{ role: "user", content: "Fix the failing tests." }];
-  for (let k = 0; k < results; k++) {
-    const args = JSON.stringify({ command: `npm test -- ${k}` });
-    ms.push({
-      role: "assistant",
-      content: null,
-      tool_calls: [{ id: `c${k}`, type: "function", function: { name: "bash", arguments: args } }],
-    });
-    ms.push({ role: "tool", tool_call_id: `c${k}`, content: `line ${k}\n`.repeat(600) });
-  }
-  ms.push({ role: "assistant", content: "All green." });
-  return JSON.stringify(ms);
-}
+import { toolSession as session } from "../../test/support.js";
 
 async function journal(dir: string, name: string, results = 8): Promise<string> {
   const { entries } = importText(session(results), "s.json");

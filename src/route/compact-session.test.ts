@@ -22,25 +22,9 @@ import { CompactSafeError } from "../model/errors.js";
 import type { CompactionEntry } from "../model/index.js";
 import { SummarizerError, type Summarizer } from "../summarizers/types.js";
 import { DEFAULT_LADDER_BUDGET_MS } from "../engine/compact.js";
-import { exampleSession } from "../../test/support.js";
+import { exampleSession, toolSession as session } from "../../test/support.js";
 import { compactSession, ForkFormatError } from "./compact-session.js";
 import { ladderBudget } from "./compact-journal.js";
-
-/** An OpenAI Chat Completions message array: a user ask, `results` large tool results, an answer. */
-function session(results: number): string {
-  const ms: unknown[] = [{ role: "user", content: "Fix the failing tests." }];
-  for (let k = 0; k < results; k++) {
-    const args = JSON.stringify({ command: `npm test -- ${k}` });
-    ms.push({
-      role: "assistant",
-      content: null,
-      tool_calls: [{ id: `c${k}`, type: "function", function: { name: "bash", arguments: args } }],
-    });
-    ms.push({ role: "tool", tool_call_id: `c${k}`, content: `line ${k}\n`.repeat(600) });
-  }
-  ms.push({ role: "assistant", content: "All green." });
-  return JSON.stringify(ms);
-}
 
 function tmp(t: { after: (fn: () => void) => void }): string {
   const dir = mkdtempSync(join(tmpdir(), "cs-route-session-"));
