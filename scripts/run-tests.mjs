@@ -31,6 +31,7 @@ try {
   console.error(`run-tests: ${e instanceof Error ? e.message : String(e)}`);
   process.exit(1);
 }
+console.log(`run-tests: ${files.length} test files on Node ${process.version} (${process.execPath})`);
 const r = spawnSync(process.execPath, ["--test", "--test-reporter=spec", "--test-concurrency=2", ...files], {
   stdio: "inherit",
 });

@@ -22,8 +22,26 @@ import { itemsToMessages, messagesToItems, type ToResponsesOptions } from "../fo
 
 export type { ResponseInputItem } from "openai/resources/responses/responses";
 
+/*
+ * The types are the host's: `openai` is a peer dependency (6.49 to 7.x), so
+ * these declarations name the copy the host installed, and items pass both
+ * ways without a second copy's types in between.
+ */
+
 /** What the functions read: input items, and the items a response returns (`output`) or lists (`ResponseItem`). */
 export type ResponsesItemLike = ResponseInputItem | ResponseOutputItem | ResponseItem;
+
+/**
+ * A history as a Responses loop keeps it: the input items sent, with each
+ * response's `output` appended (`history.push(...response.output)`). It is an
+ * input item list (`client.responses.create({ input: history })` takes it)
+ * whose `push` also takes output items: the API takes them back as input,
+ * though openai's types do not say so for all of them (an output
+ * `computer_call_output` may be `"failed"`, an input one may not).
+ */
+export interface ResponsesHistory extends Array<ResponseInputItem> {
+  push(...items: ResponsesItemLike[]): number;
+}
 export type { ResponsesSlot, ToResponsesOptions } from "../formats/import/responses.js";
 
 /**
@@ -81,7 +99,7 @@ export interface BelowThreshold {
 }
 
 export type CompactResponsesResult =
-  | { ok: true; items: ResponseInputItem[]; result: CompactSuccess; decision?: CompactDecision }
+  | { ok: true; items: ResponsesHistory; result: CompactSuccess; decision?: CompactDecision }
   | { ok: false; error: CompactError | BelowThreshold; decision?: CompactDecision };
 
 /** The billed prompt as the pressure check takes it: tokens, and the message its answer starts. */

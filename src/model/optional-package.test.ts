@@ -58,7 +58,7 @@ test("an installed optional package loads", async () => {
   assert.equal(typeof mod.countTokens, "function");
 });
 
-test("each optional package is an optional peer dependency whose major is the one the error names", () => {
+test("each optional package is an optional peer dependency whose newest major is the one the error names", () => {
   const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as Record<
     string,
     Record<string, unknown>
@@ -68,7 +68,13 @@ test("each optional package is an optional peer dependency whose major is the on
     assert.deepEqual(pkg.peerDependenciesMeta?.[name], { optional: true }, name);
     const range = String(pkg.peerDependencies?.[name]);
     const major = install.slice(install.lastIndexOf("@") + 1);
-    assert.match(range, new RegExp(`^>=${major}\\.\\d+\\.\\d+ <${Number(major) + 1}$`), `${name}: ${range}`);
+    // The range may cover several majors (openai: 6 and 7); the error names the newest, the one built against.
+    const m = /^>=(\d+)\.\d+\.\d+ <(\d+)$/.exec(range);
+    assert.ok(m, `${name}: ${range}`);
+    assert.ok(
+      Number(m[1]) <= Number(major) && Number(m[2]) === Number(major) + 1,
+      `${name}: ${range} vs ${install}`,
+    );
     assert.match(
       String(pkg.devDependencies?.[name]),
       new RegExp(`^${major}\\.\\d+\\.\\d+$`),

@@ -6,9 +6,12 @@
  */
 import { CompactSafeError } from "./errors.js";
 
-/** Each optional package with the major version compact-safe is built against (package.json's peer range). */
+/**
+ * Each optional package with the major version compact-safe is built against:
+ * the newest one of package.json's peer range (openai's covers 6 and 7).
+ */
 export const OPTIONAL_PACKAGES = {
-  openai: "openai@6",
+  openai: "openai@7",
   "@anthropic-ai/sdk": "@anthropic-ai/sdk@1",
   "gpt-tokenizer": "gpt-tokenizer@4",
 } as const;

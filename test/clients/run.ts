@@ -5,8 +5,9 @@
  * and prints one verdict line per session and check. Exits 1 when a check
  * fails, 2 when it cannot run (no corpus, install failed).
  *
- * Options: `--only claude-code,codex,pi,guard` runs some of them only (`guard`: the
- * checks of `compact-safe guard` with the three agents, see guard.ts);
+ * Options: `--only claude-code,codex,pi,guard,openai` runs some of them only (`guard`: the
+ * checks of `compact-safe guard` with the three agents, see guard.ts; `openai`: the
+ * Responses example on openai 6 and 7, see openai.ts);
  * `--guard-only streams,scenarios,newest,upstream,extractive` runs some of
  * the guard's groups of checks only.
  */
@@ -18,6 +19,7 @@ import { claudeCodeClient } from "./claude-code.js";
 import { codexClient } from "./codex.js";
 import { piClient } from "./pi.js";
 import { GUARD_PARTS, guardChecks } from "./guard.js";
+import { openaiChecks } from "./openai.js";
 import type { ClientModule, SessionVerdict } from "./types.js";
 
 const CLIENTS: Record<string, ClientModule> = {
@@ -25,6 +27,7 @@ const CLIENTS: Record<string, ClientModule> = {
   codex: codexClient,
   pi: piClient,
   guard: guardChecks,
+  openai: openaiChecks,
 };
 
 function log(line: string): void {

@@ -7,19 +7,11 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync, type SpawnSyncReturns } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { exampleSession, repoRoot } from "../support.js";
+import { installPackage, linkPackage, packPackage, responsesConsumer } from "../responses-consumer.js";
 
 const OPTIONAL = ["openai", "@anthropic-ai/sdk", "gpt-tokenizer"];
 const REQUIRE_LINE =
@@ -29,6 +21,7 @@ let dir = "";
 let app = "";
 let installed = "";
 let packed: string[] = [];
+let tarball = "";
 
 function sh(
   cmd: string,
@@ -51,22 +44,8 @@ function ok(r: SpawnSyncReturns<string>, what: string): string {
   return r.stdout;
 }
 
-/** Links `name` and, transitively, what it depends on from this clone's node_modules into `app`. */
-function link(name: string, seen: Set<string>): void {
-  if (seen.has(name)) return;
-  seen.add(name);
-  const from = join(repoRoot, "node_modules", name);
-  const to = join(app, "node_modules", name);
-  mkdirSync(dirname(to), { recursive: true });
-  symlinkSync(from, to, "dir");
-  const pkg = JSON.parse(readFileSync(join(from, "package.json"), "utf8")) as {
-    dependencies?: Record<string, string>;
-  };
-  for (const dep of Object.keys(pkg.dependencies ?? {})) {
-    // A dependency installed inside the package's own node_modules comes with the link.
-    if (!existsSync(join(from, "node_modules", dep))) link(dep, seen);
-  }
-}
+/** Links `name` and what it depends on from this clone's node_modules into `app`. */
+const link = (name: string, seen: Set<string>): void => linkPackage(app, name, seen);
 
 const node = (args: readonly string[], env: Record<string, string> = {}) =>
   sh(process.execPath, args, app, env);
@@ -76,27 +55,9 @@ const cli = (args: readonly string[], env: Record<string, string> = {}) =>
 describe("the packed package, installed", { concurrency: false }, () => {
   before(() => {
     dir = mkdtempSync(join(tmpdir(), "cs-pack-"));
-    const out = ok(
-      sh("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", dir], repoRoot),
-      "npm pack",
-    );
-    const [info] = JSON.parse(out.slice(out.indexOf("["))) as [
-      { filename: string; files: { path: string }[] },
-    ];
-    packed = info.files.map((f) => f.path);
+    ({ tarball, files: packed } = packPackage(dir));
     app = join(dir, "app");
-    installed = join(app, "node_modules", "compact-safe");
-    mkdirSync(installed, { recursive: true });
-    ok(sh("tar", ["-xzf", join(dir, info.filename), "-C", installed, "--strip-components=1"], dir), "tar");
-    const pkg = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as {
-      dependencies?: Record<string, string>;
-    };
-    const seen = new Set<string>();
-    for (const dep of Object.keys(pkg.dependencies ?? {})) link(dep, seen);
-    writeFileSync(
-      join(app, "package.json"),
-      JSON.stringify({ name: "consumer", private: true, type: "module" }),
-    );
+    installed = installPackage(tarball, app);
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -216,7 +177,7 @@ describe("the packed package, installed", { concurrency: false }, () => {
     assert.equal(o.status, 2, o.stderr);
     assert.equal(
       o.stderr,
-      "compact-safe: the openai-compatible summarizer needs the package openai, which is not installed (npm install openai@6)\n",
+      "compact-safe: the openai-compatible summarizer needs the package openai, which is not installed (npm install openai@7)\n",
     );
     const script = `
       import { exactEstimator } from "compact-safe";
@@ -262,5 +223,15 @@ describe("the packed package, installed", { concurrency: false }, () => {
     );
     const tsc = join(repoRoot, "node_modules", "typescript", "bin", "tsc");
     ok(node([tsc, "-p", join(app, "tsconfig.json")]), "tsc");
+  });
+
+  test("a TypeScript project on openai 7 type-checks the Responses example as printed, and runs it", () => {
+    // Its own install beside the first (which has no openai): compact-safe's types are then openai 7's.
+    const project = join(dir, "openai7");
+    installPackage(tarball, project);
+    const checks = responsesConsumer(project, join(repoRoot, "node_modules", "openai"));
+    assert.match(checks.openai, /^7\./, "the clone's openai (the devDependency) is 7.x");
+    ok(checks.typecheck(), `tsc on openai ${checks.openai}`);
+    ok(checks.run(), `the example on openai ${checks.openai}`);
   });
 });

@@ -53,6 +53,17 @@ test("detection: item arrays, request bodies and responses are responses; chat a
   );
 });
 
+test("detection and round trip: openai 7's configuration_update item, kept whole", () => {
+  const items = [
+    { role: "user", content: "hi" },
+    { type: "configuration_update", id: "cu_1", reasoning: { effort: "low" } },
+  ];
+  assert.equal(detectFormat(JSON.stringify(items), "items.json"), "responses");
+  const messages = itemsToMessages(items);
+  assert.deepEqual(messages[1]?.content, [{ type: "responses_item", item: items[1] }]);
+  assert.deepEqual(toResponsesRequest(messages).input, items);
+});
+
 test("the fixture imports with every item accounted for; instructions become the system message m0", () => {
   const { entries, report } = importText(fixture, "login-fix.json");
   assert.equal(report.format, "responses");

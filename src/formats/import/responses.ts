@@ -106,7 +106,7 @@ const OUTPUTS: Record<string, { stringOutput: boolean }> = {
   apply_patch_call_output: { stringOutput: true },
 };
 
-/** Every item type of the Responses API (openai 6.49), for format detection. */
+/** Every item type of the Responses API (openai 6.49 and 7.59), for format detection. */
 export const RESPONSES_ITEM_TYPES: ReadonlySet<string> = new Set([
   "message",
   "reasoning",
@@ -126,6 +126,7 @@ export const RESPONSES_ITEM_TYPES: ReadonlySet<string> = new Set([
   "mcp_call",
   "program",
   "program_output",
+  "configuration_update", // openai 7
   ...Object.keys(CALLS),
   ...Object.keys(OUTPUTS),
 ]);
