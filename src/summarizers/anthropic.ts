@@ -23,7 +23,8 @@ export type AnthropicSummarizerOptions = LlmSummarizerOptions;
 
 let sdk: Promise<typeof import("@anthropic-ai/sdk")> | undefined;
 
-function loadSdk(): Promise<typeof import("@anthropic-ai/sdk")> {
+/** The `@anthropic-ai/sdk` module, loaded once (a `MissingPackageError` when it is not installed). */
+export function loadSdk(): Promise<typeof import("@anthropic-ai/sdk")> {
   sdk ??= importOptional("@anthropic-ai/sdk", "the anthropic summarizer", () => import("@anthropic-ai/sdk"));
   sdk.catch(() => (sdk = undefined));
   return sdk;
