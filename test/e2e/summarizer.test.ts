@@ -322,6 +322,9 @@ test("openai-native is refused before anything is sent (exit 2, the reason in on
     });
     assert.equal(p.code, 2);
     assert.match(oneLineError(p.stderr), /--prefix-from applies to --summarizer anthropic-native only/);
+    const e = await run(["compact", j, "--prefix-from", j]);
+    assert.equal(e.code, 2);
+    assert.match(oneLineError(e.stderr), /--prefix-from applies to --summarizer anthropic-native only/);
     const notJson = await compactNative(j, provider.anthropicBaseURL, dir, ["--prefix-from", j]);
     assert.equal(notJson.code, 2);
     assert.match(oneLineError(notJson.stderr), /--prefix-from .*: not JSON/);

@@ -101,6 +101,8 @@ function backoffFromEnv(): number | undefined {
 }
 
 async function makeSummarizer(o: CompactCliOptions): Promise<Summarizer> {
+  if (o.prefixFrom !== undefined && o.summarizer !== "anthropic-native")
+    throw usageError("--prefix-from applies to --summarizer anthropic-native only");
   if (o.summarizer === "extractive") {
     if (o.model !== undefined || o.baseUrl !== undefined || o.timeout !== undefined)
       throw usageError(
@@ -109,8 +111,6 @@ async function makeSummarizer(o: CompactCliOptions): Promise<Summarizer> {
     return extractiveSummarizer();
   }
   if (o.summarizer === "openai-native") throw usageError(OPENAI_NATIVE_REFUSAL);
-  if (o.prefixFrom !== undefined && o.summarizer !== "anthropic-native")
-    throw usageError("--prefix-from applies to --summarizer anthropic-native only");
   const envName = o.summarizer === "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
   const key = process.env[envName];
   if (key === undefined || key.trim() === "") {
