@@ -25,7 +25,7 @@ import { capturingFetch, type ResponseSink } from "./errors.js";
 import { oneLine, textOf } from "./transcript.js";
 import { DEFAULT_SUMMARY_TOKENS } from "./extractive/sections.js";
 import { redactSecrets, redactValue } from "../redact/redact.js";
-import { loadSdk } from "./anthropic.js";
+import { loadSdk } from "./anthropic-sdk.js";
 import {
   mapSdkError,
   outputCap,
