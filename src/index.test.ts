@@ -43,6 +43,7 @@ const PUBLIC = {
     "extractiveSummarizer",
     "openaiCompatibleSummarizer",
     "anthropicSummarizer",
+    "anthropicNativeSummarizer",
     "SummarizerError",
   ],
   journal: [

@@ -84,6 +84,7 @@ export type { LiveState } from "./engine/live-state.js";
 export { extractiveSummarizer } from "./summarizers/extractive/index.js";
 export { openaiCompatibleSummarizer } from "./summarizers/openai.js";
 export { anthropicSummarizer } from "./summarizers/anthropic.js";
+export { anthropicNativeSummarizer, type AnthropicNativeOptions } from "./route/native-summarizer.js";
 export {
   SummarizerError,
   type Summarizer,

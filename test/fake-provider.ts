@@ -73,7 +73,13 @@ export interface FakeProvider {
   close(): Promise<void>;
 }
 
-const KNOWN_PATHS = new Set(["/v1/chat/completions", "/chat/completions", "/v1/messages"]);
+const KNOWN_PATHS = new Set([
+  "/v1/chat/completions",
+  "/chat/completions",
+  "/v1/messages",
+  "/v1/responses/compact",
+  "/responses/compact",
+]);
 
 /** Start a fake provider answering from `script` (a list consumed in order, or a function of the request). */
 export async function startFakeProvider(script: FakeScript = []): Promise<FakeProvider> {
@@ -393,3 +399,83 @@ export const anthropicReply = {
     return anthropicReply.error(401, "authentication_error", "invalid x-api-key");
   },
 };
+
+/**
+ * The Anthropic Messages API's server-side compaction as documented (beta
+ * `compact-2026-01-12`; `context_management.edits: [{ type: "compact_20260112",
+ * trigger: { type: "input_tokens", value }, instructions, pause_after_compaction }]`):
+ * a request without the beta header, or with a trigger under 50,000 tokens, is
+ * refused with 400 as the API refuses it; otherwise the answer is a `compaction`
+ * block holding `summary` (null for a failed compaction), `stop_reason:
+ * "compaction"` when `pause_after_compaction` is set, and a `usage` whose
+ * `iterations` hold the compaction's own entry (cache reads included).
+ */
+export function anthropicCompaction(
+  request: RecordedRequest,
+  summary: string | null,
+  opts: ReplyOptions & { cacheRead?: number } = {},
+): FakeStep {
+  const beta = String(request.headers["anthropic-beta"] ?? "");
+  const edits = request.body?.context_management?.edits;
+  const edit = Array.isArray(edits)
+    ? edits.find((e: { type?: string }) => e?.type === "compact_20260112")
+    : undefined;
+  if (edit !== undefined && !beta.split(",").includes("compact-2026-01-12"))
+    return anthropicReply.error(
+      400,
+      "invalid_request_error",
+      "context_management.edits.0: compact_20260112 requires the compact-2026-01-12 beta",
+    );
+  if (edit === undefined) return anthropicReply.text("A plain answer: nothing was compacted.");
+  const value = edit.trigger?.value ?? 150_000;
+  if (edit.trigger !== undefined && (edit.trigger.type !== "input_tokens" || typeof value !== "number"))
+    return anthropicReply.error(
+      400,
+      "invalid_request_error",
+      "context_management.edits.0.trigger: invalid trigger",
+    );
+  if (value < 50_000)
+    return anthropicReply.error(
+      400,
+      "invalid_request_error",
+      "context_management.edits.0.trigger.value: must be at least 50000",
+    );
+  const cacheRead = opts.cacheRead ?? 0;
+  const iteration = {
+    type: "compaction",
+    input_tokens: 200,
+    output_tokens: 900,
+    cache_read_input_tokens: cacheRead,
+    cache_creation_input_tokens: 0,
+    cache_creation: null,
+  };
+  return {
+    status: 200,
+    headers: opts.headers,
+    delayMs: opts.delayMs,
+    body: {
+      id: nextId("msg_"),
+      type: "message",
+      role: "assistant",
+      model: opts.model ?? request.body?.model ?? "fake-model",
+      content: [
+        {
+          type: "compaction",
+          content: summary,
+          encrypted_content: null,
+          signature: "fake-signature-over-the-summary",
+        },
+      ],
+      stop_reason: edit.pause_after_compaction === true ? "compaction" : "end_turn",
+      stop_sequence: null,
+      context_management: { applied_edits: [] },
+      usage: {
+        input_tokens: 10,
+        output_tokens: 0,
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
+        iterations: [iteration],
+      },
+    },
+  };
+}

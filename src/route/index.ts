@@ -3,3 +3,4 @@ export * from "./compact-journal.js";
 export * from "./audit.js";
 export * from "./compact-session.js";
 export * from "./session.js";
+export * from "./native-summarizer.js";

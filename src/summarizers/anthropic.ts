@@ -5,7 +5,7 @@
  * first call.
  */
 import type Anthropic from "@anthropic-ai/sdk";
-import { importOptional } from "../model/optional-package.js";
+import { loadSdk } from "./anthropic-sdk.js";
 import { SummarizerError, type Summarizer, type SummaryRequest, type SummaryResult } from "./types.js";
 import { buildUserPrompt, SYSTEM_PROMPT } from "./prompt.js";
 import { capturingFetch, type ResponseSink } from "./errors.js";
@@ -20,14 +20,6 @@ import {
 } from "./llm-common.js";
 
 export type AnthropicSummarizerOptions = LlmSummarizerOptions;
-
-let sdk: Promise<typeof import("@anthropic-ai/sdk")> | undefined;
-
-function loadSdk(): Promise<typeof import("@anthropic-ai/sdk")> {
-  sdk ??= importOptional("@anthropic-ai/sdk", "the anthropic summarizer", () => import("@anthropic-ai/sdk"));
-  sdk.catch(() => (sdk = undefined));
-  return sdk;
-}
 
 /**
  * Loads the `@anthropic-ai/sdk` SDK now (it is otherwise loaded on the first call):

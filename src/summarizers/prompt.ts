@@ -111,7 +111,7 @@ export function boundedRedacted(s: string, max: number): string {
 export const KEPT_USER_CHARS = 300;
 
 /** A kept user message in the transcript: its redacted text up to KEPT_USER_CHARS, with its size when cut. */
-function keptUserText(text: string): string {
+export function keptUserText(text: string): string {
   const redacted = redactRepeated(text);
   if (redacted.length <= KEPT_USER_CHARS) return redacted;
   return `${safeHead(redacted, KEPT_USER_CHARS)}\n[… ${text.length} characters in all: kept word for word after your note …]`;
@@ -352,6 +352,33 @@ export function renderTranscript(
 }
 
 /**
+ * The lines of a request that are not the transcript: the user's focus, the
+ * reason the last summary was refused, and the host's background work, each
+ * redacted (shared by the prompt and the provider-native summarizer's
+ * instructions).
+ */
+export function requestNotes(request: SummaryRequest): string[] {
+  const out: string[] = [];
+  if (request.focus !== undefined && request.focus.trim() !== "")
+    out.push(`Focus requested by the user: ${redactSecrets(request.focus.trim())}`);
+  if (request.correction !== undefined && request.correction.trim() !== "") {
+    out.push(
+      `Your previous summary was refused: ${redactSecrets(request.correction.trim())} Write a complete summary as text with every section; do not call tools.`,
+    );
+  }
+  if (request.background !== undefined && request.background.length > 0) {
+    out.push(
+      "Background work reported by the host (list it under Still running):",
+      ...request.background.map(
+        (h) =>
+          `- ${h.kind} ${h.id}${h.command ? `: ${redactSecrets(h.command)}` : ""}${h.status ? ` (${h.status})` : ""}`,
+      ),
+    );
+  }
+  return out;
+}
+
+/**
  * The user turn: instructions, then the transcript between delimiters that
  * carry a digest of the transcript, so the transcript cannot close them.
  */
@@ -376,22 +403,7 @@ export function buildUserPrompt(request: SummaryRequest): string {
     out.push(
       `${keptCount === 1 ? "1 user message" : `${keptCount} user messages`} in the transcript ${keptCount === 1 ? "is" : "are"} marked kept: a kept message stays word for word beside your summary, so refer to it in a line and do not quote it.`,
     );
-  if (request.focus !== undefined && request.focus.trim() !== "")
-    out.push(`Focus requested by the user: ${redactSecrets(request.focus.trim())}`);
-  if (request.correction !== undefined && request.correction.trim() !== "") {
-    out.push(
-      `Your previous summary was refused: ${redactSecrets(request.correction.trim())} Write a complete summary as text with every section; do not call tools.`,
-    );
-  }
-  if (request.background !== undefined && request.background.length > 0) {
-    out.push(
-      "Background work reported by the host (list it under Still running):",
-      ...request.background.map(
-        (h) =>
-          `- ${h.kind} ${h.id}${h.command ? `: ${redactSecrets(h.command)}` : ""}${h.status ? ` (${h.status})` : ""}`,
-      ),
-    );
-  }
+  out.push(...requestNotes(request));
   out.push("", begin, transcript, end);
   if (kept !== "") {
     const keptBegin = `<<<KEPT ${tag} BEGIN>>>`;
@@ -421,7 +433,7 @@ function keepEnd(s: string, max: number, hiddenMessages: number): string {
  * messages is not rendered (nor redacted) whole for its last few thousand
  * characters.
  */
-function renderKept(following: readonly Message[], first: number, ids: Map<string, string>): string {
+export function renderKept(following: readonly Message[], first: number, ids: Map<string, string>): string {
   for (let k = Math.min(following.length, 8); ; k = Math.min(following.length, 2 * k)) {
     const from = following.length - k;
     const attempt = new Map(ids);

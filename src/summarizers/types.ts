@@ -55,6 +55,17 @@ export interface SummaryResult {
    * the summary again; an LLM's answer is always scanned.
    */
   redacted?: boolean;
+  /**
+   * The tokens the provider billed for the summary, when it says: for the
+   * provider-native summarizer, the compaction's own usage, whose
+   * `cache_read_input_tokens` show what the prompt cache paid.
+   */
+  usage?: {
+    input_tokens?: number;
+    output_tokens?: number;
+    cache_read_input_tokens?: number;
+    cache_creation_input_tokens?: number;
+  };
 }
 
 export interface Summarizer {

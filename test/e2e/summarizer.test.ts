@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { exampleSession } from "../support.js";
-import { anthropicReply, openaiReply, startFakeProvider } from "../fake-provider.js";
+import { anthropicCompaction, anthropicReply, openaiReply, startFakeProvider } from "../fake-provider.js";
 import { readJournalSync } from "../../src/journal/index.js";
 import { oneLineError, run, tempDir } from "./helpers.js";
 
@@ -219,6 +219,119 @@ test("missing API key or model: exit 2 with one line naming the variable / optio
     const bad = await run(["compact", j, "--summarizer", "gemini"]);
     assert.equal(bad.code, 2);
   } finally {
+    cleanup();
+  }
+});
+
+/** `compact J --summarizer anthropic-native` against `base`, with the fake's key and a short backoff. */
+function compactNative(j: string, base: string, dir: string, extra: string[] = []) {
+  return run(
+    [
+      "compact",
+      j,
+      "--summarizer",
+      "anthropic-native",
+      "--model",
+      "fake-model",
+      "--base-url",
+      base,
+      "--target",
+      "3000",
+      "--workspace",
+      dir,
+      ...extra,
+    ],
+    { env: { ANTHROPIC_API_KEY: "key", COMPACT_SAFE_BACKOFF_MS: "5" } },
+  );
+}
+
+test("anthropic-native: a compaction appended with the provider's summary; refused (400), not compacted, or an empty compaction: one-line error, non-zero exit, journal byte-identical", async () => {
+  const answers = [
+    (r: Parameters<typeof anthropicCompaction>[0]) => anthropicCompaction(r, SUMMARY),
+    () => anthropicReply.error(400, "invalid_request_error", "compaction is not supported on this model"),
+    () => anthropicReply.text("A plain answer."),
+    (r: Parameters<typeof anthropicCompaction>[0]) => anthropicCompaction(r, null),
+  ];
+  let phase = 0;
+  const provider = await startFakeProvider((r) => answers[phase]!(r));
+  const { dir, cleanup } = tempDir();
+  try {
+    const ok = await journal(dir);
+    const r = await compactNative(ok, provider.anthropicBaseURL, dir, ["--json"]);
+    assert.equal(r.code, 0, r.stderr);
+    const comp = readJournalSync(ok).entries.filter((e) => e.kind === "compaction");
+    assert.equal(comp.length, 1);
+    assert.ok(JSON.stringify(comp[0]!.payload).includes("found an interrupted gc"));
+    assert.equal(provider.requests[0]!.body.context_management.edits[0].type, "compact_20260112");
+
+    const failures: [string, number, RegExp, number][] = [
+      [
+        "refused",
+        3,
+        /^compact-safe: summarizer failed: anthropic-native summarizer .*compaction is not supported on this model/,
+        1,
+      ],
+      [
+        "not compacted",
+        3,
+        /^compact-safe: summarizer failed: anthropic-native summarizer .*no compaction block \(stop_reason "end_turn"\)/,
+        1,
+      ],
+      [
+        "empty",
+        1,
+        /^compact-safe: compaction refused \(unusable_summary\): the summary was empty \(after one corrective retry\)$/,
+        2,
+      ],
+    ];
+    for (const [name, code, message, calls] of failures) {
+      phase++;
+      const j = join(dir, `${name.replace(" ", "-")}.jsonl`);
+      assert.equal((await run(["import", small, "--out", j])).code, 0);
+      const before = readFileSync(j);
+      const count = provider.requestCount;
+      const f = await compactNative(j, provider.anthropicBaseURL, dir);
+      assert.equal(f.code, code, `${name}: ${f.stderr}`);
+      assert.match(oneLineError(f.stderr), message, name);
+      assert.equal(provider.requestCount - count, calls, `${name}: requests`);
+      assert.deepEqual(readFileSync(j), before, `${name}: the journal is untouched`);
+    }
+  } finally {
+    await provider.close();
+    cleanup();
+  }
+});
+
+test("openai-native is refused before anything is sent (exit 2, the reason in one line); --prefix-from is checked", async () => {
+  const provider = await startFakeProvider(() => anthropicReply.text("unused"));
+  const { dir, cleanup } = tempDir();
+  try {
+    const j = await journal(dir);
+    const before = readFileSync(j);
+    const o = await run(
+      ["compact", j, "--summarizer", "openai-native", "--model", "m", "--base-url", provider.openaiBaseURL],
+      { env: { OPENAI_API_KEY: "x" } },
+    );
+    assert.equal(o.code, 2);
+    assert.match(
+      oneLineError(o.stderr),
+      /openai-native: .*\/responses\/compact answers with an encrypted compaction item and no visible text/,
+    );
+    const p = await run(["compact", j, "--summarizer", "anthropic", "--model", "m", "--prefix-from", j], {
+      env: { ANTHROPIC_API_KEY: "x" },
+    });
+    assert.equal(p.code, 2);
+    assert.match(oneLineError(p.stderr), /--prefix-from applies to --summarizer anthropic-native only/);
+    const e = await run(["compact", j, "--prefix-from", j]);
+    assert.equal(e.code, 2);
+    assert.match(oneLineError(e.stderr), /--prefix-from applies to --summarizer anthropic-native only/);
+    const notJson = await compactNative(j, provider.anthropicBaseURL, dir, ["--prefix-from", j]);
+    assert.equal(notJson.code, 2);
+    assert.match(oneLineError(notJson.stderr), /--prefix-from .*: not JSON/);
+    assert.equal(provider.requestCount, 0);
+    assert.deepEqual(readFileSync(j), before);
+  } finally {
+    await provider.close();
     cleanup();
   }
 });

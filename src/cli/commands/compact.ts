@@ -6,6 +6,7 @@
  */
 import type { Command } from "commander";
 import { Option } from "commander";
+import { readFile } from "node:fs/promises";
 import type { CoverageReceipt } from "../../model/index.js";
 import { FORMAT_NAMES, forkFormats, type FormatName } from "../../formats/registry.js";
 import { readBackgroundFile } from "../../workspace/index.js";
@@ -42,7 +43,8 @@ interface CompactCliOptions {
   out?: string;
   inPlace?: boolean;
   force?: boolean;
-  summarizer: "extractive" | "openai" | "anthropic";
+  summarizer: "extractive" | "openai" | "anthropic" | "anthropic-native" | "openai-native";
+  prefixFrom?: string;
   model?: string;
   baseUrl?: string;
   timeout?: number;
@@ -99,6 +101,8 @@ function backoffFromEnv(): number | undefined {
 }
 
 async function makeSummarizer(o: CompactCliOptions): Promise<Summarizer> {
+  if (o.prefixFrom !== undefined && o.summarizer !== "anthropic-native")
+    throw usageError("--prefix-from applies to --summarizer anthropic-native only");
   if (o.summarizer === "extractive") {
     if (o.model !== undefined || o.baseUrl !== undefined || o.timeout !== undefined)
       throw usageError(
@@ -106,6 +110,7 @@ async function makeSummarizer(o: CompactCliOptions): Promise<Summarizer> {
       );
     return extractiveSummarizer();
   }
+  if (o.summarizer === "openai-native") throw usageError(OPENAI_NATIVE_REFUSAL);
   const envName = o.summarizer === "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
   const key = process.env[envName];
   if (key === undefined || key.trim() === "") {
@@ -129,7 +134,56 @@ async function makeSummarizer(o: CompactCliOptions): Promise<Summarizer> {
   }
   const { anthropicSummarizer, loadAnthropicSdk } = await import("../../summarizers/anthropic.js");
   await loadAnthropicSdk();
+  if (o.summarizer === "anthropic-native") {
+    const prefix = o.prefixFrom === undefined ? {} : await readPrefix(o.prefixFrom);
+    const { anthropicNativeSummarizer } = await import("../../route/native-summarizer.js");
+    return anthropicNativeSummarizer({
+      model: o.model,
+      baseURL: o.baseUrl,
+      apiKey: key,
+      timeoutMs: o.timeout,
+      ...prefix,
+    });
+  }
   return anthropicSummarizer({ model: o.model, baseURL: o.baseUrl, apiKey: key, timeoutMs: o.timeout });
+}
+
+/**
+ * Why `--summarizer openai-native` is refused (docs/DECISIONS.md): the Responses API's
+ * `/responses/compact` answers with an encrypted `compaction` item and no visible text.
+ */
+export const OPENAI_NATIVE_REFUSAL =
+  "--summarizer openai-native: OpenAI's POST /responses/compact answers with an encrypted compaction item and no " +
+  "visible text, so it cannot be the checkpoint's summary (the survival contract reads the summary, and the " +
+  "endpoint takes no summarization instructions); use --summarizer openai or anthropic-native";
+
+/** The `system` and `tools` of a Messages API request body (--prefix-from), as the session's requests send them. */
+async function readPrefix(
+  file: string,
+): Promise<{ system?: string | Record<string, unknown>[]; tools?: Record<string, unknown>[] }> {
+  await requireFile(file);
+  let doc: unknown;
+  try {
+    doc = JSON.parse(await readFile(file, "utf8"));
+  } catch (e) {
+    throw usageError(`--prefix-from ${file}: not JSON (${(e as Error).message})`);
+  }
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    v !== null && typeof v === "object" && !Array.isArray(v);
+  if (!isObject(doc))
+    throw usageError(`--prefix-from ${file}: expected a Messages API request body { system?, tools?, ... }`);
+  const out: { system?: string | Record<string, unknown>[]; tools?: Record<string, unknown>[] } = {};
+  if (doc.system !== undefined) {
+    if (typeof doc.system !== "string" && !(Array.isArray(doc.system) && doc.system.every(isObject)))
+      throw usageError(`--prefix-from ${file}: system must be a string or an array of blocks`);
+    out.system = doc.system as string | Record<string, unknown>[];
+  }
+  if (doc.tools !== undefined) {
+    if (!Array.isArray(doc.tools) || !doc.tools.every(isObject))
+      throw usageError(`--prefix-from ${file}: tools must be an array of tool definitions`);
+    out.tools = doc.tools as Record<string, unknown>[];
+  }
+  return out;
 }
 
 /** The CLI's options as the library route takes them. */
@@ -283,8 +337,12 @@ function defineCommand(program: Command): Command {
     )
     .addOption(
       new Option("--summarizer <name>", "who writes the summary")
-        .choices(["extractive", "openai", "anthropic"])
+        .choices(["extractive", "openai", "anthropic", "anthropic-native", "openai-native"])
         .default("extractive"),
+    )
+    .option(
+      "--prefix-from <request.json>",
+      "anthropic-native: a Messages API request body the session sent; its system and tools are sent as they are, so the prompt cache pays",
     )
     .option("--model <model>", "model of the openai/anthropic summarizer (required for them)")
     .option(
