@@ -16,8 +16,8 @@ export function roughTokens(messages: readonly Message[]): number {
 /** The characters a string takes in JSON besides its own: quotes, and the escapes of `"`, `\`, controls and lone surrogates. */
 // eslint-disable-next-line no-control-regex
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
-// eslint-disable-next-line no-control-regex
 const ESCAPED =
+  // eslint-disable-next-line no-control-regex
   /["\\\b\t\n\f\r]|[\u0000-\u001f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 function jsonStringLength(s: string): number {
