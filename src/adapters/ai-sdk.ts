@@ -58,6 +58,8 @@ const byRole: Record<string, SchemaLike> = {
 };
 const union = modelMessageSchema as unknown as SchemaLike;
 const schema: SchemaLike = {
+  // `quickMessageFromModel` takes only shapes that `surelyValidModelMessage` accepts.
+  acceptsQuickShapes: true,
   safeParse(v) {
     // The common shapes are checked here; the schema decides the rest (and names every error).
     if (surelyValidModelMessage(v)) return { success: true };

@@ -202,13 +202,32 @@ export function plainDataProblem(
   value: unknown,
   options: PlainDataOptions = {},
 ): PlainDataProblem | undefined {
-  if (value === null || typeof value !== "object") return step(value, "", [], new Map(), options, 0);
+  const r = plainDataWalk(value, options);
+  return typeof r === "number" ? undefined : r;
+}
+
+/**
+ * The values `value`'s JSON form holds (itself included, shared objects
+ * counted each time they appear, as the limit counts them) when it is plain
+ * data, else its first problem. A caller that checks the parts of a larger
+ * value one by one adds these counts to judge the whole against
+ * `MAX_JSON_VALUES`.
+ */
+export function plainDataSize(value: unknown, options: PlainDataOptions = {}): number | PlainDataProblem {
+  return plainDataWalk(value, options);
+}
+
+function plainDataWalk(value: unknown, options: PlainDataOptions): number | PlainDataProblem {
+  if (value === null || typeof value !== "object") return step(value, "", [], new Map(), options, 0) ?? 1;
   const limit = options.limit ?? MAX_MESSAGE_DEPTH;
   const stack: Frame[] = [];
   // One map for both marks, local to the walk (a WeakSet per walk costs the garbage collector dearly).
   const seen = new Map<object, number>();
   const first = step(value, "", stack, seen, options, limit);
   if (first) return first;
+  // An allowed leaf (a URL, bytes) at the root: no frame was pushed.
+  if (stack.length === 0) return 1;
+  let size = 0;
   while (stack.length > 0) {
     const top = stack[stack.length - 1]!;
     if (top.i >= top.n) {
@@ -217,6 +236,7 @@ export function plainDataProblem(
       seen.set(top.v, top.size);
       const parent = stack[stack.length - 1];
       if (parent) parent.size += top.size;
+      else size = top.size;
       continue;
     }
     const k: Key = top.array ? top.i : top.keys![top.i]!;
@@ -237,7 +257,7 @@ export function plainDataProblem(
     const p = step(x, k, stack, seen, options, limit);
     if (p) return p;
   }
-  return undefined;
+  return size;
 }
 
 /** `root` and the keys of a path (a path to a deep value is long: the middle is elided). */

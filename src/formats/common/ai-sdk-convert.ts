@@ -28,7 +28,9 @@
 import { isDeepStrictEqual } from "node:util";
 import type { Block, Message, Role } from "../../model/types.js";
 import { ModelError, parseMessages } from "../../model/schema.js";
-import { checkPlainData } from "../../model/plain.js";
+import { checkPlainData, plainDataSize } from "../../model/plain.js";
+import { MAX_MESSAGE_DEPTH } from "../../model/depth.js";
+import { CONSTANTS } from "../../model/constants.js";
 
 /** The AI SDK message shape, structurally (the `ai` package is an optional peer). */
 export interface AiModelMessage {
@@ -118,6 +120,10 @@ export class Names {
       if (v !== undefined || n.own.has(k)) return v;
     }
     return undefined;
+  }
+  /** The name for `k`, not recorded as a lookup. */
+  peek(k: string): string | undefined {
+    return this.lookup(k);
   }
   get(k: string): string | undefined {
     const v = this.lookup(k);
@@ -513,6 +519,13 @@ function stringOr(parts: Obj[], carrier: Obj): string | Obj[] {
 /** One line naming the first issue of the `ai` schema's verdict, at the input's own path. */
 export interface SchemaLike {
   safeParse(v: unknown): { success: boolean; error?: { issues: readonly Issue[] } };
+  /**
+   * True when the schema accepts every message `quickMessageFromModel`
+   * converts (texts, reasoning, tool calls, tool results with a text output,
+   * no provider options but an Anthropic signature): such a message is then
+   * converted without asking the schema.
+   */
+  acceptsQuickShapes?: boolean;
 }
 interface Issue {
   code?: string;
@@ -712,6 +725,23 @@ export function fromModelMessagesIndexed(
       }
       continue;
     }
+    if (schema === undefined || schema.acceptsQuickShapes === true) {
+      const log: NameLog = { reads: NO_READS, writes: NO_WRITES };
+      const message = quickMessageFromModel(raw, names, cache ? log : undefined);
+      if (message !== undefined) {
+        conversionCount.messages++;
+        const fingerprint = fingerprintOf(raw as Obj);
+        const entry: CacheEntry = { message, reads: log.reads, writes: log.writes, fingerprint };
+        if (memo) {
+          fingerprints.push(fingerprint);
+          entries.push(entry);
+          objects.push(raw);
+        } else cache?.set(raw as Obj, entry);
+        out.push(message);
+        indexOf.push(out.length - 1);
+        continue;
+      }
+    }
     const p = `${path}[${i}]`;
     // Before anything reads it: a cycle, a BigInt, a throwing getter… is a ModelError naming the place.
     checkPlainData(raw, p, { allow: isAiSdkLeaf });
@@ -881,6 +911,137 @@ function plainBlockOfPart(part: Obj, ctx: Ctx, names: Names): Block | undefined 
       return undefined;
   }
 }
+
+const MESSAGE_KEYS = ["role", "content"];
+
+/**
+ * The messages most histories are made of, converted in one read of each
+ * value: `{ role, content }` and nothing else, a string content or parts that
+ * `plainBlockOfPart` gives back exactly (text, reasoning, tool calls, tool
+ * results with a text output). The result is the one `messageFromModel`
+ * gives after `checkPlainData` and the schema (every message taken here is
+ * plain data and valid for the `ai` schema: a subset of what
+ * `surelyValidModelMessage` accepts), with the same tool names read and
+ * added, in the same order; the checks and the conversion each walked the
+ * message, most of the first call's cost on a long history. Anything else,
+ * or a read that throws: undefined, before any name is added, and the
+ * message goes the long way (which names its problem).
+ */
+export function quickMessageFromModel(raw: unknown, names: Names, log?: NameLog): Message | undefined {
+  let role: unknown;
+  let content: unknown;
+  try {
+    if (!hasExactly(raw, MESSAGE_KEYS)) return undefined;
+    role = (raw as Obj).role;
+    content = (raw as Obj).content;
+    if (typeof content === "string") {
+      if (role === "system") return { role: "system", content: [{ type: "text", text: content }] };
+      if (role !== "user" && role !== "assistant") return undefined;
+      return { role, content: [{ type: "text", text: content }], meta: { [AI]: { string: true } } };
+    }
+    if (role !== "user" && role !== "assistant" && role !== "tool") return undefined;
+    const blocks = quickBlocks(content, role, names, log);
+    return blocks && { role: role === "assistant" ? "assistant" : "user", content: blocks };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The JSON values of the message around the parts: itself, its role, its content array. */
+const MESSAGE_VALUES = 3;
+
+/**
+ * The blocks of a content array of quick parts (see `quickMessageFromModel`),
+ * or undefined. Every part is read and checked before a tool name is looked
+ * up or added. The tool calls' inputs (any JSON value, or a URL or bytes) are
+ * checked as plain data in one walk, as deep as they sit in the message,
+ * and the values of the whole message are counted against the limit as
+ * `checkPlainData` counts them.
+ */
+function quickBlocks(
+  content: unknown,
+  role: "user" | "assistant" | "tool",
+  names: Names,
+  log: NameLog | undefined,
+): Block[] | undefined {
+  if (!Array.isArray(content) || Object.getPrototypeOf(content) !== Array.prototype) return undefined;
+  const n = content.length;
+  if (n === 0) return undefined;
+  const blocks: Block[] = [];
+  let values = MESSAGE_VALUES;
+  let inputs: unknown[] | undefined;
+  for (let i = 0; i < n; i++) {
+    if (!Object.hasOwn(content, i)) return undefined;
+    const p: unknown = content[i];
+    if (!isObj(p)) return undefined;
+    const type = p.type;
+    let b: Block | undefined;
+    if (type === "text") {
+      if (role === "tool") return undefined;
+      b = plainBlockOfPart(p, "user", names);
+      values += 3;
+    } else if (type === "reasoning" && role === "assistant") {
+      b = plainBlockOfPart(p, "assistant", names);
+      values += b !== undefined && "signature" in b ? 6 : 3;
+    } else if (type === "tool-call" && role === "assistant") {
+      const { toolCallId: id, toolName: name } = p;
+      if (typeof id !== "string" || typeof name !== "string" || !hasExactly(p, CALL_KEYS)) return undefined;
+      const input = p.input;
+      (inputs ??= []).push(input);
+      b = { type: "tool_use", id, name, input };
+      values += 4;
+    } else if (type === "tool-result" && role === "tool") {
+      const { toolCallId: id, toolName: name, output } = p;
+      if (typeof id !== "string" || typeof name !== "string") return undefined;
+      if (!hasExactly(p, RESULT_KEYS) || !hasExactly(output, OUTPUT_KEYS)) return undefined;
+      const { type: kind, value } = output as Obj;
+      if (typeof value !== "string" || (kind !== "text" && kind !== "error-text")) return undefined;
+      // The part names the tool that the call before it named (else its name is kept with the block).
+      if ((names.peek(id) ?? "") !== name) return undefined;
+      b =
+        kind === "error-text"
+          ? { type: "tool_result", tool_use_id: id, content: value, is_error: true }
+          : { type: "tool_result", tool_use_id: id, content: value };
+      values += 7;
+    }
+    if (b === undefined) return undefined;
+    blocks.push(b);
+  }
+  if (inputs !== undefined) {
+    // The inputs sit at the fourth level (message, content, part, input); their array is the third.
+    const size = plainDataSize(inputs, { allow: isAiSdkLeaf, limit: MAX_MESSAGE_DEPTH - 2 });
+    if (typeof size !== "number") return undefined;
+    values += size - 1;
+  }
+  if (values > CONSTANTS.maxJsonValues) return undefined;
+  // Checked: the names now, in the parts' order (recorded as the long way records them).
+  for (const b of blocks) {
+    if (b.type === "tool_use") {
+      const id = b.id as string;
+      const name = b.name as string;
+      names.set(id, name);
+      if (log) (log.writes === NO_WRITES ? (log.writes = []) : log.writes).push([id, name]);
+    } else if (b.type === "tool_result") {
+      const id = b.tool_use_id as string;
+      const name = names.get(id);
+      if (log) (log.reads === NO_READS ? (log.reads = []) : log.reads).push([id, name]);
+    }
+  }
+  return blocks;
+}
+
+/**
+ * The tool names one message read and added (for its cache entry), each list
+ * made only when it has one: most messages read and add none (two lists for
+ * every message of a long history were garbage that the first call paid for).
+ */
+export interface NameLog {
+  reads: [string, string | undefined][];
+  writes: [string, string][];
+}
+/** The empty lists of a `NameLog` (shared, frozen: a message that reads or adds a name gets its own). */
+const NO_READS = Object.freeze([]) as unknown as [string, string | undefined][];
+const NO_WRITES = Object.freeze([]) as unknown as [string, string][];
 
 function messageFromModel(mm: AiModelMessage, names: Names): Message {
   const cs = csOf(mm.providerOptions) ?? {};
