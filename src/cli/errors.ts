@@ -53,6 +53,7 @@ export const EXIT_BY_CODE: Readonly<Record<ErrorCode, ExitCode>> = {
   no_journal: EXIT.USAGE,
   unknown_compaction: EXIT.USAGE,
   session_changed: EXIT.USAGE,
+  unsupported_block: EXIT.USAGE,
 };
 
 /** Maps any error to a CliError: library errors get their code's exit code; anything else is an input error. */

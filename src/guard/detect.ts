@@ -6,6 +6,7 @@
  * request (a title, a quota check) that is not the session's history.
  */
 import { isText, isToolResult } from "../model/blocks.js";
+import { isProviderCompaction } from "../model/provider-compaction.js";
 import { isCheckpoint, isPlainUser } from "../contract/classify.js";
 import type { Message } from "../model/types.js";
 import type { HistoryItem } from "./history.js";
@@ -71,10 +72,8 @@ export function commonPrefix(a: readonly HistoryItem[], b: readonly HistoryItem[
   return i;
 }
 
-const isResponsesCompaction = (m: Message): boolean =>
-  m.content.some(
-    (b) => b.type === "responses_item" && (b as { item?: { type?: unknown } }).item?.type === "compaction",
-  );
+/** A Responses `compaction` item (or an Anthropic `compaction` block): the provider's native summary. */
+const isResponsesCompaction = (m: Message): boolean => m.content.some(isProviderCompaction);
 
 /** The summary an item carries: a checkpoint, or a Responses `compaction` item. */
 export const isSummaryItem = (it: HistoryItem): boolean =>

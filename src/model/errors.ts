@@ -25,6 +25,7 @@ export const ERROR_CODES = [
   "no_journal", // a journal to rewrite that does not exist
   "unknown_compaction", // a compaction id that is not on the journal's active path
   "session_changed", // a session file that changed while it was compacted (its fork is not written)
+  "unsupported_block", // UnsupportedBlockError: a block an exporter cannot carry (a provider's compaction), refused, never dropped
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -6,3 +6,4 @@ export * from "./depth.js";
 export * from "./errors.js";
 export * from "./constants.js";
 export * from "./plain.js";
+export * from "./provider-compaction.js";

@@ -69,6 +69,13 @@ function buildSchemas(z: typeof import("zod").z) {
       type: z.literal("image_url"),
       image_url: z.looseObject({ url: z.string() }),
     }),
+    provider_compaction: z.looseObject({
+      type: z.literal("provider_compaction"),
+      provider: z.enum(["anthropic", "openai"]),
+      summary: z.string(),
+      opaque: z.boolean(),
+      native: z.looseObject({ type: z.string() }),
+    }),
   };
 
   const coverageSchema = z.looseObject({
@@ -274,6 +281,7 @@ const KNOWN_BLOCK_TYPES: ReadonlySet<string> = new Set([
   "tool_use",
   "tool_result",
   "image_url",
+  "provider_compaction",
 ]);
 
 /** The common valid blocks, checked without the schema (the schema only runs to explain a failure). */
@@ -306,6 +314,14 @@ function plainlyValid(b: Record<string, unknown>): boolean {
       );
     case "image_url":
       return isObject(b.image_url) && typeof b.image_url.url === "string";
+    case "provider_compaction":
+      return (
+        (b.provider === "anthropic" || b.provider === "openai") &&
+        typeof b.summary === "string" &&
+        typeof b.opaque === "boolean" &&
+        isObject(b.native) &&
+        typeof b.native.type === "string"
+      );
     default:
       return false;
   }

@@ -49,6 +49,22 @@ export interface ImageUrlBlock {
 }
 
 /**
+ * Provider-native compaction: an Anthropic `compaction` content block or an
+ * OpenAI Responses `compaction` item (see `provider-compaction.ts`). The
+ * provider's context restarts at it: what came before is in its summary.
+ */
+export interface ProviderCompactionBlock {
+  type: "provider_compaction";
+  provider: "anthropic" | "openai";
+  /** The summary as the provider shows it (Anthropic `content`); "" when it is opaque. */
+  summary: string;
+  /** True when only the provider can read the summary (OpenAI `encrypted_content`). */
+  opaque: boolean;
+  /** The block or item as the provider wrote it (every field, in order): written back as it is. */
+  native: Record<string, unknown>;
+}
+
+/**
  * Any other block (`server_tool_use`, `*_tool_result`, provider extensions):
  * kept as given, never dropped silently.
  */
@@ -58,7 +74,13 @@ export interface OpaqueBlock {
 }
 
 export type KnownBlock =
-  TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | ToolResultBlock | ImageUrlBlock;
+  | TextBlock
+  | ThinkingBlock
+  | RedactedThinkingBlock
+  | ToolUseBlock
+  | ToolResultBlock
+  | ImageUrlBlock
+  | ProviderCompactionBlock;
 
 export type Block = KnownBlock | OpaqueBlock;
 

@@ -2,9 +2,14 @@
  * Auditing the compactions a session records (Claude Code's, Codex's, pi's
  * and compact-safe's own): for each one, the survival contract's verdict on
  * the live context just before it against the replacement it installed, and
- * what of the protected last round it lost, piece by piece.
+ * what of the protected last round it lost, piece by piece. A provider's
+ * native compaction (an Anthropic `compaction` block, an OpenAI `compaction`
+ * item; the importers make it a compaction entry) is judged the same way, on
+ * what its replacement shows: an encrypted summary shows nothing, and the
+ * audit says so (`provider_compaction.opaque`).
  */
 import type { CompactionEntry, JournalEntry, Message } from "../model/index.js";
+import { providerCompactionIn } from "../model/index.js";
 import { isAssistantRole, isText, isToolResult, isToolUse } from "../model/blocks.js";
 import { isCheckpoint, userWords } from "../contract/classify.js";
 import { protectedRound } from "../contract/rounds.js";
@@ -38,6 +43,26 @@ export interface CompactionAudit {
   placeholder: boolean;
   /** More than one checkpoint in the replacement. */
   stacked_checkpoints: boolean;
+  /**
+   * The provider's native compaction the replacement holds, or null: which
+   * provider, whether its summary is opaque (encrypted: the verdict is on what
+   * else the replacement shows), and the characters of the summary it shows.
+   */
+  provider_compaction: null | { provider: "anthropic" | "openai"; opaque: boolean; summary_chars: number };
+}
+
+/** The first provider compaction in a replacement, as the audit reports it. */
+function nativeCompaction(after: readonly Message[]): CompactionAudit["provider_compaction"] {
+  for (const m of after) {
+    const found = providerCompactionIn(m);
+    if (found)
+      return {
+        provider: found.block.provider,
+        opaque: found.block.opaque,
+        summary_chars: found.block.summary.length,
+      };
+  }
+  return null;
 }
 
 export interface SessionAudit {
@@ -93,6 +118,7 @@ export function auditCompaction(entries: readonly JournalEntry[], c: CompactionE
     losses: protectedLosses(before, after),
     placeholder: checkpoints.some((m) => placeholderKind(checkpointSummaryPart(m)) !== undefined),
     stacked_checkpoints: checkpoints.length > 1,
+    provider_compaction: nativeCompaction(after),
   };
 }
 

@@ -28,7 +28,13 @@ function lost(a: CompactionAudit): string {
 export function auditLines(audit: SessionAudit): string[] {
   const lines = audit.compactions.map((a) => {
     const head = `${a.id} (${a.source}, ${a.path}, ${a.messages_before} → ${a.messages_after} messages)`;
+    const native = a.provider_compaction;
     const notes = [
+      native === null
+        ? ""
+        : native.opaque
+          ? `${native.provider} native compaction, summary encrypted: judged on what else the context after it shows`
+          : `${native.provider} native compaction, summary of ${native.summary_chars} characters`,
       lost(a),
       a.placeholder ? "placeholder summary" : "",
       a.stacked_checkpoints ? "stacked checkpoints" : "",

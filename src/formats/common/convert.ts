@@ -3,6 +3,12 @@
  * canonical blocks and back, images as `data:` URLs, tool-result content.
  */
 import type { Block, ImageUrlBlock, ToolResultBlock } from "../../model/index.js";
+import {
+  fromAnthropicCompaction,
+  isProviderCompaction,
+  nativeOf,
+  refuseForeignCompaction,
+} from "../../model/index.js";
 import { isRecord } from "./lines.js";
 
 /** An Anthropic image source as a canonical `image_url` block (base64 becomes a `data:` URL). */
@@ -65,6 +71,9 @@ export function fromAnthropicContent(content: unknown): Block[] {
       case "image":
         out.push(imageFromAnthropic(raw));
         break;
+      case "compaction": // server-side compaction: kept whole, written back as it is
+        out.push(fromAnthropicCompaction({ ...raw }));
+        break;
       case "tool_result": {
         const b: ToolResultBlock = {
           type: "tool_result",
@@ -117,7 +126,11 @@ export function blockToAnthropic(b: Block): Record<string, unknown> {
     case "image_url":
       return imageToAnthropic(b as ImageUrlBlock);
     default:
-      return { ...b };
+      // A provider compaction goes back as the provider wrote it (the exporters refuse another provider's first).
+      if (!isProviderCompaction(b)) return { ...b };
+      if (b.provider !== "anthropic")
+        refuseForeignCompaction([{ role: "assistant", content: [b] }], "anthropic");
+      return nativeOf(b);
   }
 }
 

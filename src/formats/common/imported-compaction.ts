@@ -6,6 +6,7 @@
  * (the agent wrote none), and `source_agent` naming it.
  */
 import type { CompactionEntry, CompactionTrigger, Message } from "../../model/index.js";
+import { providerCompactionIn } from "../../model/index.js";
 
 /** A rough size of messages in tokens (JSON characters / 4), for figures an agent did not record. */
 export function roughTokens(messages: readonly Message[]): number {
@@ -97,7 +98,8 @@ export interface ImportedCompaction {
   id: string;
   parentId: string | null;
   createdAt: string;
-  sourceAgent: "claude-code" | "codex" | "pi";
+  /** The agent, or the provider whose native compaction it is (`anthropic`, `openai`). */
+  sourceAgent: "claude-code" | "codex" | "pi" | "anthropic" | "openai";
   summary: string;
   /** The agent's recorded size before, or the live context it replaced (estimated roughly). */
   tokensBefore: number | readonly Message[];
@@ -110,6 +112,20 @@ export interface ImportedCompaction {
   path?: "summary" | "prune-only";
   /** Agent-specific provenance kept in the payload (e.g. `first_kept_entry_id`). */
   extra?: Record<string, unknown>;
+}
+
+/**
+ * The provider's native compaction a replacement holds (an Anthropic
+ * `compaction` block, an OpenAI `compaction` item), as the payload records
+ * it: `provider_compaction` (the provider) and `opaque_summary` (its summary
+ * is encrypted: only what else the replacement shows can be judged).
+ */
+function nativeFields(replacement: readonly Message[]): Record<string, unknown> {
+  for (const m of replacement) {
+    const found = providerCompactionIn(m);
+    if (found) return { provider_compaction: found.block.provider, opaque_summary: found.block.opaque };
+  }
+  return {};
 }
 
 export function importedCompactionEntry(c: ImportedCompaction): CompactionEntry {
@@ -129,6 +145,7 @@ export function importedCompactionEntry(c: ImportedCompaction): CompactionEntry 
       trigger_recorded: c.triggerRecorded,
       replacement: c.replacement,
       source_agent: c.sourceAgent,
+      ...nativeFields(c.replacement),
       ...c.extra,
     },
   };

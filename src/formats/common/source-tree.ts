@@ -4,15 +4,17 @@
  * source parent onto the nearest imported entry.
  */
 import { CONSTANTS } from "../../model/constants.js";
-import type { Block, HeaderEntry, JournalEntry, Message, MessageEntry } from "../../model/index.js";
+import type { Block, HeaderEntry, JournalEntry, Message } from "../../model/index.js";
 import {
   JsonDepthError,
   kindForMessage,
   ModelError,
   parseJournalEntry,
   parseJsonLimited,
+  providerCompactionIn,
 } from "../../model/index.js";
 import { closeAbandonedInEntries } from "./abandoned.js";
+import { importedCompactionEntry } from "./imported-compaction.js";
 import type { ReportBuilder } from "./report.js";
 import {
   filePlace,
@@ -178,6 +180,13 @@ export interface SourceMessage {
  * The journal of a linear history: a header (`headerExtra` merged into its
  * payload), then one entry per message, `m<line>` (`m<line>.<part>`), each
  * the child of the one before; then `finishImport`.
+ *
+ * A message that holds a provider's native compaction (an Anthropic
+ * `compaction` block, an OpenAI `compaction` item) is where the provider's
+ * context restarts: what comes before the block is an entry as usual, and
+ * the block on is the replacement of a `compaction` entry `c<line>`
+ * (`source_agent` the provider), so `context`, `audit` and `report` see the
+ * compaction there and the live context is what the provider keeps.
  */
 export function linearImport(
   rb: ReportBuilder,
@@ -206,19 +215,43 @@ export function linearImport(
   const entries: JournalEntry[] = [head];
   let last = head.id;
   let time = created;
-  for (const { line, message, part, createdAt } of messages) {
-    if (createdAt) time = createdAt;
-    const e: MessageEntry = {
-      id: part ? `m${line}.${part}` : `m${line}`,
-      parent_id: last,
-      kind: kindForMessage(message),
-      created_at: time,
-      payload: message,
-    };
+  let live: Message[] = [];
+  const push = (e: JournalEntry, line: number, blocks: readonly Block[]): void => {
     lines.entry(e.id, line);
-    lines.blocks(message.content, line);
+    lines.blocks(blocks, line);
     entries.push(e);
     last = e.id;
+  };
+  for (const { line, message, part, createdAt } of messages) {
+    if (createdAt) time = createdAt;
+    const suffix = part ? `${line}.${part}` : `${line}`;
+    const native = providerCompactionIn(message);
+    const before = native ? message.content.slice(0, native.at) : message.content;
+    if (before.length > 0 || !native) {
+      const payload = native ? { ...message, content: before } : message;
+      push(
+        { id: `m${suffix}`, parent_id: last, kind: kindForMessage(payload), created_at: time, payload },
+        line,
+        before,
+      );
+      live.push(payload);
+    }
+    if (!native) continue;
+    const replacement = [{ ...message, content: message.content.slice(native.at) }];
+    const c = importedCompactionEntry({
+      id: `c${suffix}`,
+      parentId: last,
+      createdAt: time,
+      sourceAgent: native.block.provider,
+      summary: native.block.summary,
+      tokensBefore: live,
+      model: typeof message.meta?.model === "string" ? message.meta.model : "unknown",
+      trigger: "auto",
+      triggerRecorded: false,
+      replacement,
+    });
+    push(c, line, replacement[0]!.content);
+    live = [...replacement];
   }
   return finishImport(entries, rb, lines, options);
 }

@@ -3,6 +3,7 @@ import type { Message } from "../../model/index.js";
 import { blockToAnthropic } from "../common/convert.js";
 import { prepareForProvider } from "./prepare.js";
 import { parseMessages } from "../../model/schema.js";
+import { refuseForeignCompaction } from "../../model/provider-compaction.js";
 
 export interface AnthropicRequestBody {
   system?: string | Record<string, unknown>[];
@@ -12,6 +13,7 @@ export interface AnthropicRequestBody {
 /** Validates `messages` first (`parseMessages`), then converts them. */
 export function toAnthropicRequest(messages: readonly Message[]): AnthropicRequestBody {
   parseMessages(messages, "messages"); // a malformed or over-deep message: a ModelError naming its path
+  refuseForeignCompaction(messages, "anthropic"); // an OpenAI compaction item: refused, never dropped
   const prepared = prepareForProvider(messages, "anthropic");
   const body: AnthropicRequestBody = {
     messages: prepared.messages.map((m) => ({

@@ -2,6 +2,7 @@
 import type { Block, Message, ToolResultBlock, ToolUseBlock } from "../../model/index.js";
 import { prepareForProvider } from "./prepare.js";
 import { parseMessages } from "../../model/schema.js";
+import { refuseForeignCompaction } from "../../model/provider-compaction.js";
 
 export type OpenAIMessage =
   | { role: "system"; content: string | { type: "text"; text: string }[] }
@@ -41,6 +42,7 @@ function userContent(blocks: readonly Block[]): string | Record<string, unknown>
 /** Validates `messages` first (`parseMessages`), then converts them. */
 export function toOpenAIRequest(messages: readonly Message[]): OpenAIRequestBody {
   parseMessages(messages, "messages"); // a malformed or over-deep message: a ModelError naming its path
+  refuseForeignCompaction(messages, "openai"); // Chat Completions has no place for either provider's compaction
   const out: OpenAIMessage[] = [];
   for (const m of prepareForProvider(messages, "openai").messages) {
     if (m.role === "system") {

@@ -63,6 +63,8 @@ function keepBlock(b: Block, role: Message["role"], provider: Provider): boolean
       return true;
     case "image_url":
       return provider === "anthropic" ? !assistant : role === "user";
+    case "provider_compaction": // the exporters refuse one they cannot carry before this (never dropped)
+      return provider === "anthropic" && (b as { provider?: unknown }).provider === "anthropic";
     default:
       return provider === "anthropic" && isAnthropicBlockType(b.type);
   }

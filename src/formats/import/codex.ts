@@ -16,7 +16,8 @@
  *   parse is kept as the raw string. `custom_tool_call.input` (freeform, e.g.
  *   apply_patch) is kept as a string.
  * - `compacted` becomes a `compaction` entry. With `replacement_history` the
- *   replacement is that history; otherwise it is rebuilt the way Codex rebuilds
+ *   replacement is that history (a remote compaction's encrypted `compaction`
+ *   item in it is a `provider_compaction` block, kept whole); otherwise it is rebuilt the way Codex rebuilds
  *   it on resume: the earlier real user messages (not the AGENTS.md /
  *   environment-context wrappers, not earlier summaries), newest first within
  *   about 20,000 tokens (4 bytes a token), then the summary message, which
@@ -27,7 +28,13 @@
  *   assistant message, `turn_context.model` to the messages' meta.
  */
 import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../../model/index.js";
-import { MAX_MESSAGE_DEPTH, kindForMessage, parseJsonLimited } from "../../model/index.js";
+import {
+  MAX_MESSAGE_DEPTH,
+  fromResponsesCompaction,
+  isProviderCompaction,
+  kindForMessage,
+  parseJsonLimited,
+} from "../../model/index.js";
 import { importedCompactionEntry } from "../common/imported-compaction.js";
 import { textOf } from "../common/convert.js";
 import { isRecord, objectLines, splitLines } from "../common/lines.js";
@@ -156,6 +163,8 @@ export function modelSideBlocks(p: Record<string, unknown>): Block[] | undefined
       ];
     case "web_search_call":
       return [{ ...p } as Block];
+    case "compaction": // remote compaction (v1 and v2): the encrypted item, kept whole
+      return [fromResponsesCompaction({ ...p })];
     case "message":
       return p.role === "assistant" ? contentBlocks(p.content) : undefined;
     default:
@@ -419,8 +428,13 @@ class CodexImport {
       trigger: "auto",
       triggerRecorded: false,
       replacement,
-      // No summary text, and the history as it is: compact-safe's prune-only fork (Codex always writes a summary).
-      ...(message === "" && Array.isArray(p.replacement_history) ? { path: "prune-only" as const } : {}),
+      // No summary text, and the history as it is: compact-safe's prune-only fork (Codex always writes a summary:
+      // its text, or, in a remote compaction, the encrypted `compaction` item in the replacement).
+      ...(message === "" &&
+      Array.isArray(p.replacement_history) &&
+      !replacement.some((m) => m.content.some(isProviderCompaction))
+        ? { path: "prune-only" as const }
+        : {}),
       extra: { replacement_history_recorded: Array.isArray(p.replacement_history) },
     });
     this.cur = undefined;

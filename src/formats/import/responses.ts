@@ -26,8 +26,12 @@
  * - `reasoning`: with `encrypted_content` a `redacted_thinking` block whose
  *   `data` is the blob byte for byte (`origin: "openai"`); without, a
  *   `thinking` block with the summary text;
+ * - `compaction` (the opaque summary of `/responses/compact`, `context_management`
+ *   or Codex's remote compaction): a `provider_compaction` block holding the
+ *   item whole (`native`), written back as it was; the importer makes it a
+ *   compaction entry (see `linearImport`);
  * - anything else (`web_search_call`, `file_search_call`, `image_generation_call`,
- *   `code_interpreter_call`, `mcp_*`, `item_reference`, `compaction`, unknown
+ *   `code_interpreter_call`, `mcp_*`, `item_reference`, unknown
  *   types): `{ type: "responses_item", item }`, the item kept whole, in order.
  *
  * What compact-safe has no field for (item ids, status, phase, annotations,
@@ -51,7 +55,13 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import type { Block, Message, Role } from "../../model/index.js";
-import { ModelError } from "../../model/index.js";
+import {
+  ModelError,
+  fromResponsesCompaction,
+  isProviderCompaction,
+  nativeOf,
+  refuseForeignCompaction,
+} from "../../model/index.js";
 import { parseArguments } from "./codex.js";
 import { parseMessages } from "../../model/schema.js";
 import { isRecord } from "../common/lines.js";
@@ -341,6 +351,7 @@ function messageItems(
     if (b.type === "tool_use") item = callItem(b, kinds);
     else if (b.type === "tool_result") item = outputItem(b, kinds);
     else if (b.type === "thinking" || b.type === "redacted_thinking") item = reasoningItem(b);
+    else if (isProviderCompaction(b) && b.provider === "openai") item = nativeOf(b);
     else if (b.type === "responses_item" && isRecord((b as { item?: unknown }).item))
       item = (b as unknown as { item: Item }).item;
     if (item) push(item, j);
@@ -370,6 +381,8 @@ function readBack(item: Item): Block[] | undefined {
 
 /** Canonical messages as Responses input items (see the module comment). */
 export function messagesToItems(messages: readonly Message[], options: ToResponsesOptions = {}): Item[] {
+  // Items to send: an Anthropic compaction block has no item (refused, never dropped); carried, it is kept.
+  if (!options.carry) refuseForeignCompaction(messages, "responses");
   const kinds = new Map<string, string>();
   const out: Item[] = [];
   for (const m of messages) {
@@ -512,6 +525,7 @@ export function itemBlocks(raw: Item, path: string): { side: Side; role?: Role; 
     const block: Block = { type: "tool_result", tool_use_id: id, content: outputText(item.output) };
     return { side: "results", blocks: canonical(item, [withSlot(block, slot)], "user") };
   }
+  if (type === "compaction") return { side: "assistant", blocks: [fromResponsesCompaction({ ...item })] };
   if (type === "reasoning") {
     if ("summary" in item && !Array.isArray(item.summary))
       fail(`${path}.summary`, `expected an array, got ${describe(item.summary)}`);

@@ -43,6 +43,7 @@
 import { randomBytes } from "node:crypto";
 import type { Block, Message, ToolResultBlock, ToolUseBlock } from "../../model/index.js";
 import { canonicalJson } from "../../model/blocks.js";
+import { isProviderCompaction, nativeOf, refuseForeignCompaction } from "../../model/provider-compaction.js";
 import { isCheckpoint, isPlainUser } from "../../contract/classify.js";
 import { contentBlocks, isCodexSessionPrefix, modelSideBlocks, resultBlock } from "../import/codex.js";
 import { textOf } from "../common/convert.js";
@@ -239,6 +240,10 @@ function messageToItems(m: Message, originals: OriginalItems): Item[] {
         i++;
       }
       out.push({ type: "reasoning", summary, content: null, encrypted_content: encrypted });
+    } else if (isProviderCompaction(b)) {
+      // A remote compaction's item goes back as Codex wrote it; another provider's has no item (refused).
+      if (b.provider !== "openai") refuseForeignCompaction([m], "codex");
+      out.push(nativeOf(b));
     } else out.push({ ...b }); // an opaque item the original held (e.g. web_search_call) is its own item
   }
   return out;
