@@ -43,13 +43,23 @@ async function readmeExample(install: Pi1Install): Promise<SessionVerdict> {
   try {
     mkdirSync(join(dir, "node_modules"));
     symlinkSync(repoRoot, join(dir, "node_modules", "compact-safe"), "dir");
-    symlinkSync(join(install.nodeModules, "@earendil-works"), join(dir, "node_modules", "@earendil-works"), "dir");
+    symlinkSync(
+      join(install.nodeModules, "@earendil-works"),
+      join(dir, "node_modules", "@earendil-works"),
+      "dir",
+    );
     const file = join(dir, "pi-1.mjs");
     writeFileSync(file, exampleModule(repoRoot, "pi-1", body));
     const r = await runProcess(install.node, [file], { cwd: dir, timeoutMs: 120_000 });
     if (r.code !== 0)
-      return v(false, `exit ${r.code}: ${`${r.stderr}\n${r.stdout}`.trim().split("\n").slice(-6).join(" | ")}`);
-    return v(true, `ran on Node ${install.node.match(/\/node\/([\d.]+)\//)?.[1] ?? "22"}; ${r.stdout.trim() || "its assertions held"}`);
+      return v(
+        false,
+        `exit ${r.code}: ${`${r.stderr}\n${r.stdout}`.trim().split("\n").slice(-6).join(" | ")}`,
+      );
+    return v(
+      true,
+      `ran on Node ${install.node.match(/\/node\/([\d.]+)\//)?.[1] ?? "22"}; ${r.stdout.trim() || "its assertions held"}`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
