@@ -1,5 +1,6 @@
 /**
- * `compact-safe/pi`: a pi coding-agent extension (pi 0.73) that makes pi's
+ * `compact-safe/pi`: a pi coding-agent extension (pi 0.73, `@mariozechner/pi-coding-agent`, and pi 1.x,
+ * `@earendil-works/pi-coding-agent`: the same extension API) that makes pi's
  * compaction keep the survival contract, and audits every compaction pi
  * commits.
  *
@@ -187,9 +188,12 @@ export async function planPiCompaction(
     signal?: AbortSignal;
   },
 ): Promise<PiCompactionPlan> {
-  // What pi sends the model: `!!` commands are kept out of it.
+  // What pi sends the model as conversation: `!!` commands are kept out of it, and pi 1.x's system
+  // messages (its prompt and tool declarations, sent as the system prompt) are not conversation.
   const live = piLiveContext(branch).filter(
-    (m) => !(m.message.role === "bashExecution" && m.message.excludeFromContext === true),
+    (m) =>
+      !(m.message.role === "bashExecution" && m.message.excludeFromContext === true) &&
+      (m.message.role as string) !== "system",
   );
   // As pi sends them (a message compact-safe split for pi is read piece by piece, as pi reads it).
   const messages = live.map((m) => fromPiMessage(m.message, { carrier: false }));

@@ -5,12 +5,15 @@
  * `$COMPACT_SAFE_CLIENTS_DIR`, else `$XDG_CACHE_HOME/compact-safe/clients`,
  * else `~/.cache/compact-safe/clients`, one subfolder per set of pins (and
  * one, `claude-code-VERSION`, for the newest Claude Code the registry serves,
- * which the guard checks run beside the pinned one). An install that
+ * which the guard checks run beside the pinned one; one, `pi-coding-agent-VERSION`,
+ * for pi 1.x, which needs Node >= 22.19 and runs on the pinned Node 22 of
+ * scripts/node22.mjs beside pi 0.73 on the suite's Node). An install that
  * finished writes a stamp; a folder without it is reinstalled.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { createHash } from "node:crypto";
 import { runProcess } from "./run-process.js";
 
@@ -165,4 +168,44 @@ export async function checkVersions(bin: string): Promise<string[]> {
     seen.push(`${name} ${line}`);
   }
   return seen;
+}
+
+/** pi 1.x, published under its new name (needs Node >= 22.19): checked beside the pinned pi 0.73. */
+export const PI1_PACKAGE = "@earendil-works/pi-coding-agent";
+export const PI1_VERSION = "1.6.0";
+
+/** pi 1.x installed: the Node 22 that runs it, and the command (`node cli.js`) that runs pi. */
+export interface Pi1Install {
+  /** The installed package's folder's node_modules (for modules that import pi or pi-ai). */
+  nodeModules: string;
+  /** The Node 22 binary. */
+  node: string;
+  /** pi's entry point (`bin.pi` of its package.json), run with `node`. */
+  cli: string;
+  /** What `pi --version` printed. */
+  versionLine: string;
+}
+
+/**
+ * Installs pi 1.x into its own cache folder (`pi-coding-agent-VERSION`, the same stamp as the pinned
+ * set) and the pinned Node 22 (scripts/node22.mjs), then checks pi's `--version` on that Node.
+ */
+export async function installPi1(log: (line: string) => void): Promise<Pi1Install> {
+  const dir = join(clientsRoot(), `pi-coding-agent-${PI1_VERSION}`);
+  await installInto(dir, { [PI1_PACKAGE]: PI1_VERSION }, log);
+  const nodeModules = join(dir, "node_modules");
+  const pkgDir = join(nodeModules, ...PI1_PACKAGE.split("/"));
+  const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as {
+    bin?: Record<string, string>;
+  };
+  if (!pkg.bin?.pi) throw new Error(`${PI1_PACKAGE}@${PI1_VERSION} declares no pi binary`);
+  const cli = join(pkgDir, pkg.bin.pi);
+  const script = join(import.meta.dirname, "..", "..", "..", "scripts", "node22.mjs");
+  const { ensureNode22 } = (await import(pathToFileURL(script).href)) as { ensureNode22: () => string };
+  const node = ensureNode22();
+  const v = await runProcess(node, [cli, "--version"], { env: { HOME: homedir() }, timeoutMs: 60_000 });
+  const versionLine = (v.stdout.trim() || v.stderr.trim()).split("\n")[0] ?? "";
+  if (v.code !== 0 || !versionLine.startsWith(PI1_VERSION))
+    throw new Error(`pi 1.x --version printed ${JSON.stringify(versionLine)}; expected ${PI1_VERSION}`);
+  return { nodeModules, node, cli, versionLine };
 }

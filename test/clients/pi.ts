@@ -212,8 +212,21 @@ interface Run {
   env: NodeJS.ProcessEnv;
 }
 
-export const piClient: ClientModule = async (ctx: ClientContext) => {
-  const pi = join(ctx.bin, "pi");
+/** Which pi the checks run: its name on the verdict lines and the command that runs it. */
+export interface PiTarget {
+  /** The verdicts' client name ("pi" for the pinned 0.73, "pi-1.6.0" for pi 1.x). */
+  client: SessionVerdict["client"];
+  /** The executable and its leading arguments (pi 1.x: the Node 22 binary and pi's cli.js). */
+  command: [string, string[]];
+}
+
+export const piClient: ClientModule = (ctx: ClientContext) =>
+  piChecks(ctx, { client: "pi", command: [join(ctx.bin, "pi"), []] });
+
+/** The pi checks (see the module comment) with the pi `target` names. */
+export async function piChecks(ctx: ClientContext, target: PiTarget): Promise<SessionVerdict[]> {
+  const client = target.client;
+  const [piCmd, piPre] = target.command;
   const root = mkdtempSync(join(tmpdir(), "cs-clients-pi-"));
   const verdicts: SessionVerdict[] = [];
   /**
@@ -293,8 +306,8 @@ export const piClient: ClientModule = async (ctx: ClientContext) => {
   const runPi = async (run: Run, session: string, model: string, extra: string[] = []) => {
     const from = server.requests.length;
     const r = await exec(
-      pi,
-      ["--provider", "fake", "--model", model, ...extra, "-p", "--session", session, PROMPT],
+      piCmd,
+      [...piPre, "--provider", "fake", "--model", model, ...extra, "-p", "--session", session, PROMPT],
       { cwd: run.work, env: run.env },
     );
     return { ...r, requests: server.requests.slice(from) };
@@ -337,8 +350,8 @@ export const piClient: ClientModule = async (ctx: ClientContext) => {
       const resumedOriginal = join(fork.work, "..", "resumed-original.jsonl");
       copyFileSync(original, resumedOriginal);
       const check = "fork A->B";
-      const fail = (detail: string) => verdicts.push({ client: "pi", session, check, ok: false, detail });
-      ctx.log(`pi ${session}: resuming the original`);
+      const fail = (detail: string) => verdicts.push({ client, session, check, ok: false, detail });
+      ctx.log(`${client} ${session}: resuming the original`);
       const a = await runPi(fork, resumedOriginal, "fake-model");
       const aChats = a.requests.filter((q) => !isSummaryRequest(q.body as ChatBody));
       if (a.code !== 0 || aChats.length !== 1) {
@@ -346,14 +359,14 @@ export const piClient: ClientModule = async (ctx: ClientContext) => {
           `resuming the original: exit ${a.code}, ${aChats.length} requests; ${a.stderr.trim().slice(0, 200)}`,
         );
       } else {
-        ctx.log(`pi ${session}: compact --fork`);
+        ctx.log(`${client} ${session}: compact --fork`);
         const c = await cli(["compact", original, "--fork", "--json", "--workspace", fork.work], fork.work);
         if (c.code !== 0) fail(`compact --fork: exit ${c.code}: ${c.stderr.trim()}`);
         else {
           const receipt = JSON.parse(c.stdout) as { path: string; fork: { path: string; resume: string } };
           const forkLines = readFileSync(receipt.fork.path, "utf8").trimEnd().split("\n");
           const compaction = JSON.parse(forkLines.at(-1)!) as { type: string; summary: string };
-          ctx.log(`pi ${session}: resuming the fork (${receipt.fork.resume})`);
+          ctx.log(`${client} ${session}: resuming the fork (${receipt.fork.resume})`);
           const b = await runPi(fork, receipt.fork.path, "fake-model");
           const bChats = b.requests.filter((q) => !isSummaryRequest(q.body as ChatBody));
           if (b.code !== 0 || bChats.length !== 1) {
@@ -383,7 +396,7 @@ export const piClient: ClientModule = async (ctx: ClientContext) => {
             else if (!cmp.ok) fail(`validate ok, but ${cmp.reason}`);
             else
               verdicts.push({
-                client: "pi",
+                client,
                 session,
                 check,
                 ok: true,
@@ -394,7 +407,7 @@ export const piClient: ClientModule = async (ctx: ClientContext) => {
                   `${cmp.pruned > 0 ? ` + ${cmp.pruned} tool results pruned to stubs` : ""} + the prompt "${PROMPT}"`,
               });
             // pi takes the fork's compaction for its own: it compacts the fork again, updating our checkpoint.
-            ctx.log(`pi ${session}: pi compacts the fork again`);
+            ctx.log(`${client} ${session}: pi compacts the fork again`);
             const again = await piCompacts(fork, receipt.fork.path, []);
             // The fork's checkpoint (on the prune-only path, the earlier checkpoint it kept) is pi's previous summary.
             const previous = again.summaries.some((q) =>
@@ -410,7 +423,7 @@ export const piClient: ClientModule = async (ctx: ClientContext) => {
             const last = report?.compactions.at(-1);
             const compactions = report?.compactions.length ?? 0;
             verdicts.push({
-              client: "pi",
+              client,
               session,
               check: "fork compacted again by pi",
               ok: again.code === 0 && previous && compactions === 2 && last !== undefined,
@@ -429,8 +442,8 @@ export const piClient: ClientModule = async (ctx: ClientContext) => {
       writeFileSync(file, withCwd(text, own.work));
       const ownCheck = "own compaction + audit";
       const ownFail = (detail: string) =>
-        verdicts.push({ client: "pi", session, check: ownCheck, ok: false, detail });
-      ctx.log(`pi ${session}: pi's own compaction (context window 20,000) with the hook loaded`);
+        verdicts.push({ client, session, check: ownCheck, ok: false, detail });
+      ctx.log(`${client} ${session}: pi's own compaction (context window 20,000) with the hook loaded`);
       const r = await piCompacts(own, file, ["-e", HOOK]);
       const endsCompacted = r.warmed;
       const summaries = r.summaries.length;
@@ -492,7 +505,7 @@ export const piClient: ClientModule = async (ctx: ClientContext) => {
           ? "; the hook's restatement went with the prompt"
           : "; the hook's restatement was not in the prompt (the audit took longer than the hook waits)";
       verdicts.push({
-        client: "pi",
+        client,
         session,
         check: ownCheck,
         ok: true,
@@ -507,4 +520,4 @@ export const piClient: ClientModule = async (ctx: ClientContext) => {
     rmSync(root, { recursive: true, force: true });
   }
   return verdicts;
-};
+}

@@ -5,9 +5,10 @@
  * and prints one verdict line per session and check. Exits 1 when a check
  * fails, 2 when it cannot run (no corpus, install failed).
  *
- * Options: `--only claude-code,codex,pi,guard,openai` runs some of them only (`guard`: the
- * checks of `compact-safe guard` with the three agents, see guard.ts; `openai`: the
- * Responses example on openai 6 and 7, see openai.ts);
+ * Options: `--only claude-code,codex,pi,pi1,guard,openai` runs some of them only (`pi1`:
+ * the pi checks again with pi 1.x on Node 22, and the pi README example on it,
+ * see pi1.ts; `guard`: the checks of `compact-safe guard` with the three
+ * agents, see guard.ts; `openai`: the Responses example on openai 6 and 7, see openai.ts);
  * `--guard-only streams,scenarios,newest,upstream,extractive` runs some of
  * the guard's groups of checks only.
  */
@@ -18,6 +19,7 @@ import { checkVersions, installClients } from "./install.js";
 import { claudeCodeClient } from "./claude-code.js";
 import { codexClient } from "./codex.js";
 import { piClient } from "./pi.js";
+import { pi1Client } from "./pi1.js";
 import { GUARD_PARTS, guardChecks } from "./guard.js";
 import { openaiChecks } from "./openai.js";
 import type { ClientModule, SessionVerdict } from "./types.js";
@@ -26,6 +28,7 @@ const CLIENTS: Record<string, ClientModule> = {
   "claude-code": claudeCodeClient,
   codex: codexClient,
   pi: piClient,
+  pi1: pi1Client,
   guard: guardChecks,
   openai: openaiChecks,
 };

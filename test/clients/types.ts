@@ -16,7 +16,7 @@ export interface ClientContext {
 }
 
 export interface SessionVerdict {
-  client: "claude-code" | "codex" | "pi" | "guard" | "openai";
+  client: "claude-code" | "codex" | "pi" | `pi-${string}` | "guard" | "openai";
   /** Corpus file, relative to the corpus folder. */
   session: string;
   /** What was checked, e.g. "fork A->B", "own /compact + audit". */

@@ -4,11 +4,18 @@
  * it runs as `test/docs/examples/NAME.before.mjs` (the host's own fakes),
  * then the block as printed, then `NAME.after.mjs` (assertions on what the
  * block made). Used by readme-adapters.test.ts and by the checks of the
- * Responses example against each openai major (responses-consumer.ts).
+ * Responses example against each openai major (responses-consumer.ts),
+ * and by the real-client tests (`pi-1`: pi 1.x needs Node 22 and is installed
+ * in the clients cache).
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { repoRoot } from "../support.js";
+
+/** Examples run by `npm run test:clients` instead of the unit suite, and why. */
+export const CLIENT_EXAMPLES: Readonly<Record<string, string>> = {
+  "pi-1": "pi 1.x needs Node >= 22.19 and is installed in the clients cache: npm run test:clients runs it",
+};
 
 /** The marked examples of a document, by name. */
 export function readmeExamples(text: string): Map<string, string> {

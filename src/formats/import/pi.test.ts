@@ -187,3 +187,29 @@ test("pi import: a branch summary kept by pi's compaction reads the same before 
   const [audit] = auditEntries(entries).compactions;
   assert.equal(audit!.kept, true, audit!.reason ?? "");
 });
+
+test("pi import: a pi 1.x session (system messages, a usage entry, a retain-none compaction with its systemMessage)", async () => {
+  const { readFileSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  const { repoRoot } = await import("../../../test/support.js");
+  const text = readFileSync(join(repoRoot, "test", "fixtures", "pi", "pi-1.6-session.jsonl"), "utf8");
+  const { entries, report } = importText(text, "pi-1.6-session.jsonl", { format: "pi" });
+  // The retain-none compaction names itself as its first kept entry: nothing kept, and no "not found" note.
+  assert.deepEqual(report.notes, []);
+  // The system message (pi's prompt and tools) and the usage entry are left out by design, nothing else.
+  assert.deepEqual(
+    report.skipped.map((s) => [s.line, s.by_design]),
+    [
+      [2, true],
+      [5, true],
+    ],
+  );
+  const texts = liveContext(entries).map((m) => (m.content[0] as { text: string }).text);
+  assert.deepEqual(texts, [
+    `${PI_COMPACTION_PREFIX}## Goal\nRead the notes.${PI_COMPACTION_SUFFIX}`,
+    "continue",
+  ]);
+  const audit = auditEntries(entries);
+  assert.equal(audit.compactions.length, 1);
+  assert.equal(audit.compactions[0]!.id, "c0000001");
+});

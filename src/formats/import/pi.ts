@@ -54,6 +54,7 @@ const BY_DESIGN: Record<string, string> = {
   custom: "custom extension state (not sent to the model)",
   label: "label (UI bookmark)",
   session_info: "session info (UI metadata)",
+  usage: "usage entry (billed work outside the context, pi 1.x)",
 };
 
 function piBlocks(content: unknown): Block[] {
@@ -189,6 +190,10 @@ export function convertMessage(
         ],
         meta,
       };
+    case "system":
+      // pi 1.x persists its system prompt and tool declarations as system messages (sent as the system
+      // prompt, not as conversation): like the other agents' prompts, outside the history compacted.
+      return { skip: "system message (pi 1.x's prompt and tool declarations)", byDesign: true };
     default:
       return { skip: `message with unknown role ${JSON.stringify(m.role)}`, byDesign: false };
   }
@@ -385,8 +390,10 @@ class PiImport {
 
   /** A `compaction` record: the summary as pi's checkpoint, then the messages it keeps. */
   compaction({ line, o, treeId, id, parent, ts, recordIndex }: PiRecord): void {
-    const firstKept = this.firstKept(o, recordIndex);
-    const kept = this.kept(parent, firstKept);
+    // pi 1.x: a compaction that keeps nothing names itself as its first kept entry.
+    const retainNone = treeId !== undefined && o.firstKeptEntryId === treeId;
+    const firstKept = retainNone ? undefined : this.firstKept(o, recordIndex);
+    const kept = retainNone ? [] : this.kept(parent, firstKept);
     if (kept === undefined && (o.firstKeptEntryId !== undefined || o.firstKeptEntryIndex !== undefined)) {
       this.rb.note(
         `line ${line}: first kept entry ${JSON.stringify(o.firstKeptEntryId ?? o.firstKeptEntryIndex)} not found on the compaction's path; replacement holds only the summary`,
