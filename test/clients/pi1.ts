@@ -15,7 +15,7 @@
  * whose node_modules links `compact-safe` to this tree and `@earendil-works`
  * to the cache install, so that both resolve as they do for a user.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repoRoot } from "../support.js";
