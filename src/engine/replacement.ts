@@ -81,9 +81,7 @@ export function formatReceipt(c: CoverageReceipt): string {
  * `recall` tool's (see `model/refs.ts`).
  */
 export const RECALL_RECEIPT =
-  "recallable: the history before this note is saved; the recall tool of the compact-safe MCP server " +
-  "(`compact-safe mcp`) gives back the original a ref cited here names (tool:ID, msg:HASH), " +
-  "search_history finds the rest";
+  "recallable: the history is saved; `compact-safe mcp` recall REF gives back what a ref cited here names";
 
 /**
  * The checkpoint message: marker, summary, coverage receipt, anchors, live
