@@ -27,6 +27,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<CommandModule>>> = {
   report: () => import("./commands/report.js"),
   hook: () => import("./commands/hook.js"),
   guard: () => import("./commands/guard.js"),
+  mcp: () => import("./commands/mcp.js"),
 };
 
 async function commandModules(argv: readonly string[]): Promise<CommandModule[]> {

@@ -14,6 +14,7 @@ import { utf8Length } from "../contract/bounds.js";
 import { isBranchSummary, isCheckpoint } from "../contract/classify.js";
 import { redactSecrets, redactValue } from "../redact/redact.js";
 import { CONSTANTS } from "../model/constants.js";
+import { recallHint, toolRef } from "../model/refs.js";
 
 /** Tool arguments quoted in a stub are bounded to this many characters. */
 export const STUB_ARGS_CHARS = 200;
@@ -42,10 +43,21 @@ function boundedArgs(input: unknown): string {
     : json;
 }
 
-function stubText(call: ToolUseBlock | undefined, bytes: number, why: "large" | "repeated"): string {
+/**
+ * A stub: the tool and its arguments, the size removed and why, and the ref
+ * that `compact-safe mcp`'s `recall` tool gives the original back by (the
+ * call's id: the journal keeps the original, so it resolves after any later
+ * compaction too).
+ */
+function stubText(
+  result: ToolResultBlock,
+  call: ToolUseBlock | undefined,
+  bytes: number,
+  why: "large" | "repeated",
+): string {
   const tool = call ? `${redactSecrets(call.name)} ${boundedArgs(call.input)}` : "unknown tool";
   const reason = why === "repeated" ? "an identical later call has the current copy" : "older output";
-  return `${STUB_PREFIX} ${tool}; ${bytes} bytes removed (${reason})]`;
+  return `${STUB_PREFIX} ${tool}; ${bytes} bytes removed (${reason}); ${recallHint(toolRef(result.tool_use_id))}]`;
 }
 
 /**
@@ -158,7 +170,7 @@ export function pruneOldResults(
       const images = b.content_blocks?.length ?? 0;
       const stub =
         repeated || bytes > CONSTANTS.pruneMinBytes
-          ? stubText(calls.get(b.tool_use_id), bytes, repeated ? "repeated" : "large")
+          ? stubText(b, calls.get(b.tool_use_id), bytes, repeated ? "repeated" : "large")
           : undefined;
       const replace = stub !== undefined && utf8Length(stub) < bytes;
       if (!replace && images === 0) return b;

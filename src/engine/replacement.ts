@@ -15,6 +15,7 @@ import { estimateTokens, fastEstimator, type TokenEstimator } from "./tokens.js"
 import { renderLiveState, type LiveState } from "./live-state.js";
 import { redactRepeated, redactSecrets } from "../redact/redact.js";
 import { CONSTANTS } from "../model/constants.js";
+import { messageRef, recallHint } from "../model/refs.js";
 
 export const DEFAULT_RETAINED_USER_TOKENS = CONSTANTS.retainedUserTokens;
 
@@ -37,8 +38,15 @@ export type ReplacementResult =
   | { ok: true; replacement: Message[]; checkpoint: Message; coverage: CoverageReceipt }
   | { ok: false; error: string };
 
-export function userTruncationMarker(originalTokens: number): string {
-  return `\n[compact-safe: older user message truncated; about ${originalTokens} tokens in all]`;
+export function userTruncationMarker(originalTokens: number, ref?: string): string {
+  const recall = ref !== undefined ? `; ${recallHint(ref)}` : "";
+  return `\n[compact-safe: older user message truncated; about ${originalTokens} tokens in all${recall}]`;
+}
+
+/** The ref of an older user message cut to its budget: the one its text cites when it was cut before, else its own. */
+function truncatedRef(m: Message, text: string): string {
+  const prior = /; recall (msg:[0-9a-f]{12})\]$/.exec(text);
+  return prior !== null ? prior[1]! : messageRef(m);
 }
 
 /**
@@ -68,6 +76,14 @@ export function formatReceipt(c: CoverageReceipt): string {
 }
 
 /**
+ * The receipt's second line: the history is saved and recallable, and how.
+ * The refs cited in the note, the stubs and the cut messages are the
+ * `recall` tool's (see `model/refs.ts`).
+ */
+export const RECALL_RECEIPT =
+  "recallable: the history is saved; `compact-safe mcp` recall REF gives back what a ref cited here names";
+
+/**
  * The checkpoint message: marker, summary, coverage receipt, anchors, live
  * state. The summary comes redacted (compactMessagesSafe redacts it); the
  * live state (background commands may carry tokens) is redacted here; the
@@ -82,7 +98,7 @@ export function buildCheckpoint(
 ): Message {
   const text =
     `${CHECKPOINT_MARKER}\n${summary.trim()}\n\n` +
-    `## Coverage\n${formatReceipt(coverage)}\n\n` +
+    `## Coverage\n${formatReceipt(coverage)}\n${RECALL_RECEIPT}\n\n` +
     `## Anchors\n${anchors.length > 0 ? anchors : "(none)"}\n\n` +
     liveStateSection(liveState);
   return { role: "user", content: [{ type: "text", text }] };
@@ -171,7 +187,9 @@ function retainOlderUsers(
     // Truncate the text to fit what is left, with a marker.
     const full = texts.map((b) => b.text).join("\n");
     const keepChars = Math.max(0, Math.floor((room - 32) * 3.5));
-    const text = full.slice(0, keepChars).replace(/[\uD800-\uDBFF]$/, "") + userTruncationMarker(cost);
+    const text =
+      full.slice(0, keepChars).replace(/[\uD800-\uDBFF]$/, "") +
+      userTruncationMarker(cost, truncatedRef(m, full));
     picked.push({ index: i, message: { role: "user", content: [{ type: "text", text }] } });
     break;
   }

@@ -6,6 +6,7 @@
  */
 import { redactSecrets } from "../../redact/redact.js";
 import { fenceFor } from "./quote.js";
+import { recallHint } from "../../model/refs.js";
 import { clipWords, cutMarker, headTailWhole, shortened, wholeHead, wholeTail } from "./whole.js";
 
 /** Every plain user message keeps at least this head before any message gets more. */
@@ -105,8 +106,9 @@ export function renderList(
   return chosen.map((c) => c.line).join("") + (cut > 0 ? marker(cut) : "");
 }
 
-function renderQuote(label: string, text: string, keep: number, fence: string): string {
-  const body = keep >= text.length ? text : quotedCut(text, keep);
+/** A quote under its label; a cut one cites beside its cut marker the ref that gives the whole message back. */
+function renderQuote(label: string, text: string, keep: number, fence: string, recall = ""): string {
+  const body = keep >= text.length ? text : quotedCut(text, keep, recall);
   return `${label}\n${fence}\n${body}\n${fence}\n`;
 }
 
@@ -116,16 +118,19 @@ function renderQuote(label: string, text: string, keep: number, fence: string): 
  * tail (a log or paste ends with what matters: the error, the last lines),
  * around a marker that gives the size of the cut.
  */
-function quotedCut(text: string, keep: number): string {
+function quotedCut(text: string, keep: number, recall: string): string {
   if (keep <= USER_HEAD_CHARS + 100) {
     const h = wholeHead(text, keep, Math.floor(keep * 0.8));
-    return `${h}\n${cutMarker(text.length - h.length)}`;
+    return `${h}\n${cutMarker(text.length - h.length)}${recall}`;
   }
   const want = USER_HEAD_CHARS + Math.floor((keep - USER_HEAD_CHARS) * 0.6);
   const h = wholeHead(text, want, Math.floor(want * 0.8));
   const tail = wholeTail(text, keep - h.length);
-  return `${h}\n${cutMarker(text.length - h.length - tail.length)}\n${tail}`;
+  return `${h}\n${cutMarker(text.length - h.length - tail.length)}${recall}\n${tail}`;
 }
+
+/** The ref a quote of an earlier note cites (a message it cut), so a later cut cites it again. */
+const citedRef = (text: string) => /\(recall (msg:[0-9a-f]{12})\)/.exec(text)?.[1];
 
 /** How a list of quotes names its items. */
 export interface QuoteWords {
@@ -154,24 +159,43 @@ export function renderUserDirection(
   earlier: string[],
   budget: number,
   words: QuoteWords = USER_WORDS,
+  refs?: ReadonlyMap<string, string>,
 ): string {
-  type Q = { label: string; text: string; fence: string; keep: number; chosen: boolean };
+  type Q = { label: string; text: string; fence: string; keep: number; chosen: boolean; recall: string };
+  const recallOf = (text: string) => {
+    const ref = refs?.get(text) ?? citedRef(text);
+    return ref !== undefined ? ` (${recallHint(ref)})` : "";
+  };
   const qs: Q[] = [];
   const n = current.length;
   for (let i = n - 1; i >= 0; i--) {
     const text = current[i];
-    qs.push({ label: `${words.label} ${i + 1}/${n}:`, text, fence: fenceFor(text), keep: 0, chosen: false });
+    qs.push({
+      label: `${words.label} ${i + 1}/${n}:`,
+      text,
+      fence: fenceFor(text),
+      keep: 0,
+      chosen: false,
+      recall: recallOf(text),
+    });
   }
   for (const text of earlier) {
     // Already newest first, as the earlier note wrote them.
-    qs.push({ label: `${words.earlierLabel}:`, text, fence: fenceFor(text), keep: 0, chosen: false });
+    qs.push({
+      label: `${words.earlierLabel}:`,
+      text,
+      fence: fenceFor(text),
+      keep: 0,
+      chosen: false,
+      recall: recallOf(text),
+    });
   }
   if (qs.length === 0) return `${words.empty}\n`;
   const overhead = (q: Q) => q.label.length + 2 * q.fence.length + 4;
   const cost = (q: Q, keep: number) =>
     overhead(q) +
     Math.min(keep, q.text.length) +
-    (keep >= q.text.length ? 0 : cutMarker(q.text.length).length + 2);
+    (keep >= q.text.length ? 0 : cutMarker(q.text.length).length + 2 + q.recall.length);
   let full = 0;
   for (const q of qs) full += cost(q, q.text.length);
   if (full <= budget) return qs.map((q) => renderQuote(q.label, q.text, q.text.length, q.fence)).join("");
@@ -217,6 +241,7 @@ export function renderUserDirection(
   const chosen = qs.filter((q) => q.chosen);
   const cut = qs.length - chosen.length;
   return (
-    chosen.map((q) => renderQuote(q.label, q.text, q.keep, q.fence)).join("") + (cut > 0 ? omitted(cut) : "")
+    chosen.map((q) => renderQuote(q.label, q.text, q.keep, q.fence, q.recall)).join("") +
+    (cut > 0 ? omitted(cut) : "")
   );
 }

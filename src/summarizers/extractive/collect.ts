@@ -22,6 +22,7 @@ import {
   textOf,
 } from "../transcript.js";
 import { redactRepeated, redactSecrets } from "../../redact/redact.js";
+import { messageRef, toolRef } from "../../model/refs.js";
 import { foldCheckpoint, noEarlierParts, type EarlierParts } from "./fold.js";
 import { quoteData } from "./quote.js";
 import { clipWords } from "./whole.js";
@@ -70,6 +71,8 @@ export interface CallInfo {
 /** The facts of a span. Orders (`first`, `last`, `order`) count blocks from the span's start. */
 export interface Collected {
   userMessages: string[];
+  /** The recall ref (`msg:HASH`) of each user message as quoted: a quote cut to its budget cites it. */
+  userRefs: Map<string, string>;
   /** Work notes (cut, not redacted) and their texts (whose window is redacted when a note is written). */
   work: { text: string; raw: string }[];
   toolCounts: Map<string, number>;
@@ -125,6 +128,8 @@ export interface ErrorRecord {
   last: number;
   command?: string;
   fixed?: boolean;
+  /** The recall ref of the latest result that gave it (`tool:ID`): the full output. */
+  ref?: string;
 }
 
 /** The unfixed errors of `errors` by the command whose run gave them. */
@@ -154,6 +159,7 @@ export function collect(
     kept: new Set(),
     retained,
     userMessages: [],
+    userRefs: new Map(),
     work: [],
     toolCounts: new Map(),
     toolCalls: 0,
@@ -210,6 +216,7 @@ export function continueCollect(span: Collected, following: readonly Message[], 
   const c: Collected = {
     ...span,
     userMessages: [...span.userMessages],
+    userRefs: new Map(span.userRefs),
     toolCounts: new Map(span.toolCounts),
     paths: new Map([...span.paths].map(([k, e]) => [k, { ...e, kinds: [...e.kinds] }])),
     commands,
@@ -257,6 +264,7 @@ function walk(
           // The same words are kept as an older message too: redacted once (`redactRepeated`).
           const text = redactEnds(u.text, quoteCap, redactRepeated);
           c.userMessages.push(text);
+          if (!c.userRefs.has(text)) c.userRefs.set(text, messageRef(m));
           if (c.retained.has(raw)) c.kept.add(text);
           c.lastUserOrder = order + 1;
           if (u.kind === "direction" && (afterInterruption || isConstraint(u.text))) c.constraints.push(text);
@@ -365,7 +373,9 @@ function collectResult(c: Collected, r: ToolResultBlock, order: number, quoteCap
       ERROR_LINE_CHARS,
     );
     const e = c.errors.get(line);
+    const ref = typeof r.tool_use_id === "string" ? toolRef(r.tool_use_id) : undefined;
     if (e) {
+      e.ref = ref;
       e.count++;
       e.last = order;
       // Failing again: open again (an error still open is listed already).
@@ -373,7 +383,7 @@ function collectResult(c: Collected, r: ToolResultBlock, order: number, quoteCap
       e.fixed = false;
     } else {
       const command = said === undefined ? call?.command?.cmd : undefined;
-      const record: ErrorRecord = { count: 1, last: order, command };
+      const record: ErrorRecord = { count: 1, last: order, command, ref };
       c.errors.set(line, record);
       noteOpen(c.openErrors, record);
     }

@@ -168,9 +168,13 @@ test("commands with outcomes, error first lines, calls still running, next step"
   const errs = (s.get("Errors") ?? "").split("\n");
   // Error lines are quoted as data, under the note that says so.
   assert.equal(errs[0], QUOTED_DATA_NOTE);
-  assert.ok(errs.includes("- `Exit code 1 — AssertionError: expected 3 to equal 4`"), errs.join("\n"));
-  assert.ok(errs.includes("- `permission denied: docs/notes.md`"));
-  assert.ok(errs.includes("- `Exit code 2 — src/x.ts(1,1): error TS1005`"));
+  // Each cites the ref of the result that gave it last (its full output, through `compact-safe mcp`).
+  assert.ok(
+    errs.includes("- `Exit code 1 — AssertionError: expected 3 to equal 4` (recall tool:c2)"),
+    errs.join("\n"),
+  );
+  assert.ok(errs.includes("- `permission denied: docs/notes.md` (recall tool:c6)"));
+  assert.ok(errs.includes("- `Exit code 2 — src/x.ts(1,1): error TS1005` (recall tool:c7)"));
   const running = s.get("Still running") ?? "";
   assert.match(running, /Bash \(c8\): npm test — no result yet/);
   assert.match(running, /background shell bg-7: npm run dev \(running\)/);
@@ -204,7 +208,10 @@ test("errors are deduplicated and counted", () => {
     );
   }
   const errs = splitSections(extractiveSummary({ messages: msgs })).sections.get("Errors") ?? "";
-  assert.equal(errs, `${QUOTED_DATA_NOTE}\n- \`make: *** No rule to make target 'all'.  Stop.\` (×3)`);
+  assert.equal(
+    errs,
+    `${QUOTED_DATA_NOTE}\n- \`make: *** No rule to make target 'all'.  Stop.\` (×3) (recall tool:e2)`,
+  );
   assert.equal(errorLine("\n\n  Exit code 1\n\nboom\nmore"), "Exit code 1 — boom");
   assert.equal(errorLine(""), "(empty error result)");
 });
@@ -332,14 +339,17 @@ test("size bound: every section keeps something; paths, direction and errors are
   const dir = s.get("User direction") ?? "";
   const m399 = msgs[399 * 5].content[0] as { text: string };
   assert.ok(dir.includes(m399.text.slice(0, 200)));
-  // More room: more paths; the default budget holds the 40 error lines.
+  // More room: more paths, and the 40 error lines with their refs.
   const big = splitSections(extractiveSummary({ messages: msgs, maxTokens: 20000 })).sections;
   assert.ok(
     (big.get("Files changed") ?? "").split("\n").length > (s.get("Files changed") ?? "").split("\n").length,
   );
-  const errLines = (s.get("Errors") ?? "").split("\n");
+  const errLines = (big.get("Errors") ?? "").split("\n");
   for (let i = 0; i < 400; i += 10)
-    assert.ok(errLines.includes(`- \`TypeError: failure number ${i} — at x\``), `error ${i}`);
+    assert.ok(
+      errLines.includes(`- \`TypeError: failure number ${i} — at x\` (recall tool:w${i})`),
+      `error ${i}`,
+    );
 });
 
 test("a long user message is cut with a marker and its head quoted exactly", () => {

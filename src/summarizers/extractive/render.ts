@@ -8,6 +8,7 @@ import type { BackgroundHandle, SummaryRequest } from "../types.js";
 import { oneLine, oneLineWindow } from "../transcript.js";
 import { clipWords, shortened, wholeHead } from "./whole.js";
 import { redactSecrets } from "../../redact/redact.js";
+import { recallHint } from "../../model/refs.js";
 import { COMMAND_CHARS, NOTE_CHARS, REDACT_MARGIN, type CallInfo, type Collected } from "./collect.js";
 import { EARLIER_SUMMARY, SECTIONS, type SummarySection } from "./sections.js";
 import { QUOTED_DATA_NOTE, fenceFor, quoteData, unquoteData } from "./quote.js";
@@ -147,7 +148,13 @@ function sectionBodies(
           .map((t) => `- Constraint ${keptReference(t, 80)}\n`)
           .join("");
         if (quoted.length === 0 && c.earlier.constraints.length === 0 && refs !== "") return fitted(refs, b);
-        const body = renderUserDirection(quoted, c.earlier.constraints, b - refs.length, CONSTRAINT_WORDS);
+        const body = renderUserDirection(
+          quoted,
+          c.earlier.constraints,
+          b - refs.length,
+          CONSTRAINT_WORDS,
+          c.userRefs,
+        );
         return refs.length <= b - body.length ? body + refs : body;
       },
     },
@@ -166,7 +173,7 @@ function sectionBodies(
         const quoted =
           rest.length === 0 && c.earlier.userQuotes.length === 0 && line !== ""
             ? ""
-            : renderUserDirection(rest, c.earlier.userQuotes, b - line.length);
+            : renderUserDirection(rest, c.earlier.userQuotes, b - line.length, undefined, c.userRefs);
         return quoted + line;
       },
     },
@@ -564,7 +571,7 @@ function errorItems(c: Collected): Item[] {
   const cur = [...c.errors.entries()].sort((a, b) => b[1].last - a[1].last);
   for (const [line, info] of cur)
     out.push({
-      text: `${quoteData(line)}${info.count > 1 ? ` (×${info.count})` : ""}${info.fixed === true ? " — fixed (a later run passed)" : ""}`,
+      text: `${quoteData(line)}${info.count > 1 ? ` (×${info.count})` : ""}${info.fixed === true ? " — fixed (a later run passed)" : ""}${info.ref !== undefined ? ` (${recallHint(info.ref)})` : ""}`,
       rank: base + info.last,
     });
   // Earlier items: ours are quoted already; a foreign note's are quoted here.

@@ -1,4 +1,5 @@
 /** The note tells the state of the work: the user's own words, their rules, what is fixed, and what is next. */
+import { messageRefOfText } from "../../model/refs.js";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Block, Message } from "../../model/index.js";
@@ -150,7 +151,12 @@ test("a long paste is quoted by its head and its tail, with the size of the cut;
   const note = extractiveSummary({ messages: [user(log), assistant(text("Looking."))], maxTokens: 800 });
   const dir = splitSections(note).sections.get("User direction") ?? "";
   assert.match(dir, /^User message 1\/1:\n`+\nHere is the CI log, please fix it:/);
-  assert.match(dir, /\[… cut \d+ chars\]\n/);
+  // The cut cites the message's ref: `recall` gives the whole paste back.
+  assert.match(dir, /\[… cut \d+ chars\] \(recall msg:[0-9a-f]{12}\)\n/);
+  assert.ok(
+    dir.includes(`(recall ${messageRefOfText(log)})`),
+    "the ref of the message as written, before redaction",
+  );
   assert.match(dir, /FATAL: linker failed with token/, "the tail of the paste is kept");
   assert.ok(!note.includes("ghp_abcdefghijklmnopqrstuvwxyz0123456789"), "the secret in the tail is redacted");
 });
