@@ -218,6 +218,12 @@ export interface PiTarget {
   client: SessionVerdict["client"];
   /** The executable and its leading arguments (pi 1.x: the Node 22 binary and pi's cli.js). */
   command: [string, string[]];
+  /**
+   * pi's `~/.pi/agent/settings.json` in every run, when given. pi 1.x keeps the newest 20,000 tokens (its default
+   * `compaction.keepRecentTokens`) and compacts nothing when the context since the last compaction is smaller: a
+   * fork is, so its runs keep less, as a user of a small model would set it.
+   */
+  settings?: Record<string, unknown>;
 }
 
 export const piClient: ClientModule = (ctx: ClientContext) =>
@@ -267,6 +273,8 @@ export async function piChecks(ctx: ClientContext, target: PiTarget): Promise<Se
     const work = join(root, name, "work");
     mkdirSync(join(home, ".pi", "agent"), { recursive: true });
     mkdirSync(work, { recursive: true });
+    if (target.settings !== undefined)
+      writeFileSync(join(home, ".pi", "agent", "settings.json"), JSON.stringify(target.settings));
     const model = (id: string, contextWindow: number) => ({
       id,
       name: id,

@@ -81,7 +81,11 @@ export const pi1Client: ClientModule = async (ctx: ClientContext) => {
     ];
   }
   ctx.log(`clients: pi ${install.versionLine} (${install.cli}) on ${install.node}`);
-  const verdicts = await piChecks(ctx, { client: CLIENT, command: [install.node, [install.cli]] });
+  const verdicts = await piChecks(ctx, {
+    client: CLIENT,
+    command: [install.node, [install.cli]],
+    settings: { compaction: { keepRecentTokens: 2000 } },
+  });
   verdicts.push(await readmeExample(install));
   return verdicts;
 };
