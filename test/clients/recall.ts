@@ -2,9 +2,12 @@
  * The recall server (`compact-safe mcp`) in the real agents: Claude Code
  * 2.1.328 and Codex 0.169.0 run with the server configured (Claude Code:
  * `--mcp-config FILE --strict-mcp-config`, the tool allowed with
- * `--allowedTools`; Codex: `[mcp_servers.compact-safe]` in its config.toml),
- * the server run from this checkout's built CLI with this Node, on the
- * session compact-safe compacted. For each chosen corpus session:
+ * `--allowedTools`; Codex: `[mcp_servers.compact-safe]` in its config.toml,
+ * with `required = true`, without which `codex exec` may send its first
+ * request before the server has listed its tools), the server run from this
+ * checkout's built CLI with this Node, on the session compact-safe compacted
+ * (the original: the fork holds the stubs, not what they replaced). For each
+ * chosen corpus session:
  *
  * - compact-safe writes the session back as a fork, prune-only
  *   (`compact --fork --prune-only`), so the fork's old tool results are stubs
@@ -13,19 +16,25 @@
  *   `codex exec resume ID continue`) against a fake upstream on 127.0.0.1
  *   that finds the stubs in the request it receives and answers with a call
  *   of the server's recall tool (under the name the agent offers it: found in
- *   the request's tools) on the ref of one of them: the largest, then one
- *   whose original holds a secret when there is one. A long original comes in
- *   pages: the fake calls again with the offset the page names, until the
- *   last. Then it answers with a short text;
+ *   the request's tools: Claude Code's `mcp__compact-safe__recall`, which it
+ *   defers until its `ToolSearch` tool has loaded it, so the fake calls that
+ *   first; Codex's `recall` in the namespace `mcp__compact_safe`) on the ref
+ *   of one of them: the largest, then one whose original holds a secret when
+ *   there is one. A long original comes in pages: the fake calls again with
+ *   the offset the page names, until the last. Then it answers with a short
+ *   text, which the agent must end its turn with;
  * - the check passes when the pages the agent sent back, joined, are the
- *   original result byte for byte as the corpus file holds it, redacted as
- *   compact-safe redacts (`redactSecrets`).
+ *   original result byte for byte as the corpus file holds it (as
+ *   compact-safe imports it where the file holds blocks), redacted as
+ *   compact-safe redacts (`redactSecrets`), once what the agent adds to a
+ *   result of its own is set aside (named in the verdict).
  *
  * A second run per agent has the fake call recall with a malformed ref and an
- * unknown one: the agent must send each back as an error result holding the
- * server's reason, and finish its turn (no crash of the agent or the server).
+ * unknown one: the agent must send back the server's reason for each (Claude
+ * Code as an error result; Codex as text, a `function_call_output` has no
+ * error flag) and finish its turn (no crash of the agent or the server).
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
