@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StdioClientTransport, type StdioServerParameters } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { cliPath } from "./support.js";
 import { readJournal } from "../src/journal/read.js";
 import { isToolResult } from "../src/model/blocks.js";
@@ -11,14 +11,18 @@ import { ANSWER_BOUND_BYTES } from "../src/recall/tools.js";
 
 type Texts = { texts: string[]; isError: boolean };
 
-/** A client connected to `compact-safe mcp ARGS`. */
-export async function connect(args: string[], env: Record<string, string> = {}): Promise<Client> {
-  const transport = new StdioClientTransport({
+/** A client connected to `compact-safe mcp ARGS` (this checkout's built CLI). */
+export function connect(args: string[], env: Record<string, string> = {}): Promise<Client> {
+  return connectTo({
     command: process.execPath,
     args: [cliPath, "mcp", ...args],
     env: { ...(process.env as Record<string, string>), ...env },
-    stderr: "pipe",
   });
+}
+
+/** A client connected to the server a command starts (its standard error kept from the test's output). */
+export async function connectTo(server: StdioServerParameters): Promise<Client> {
+  const transport = new StdioClientTransport({ stderr: "pipe", ...server });
   const client = new Client({ name: "compact-safe-test", version: "1" });
   await client.connect(transport);
   return client;

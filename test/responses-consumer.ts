@@ -12,7 +12,7 @@
  * installed into a cache folder outside the tree (test/clients/openai.ts).
  */
 import { execFileSync, spawnSync, type SpawnSyncReturns } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { repoRoot } from "./support.js";
@@ -60,7 +60,11 @@ export function linkPackage(app: string, name: string, seen: Set<string>): void 
   }
 }
 
-/** A project at `app` with the tarball installed as node_modules/compact-safe (and its dependencies); returns that folder. */
+/**
+ * A project at `app` with the tarball installed as node_modules/compact-safe (and its dependencies), its
+ * bin linked into node_modules/.bin and made executable, as npm links it (so `npx compact-safe` runs the
+ * install, offline); returns that folder.
+ */
 export function installPackage(tarball: string, app: string): string {
   const installed = join(app, "node_modules", "compact-safe");
   mkdirSync(installed, { recursive: true });
@@ -68,9 +72,16 @@ export function installPackage(tarball: string, app: string): string {
   if (tar.status !== 0) throw new Error(`tar: ${tar.stderr}`);
   const pkg = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as {
     dependencies?: Record<string, string>;
+    bin?: Record<string, string>;
   };
   const seen = new Set<string>();
   for (const dep of Object.keys(pkg.dependencies ?? {})) linkPackage(app, dep, seen);
+  const bins = join(app, "node_modules", ".bin");
+  mkdirSync(bins, { recursive: true });
+  for (const [name, target] of Object.entries(pkg.bin ?? {})) {
+    chmodSync(join(installed, target), 0o755);
+    symlinkSync(join("..", "compact-safe", target), join(bins, name));
+  }
   writeFileSync(
     join(app, "package.json"),
     JSON.stringify({ name: "consumer", private: true, type: "module" }),

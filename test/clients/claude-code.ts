@@ -84,7 +84,7 @@ function blocks(m: WireMessage): Block[] {
   });
 }
 
-function sessionId(text: string): string {
+export function sessionId(text: string): string {
   for (const line of text.split("\n")) {
     const m = /"sessionId":"([^"]+)"/.exec(line);
     if (m) return m[1]!;

@@ -70,13 +70,13 @@ const PROMPT = "continue";
 
 type Item = Record<string, unknown>;
 
-interface Home {
+export interface Home {
   dir: string;
   server: FakeServer;
   bin: string;
 }
 
-interface Rollout {
+export interface Rollout {
   id: string;
   path: string;
   /** The provider the rollout records ("openai", or undefined for none). */
@@ -111,7 +111,7 @@ function canonJson(v: unknown): string {
   );
 }
 
-function newHome(server: FakeServer, bin: string): Home {
+export function newHome(server: FakeServer, bin: string): Home {
   const dir = mkdtempSync(join(tmpdir(), "cs-codex-home-"));
   writeFileSync(
     join(dir, "config.toml"),
@@ -122,7 +122,7 @@ function newHome(server: FakeServer, bin: string): Home {
 }
 
 /** Copies a corpus rollout into the home's sessions folder, named and placed as Codex does. */
-function placeRollout(home: Home, corpusFile: string): Rollout {
+export function placeRollout(home: Home, corpusFile: string): Rollout {
   const text = readFileSync(corpusFile, "utf8");
   const meta = (JSON.parse(text.slice(0, text.indexOf("\n"))) as { payload: Record<string, unknown> })
     .payload;
@@ -143,13 +143,13 @@ function placeRollout(home: Home, corpusFile: string): Rollout {
  * newest session Codex lists); the Responses requests it made, in order, and
  * the session id Codex says it resumed.
  */
-async function resumeRun(
+export async function resumeRun(
   home: Home,
   r: Rollout,
   id: string,
   config: string[] = [],
   execFlags: string[] = [],
-): Promise<{ requests: Item[]; resumed: string | undefined }> {
+): Promise<{ requests: Item[]; resumed: string | undefined; stdout: string }> {
   const from = home.server.requests.length;
   const flags = [...(r.provider === "openai" ? [] : ['model_provider="fake"']), ...config].flatMap((c) => [
     "-c",
@@ -171,7 +171,7 @@ async function resumeRun(
     .slice(from)
     .filter((q) => q.method === "POST" && q.path.startsWith("/v1/responses"))
     .map((q) => q.body as Item);
-  return { requests, resumed: /^session id: (\S+)$/m.exec(run.stderr + run.stdout)?.[1] };
+  return { requests, resumed: /^session id: (\S+)$/m.exec(run.stderr + run.stdout)?.[1], stdout: run.stdout };
 }
 
 async function resume(

@@ -5,10 +5,12 @@
  * and prints one verdict line per session and check. Exits 1 when a check
  * fails, 2 when it cannot run (no corpus, install failed).
  *
- * Options: `--only claude-code,codex,pi,pi1,guard,openai` runs some of them only (`pi1`:
+ * Options: `--only claude-code,codex,pi,pi1,guard,openai,recall` runs some of them only (`pi1`:
  * the pi checks again with pi 1.x on Node 22, and the pi README example on it,
  * see pi1.ts; `guard`: the checks of `compact-safe guard` with the three
- * agents, see guard.ts; `openai`: the Responses example on openai 6 and 7, see openai.ts);
+ * agents, see guard.ts; `openai`: the Responses example on openai 6 and 7, see openai.ts;
+ * `recall`: Claude Code and Codex with `compact-safe mcp` configured, recalling the stubs of a
+ * prune-only fork, see recall.ts);
  * `--guard-only streams,scenarios,newest,upstream,extractive` runs some of
  * the guard's groups of checks only.
  */
@@ -22,6 +24,7 @@ import { piClient } from "./pi.js";
 import { pi1Client } from "./pi1.js";
 import { GUARD_PARTS, guardChecks } from "./guard.js";
 import { openaiChecks } from "./openai.js";
+import { recallChecks } from "./recall.js";
 import type { ClientModule, SessionVerdict } from "./types.js";
 
 const CLIENTS: Record<string, ClientModule> = {
@@ -31,6 +34,7 @@ const CLIENTS: Record<string, ClientModule> = {
   pi1: pi1Client,
   guard: guardChecks,
   openai: openaiChecks,
+  recall: recallChecks,
 };
 
 function log(line: string): void {
