@@ -357,7 +357,7 @@ test("the windows read for redaction around a cut: to the line's end past a head
   );
 });
 
-test("redactLines: several one-line texts redacted in one pass, each as if alone", () => {
+test("redactLines: several one-line texts, each redacted as if alone", () => {
   const lines = cases.map((c) => c.input.replace(/\s+/g, " ")).concat(["", "plain words", "key=value"]);
   assert.deepEqual(
     redactLines(lines),
@@ -522,4 +522,26 @@ test("tailWindow: a BEGIN line before the window is found with another BEGIN lat
     ),
     { seed: 20261202, numRuns: 2000 },
   );
+});
+
+test("a text is skipped only when it holds none of the rules' literals: a secret whose literal is written in another case is still redacted", () => {
+  const token = j("Ab3", alnum.slice(0, 30));
+  const inputs: { input: string; gone: string }[] = [
+    // lowerHint "authorization", matched in any case; the rules' patterns are case-insensitive.
+    { input: `AUTHORIZATION: BEARER ${token}`, gone: token },
+    { input: `authorization: basic ${j("dXNlcjpw", "YXNzd29yZA==")}`, gone: "YXNzd29yZA" },
+    // lowerHint "pass" / "secret" in a JSON key written in upper case.
+    { input: `{"DB_PASSWORD": "${j("hunter", "2-", alnum.slice(0, 10))}"}`, gone: alnum.slice(0, 10) },
+    { input: `{"Client_SECRET": "${j(alnum.slice(5, 25))}"}`, gone: alnum.slice(5, 25) },
+    // url-password: the scheme in upper case.
+    { input: `HTTPS://admin:${j("s3cr", "etPW99")}@example.com/x`, gone: "s3cretPW99" },
+  ];
+  for (const { input, gone } of inputs) {
+    const out = redactSecrets(input);
+    assert.ok(!out.includes(gone), `${input} -> ${out}`);
+    assert.ok(out.includes("[REDACTED:"), out);
+  }
+  // And a text that holds no literal at all comes back as it is (the same string).
+  const plain = "the build went green after the fix to the parser; 12 files changed";
+  assert.equal(redactSecrets(plain), plain);
 });
