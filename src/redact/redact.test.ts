@@ -357,7 +357,7 @@ test("the windows read for redaction around a cut: to the line's end past a head
   );
 });
 
-test("redactLines: several one-line texts redacted in one pass, each as if alone", () => {
+test("redactLines: several one-line texts, each redacted as if alone", () => {
   const lines = cases.map((c) => c.input.replace(/\s+/g, " ")).concat(["", "plain words", "key=value"]);
   assert.deepEqual(
     redactLines(lines),
@@ -482,4 +482,66 @@ test("tailWindow reads from the BEGIN line of a PEM block whose body runs into t
   // A block closed before the window is not read again.
   const closed = `${j("-----BEGIN RSA ", "PRIVATE KEY-----")}\n${line}\n${j("-----END RSA ", "PRIVATE KEY-----")}\n${"word ".repeat(400)}`;
   assert.equal(tailWindow(closed, 200, 256).length < 600, true);
+});
+
+test("tailWindow: a BEGIN line before the window is found with another BEGIN later in the text, none when the only one is later (the forward search before lastIndexOf)", () => {
+  const begin = j("-----BEGIN RSA ", "PRIVATE KEY-----");
+  const end = j("-----END RSA ", "PRIVATE KEY-----");
+  const line = "M" + alnum.slice(0, 40) + "x".repeat(23);
+  const body = Array.from({ length: 30 }, () => line).join("\n");
+  // A block open before the window, its header quoted again after it: read from the first block's opening line.
+  const open = `${"word ".repeat(400)}${begin}\n${body}\nand then ${begin} quoted`;
+  const w = tailWindow(open, 200, 256);
+  assert.ok(w.startsWith(begin), w.slice(0, 40));
+  assert.ok(!redactSecrets(w).includes(alnum.slice(0, 20)));
+  // The only BEGIN lies in the window: the window, not the text from its start.
+  const later = `${"word ".repeat(400)}\n${begin}\n${line}\n${end}`;
+  assert.ok(tailWindow(later, 200, 256).length <= 200 + 256);
+  // Against the definition: the last BEGIN at or before the window's start (lastIndexOf from there).
+  fc.assert(
+    fc.property(
+      fc.array(fc.constantFrom(begin, end, line, "\n", "word ", "-----BEGIN", " "), { maxLength: 30 }),
+      fc.integer({ min: 0, max: 300 }),
+      fc.integer({ min: 0, max: 200 }),
+      (parts, cut, margin) => {
+        const t = parts.join("");
+        const got = tailWindow(t, cut, margin);
+        if (t.length <= cut) return assert.equal(got, t);
+        const from = t.length - cut;
+        const low = Math.max(0, from - margin);
+        const lineStart = t.lastIndexOf("\n", from - 1);
+        const ls = lineStart < low ? -1 : lineStart;
+        const prev = ls - 1 < low ? -1 : t.lastIndexOf("\n", ls - 1);
+        const start = Math.max((prev < low ? -1 : prev) + 1, low);
+        const window = t.slice(start);
+        const b = t.lastIndexOf("-----BEGIN", start);
+        if (b === -1 || b === start) assert.equal(got, window);
+        else if (window.includes("-----END")) assert.equal(got, t.slice(b));
+        else assert.ok(got === window || got === t.slice(b));
+      },
+    ),
+    { seed: 20261202, numRuns: 2000 },
+  );
+});
+
+test("a text is skipped only when it holds none of the rules' literals: a secret whose literal is written in another case is still redacted", () => {
+  const token = j("Ab3", alnum.slice(0, 30));
+  const inputs: { input: string; gone: string }[] = [
+    // lowerHint "authorization", matched in any case; the rules' patterns are case-insensitive.
+    { input: `AUTHORIZATION: BEARER ${token}`, gone: token },
+    { input: `authorization: basic ${j("dXNlcjpw", "YXNzd29yZA==")}`, gone: "YXNzd29yZA" },
+    // lowerHint "pass" / "secret" in a JSON key written in upper case.
+    { input: `{"DB_PASSWORD": "${j("hunter", "2-", alnum.slice(0, 10))}"}`, gone: alnum.slice(0, 10) },
+    { input: `{"Client_SECRET": "${j(alnum.slice(5, 25))}"}`, gone: alnum.slice(5, 25) },
+    // url-password: the scheme in upper case.
+    { input: `HTTPS://admin:${j("s3cr", "etPW99")}@example.com/x`, gone: "s3cretPW99" },
+  ];
+  for (const { input, gone } of inputs) {
+    const out = redactSecrets(input);
+    assert.ok(!out.includes(gone), `${input} -> ${out}`);
+    assert.ok(out.includes("[REDACTED:"), out);
+  }
+  // And a text that holds no literal at all comes back as it is (the same string).
+  const plain = "the build went green after the fix to the parser; 12 files changed";
+  assert.equal(redactSecrets(plain), plain);
 });
