@@ -73,7 +73,11 @@ export async function importAgentTail<T>(
     try {
       const options: ToolIdOptions = {};
       if (format === "codex")
-        options.prior = (await import("./import/codex.js")).codexPriorCalls(bytes, window.start);
+        options.prior = (await import("./import/codex.js")).codexPriorCalls(
+          bytes,
+          window.start,
+          window.callLinesBefore(),
+        );
       result = importer(window.text(), path, options);
     } catch {
       continue;

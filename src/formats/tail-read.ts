@@ -7,41 +7,62 @@
  * importer and judges whether the window holds everything its answer depends
  * on (else it asks for a window twice as large, up to the whole file).
  *
- * The window is the text from its first line on, preceded by one empty line
- * for each line before it, so that the importer numbers lines (and the ids it
- * makes of them, `L<line>`) as in the whole file. What the window cannot show
- * is answered from the bytes before it without parsing them: the ids they
- * mention (`prefixIds`), whether they hold a given string (`prefixIncludes`),
- * whether any entry there has two children (`prefixBranches`, pi). The
- * whole file is read (reading is cheap; parsing is what costs), and the part
- * before the window is searched as bytes, never decoded.
+ * What the window cannot show is answered from the part of the file before
+ * it without parsing it: one pass of one regular expression over it (as
+ * Latin-1: a character a byte) finds the ids written there (`idBefore`),
+ * the strings that matter (`dupBefore`, `branchSummaryBefore`), pi's parent
+ * links (`branchesBefore`) and the Codex lines that make calls
+ * (`callLinesBefore`). The whole file is read once (reading is cheap;
+ * parsing every line is what costs).
  */
 
 /** The first window: the last 256 KiB (a round rarely takes more; the window doubles when it does). */
 export const FIRST_WINDOW_BYTES = 256 * 1024;
 
-/** The keys whose string values are the ids a window is checked against (entry, message and tool ids). */
-const ID_KEYS = ["id", "uuid", "tool_use_id", "toolCallId", "call_id"];
-
 /**
- * The string values of key `key` (at any depth) in `bytes[0, end)`, found
- * byte by byte (the text is not decoded: a 5 MB prefix decoded costs more
- * than the whole window's import). A value with an escape is returned as its
- * raw bytes up to the escape (it is no plain id: see `plainId`).
+ * What the part of a file before a window is searched for, in one pass: the
+ * string values of the id keys (entry, message and tool ids: `id`, `uuid`,
+ * `tool_use_id`, `toolCallId`, `call_id`) and of pi's `parentId`, at any
+ * depth, and pi's `branch_summary` type. A value is read up to a quote, a
+ * backslash or a line end (one with an escape is only a prefix of the id).
+ * Every alternative starts with a quote, which the engine looks for first.
  */
-function valuesOf(bytes: Buffer, end: number, key: string, into: (v: string) => void): void {
-  const needle = Buffer.from(`"${key}"`, "latin1");
-  for (let at = bytes.indexOf(needle, 0); at >= 0 && at < end; at = bytes.indexOf(needle, at + 1)) {
-    let i = at + needle.length;
-    while (i < end && (bytes[i] === 0x20 || bytes[i] === 0x09)) i++;
-    if (bytes[i] !== 0x3a) continue; // ':'
-    i++;
-    while (i < end && (bytes[i] === 0x20 || bytes[i] === 0x09)) i++;
-    if (bytes[i] !== 0x22) continue; // '"'
-    const from = ++i;
-    while (i < end && bytes[i] !== 0x22 && bytes[i] !== 0x5c && bytes[i] !== 0x0a) i++;
-    into(bytes.toString("latin1", from, i));
+const SCAN =
+  /"(?:(id|uuid|tool_use_id|toolCallId|call_id|parentId)"[ \t]*:[ \t]*"([^"\\\n]*)(\\?)|(branch_summary)")/g;
+
+/** One find of `SCAN`, at its byte offset. */
+interface Found {
+  at: number;
+  /** The key (`parentId`, or an id key), or `branch_summary`. */
+  what: string;
+  value?: string;
+  /** The value has an escape: `value` is only what comes before it. */
+  escaped?: boolean;
+}
+
+/** What `SCAN` found before each file's first window (a later, larger window looks at a part of it). */
+const scans = new WeakMap<Buffer, { end: number; found: Found[] }>();
+
+/** The finds of `SCAN` in `bytes[0, end)` (`end` a line start). */
+export function scanBefore(bytes: Buffer, end: number): readonly Found[] {
+  const done = scans.get(bytes);
+  if (done && done.end >= end) return done.found;
+  const found: Found[] = [];
+  // Latin-1: a character a byte, so that match offsets are byte offsets (ids are ASCII).
+  for (const m of bytes.toString("latin1", 0, end).matchAll(SCAN)) {
+    if (m[1] !== undefined) found.push({ at: m.index, what: m[1], value: m[2]!, escaped: m[3] === "\\" });
+    else found.push({ at: m.index, what: "branch_summary" });
   }
+  scans.set(bytes, { end, found });
+  return found;
+}
+
+/** The byte offsets of `needle` (ASCII) in `bytes[0, end)`. */
+function offsetsOf(bytes: Buffer, end: number, needle: string): number[] {
+  const out: number[] = [];
+  const n = Buffer.from(needle, "latin1");
+  for (let at = bytes.indexOf(n); at >= 0 && at < end; at = bytes.indexOf(n, at + 1)) out.push(at);
+  return out;
 }
 
 /** The first line start at or after byte `at` of `bytes` (the length when no line starts there). */
@@ -51,6 +72,27 @@ export function lineStartAtOrAfter(bytes: Uint8Array, at: number): number {
   if (bytes[at - 1] === 0x0a) return at;
   const nl = bytes.indexOf(0x0a, at);
   return nl < 0 ? bytes.length : nl + 1;
+}
+
+/** What a tool result's line names (Claude Code, pi, Codex): a window does not start with one. */
+const RESULT_MARKERS = ['"tool_result"', '"toolResult"', '_call_output"'].map((m) => Buffer.from(m, "latin1"));
+
+/**
+ * The first line at or after line start `start` that holds no tool result
+ * (within a few lines): a window starting with the results of calls made
+ * before it never holds the round they end, so it would only have to grow.
+ * Where a window starts never decides an answer (the window is checked), only
+ * how soon one is found.
+ */
+function pastResults(bytes: Buffer, start: number): number {
+  for (let n = 0; n < 64 && start > 0 && start < bytes.length; n++) {
+    let end = bytes.indexOf(0x0a, start);
+    if (end < 0) end = bytes.length;
+    const line = bytes.subarray(start, end);
+    if (!RESULT_MARKERS.some((m) => line.includes(m))) break;
+    start = end + 1;
+  }
+  return Math.min(start, bytes.length);
 }
 
 /** The windows to try, from `first` bytes, doubling, ending with the whole file (start 0). */
@@ -68,19 +110,14 @@ export function* windowStarts(size: number, first = FIRST_WINDOW_BYTES): Generat
 export class TailWindow {
   /** Byte offset of the window's first line in the file (0: the whole file). */
   readonly start: number;
-  /** Lines of the file before the window. */
-  readonly linesBefore: number;
-  private ids?: Set<string>;
+  private ids?: { plain: Set<string>; escaped: string[] };
   private branches?: boolean;
 
   constructor(
     readonly bytes: Buffer,
     at: number,
   ) {
-    this.start = lineStartAtOrAfter(bytes, at);
-    let n = 0;
-    for (let i = bytes.indexOf(0x0a); i >= 0 && i < this.start; i = bytes.indexOf(0x0a, i + 1)) n++;
-    this.linesBefore = n;
+    this.start = pastResults(bytes, lineStartAtOrAfter(bytes, at));
   }
 
   /** The window is the whole file: its answer is the whole file's import. */
@@ -88,54 +125,89 @@ export class TailWindow {
     return this.start === 0;
   }
 
-  /** The window's text for the importer: an empty line for each line before it, then its lines. */
+  /**
+   * The window's text for the importer: its lines (numbered from 1 at the
+   * window's first line: a line number an import of it reports, or an id it
+   * makes of one, `L<line>`, is the window's).
+   */
   text(): string {
-    return "\n".repeat(this.linesBefore) + this.bytes.toString("utf8", this.start);
+    return this.bytes.toString("utf8", this.start);
   }
 
-  /** Whether the bytes before the window hold `ascii` (an ASCII string). */
-  prefixIncludes(ascii: string): boolean {
-    const at = this.bytes.indexOf(ascii, 0, "latin1");
+  /** The finds of the scan before the window. */
+  private *before(what?: string): Generator<Found> {
+    for (const f of scanBefore(this.bytes, this.start)) {
+      if (f.at >= this.start) return;
+      if (what === undefined || f.what === what) yield f;
+    }
+  }
+
+  /** Whether the bytes before the window hold `_dup` (a renamed tool id's suffix). */
+  dupBefore(): boolean {
+    const at = this.bytes.indexOf("_dup", 0, "latin1");
     return at >= 0 && at < this.start;
   }
 
+  /** Whether the bytes before the window hold pi's `"branch_summary"`. */
+  branchSummaryBefore(): boolean {
+    return !this.before("branch_summary").next().done;
+  }
+
   /**
-   * The string values of `id`, `uuid`, `tool_use_id`, `toolCallId` and
-   * `call_id` keys anywhere in the bytes before the window (at any depth,
-   * in any record): every entry, message or tool id written there that an
-   * importer can read, and more.
+   * Byte offsets, before the window, where a Codex call type or `compacted`
+   * is named as a string (`"function_call"`, `"custom_tool_call"`,
+   * `"local_shell_call"`, `"compacted"`): every line that makes a call or
+   * compacts has one.
    */
-  prefixIds(): ReadonlySet<string> {
-    if (this.ids) return this.ids;
-    const ids = new Set<string>();
-    for (const key of ID_KEYS) valuesOf(this.bytes, this.start, key, (v) => ids.add(v));
-    return (this.ids = ids);
+  callLinesBefore(): number[] {
+    const out: number[] = [];
+    for (const t of ["function_call", "custom_tool_call", "local_shell_call", "compacted"])
+      out.push(...offsetsOf(this.bytes, this.start, `"${t}"`));
+    return out;
+  }
+
+  /**
+   * Whether id `id` may be written before the window: the string value of an
+   * id key there (at any depth, in any record: every entry, message or tool
+   * id an importer can read, and more), or one with an escape that it could
+   * be. An id that is not plain (see `plainId`) always may.
+   */
+  idBefore(id: string): boolean {
+    if (!plainId(id)) return true;
+    if (!this.ids) {
+      const plain = new Set<string>();
+      const escaped: string[] = [];
+      for (const f of this.before()) {
+        if (f.value === undefined || f.what === "parentId") continue;
+        if (f.escaped) escaped.push(f.value);
+        else plain.add(f.value);
+      }
+      this.ids = { plain, escaped };
+    }
+    return this.ids.plain.has(id) || this.ids.escaped.some((p) => id.startsWith(p));
   }
 
   /**
    * Whether an entry of the file has two children (a pi tree with a branch)
    * where one of them is before the window: two `parentId`s naming it.
    */
-  prefixBranches(): boolean {
+  branchesBefore(): boolean {
     if (this.branches !== undefined) return this.branches;
     const before = new Set<string>();
     let found = false;
-    valuesOf(this.bytes, this.start, "parentId", (v) => {
-      if (before.has(v)) found = true;
-      before.add(v);
-    });
-    // A child in the window of an entry that already has one before it.
-    if (!found && before.size > 0) {
-      const window = this.bytes.subarray(this.start);
-      valuesOf(window, window.length, "parentId", (v) => {
-        if (before.has(v)) found = true;
-      });
+    for (const f of this.before("parentId")) {
+      if (before.has(f.value!) || f.escaped) found = true;
+      before.add(f.value!);
     }
+    // A child in the window of an entry that already has one before it.
+    if (!found && before.size > 0)
+      for (const m of this.bytes.toString("latin1", this.start).matchAll(/"parentId"[ \t]*:[ \t]*"([^"\\\n]*)/g))
+        if (before.has(m[1]!)) found = true;
     return (this.branches = found);
   }
 }
 
-/** Whether `id` is one that `prefixIds` reads as written (a JSON string needing no escape). */
+/** Whether `id` is one the scan reads as written: printable ASCII with no quote or backslash. */
 export function plainId(id: string): boolean {
   return id.length > 0 && /^[\x20-\x7e]*$/.test(id) && !/["\\]/.test(id);
 }

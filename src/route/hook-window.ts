@@ -32,7 +32,7 @@ import { CONSTANTS } from "../model/constants.js";
 import { protectedRound } from "../contract/rounds.js";
 import type { CompactionEntry, JournalEntry, Message } from "../model/types.js";
 import type { ImportResult } from "../formats/common/types.js";
-import { plainId, type TailWindow } from "../formats/tail-read.js";
+import type { TailWindow } from "../formats/tail-read.js";
 import type { AgentFormat } from "../formats/import-agent.js";
 
 /** What a hook's answer read of an import. */
@@ -88,10 +88,9 @@ function toolIds(messages: readonly Message[]): Set<string> {
   return ids;
 }
 
-/** None of `ids` is written before the window (each one plain, so that it would be seen there). */
+/** None of `ids` is written before the window. */
 function noneBefore(ids: Iterable<string>, w: TailWindow): boolean {
-  const before = w.prefixIds();
-  for (const id of ids) if (!plainId(id) || before.has(id)) return false;
+  for (const id of ids) if (w.idBefore(id)) return false;
   return true;
 }
 
@@ -131,12 +130,12 @@ export function windowHolds(
     if (round < 1) return false;
     if (r.protectedExchangeIndices.length < CONSTANTS.protectedExchanges) return false;
     if (compaction?.payload.path === "prune-only") return false; // it counts the checkpoints before it
-    if (format === "pi" && (w.prefixIncludes('"branch_summary"') || w.prefixBranches())) return false;
+    if (format === "pi" && (w.branchSummaryBefore() || w.branchesBefore())) return false;
   }
 
   // Ids: none of the round's and the replacement's tool ids, and of the path's entries, written before
   // the window (Codex: the round's repeated call ids are renamed from the calls before the window).
-  if (w.prefixIncludes("_dup")) {
+  if (w.dupBefore()) {
     if (format === "codex" || result.report.warnings.some((x) => /tool call id/.test(x.message)))
       return false;
   }

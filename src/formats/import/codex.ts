@@ -533,28 +533,43 @@ export function importCodex(text: string, file: string, options: ToolIdOptions =
  * `PriorToolIds`): per call id, its calls since the last `compacted` line (a
  * compaction starts a fresh scope, holding its replacement's calls) and how
  * many times it was repeated, as `importCodex` reads them, in `bytes[0, end)`
- * (`end` a line start). Only the lines that can hold a call are decoded and
- * parsed (a call's type names it: `function_call`, `custom_tool_call`,
- * `local_shell_call`), and `compacted` lines.
+ * (`end` a line start). Only the lines holding the offsets `lineHits` are
+ * decoded and parsed: where the bytes name a call type (`function_call`,
+ * `custom_tool_call`, `local_shell_call`: every call's line does) or
+ * `compacted` (see `TailWindow.callLinesBefore`).
  */
-export function codexPriorCalls(bytes: Buffer, end = bytes.length): PriorToolIds {
+export function codexPriorCalls(bytes: Buffer, end: number, lineHits: readonly number[]): PriorToolIds {
   let calls = new Map<string, number>();
   const renamed = new Map<string, number>();
-  const call = (id: string) => {
-    const n = calls.get(id) ?? 0;
-    if (n > 0) renamed.set(id, (renamed.get(id) ?? 0) + 1);
-    calls.set(id, n + 1);
-  };
-  const callsOf = (blocks: readonly Block[]) => {
-    for (const b of blocks) if (b.type === "tool_use") call(String((b as { id: unknown }).id));
-  };
-  // The lines that name a call type or `compacted`, found as bytes (the rest is never decoded), in order.
-  const starts = new Set<number>();
-  for (const needle of ['function_call"', 'custom_tool_call"', 'local_shell_call"', '"compacted"']) {
-    const n = Buffer.from(needle, "latin1");
-    for (let at = bytes.indexOf(n); at >= 0 && at < end; at = bytes.indexOf(n, at + 1))
-      starts.add(at === 0 ? 0 : bytes.lastIndexOf(0x0a, at - 1) + 1);
+  for (const e of callLines(bytes, end, lineHits)) {
+    if (e.at >= end) break;
+    if (e.compacted) calls = new Map();
+    for (const id of e.calls) {
+      const n = calls.get(id) ?? 0;
+      if (n > 0) renamed.set(id, (renamed.get(id) ?? 0) + 1);
+      calls.set(id, n + 1);
+    }
   }
+  return { calls, renamed };
+}
+
+/** A line that makes calls or compacts: where it starts, and the ids of the calls it makes (in order). */
+interface CallLine {
+  at: number;
+  compacted: boolean;
+  calls: string[];
+}
+
+/** The call lines of `bytes[0, end)` read so far (a tail read asks for shorter prefixes as its window grows). */
+const callLinesFound = new WeakMap<Buffer, { end: number; lines: CallLine[] }>();
+
+/** The lines holding the offsets `hits` (where a call type or `compacted` is named), read as the importer reads them. */
+function callLines(bytes: Buffer, end: number, hits: readonly number[]): CallLine[] {
+  const found = callLinesFound.get(bytes);
+  if (found && found.end >= end) return found.lines;
+  const starts = new Set<number>();
+  for (const at of hits) if (at < end) starts.add(at === 0 ? 0 : bytes.lastIndexOf(0x0a, at - 1) + 1);
+  const lines: CallLine[] = [];
   for (const from of [...starts].sort((x, y) => x - y)) {
     let stop = bytes.indexOf(0x0a, from);
     if (stop < 0 || stop > end) stop = end;
@@ -564,12 +579,17 @@ export function codexPriorCalls(bytes: Buffer, end = bytes.length): PriorToolIds
     const o = parsed.ok ? parsed.value : undefined;
     if (!isRecord(o) || !isRecord(o.payload)) continue;
     const p = o.payload;
-    if (o.type === "compacted") {
-      calls = new Map();
+    const line: CallLine = { at: from, compacted: o.type === "compacted", calls: [] };
+    const callsOf = (blocks: readonly Block[]) => {
+      for (const b of blocks) if (b.type === "tool_use") line.calls.push(String((b as { id: unknown }).id));
+    };
+    if (line.compacted) {
       if (Array.isArray(p.replacement_history))
         for (const m of responseItemsToMessages(p.replacement_history))
           if (m.role === "assistant") callsOf(m.content);
     } else if (o.type === "response_item") callsOf(modelSideBlocks(p) ?? []);
+    if (line.compacted || line.calls.length > 0) lines.push(line);
   }
-  return { calls, renamed };
+  callLinesFound.set(bytes, { end, lines });
+  return lines;
 }

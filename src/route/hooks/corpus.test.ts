@@ -211,9 +211,11 @@ corpusSuite("hooks read from the tail answer as from the whole file", () => {
         ["pi", piSession(dir).file],
       ] as const) {
         const starts = await sameAnswer(agent, file, {}, `bench ${agent}`);
+        // (pi's second input names no compaction of the file: that one may be before any window.)
+        const read = starts.filter((_, i) => !(agent === "pi" && i === 1));
         assert.ok(
-          starts.every((s) => s > 0),
-          `bench ${agent}: answered from a part of the file`,
+          read.length > 0 && read.every((s) => s > 0),
+          `bench ${agent}: answered from a part of the file (${starts.join(", ")})`,
         );
       }
     }),
