@@ -75,7 +75,9 @@ export function lineStartAtOrAfter(bytes: Uint8Array, at: number): number {
 }
 
 /** What a tool result's line names (Claude Code, pi, Codex): a window does not start with one. */
-const RESULT_MARKERS = ['"tool_result"', '"toolResult"', '_call_output"'].map((m) => Buffer.from(m, "latin1"));
+const RESULT_MARKERS = ['"tool_result"', '"toolResult"', '_call_output"'].map((m) =>
+  Buffer.from(m, "latin1"),
+);
 
 /**
  * The first line at or after line start `start` that holds no tool result
@@ -201,7 +203,9 @@ export class TailWindow {
     }
     // A child in the window of an entry that already has one before it.
     if (!found && before.size > 0)
-      for (const m of this.bytes.toString("latin1", this.start).matchAll(/"parentId"[ \t]*:[ \t]*"([^"\\\n]*)/g))
+      for (const m of this.bytes
+        .toString("latin1", this.start)
+        .matchAll(/"parentId"[ \t]*:[ \t]*"([^"\\\n]*)/g))
         if (before.has(m[1]!)) found = true;
     return (this.branches = found);
   }
