@@ -122,7 +122,7 @@ test("a window never starts on tool results: it starts at the first line after t
   assert.equal(new TailWindow(b, lines[0]!.length + 1).text(), lines[3] + "\n");
 });
 
-test("what is before a window: ids written there at any depth, escaped ones conservatively, _dup, pi's branches", () => {
+test("what is before a window: ids written there at any depth (an id not plain always may be), _dup, pi's branches", () => {
   const before = [
     '{"type":"message","id":"e1","parentId":"e0","message":{"content":[{"type":"toolCall","id":"call-a"}]}}',
     '{"type":"message","id":"e2","parentId":"e1","x":{"toolCallId" : "call-b","deep":{"uuid":"u\\u0031"}}}',
@@ -134,8 +134,9 @@ test("what is before a window: ids written there at any depth, escaped ones cons
   assert.equal(w.text(), window);
   for (const id of ["e1", "e2", "call-a", "call-b"]) assert.equal(w.idBefore(id), true, id);
   assert.equal(w.idBefore("e4"), false);
-  assert.equal(w.idBefore("u1"), true, "u\\u0031 may be u1");
-  assert.equal(w.idBefore('a"b'), true, "an id that is not plain may always be there");
+  assert.equal(w.idBefore("call-c"), false, "only as a JSON string: a part of one is not it");
+  for (const id of ['a"b', "a/b", "é", ""])
+    assert.equal(w.idBefore(id), true, `${id}: not plain, may be escaped`);
   assert.equal(w.dupBefore(), true);
   assert.equal(w.branchesBefore(), true, "e1 has two children");
   const linear = Buffer.from(before.slice(0, 2).join("\n") + "\n" + window);

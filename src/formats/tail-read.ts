@@ -8,53 +8,40 @@
  * on (else it asks for a window twice as large, up to the whole file).
  *
  * What the window cannot show is answered from the part of the file before
- * it without parsing it: one pass of one regular expression over it (as
- * Latin-1: a character a byte) finds the ids written there (`idBefore`),
- * the strings that matter (`dupBefore`, `branchSummaryBefore`), pi's parent
- * links (`branchesBefore`) and the Codex lines that make calls
- * (`callLinesBefore`). The whole file is read once (reading is cheap;
- * parsing every line is what costs).
+ * it without parsing or decoding it, by searching its bytes: for an id
+ * (`idBefore`), for the strings that matter (`dupBefore`,
+ * `branchSummaryBefore`), for pi's parent links (`branchesBefore`) and for
+ * the Codex lines that make calls (`callLinesBefore`). The whole file is
+ * read once (reading is cheap; parsing every line is what costs).
  */
 
 /** The first window: the last 256 KiB (a round rarely takes more; the window doubles when it does). */
 export const FIRST_WINDOW_BYTES = 256 * 1024;
 
 /**
- * What the part of a file before a window is searched for, in one pass: the
- * string values of the id keys (entry, message and tool ids: `id`, `uuid`,
- * `tool_use_id`, `toolCallId`, `call_id`) and of pi's `parentId`, at any
- * depth, and pi's `branch_summary` type. A value is read up to a quote, a
- * backslash or a line end (one with an escape is only a prefix of the id).
- * Every alternative starts with a quote, which the engine looks for first.
+ * The string values of key `key` (at any depth) in `bytes[from, end)`, found
+ * as bytes (not decoded); `escaped`: the value has an escape, and is given up
+ * to it only.
  */
-const SCAN =
-  /"(?:(id|uuid|tool_use_id|toolCallId|call_id|parentId)"[ \t]*:[ \t]*"([^"\\\n]*)(\\?)|(branch_summary)")/g;
-
-/** One find of `SCAN`, at its byte offset. */
-interface Found {
-  at: number;
-  /** The key (`parentId`, or an id key), or `branch_summary`. */
-  what: string;
-  value?: string;
-  /** The value has an escape: `value` is only what comes before it. */
-  escaped?: boolean;
-}
-
-/** What `SCAN` found before each file's first window (a later, larger window looks at a part of it). */
-const scans = new WeakMap<Buffer, { end: number; found: Found[] }>();
-
-/** The finds of `SCAN` in `bytes[0, end)` (`end` a line start). */
-export function scanBefore(bytes: Buffer, end: number): readonly Found[] {
-  const done = scans.get(bytes);
-  if (done && done.end >= end) return done.found;
-  const found: Found[] = [];
-  // Latin-1: a character a byte, so that match offsets are byte offsets (ids are ASCII).
-  for (const m of bytes.toString("latin1", 0, end).matchAll(SCAN)) {
-    if (m[1] !== undefined) found.push({ at: m.index, what: m[1], value: m[2]!, escaped: m[3] === "\\" });
-    else found.push({ at: m.index, what: "branch_summary" });
+function valuesOf(
+  bytes: Buffer,
+  from: number,
+  end: number,
+  key: string,
+  into: (value: string, escaped: boolean) => void,
+): void {
+  const needle = Buffer.from(`"${key}"`, "latin1");
+  for (let at = bytes.indexOf(needle, from); at >= 0 && at < end; at = bytes.indexOf(needle, at + 1)) {
+    let i = at + needle.length;
+    while (i < end && (bytes[i] === 0x20 || bytes[i] === 0x09)) i++;
+    if (bytes[i] !== 0x3a) continue; // ':'
+    i++;
+    while (i < end && (bytes[i] === 0x20 || bytes[i] === 0x09)) i++;
+    if (bytes[i] !== 0x22) continue; // '"'
+    const start = ++i;
+    while (i < end && bytes[i] !== 0x22 && bytes[i] !== 0x5c && bytes[i] !== 0x0a) i++;
+    into(bytes.toString("latin1", start, i), bytes[i] === 0x5c);
   }
-  scans.set(bytes, { end, found });
-  return found;
 }
 
 /** The byte offsets of `needle` (ASCII) in `bytes[0, end)`. */
@@ -112,7 +99,6 @@ export function* windowStarts(size: number, first = FIRST_WINDOW_BYTES): Generat
 export class TailWindow {
   /** Byte offset of the window's first line in the file (0: the whole file). */
   readonly start: number;
-  private ids?: { plain: Set<string>; escaped: string[] };
   private branches?: boolean;
 
   constructor(
@@ -136,14 +122,6 @@ export class TailWindow {
     return this.bytes.toString("utf8", this.start);
   }
 
-  /** The finds of the scan before the window. */
-  private *before(what?: string): Generator<Found> {
-    for (const f of scanBefore(this.bytes, this.start)) {
-      if (f.at >= this.start) return;
-      if (what === undefined || f.what === what) yield f;
-    }
-  }
-
   /** Whether the bytes before the window hold `_dup` (a renamed tool id's suffix). */
   dupBefore(): boolean {
     const at = this.bytes.indexOf("_dup", 0, "latin1");
@@ -152,7 +130,8 @@ export class TailWindow {
 
   /** Whether the bytes before the window hold pi's `"branch_summary"`. */
   branchSummaryBefore(): boolean {
-    return !this.before("branch_summary").next().done;
+    const at = this.bytes.indexOf('"branch_summary"', 0, "latin1");
+    return at >= 0 && at < this.start;
   }
 
   /**
@@ -169,24 +148,15 @@ export class TailWindow {
   }
 
   /**
-   * Whether id `id` may be written before the window: the string value of an
-   * id key there (at any depth, in any record: every entry, message or tool
-   * id an importer can read, and more), or one with an escape that it could
-   * be. An id that is not plain (see `plainId`) always may.
+   * Whether id `id` may be written before the window: as a JSON string
+   * (`"ID"`) anywhere there (at any depth, in any record: every entry, message
+   * or tool id an importer can read there, and more). An id that is not plain
+   * (see `plainId`) always may: a writer could have escaped it.
    */
   idBefore(id: string): boolean {
     if (!plainId(id)) return true;
-    if (!this.ids) {
-      const plain = new Set<string>();
-      const escaped: string[] = [];
-      for (const f of this.before()) {
-        if (f.value === undefined || f.what === "parentId") continue;
-        if (f.escaped) escaped.push(f.value);
-        else plain.add(f.value);
-      }
-      this.ids = { plain, escaped };
-    }
-    return this.ids.plain.has(id) || this.ids.escaped.some((p) => id.startsWith(p));
+    const at = this.bytes.indexOf(`"${id}"`, 0, "latin1");
+    return at >= 0 && at < this.start;
   }
 
   /**
@@ -197,21 +167,23 @@ export class TailWindow {
     if (this.branches !== undefined) return this.branches;
     const before = new Set<string>();
     let found = false;
-    for (const f of this.before("parentId")) {
-      if (before.has(f.value!) || f.escaped) found = true;
-      before.add(f.value!);
-    }
+    valuesOf(this.bytes, 0, this.start, "parentId", (v, escaped) => {
+      if (before.has(v) || escaped) found = true;
+      before.add(v);
+    });
     // A child in the window of an entry that already has one before it.
     if (!found && before.size > 0)
-      for (const m of this.bytes
-        .toString("latin1", this.start)
-        .matchAll(/"parentId"[ \t]*:[ \t]*"([^"\\\n]*)/g))
-        if (before.has(m[1]!)) found = true;
+      valuesOf(this.bytes, this.start, this.bytes.length, "parentId", (v) => {
+        if (before.has(v)) found = true;
+      });
     return (this.branches = found);
   }
 }
 
-/** Whether `id` is one the scan reads as written: printable ASCII with no quote or backslash. */
+/**
+ * Whether `id` is written the same by every JSON writer: letters, digits and
+ * `_ . : -` only (no writer escapes them; a `/` some escape as `\/`).
+ */
 export function plainId(id: string): boolean {
-  return id.length > 0 && /^[\x20-\x7e]*$/.test(id) && !/["\\]/.test(id);
+  return /^[A-Za-z0-9_.:-]+$/.test(id);
 }

@@ -133,14 +133,18 @@ export function windowHolds(
     if (format === "pi" && (w.branchSummaryBefore() || w.branchesBefore())) return false;
   }
 
-  // Ids: none of the round's and the replacement's tool ids, and of the path's entries, written before
-  // the window (Codex: the round's repeated call ids are renamed from the calls before the window).
+  // Ids: none of the round's and the replacement's tool ids, and of the round's entries, written before
+  // the window (Codex: the round's repeated call ids are renamed from the calls before the window). An
+  // entry before the round read otherwise by the whole import (a repeated line kept from before the
+  // window) changes no answer: only a tool id can tie it to the round, and those are checked.
   if (w.dupBefore()) {
     if (format === "codex" || result.report.warnings.some((x) => /tool call id/.test(x.message)))
       return false;
   }
-  const ids = toolIds([...before.slice(round), ...(compaction?.payload.replacement ?? [])]);
   if (format === "codex") return noneBefore(toolIds(compaction?.payload.replacement ?? []), w);
-  for (const id of entryIds(path.slice(from))) ids.add(id);
+  const region = before.slice(round);
+  const ids = toolIds([...region, ...(compaction?.payload.replacement ?? [])]);
+  const inRegion = new Set<unknown>(region);
+  for (const id of entryIds(path.slice(from).filter((e) => inRegion.has(e.payload)))) ids.add(id);
   return noneBefore(ids, w);
 }
