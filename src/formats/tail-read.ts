@@ -18,6 +18,9 @@
 /** The first window: the last 256 KiB (a round rarely takes more; the window doubles when it does). */
 export const FIRST_WINDOW_BYTES = 256 * 1024;
 
+/** The keys whose string values are entry, message and tool ids (see `TailWindow.anyIdBefore`). */
+const ID_KEYS = ["id", "uuid", "tool_use_id", "toolCallId", "call_id"];
+
 /**
  * The string values of key `key` (at any depth) in `bytes[from, end)`, found
  * as bytes (not decoded); `escaped`: the value has an escape, and is given up
@@ -33,14 +36,20 @@ function valuesOf(
   const needle = Buffer.from(`"${key}"`, "latin1");
   for (let at = bytes.indexOf(needle, from); at >= 0 && at < end; at = bytes.indexOf(needle, at + 1)) {
     let i = at + needle.length;
-    while (i < end && (bytes[i] === 0x20 || bytes[i] === 0x09)) i++;
+    while (bytes[i] === 0x20 || bytes[i] === 0x09) i++;
     if (bytes[i] !== 0x3a) continue; // ':'
     i++;
-    while (i < end && (bytes[i] === 0x20 || bytes[i] === 0x09)) i++;
+    while (bytes[i] === 0x20 || bytes[i] === 0x09) i++;
     if (bytes[i] !== 0x22) continue; // '"'
-    const start = ++i;
-    while (i < end && bytes[i] !== 0x22 && bytes[i] !== 0x5c && bytes[i] !== 0x0a) i++;
-    into(bytes.toString("latin1", start, i), bytes[i] === 0x5c);
+    const start = i + 1;
+    let close = bytes.indexOf(0x22, start);
+    if (close < 0 || close > end) close = end;
+    // Within the value only (a search to the end of the file for each value would cost more than the rest).
+    const value = bytes.subarray(start, close);
+    const slash = value.indexOf(0x5c);
+    const nl = value.indexOf(0x0a);
+    const stop = Math.min(slash < 0 ? value.length : slash, nl < 0 ? value.length : nl);
+    into(value.toString("latin1", 0, stop), stop === slash);
   }
 }
 
@@ -100,6 +109,7 @@ export class TailWindow {
   /** Byte offset of the window's first line in the file (0: the whole file). */
   readonly start: number;
   private branches?: boolean;
+  private readonly idValues = new Map<string, { plain: Set<string>; escaped: string[] }>();
 
   constructor(
     readonly bytes: Buffer,
@@ -149,14 +159,40 @@ export class TailWindow {
 
   /**
    * Whether id `id` may be written before the window: as a JSON string
-   * (`"ID"`) anywhere there (at any depth, in any record: every entry, message
-   * or tool id an importer can read there, and more). An id that is not plain
-   * (see `plainId`) always may: a writer could have escaped it.
+   * (`"ID"`) there. An id that is not plain (see `plainId`) always may: a
+   * writer could have escaped it.
    */
   idBefore(id: string): boolean {
     if (!plainId(id)) return true;
     const at = this.bytes.indexOf(`"${id}"`, 0, "latin1");
     return at >= 0 && at < this.start;
+  }
+
+  /**
+   * Whether any of `ids` may be written before the window: as the string
+   * value of an id key there (`keys`: by default `id`, `uuid`, `tool_use_id`,
+   * `toolCallId`, `call_id`; at any depth, in any record: every entry,
+   * message or tool id an importer reads, and more). One search of the part before the window
+   * for each key (not one for each id, which costs more past a few ids); a
+   * value with an escape counts as any id it could be the start of.
+   */
+  anyIdBefore(ids: ReadonlySet<string>, keys: readonly string[] = ID_KEYS): boolean {
+    if (ids.size <= 4) return [...ids].some((id) => this.idBefore(id));
+    for (const id of ids) if (!plainId(id)) return true;
+    const plain = new Set<string>();
+    const escaped: string[] = [];
+    for (const key of keys) {
+      let found = this.idValues.get(key);
+      if (!found) {
+        const f = { plain: new Set<string>(), escaped: [] as string[] };
+        valuesOf(this.bytes, 0, this.start, key, (v, esc) => (esc ? f.escaped.push(v) : f.plain.add(v)));
+        this.idValues.set(key, (found = f));
+      }
+      for (const v of found.plain) plain.add(v);
+      escaped.push(...found.escaped);
+    }
+    for (const id of ids) if (plain.has(id) || escaped.some((p) => id.startsWith(p))) return true;
+    return false;
   }
 
   /**

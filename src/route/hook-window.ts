@@ -88,10 +88,21 @@ function toolIds(messages: readonly Message[]): Set<string> {
   return ids;
 }
 
+/**
+ * The keys under which each agent writes the ids its importer reads: Claude
+ * Code's line `uuid`, its tool calls' `id` and results' `tool_use_id`; pi's
+ * entry and tool call `id` and results' `toolCallId`; Codex's `call_id` (and
+ * `id`, which a call without one is read by).
+ */
+const ID_KEYS: Record<AgentFormat, string[]> = {
+  "claude-code": ["uuid", "id", "tool_use_id"],
+  pi: ["id", "toolCallId"],
+  codex: ["call_id", "id"],
+};
+
 /** None of `ids` is written before the window. */
-function noneBefore(ids: Iterable<string>, w: TailWindow): boolean {
-  for (const id of ids) if (w.idBefore(id)) return false;
-  return true;
+function noneBefore(format: AgentFormat, ids: ReadonlySet<string>, w: TailWindow): boolean {
+  return ids.size === 0 || !w.anyIdBefore(ids, ID_KEYS[format]);
 }
 
 /** Whether window `w`, imported as `result`, holds all that an answer reading `d` depends on. */
@@ -141,10 +152,10 @@ export function windowHolds(
     if (format === "codex" || result.report.warnings.some((x) => /tool call id/.test(x.message)))
       return false;
   }
-  if (format === "codex") return noneBefore(toolIds(compaction?.payload.replacement ?? []), w);
+  if (format === "codex") return noneBefore(format, toolIds(compaction?.payload.replacement ?? []), w);
   const region = before.slice(round);
   const ids = toolIds([...region, ...(compaction?.payload.replacement ?? [])]);
   const inRegion = new Set<unknown>(region);
   for (const id of entryIds(path.slice(from).filter((e) => inRegion.has(e.payload)))) ids.add(id);
-  return noneBefore(ids, w);
+  return noneBefore(format, ids, w);
 }
