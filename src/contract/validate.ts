@@ -30,6 +30,12 @@ export interface SurvivalOptions {
   path?: CompactionPath;
   /** `protectedRound(original)`, when the caller already computed it (saves recomputing it). */
   round?: ProtectedRound;
+  /**
+   * Name a message of `original` in a reason by its place from the end
+   * (`message 3 from the end`, 1 the last) instead of its index: what an agent's
+   * hook says, as it reads only the end of a long session.
+   */
+  fromEnd?: boolean;
 }
 
 const OK: ValidationResult = { valid: true, reason: null };
@@ -225,15 +231,18 @@ export function validateLastRoundCoverage(
   original: readonly Message[],
   replacement: readonly Message[],
   round: ProtectedRound = protectedRound(original),
+  fromEnd = false,
 ): ValidationResult {
   if (coveredByIdentity(original, replacement, round)) return OK;
+  const at = (i: number): string =>
+    fromEnd ? `message ${original.length - i} from the end` : `message ${i}`;
   const idx = indexReplacement(replacement);
   const instructions = new Set(round.instructionIndices);
 
   for (const i of round.instructionIndices) {
     for (const b of userWords(original[i]!)) {
       if (!idx.userTexts.take(b.text)) {
-        return fail(`last round: user text ${quote(b.text)} missing (message ${i})`);
+        return fail(`last round: user text ${quote(b.text)} missing (${at(i)})`);
       }
     }
   }
@@ -248,7 +257,7 @@ export function validateLastRoundCoverage(
       if (isToolUse(b)) {
         const found = idx.toolUses.get(b.id);
         if (!found || found.length === 0)
-          return fail(`last round: tool call ${JSON.stringify(b.id)} (${b.name}) missing (message ${i})`);
+          return fail(`last round: tool call ${JSON.stringify(b.id)} (${b.name}) missing (${at(i)})`);
         const k = found.findIndex((c) => sameCall(b, c));
         if (k < 0) {
           return fail(
@@ -259,11 +268,11 @@ export function validateLastRoundCoverage(
       } else if (isToolResult(b)) {
         const found = idx.toolResults.get(b.tool_use_id);
         if (!found || found.length === 0)
-          return fail(`last round: tool result ${JSON.stringify(b.tool_use_id)} missing (message ${i})`);
+          return fail(`last round: tool result ${JSON.stringify(b.tool_use_id)} missing (${at(i)})`);
         const k = found.findIndex((r) => resultDifference(b, r) === undefined);
         if (k < 0) {
           return fail(
-            `last round: tool result ${JSON.stringify(b.tool_use_id)} ${resultDifference(b, found[0]!)} (message ${i})`,
+            `last round: tool result ${JSON.stringify(b.tool_use_id)} ${resultDifference(b, found[0]!)} (${at(i)})`,
           );
         }
         found.splice(k, 1);
@@ -272,33 +281,30 @@ export function validateLastRoundCoverage(
           continue;
         if (assistant) {
           if (!idx.assistantTexts.take(b.text))
-            return fail(`last round: assistant text ${quote(b.text)} missing (message ${i})`);
+            return fail(`last round: assistant text ${quote(b.text)} missing (${at(i)})`);
         } else if (m.role === "system") {
           if (!idx.systemTexts.has(b.text))
-            return fail(`last round: system text ${quote(b.text)} missing (message ${i})`);
+            return fail(`last round: system text ${quote(b.text)} missing (${at(i)})`);
         } else if (!idx.userTexts.take(b.text)) {
-          return fail(`last round: user text ${quote(b.text)} missing (message ${i})`);
+          return fail(`last round: user text ${quote(b.text)} missing (${at(i)})`);
         }
       } else if (b.type === "thinking") {
         if (assistant && !idx.thinking.take(thinkingKey(b))) {
           const t = b as { thinking: string };
-          return fail(
-            `last round: thinking block ${quote(t.thinking, 40)} missing or altered (message ${i})`,
-          );
+          return fail(`last round: thinking block ${quote(t.thinking, 40)} missing or altered (${at(i)})`);
         }
       } else if (b.type === "redacted_thinking") {
         if (assistant && !idx.redacted.take((b as { data: string }).data)) {
-          return fail(`last round: redacted thinking missing or altered (message ${i})`);
+          return fail(`last round: redacted thinking missing or altered (${at(i)})`);
         }
       } else if (b.type === "image_url") {
         const url = imageUrl(b);
-        if (!idx.imageUrls.take(url))
-          return fail(`last round: image ${quote(url, 40)} missing (message ${i})`);
+        if (!idx.imageUrls.take(url)) return fail(`last round: image ${quote(url, 40)} missing (${at(i)})`);
       } else if (!KNOWN.has(b.type)) {
         if (!idx.opaque.take(canonicalJson(b))) {
           const r = b as { id?: unknown; tool_use_id?: unknown };
           const id = typeof r.id === "string" ? r.id : typeof r.tool_use_id === "string" ? r.tool_use_id : "";
-          return fail(`last round: ${b.type} block ${JSON.stringify(id)} missing or altered (message ${i})`);
+          return fail(`last round: ${b.type} block ${JSON.stringify(id)} missing or altered (${at(i)})`);
         }
       }
     }
@@ -390,7 +396,7 @@ export function validateSurvivalContract(
   options: SurvivalOptions = {},
 ): ValidationResult {
   const path = options.path ?? "summary";
-  const coverage = validateLastRoundCoverage(original, replacement, options.round);
+  const coverage = validateLastRoundCoverage(original, replacement, options.round, options.fromEnd);
   if (!coverage.valid) return coverage;
 
   const pairing = validatePairing(original, replacement);

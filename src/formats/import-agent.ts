@@ -9,6 +9,7 @@
  */
 import { readSessionFile } from "./read-file.js";
 import type { ToolIdOptions } from "../model/tool-ids.js";
+import { FIRST_WINDOW_BYTES, TailWindow, windowStarts } from "./tail-read.js";
 import type { ImportResult } from "./common/types.js";
 
 export type AgentFormat = "claude-code" | "codex" | "pi";
@@ -29,6 +30,15 @@ async function importerOf(format: AgentFormat): Promise<Importer> {
 /** `importFile(path, { format })` for an agent's own format, loading that format's importer alone. */
 export async function importAgentFile(path: string, format: AgentFormat): Promise<ImportResult> {
   const [bytes, importer] = await Promise.all([readSessionFile(path), importerOf(format)]);
+  return importWholeBytes(bytes, path, format, importer);
+}
+
+async function importWholeBytes(
+  bytes: Buffer,
+  path: string,
+  format: AgentFormat,
+  importer: Importer,
+): Promise<ImportResult> {
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
   try {
     const result = importer(text, path, {});
@@ -39,4 +49,44 @@ export async function importAgentFile(path: string, format: AgentFormat): Promis
   }
   const { importBytes } = await import("./detect.js");
   return importBytes(bytes, path, { format });
+}
+
+/**
+ * An agent hook's read of a session file: `attempt` is given the import of
+ * a tail window of the file (see `TailWindow`) and answers, or returns
+ * undefined when the window does not hold all its answer depends on; the
+ * window then doubles, up to the whole file, whose import (`importAgentFile`'s
+ * own) `attempt` must answer. A window the importer refuses (it throws, or
+ * imports none of its lines) is not an answer either.
+ */
+export async function importAgentTail<T>(
+  path: string,
+  format: AgentFormat,
+  attempt: (result: ImportResult, window: TailWindow) => T | undefined,
+  firstWindow = FIRST_WINDOW_BYTES,
+): Promise<T> {
+  const [bytes, importer] = await Promise.all([readSessionFile(path), importerOf(format)]);
+  for (const at of windowStarts(bytes.length, firstWindow)) {
+    const window = new TailWindow(bytes, at);
+    if (window.whole) break;
+    let result: ImportResult;
+    try {
+      const options: ToolIdOptions = {};
+      if (format === "codex")
+        options.prior = (await import("./import/codex.js")).codexPriorCalls(
+          bytes,
+          window.start,
+          window.callLinesBefore(),
+        );
+      result = importer(window.text(), path, options);
+    } catch {
+      continue;
+    }
+    if (result.report.imported === 0) continue;
+    const answer = attempt(result, window);
+    if (answer !== undefined) return answer;
+  }
+  const answer = attempt(await importWholeBytes(bytes, path, format, importer), new TailWindow(bytes, 0));
+  if (answer === undefined) throw new Error(`${path}: no answer from the whole file`);
+  return answer;
 }

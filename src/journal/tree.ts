@@ -6,7 +6,6 @@
  * they return are the entries' own payload objects (not copies); callers that
  * want to edit them must clone first (see `cloneMessages` in the model).
  */
-import { randomUUID } from "node:crypto";
 import { BRANCH_SUMMARY_MARKER } from "../contract/markers.js";
 import type {
   BranchSummaryEntry,
@@ -18,9 +17,13 @@ import type {
 import { isMessageKind } from "../model/index.js";
 import { CompactSafeError } from "../model/errors.js";
 
-/** A fresh random entry id. */
+/**
+ * A fresh random entry id. Node's global Web Crypto, not `node:crypto`: that
+ * module loads about twenty others, which every reader of a journal tree (an
+ * agent's hook on each compaction) would pay for at start-up.
+ */
 export function newEntryId(): string {
-  return randomUUID();
+  return globalThis.crypto.randomUUID();
 }
 
 /** The current time as an ISO-8601 string (the `created_at` of new entries). */

@@ -69,6 +69,22 @@ export interface ToolIdOptions {
    * where renaming each one on its own could pair different calls.
    */
   toolIds?: "repair" | "keep";
+  /**
+   * The calls made before the text being imported, when it is the tail of a
+   * linear session (an agent hook's tail read): what the walk would have seen
+   * before its first line, so that a call repeating an id of the part not read
+   * is renamed as the whole file's import renames it. Only for a text whose
+   * first entry is the only root (a linear history).
+   */
+  prior?: PriorToolIds;
+}
+
+/** The calls before an imported tail (see `ToolIdOptions.prior`); every id a plain original (no `_dup` in the file). */
+export interface PriorToolIds {
+  /** Per call id, the calls made with it in the scope still open where the tail starts (their results too). */
+  calls: ReadonlyMap<string, number>;
+  /** Per call id, the names `ID_dup2`, `ID_dup3`… already given before the tail (how many). */
+  renamed: ReadonlyMap<string, number>;
 }
 
 /** The warning an import records for a finding. */
@@ -83,6 +99,9 @@ export interface ToolIdRepair {
 }
 
 const ASSISTANT_ROLES = new Set(["assistant", "assistant_interrupted"]);
+
+/** The message the calls before an imported tail stand in (see `PriorToolIds`). */
+const PRIOR: object = {};
 
 interface Instance {
   name: string;
@@ -286,14 +305,27 @@ export function uniqueToolIds(
   file: string,
   lines: SourceLines = new SourceLines(),
   mode: "repair" | "report" = "repair",
+  prior?: PriorToolIds,
 ): ToolIdRepair {
-  const walk = new IdWalk(collectIds(entries), file, lines, mode);
+  const taken = collectIds(entries);
+  const start = new Scope();
+  if (prior) {
+    for (const [id, n] of prior.renamed) for (let k = 2; k < n + 2; k++) taken.add(`${id}_dup${k}`);
+    // Calls before the tail, answered there: a result of the tail for one of them is refused (its call
+    // was not read), so the caller reads more of the file.
+    for (const [id, n] of prior.calls)
+      start.calls.set(
+        id,
+        Array.from({ length: n }, () => ({ name: id, message: PRIOR, line: undefined, answeredAt: -1 })),
+      );
+  }
+  const walk = new IdWalk(taken, file, lines, mode);
   const { roots, children } = treeOf(entries);
   const out: JournalEntry[] = [...entries];
   const visited = new Set<string>();
   const stack: { index: number; scope: Scope }[] = roots
     .reverse()
-    .map((index) => ({ index, scope: new Scope() }));
+    .map((index, k) => ({ index, scope: k === roots.length - 1 ? start : start.clone() }));
   while (stack.length > 0) {
     const { index, scope } = stack.pop()!;
     const e = entries[index]!;

@@ -101,11 +101,20 @@ export function protectedLosses(before: readonly Message[], after: readonly Mess
   return losses;
 }
 
-/** The audit of one compaction entry, against the live context at its parent. */
-export function auditCompaction(entries: readonly JournalEntry[], c: CompactionEntry): CompactionAudit {
-  const before = c.parent_id ? projectPath(activePath(entries, c.parent_id)) : [];
+/**
+ * The audit of one compaction entry, against the live context at its parent
+ * (`before`, when the caller already projected it). `fromEnd`: a reason names
+ * a message of the context before by its place from the end (see
+ * `SurvivalOptions.fromEnd`).
+ */
+export function auditCompaction(
+  entries: readonly JournalEntry[],
+  c: CompactionEntry,
+  options: { fromEnd?: boolean; before?: readonly Message[] } = {},
+): CompactionAudit {
+  const before = options.before ?? (c.parent_id ? projectPath(activePath(entries, c.parent_id)) : []);
   const after = c.payload.replacement;
-  const verdict = validateSurvivalContract(before, after, { path: c.payload.path });
+  const verdict = validateSurvivalContract(before, after, { path: c.payload.path, fromEnd: options.fromEnd });
   const checkpoints = after.filter(isCheckpoint);
   return {
     id: c.id,

@@ -79,7 +79,7 @@ test("codex hook: the verdict on the rollout's last compaction, with the lost in
   const kept = await codexHook({ hook_event_name: "PostCompact", transcript_path: codexRollout(dir, true) });
   assert.match(
     kept.output!.systemMessage,
-    /^compact-safe: this compaction kept the survival contract \(\d+ -> \d+ messages\)\.$/,
+    /^compact-safe: this compaction kept the survival contract \(\d+ messages after it\)\.$/,
   );
   const other = await codexHook({ hook_event_name: "PreCompact", transcript_path: codexRollout(dir, false) });
   assert.equal(other.output, undefined);

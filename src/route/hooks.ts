@@ -24,12 +24,13 @@ import { isAbsolute, resolve } from "node:path";
 import { protectedRound } from "../contract/rounds.js";
 import { isText } from "../model/blocks.js";
 import { redactSecrets, redactValue } from "../redact/redact.js";
-import { importAgentFile, type AgentFormat } from "../formats/import-agent.js";
-import { liveContext } from "../journal/tree.js";
+import { importAgentTail, type AgentFormat } from "../formats/import-agent.js";
+import { activePath, projectPath } from "../journal/tree.js";
 import { CompactSafeError } from "../model/errors.js";
 import type { CompactionEntry, JournalEntry, Message } from "../model/types.js";
 import { readAnchors } from "../workspace/anchors.js";
 import { auditCompaction, type AuditLosses, type CompactionAudit } from "./audit.js";
+import { windowHolds, type Dependence } from "./hook-window.js";
 
 export const HOOK_AGENTS = ["claude-code", "codex", "pi"] as const;
 export type HookAgent = (typeof HOOK_AGENTS)[number];
@@ -120,18 +121,23 @@ async function anchorsText(cwd: string | undefined, warnings: string[]): Promise
 const bullets = (texts: readonly string[]) => texts.map((t) => `- ${t}`).join("\n");
 
 /**
- * The audit of the compaction that `pick` chooses among those `entries`
- * records (undefined when none), its texts redacted (the hook restates
- * them). Only that one is audited: a hook answers about one compaction, and
- * each audit walks the history before it.
+ * The audit of compaction `c` of `entries`, its texts redacted (the hook
+ * restates them), messages named from the end (a hook reads the end of the
+ * session), and what it read (see `windowHolds`). Only that one is audited: a
+ * hook answers about one compaction, and each audit walks the history before it.
  */
 function redactedAudit(
   entries: readonly JournalEntry[],
-  pick: (compactions: readonly CompactionEntry[]) => CompactionEntry | undefined = (cs) => cs.at(-1),
-): CompactionAudit | undefined {
-  const c = pick(entries.filter((e): e is CompactionEntry => e.kind === "compaction"));
-  return c === undefined ? undefined : redactValue(auditCompaction(entries, c));
+  c: CompactionEntry,
+): { audit: CompactionAudit; needs: Dependence } {
+  const path = c.parent_id ? activePath(entries, c.parent_id) : [];
+  const before = projectPath(path);
+  const audit = redactValue(auditCompaction(entries, c, { fromEnd: true, before }));
+  return { audit, needs: { path, before, compaction: c } };
 }
+
+const compactionsOf = (entries: readonly JournalEntry[]) =>
+  entries.filter((e): e is CompactionEntry => e.kind === "compaction");
 
 /** What a compaction that broke the contract lost, in the words the hook restates (`you`: to the user). */
 function lostParts(c: CompactionAudit, you: boolean): string[] {
@@ -157,8 +163,36 @@ function lastRoundInstructions(messages: readonly Message[]): string[] {
   );
 }
 
-async function entriesOf(file: string, format: AgentFormat): Promise<JournalEntry[]> {
-  return (await importAgentFile(file, format)).entries;
+/**
+ * The answer `answer` gives on the entries of session `file`, read from its
+ * tail when that holds what the answer read (`needs`; undefined: it cannot be
+ * told from a part of the file), else from more of it, up to the whole file.
+ */
+async function fromTail<T>(
+  file: string,
+  format: AgentFormat,
+  read: HookRead,
+  answer: (entries: readonly JournalEntry[]) => { value: T; needs: Dependence | undefined },
+): Promise<T> {
+  return importAgentTail(
+    file,
+    format,
+    (result, window) => {
+      const a = answer(result.entries);
+      if (!window.whole && !(a.needs && windowHolds(format, result, window, a.needs))) return undefined;
+      read.answeredFrom?.(window.start);
+      return a;
+    },
+    read.firstWindow,
+  ).then((a) => a.value);
+}
+
+/** How a hook reads its session (for tests: `firstWindow: Infinity` reads the whole file at once). */
+export interface HookRead {
+  /** Bytes of the first tail window (default `FIRST_WINDOW_BYTES`). */
+  firstWindow?: number;
+  /** Told the byte offset of the window the answer was read from (0: the whole file). */
+  answeredFrom?: (start: number) => void;
 }
 
 /**
@@ -171,31 +205,38 @@ async function entriesOf(file: string, format: AgentFormat): Promise<JournalEntr
 export async function claudeCodeHook(
   input: Input,
   baseDir = process.cwd(),
+  read: HookRead = {},
 ): Promise<HookAnswer<ClaudeCodeHookOutput>> {
   const warnings: string[] = [];
   const source = optionalString(input, "source");
   const transcript = sessionPath(input, "transcript_path", baseDir);
   if (source !== "compact" || transcript === undefined) return { output: undefined, warnings };
-  const entries = await entriesOf(transcript, "claude-code");
-  const lastCompaction = entries.findLastIndex((e) => e.kind === "compaction");
-  const lastMessage = entries.findLastIndex((e) => CONVERSATION.has(e.kind));
-  const parts: string[] = [];
-  if (lastCompaction > lastMessage) {
-    const last = redactedAudit(entries);
-    if (last && !last.kept) {
-      parts.push(
-        `compact-safe: the compaction just made did not keep the survival contract (${last.reason}).`,
-      );
-      parts.push(...lostParts(last, false));
+  const parts = await fromTail(transcript, "claude-code", read, (entries) => {
+    const lastCompaction = entries.findLastIndex((e) => e.kind === "compaction");
+    const lastMessage = entries.findLastIndex((e) => CONVERSATION.has(e.kind));
+    const out: string[] = [];
+    // Which of the two comes last is known from the window when it holds a message of the main line.
+    const known = lastMessage >= 0 && (entries[lastMessage]!.payload as Message).meta?.is_sidechain !== true;
+    if (lastCompaction > lastMessage) {
+      const { audit: last, needs } = redactedAudit(entries, entries[lastCompaction] as CompactionEntry);
+      if (!last.kept) {
+        out.push(
+          `compact-safe: the compaction just made did not keep the survival contract (${last.reason}).`,
+        );
+        out.push(...lostParts(last, false));
+      }
+      return { value: out, needs: known ? needs : undefined };
     }
-  } else {
-    const texts = lastRoundInstructions(liveContext(entries));
+    const path = activePath(entries);
+    const before = projectPath(path);
+    const texts = lastRoundInstructions(before);
     if (texts.length > 0)
-      parts.push(
+      out.push(
         "compact-safe: the user's current instructions (the last round before this compaction), as they wrote them:\n" +
           bullets(texts.map(redactSecrets)),
       );
-  }
+    return { value: out, needs: known ? { path, before } : undefined };
+  });
   const anchors = await anchorsText(optionalString(input, "cwd"), warnings);
   if (anchors) parts.push(`Pinned anchors (restated verbatim):\n${anchors}`);
   if (parts.length === 0) return { output: undefined, warnings };
@@ -204,15 +245,24 @@ export async function claudeCodeHook(
 }
 
 /** Codex's `PostCompact` hook: the verdict on the last compaction of the rollout, told to the user. */
-export async function codexHook(input: Input, baseDir = process.cwd()): Promise<HookAnswer<CodexHookOutput>> {
+export async function codexHook(
+  input: Input,
+  baseDir = process.cwd(),
+  read: HookRead = {},
+): Promise<HookAnswer<CodexHookOutput>> {
   const warnings: string[] = [];
   const event = optionalString(input, "hook_event_name");
   const transcript = sessionPath(input, "transcript_path", baseDir);
   if (event !== "PostCompact" || transcript === undefined) return { output: undefined, warnings };
-  const last = redactedAudit(await entriesOf(transcript, "codex"));
+  const last = await fromTail(transcript, "codex", read, (entries) => {
+    const c = compactionsOf(entries).at(-1);
+    if (c === undefined) return { value: undefined, needs: undefined };
+    const { audit, needs } = redactedAudit(entries, c);
+    return { value: audit, needs };
+  });
   if (last === undefined) return { output: undefined, warnings };
   const message = last.kept
-    ? `compact-safe: this compaction kept the survival contract (${last.messages_before} -> ${last.messages_after} messages).`
+    ? `compact-safe: this compaction kept the survival contract (${last.messages_after} messages after it).`
     : [
         `compact-safe: this compaction did not keep the survival contract (${last.reason}).`,
         ...lostParts(last, true),
@@ -225,7 +275,11 @@ export async function codexHook(input: Input, baseDir = process.cwd()): Promise<
  * compaction `compaction_id` of `session_file` (the last one when the id is
  * not found), what to keep in the session, and what to restate to the model.
  */
-export async function piHook(input: Input, baseDir = process.cwd()): Promise<HookAnswer<PiHookOutput>> {
+export async function piHook(
+  input: Input,
+  baseDir = process.cwd(),
+  read: HookRead = {},
+): Promise<HookAnswer<PiHookOutput>> {
   const warnings: string[] = [];
   const file = sessionPath(input, "session_file", baseDir);
   if (file === undefined) throw new HookInputError('"session_file" is missing (the pi session to audit)');
@@ -233,14 +287,19 @@ export async function piHook(input: Input, baseDir = process.cwd()): Promise<Hoo
   const cwd = optionalString(input, "cwd");
   // The compaction `id` names, else the last one.
   const [c, anchors] = await Promise.all([
-    entriesOf(file, "pi").then((entries) =>
-      redactedAudit(entries, (cs) => cs.find((x) => x.id === id) ?? cs.at(-1)),
-    ),
+    fromTail(file, "pi", read, (entries) => {
+      const cs = compactionsOf(entries);
+      const picked = cs.find((x) => x.id === id) ?? cs.at(-1);
+      if (picked === undefined) return { value: undefined, needs: undefined };
+      const { audit, needs } = redactedAudit(entries, picked);
+      // Asked for one not read: it may be before the window (else it is the last one).
+      return { value: audit, needs: id !== undefined && picked.id !== id ? undefined : needs };
+    }),
     anchorsText(cwd, warnings),
   ]);
   if (!c) throw new CompactSafeError("empty_session", `${file}: no compaction recorded to audit`);
   const line = c.kept
-    ? `compact-safe: pi's compaction ${c.id} kept the survival contract (${c.messages_before} → ${c.messages_after} messages)`
+    ? `compact-safe: pi's compaction ${c.id} kept the survival contract (${c.messages_after} messages after it)`
     : `compact-safe: pi's compaction ${c.id} did not keep the survival contract: ${c.reason}`;
   const parts: string[] = [];
   if (!c.kept) {

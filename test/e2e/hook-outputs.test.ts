@@ -4,7 +4,11 @@
  * the hooks load only their own format's importer and audit only the
  * compaction they answer about (issue 26), and answer exactly as they did
  * when they imported with the format detector and audited every compaction.
- * The expected texts were printed by the hooks before that change.
+ * The expected texts were printed by the hooks before that change, but for
+ * the wording the tail read brought (issue 26, docs/DECISIONS.md): a message
+ * of the context before a compaction is named from the end (`message 3 from
+ * the end`, was `message 2`), and a kept compaction says the messages after it
+ * (`5 messages after it`, was `5 -> 5 messages`).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -128,12 +132,12 @@ const EXPECTED: Record<string, { stdout: string; stderr: string }> = {
   },
   "claude-code, the compaction recorded": {
     stdout:
-      '{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"compact-safe: the compaction just made did not keep the survival contract (last round: user text \\"Rename the config loader and keep the old name as an alias.\\" missing (message 0)).\\n\\nThe user\'s current instructions, as they wrote them:\\n- Rename the config loader and keep the old name as an alias.\\n\\nTool calls of the last round no longer in the context: toolu_1."}}\n',
+      '{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"compact-safe: the compaction just made did not keep the survival contract (last round: user text \\"Rename the config loader and keep the old name as an alias.\\" missing (message 4 from the end)).\\n\\nThe user\'s current instructions, as they wrote them:\\n- Rename the config loader and keep the old name as an alias.\\n\\nTool calls of the last round no longer in the context: toolu_1."}}\n',
     stderr: "",
   },
   "claude-code, the transcript twice over": {
     stdout:
-      '{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"compact-safe: the compaction just made did not keep the survival contract (last round: user text \\"Rename the config loader and keep the old name as an alias.\\" missing (message 0)).\\n\\nThe user\'s current instructions, as they wrote them:\\n- Rename the config loader and keep the old name as an alias.\\n\\nTool calls of the last round no longer in the context: toolu_1."}}\n',
+      '{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"compact-safe: the compaction just made did not keep the survival contract (last round: user text \\"Rename the config loader and keep the old name as an alias.\\" missing (message 4 from the end)).\\n\\nThe user\'s current instructions, as they wrote them:\\n- Rename the config loader and keep the old name as an alias.\\n\\nTool calls of the last round no longer in the context: toolu_1."}}\n',
     stderr: "",
   },
   "claude-code, given a Codex rollout": {
@@ -143,17 +147,17 @@ const EXPECTED: Record<string, { stdout: string; stderr: string }> = {
   },
   "codex, a compaction that lost the last round": {
     stdout:
-      '{"systemMessage":"compact-safe: this compaction did not keep the survival contract (last round: user text \\"Now list them again and keep the hidden ones.\\" missing (message 2)).\\nYour current instructions, as you wrote them (restate them if they still apply):\\n- Now list them again and keep the hidden ones.\\nTool calls of the last round no longer in the context: call_1."}\n',
+      '{"systemMessage":"compact-safe: this compaction did not keep the survival contract (last round: user text \\"Now list them again and keep the hidden ones.\\" missing (message 3 from the end)).\\nYour current instructions, as you wrote them (restate them if they still apply):\\n- Now list them again and keep the hidden ones.\\nTool calls of the last round no longer in the context: call_1."}\n',
     stderr: "",
   },
   "codex, a compaction that kept it": {
     stdout:
-      '{"systemMessage":"compact-safe: this compaction kept the survival contract (5 -> 5 messages)."}\n',
+      '{"systemMessage":"compact-safe: this compaction kept the survival contract (5 messages after it)."}\n',
     stderr: "",
   },
   "codex, the rollout twice over (two compactions, repeated call ids)": {
     stdout:
-      '{"systemMessage":"compact-safe: this compaction did not keep the survival contract (last round: user text \\"Now list them again and keep the hidden ones.\\" missing (message 4)).\\nYour current instructions, as you wrote them (restate them if they still apply):\\n- Now list them again and keep the hidden ones.\\nTool calls of the last round no longer in the context: call_1."}\n',
+      '{"systemMessage":"compact-safe: this compaction did not keep the survival contract (last round: user text \\"Now list them again and keep the hidden ones.\\" missing (message 3 from the end)).\\nYour current instructions, as you wrote them (restate them if they still apply):\\n- Now list them again and keep the hidden ones.\\nTool calls of the last round no longer in the context: call_1."}\n',
     stderr: "",
   },
   "codex, given a Claude Code transcript": {
@@ -168,12 +172,12 @@ const EXPECTED: Record<string, { stdout: string; stderr: string }> = {
   },
   "pi, the compaction named": {
     stdout:
-      '{"line":"compact-safe: pi\'s compaction 00000036 did not keep the survival contract: last round: thinking block \\"Round 9: read the module and its test fi…\\" missing or altered (message 42)","kept":false,"record":{"compaction":"00000036","kept":false,"reason":"last round: thinking block \\"Round 9: read the module and its test fi…\\" missing or altered (message 42)","losses":{"user_texts":[],"tool_calls":["toolu_r9a","toolu_r9b"],"tool_results":["toolu_r9a","toolu_r9b"],"assistant_texts":["Reading module 9.","Module 9 updated."]}},"restatement":"compact-safe: the compaction just made lost part of the last round (last round: thinking block \\"Round 9: read the module and its test fi…\\" missing or altered (message 42)).\\n\\nTool calls of the last round no longer in the context: toolu_r9a, toolu_r9b."}\n',
+      '{"line":"compact-safe: pi\'s compaction 00000036 did not keep the survival contract: last round: thinking block \\"Round 9: read the module and its test fi…\\" missing or altered (message 9 from the end)","kept":false,"record":{"compaction":"00000036","kept":false,"reason":"last round: thinking block \\"Round 9: read the module and its test fi…\\" missing or altered (message 9 from the end)","losses":{"user_texts":[],"tool_calls":["toolu_r9a","toolu_r9b"],"tool_results":["toolu_r9a","toolu_r9b"],"assistant_texts":["Reading module 9.","Module 9 updated."]}},"restatement":"compact-safe: the compaction just made lost part of the last round (last round: thinking block \\"Round 9: read the module and its test fi…\\" missing or altered (message 9 from the end)).\\n\\nTool calls of the last round no longer in the context: toolu_r9a, toolu_r9b."}\n',
     stderr: "",
   },
   "pi, no compaction named (the last one)": {
     stdout:
-      '{"line":"compact-safe: pi\'s compaction 0000001d did not keep the survival contract: last round: thinking block \\"Round 4: read the module and its test fi…\\" missing or altered (message 17)","kept":false,"record":{"compaction":"0000001d","kept":false,"reason":"last round: thinking block \\"Round 4: read the module and its test fi…\\" missing or altered (message 17)","losses":{"user_texts":[],"tool_calls":["toolu_r4a","toolu_r4b"],"tool_results":["toolu_r4a","toolu_r4b"],"assistant_texts":["Reading module 4.","Module 4 updated."]}},"restatement":"compact-safe: the compaction just made lost part of the last round (last round: thinking block \\"Round 4: read the module and its test fi…\\" missing or altered (message 17)).\\n\\nTool calls of the last round no longer in the context: toolu_r4a, toolu_r4b."}\n',
+      '{"line":"compact-safe: pi\'s compaction 0000001d did not keep the survival contract: last round: thinking block \\"Round 4: read the module and its test fi…\\" missing or altered (message 9 from the end)","kept":false,"record":{"compaction":"0000001d","kept":false,"reason":"last round: thinking block \\"Round 4: read the module and its test fi…\\" missing or altered (message 9 from the end)","losses":{"user_texts":[],"tool_calls":["toolu_r4a","toolu_r4b"],"tool_results":["toolu_r4a","toolu_r4b"],"assistant_texts":["Reading module 4.","Module 4 updated."]}},"restatement":"compact-safe: the compaction just made lost part of the last round (last round: thinking block \\"Round 4: read the module and its test fi…\\" missing or altered (message 9 from the end)).\\n\\nTool calls of the last round no longer in the context: toolu_r4a, toolu_r4b."}\n',
     stderr: "",
   },
   "pi, a folder for a session": {

@@ -127,7 +127,7 @@ export function finishImport(
 ): ImportResult {
   for (const e of entries) validateImported(e, rb.report.file, lines);
   const keep = options.toolIds === "keep";
-  const unique = uniqueToolIds(entries, rb.report.file, lines, keep ? "report" : "repair");
+  const unique = uniqueToolIds(entries, rb.report.file, lines, keep ? "report" : "repair", options.prior);
   for (const f of unique.findings) rb.warn(f.line, toolIdWarning(f, keep));
   const closed = closeAbandonedInEntries(unique.entries);
   rb.report.synthetic_results = closed.closed;

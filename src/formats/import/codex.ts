@@ -37,10 +37,10 @@ import {
 } from "../../model/index.js";
 import { importedCompactionEntry } from "../common/imported-compaction.js";
 import { textOf } from "../common/convert.js";
-import { isRecord, objectLines, splitLines } from "../common/lines.js";
+import { isRecord, objectLines, parseLine, splitLines } from "../common/lines.js";
 import { completeHeader, finishImport, startHeader } from "../common/source-tree.js";
 import { ReportBuilder } from "../common/report.js";
-import { SourceLines, type ToolIdOptions } from "../../model/tool-ids.js";
+import { SourceLines, type PriorToolIds, type ToolIdOptions } from "../../model/tool-ids.js";
 import type { ImportResult } from "../common/types.js";
 
 /** The text Codex puts before a compaction summary (codex-rs/core/templates/compact/summary_prefix.md). */
@@ -526,4 +526,70 @@ export function importCodex(text: string, file: string, options: ToolIdOptions =
   for (const { raw, o } of objectLines(text, rb)) state.readLine(raw.line, o);
   completeHeader(state.header, state.entries, file);
   return finishImport(state.entries, rb, state.lines, options);
+}
+
+/**
+ * The calls the part of a rollout before a tail read makes (see
+ * `PriorToolIds`): per call id, its calls since the last `compacted` line (a
+ * compaction starts a fresh scope, holding its replacement's calls) and how
+ * many times it was repeated, as `importCodex` reads them, in `bytes[0, end)`
+ * (`end` a line start). Only the lines holding the offsets `lineHits` are
+ * decoded and parsed: where the bytes name a call type (`function_call`,
+ * `custom_tool_call`, `local_shell_call`: every call's line does) or
+ * `compacted` (see `TailWindow.callLinesBefore`).
+ */
+export function codexPriorCalls(bytes: Buffer, end: number, lineHits: readonly number[]): PriorToolIds {
+  let calls = new Map<string, number>();
+  const renamed = new Map<string, number>();
+  for (const e of callLines(bytes, end, lineHits)) {
+    if (e.at >= end) break;
+    if (e.compacted) calls = new Map();
+    for (const id of e.calls) {
+      const n = calls.get(id) ?? 0;
+      if (n > 0) renamed.set(id, (renamed.get(id) ?? 0) + 1);
+      calls.set(id, n + 1);
+    }
+  }
+  return { calls, renamed };
+}
+
+/** A line that makes calls or compacts: where it starts, and the ids of the calls it makes (in order). */
+interface CallLine {
+  at: number;
+  compacted: boolean;
+  calls: string[];
+}
+
+/** The call lines of `bytes[0, end)` read so far (a tail read asks for shorter prefixes as its window grows). */
+const callLinesFound = new WeakMap<Buffer, { end: number; lines: CallLine[] }>();
+
+/** The lines holding the offsets `hits` (where a call type or `compacted` is named), read as the importer reads them. */
+function callLines(bytes: Buffer, end: number, hits: readonly number[]): CallLine[] {
+  const found = callLinesFound.get(bytes);
+  if (found && found.end >= end) return found.lines;
+  const starts = new Set<number>();
+  for (const at of hits) if (at < end) starts.add(at === 0 ? 0 : bytes.lastIndexOf(0x0a, at - 1) + 1);
+  const lines: CallLine[] = [];
+  for (const from of [...starts].sort((x, y) => x - y)) {
+    let stop = bytes.indexOf(0x0a, from);
+    if (stop < 0 || stop > end) stop = end;
+    if (stop > from && bytes[stop - 1] === 0x0d) stop--;
+    // As the importer reads a line (a line it refuses makes no call).
+    const parsed = parseLine({ line: 0, text: bytes.toString("utf8", from, stop), last_unterminated: false });
+    const o = parsed.ok ? parsed.value : undefined;
+    if (!isRecord(o) || !isRecord(o.payload)) continue;
+    const p = o.payload;
+    const line: CallLine = { at: from, compacted: o.type === "compacted", calls: [] };
+    const callsOf = (blocks: readonly Block[]) => {
+      for (const b of blocks) if (b.type === "tool_use") line.calls.push(String((b as { id: unknown }).id));
+    };
+    if (line.compacted) {
+      if (Array.isArray(p.replacement_history))
+        for (const m of responseItemsToMessages(p.replacement_history))
+          if (m.role === "assistant") callsOf(m.content);
+    } else if (o.type === "response_item") callsOf(modelSideBlocks(p) ?? []);
+    if (line.compacted || line.calls.length > 0) lines.push(line);
+  }
+  callLinesFound.set(bytes, { end, lines });
+  return lines;
 }
