@@ -20,8 +20,21 @@
  *   any earlier compaction on the way (as pi 0.73.1 builds its context).
  * - `branch_summary` → a `branch_summary` entry; `custom_message` (sent to the
  *   model as a user message by pi) → a user message.
+ * - `context_edit` (pi 1.x: an append-only edit of an earlier entry's
+ *   contribution to the context; its retries omit a failed attempt and its
+ *   tool results this way): as pi's `buildSessionProjection` applies it, the
+ *   latest edit of each target on the active path (the path up from the last
+ *   entry) wins; `replacement: null` omits the target from the context (the
+ *   target is skipped by design, its children hang off its parent), a
+ *   replacement `{ content }` replaces only the content of a user, assistant,
+ *   tool-result or custom message (a string one is one text block). The edit
+ *   is applied to the imported target itself, so every context after it (a
+ *   later compaction's kept messages, the leaf's context) holds it, as pi's
+ *   does; the context before the edit shows it too (the journal has one
+ *   payload per entry), and an edit on another branch than the active one is
+ *   not applied (both noted). The edit line itself is skipped by design.
  * - `model_change`, `thinking_level_change`, `custom`, `label`, `session_info`
- *   are accounted as skipped by design.
+ *   and `usage` are accounted as skipped by design.
  */
 import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../../model/index.js";
 import { isMessageKind, kindForMessage } from "../../model/index.js";
@@ -207,11 +220,148 @@ export function isPiRecord(o: Record<string, unknown>): boolean {
     t === "model_change" ||
     t === "thinking_level_change" ||
     t === "custom_message" ||
-    t === "branch_summary"
+    t === "branch_summary" ||
+    t === "context_edit"
   )
     return true;
   if (t === "compaction" && typeof o.summary === "string") return true;
   return t === "message" && isRecord(o.message) && ("parentId" in o || typeof o.timestamp === "string");
+}
+
+/** A `context_edit` that applies: the latest on the active path for its target. */
+interface PiEdit {
+  line: number;
+  id: string;
+  /** Null omits the target; else its new content (a string for an assistant or tool result already one text part). */
+  replacement: null | { content: unknown };
+}
+
+/** What the `context_edit` lines of a session do, worked out before the records are imported. */
+export interface PiContextEdits {
+  /** The edit that applies to each target (by the target's entry id). */
+  byTarget: Map<string, PiEdit>;
+  /** Why each `context_edit` line is skipped, by line. */
+  reasons: Map<number, string>;
+  notes: string[];
+}
+
+/** The roles whose content a non-null replacement replaces (pi's `projectContextEntry`). */
+const EDITABLE_ROLES = new Set(["user", "assistant", "toolResult", "custom"]);
+
+function editedRole(o: Record<string, unknown>): string | undefined {
+  if (o.type === "custom_message") return "custom";
+  if (o.type === "message" && isRecord(o.message)) return String(o.message.role);
+  return undefined;
+}
+
+/**
+ * The context edits of a session as pi 1.x applies them (`buildSessionProjection`): on the active path
+ * (up from the last entry), the latest edit of each target that lies before it on that path. Edits
+ * elsewhere are not applied, and an applied edit whose target is shared with another branch (one that
+ * leaves the path between the target and the edit) is noted: that branch shows it edited as well.
+ */
+export function piContextEdits(
+  records: readonly { line: number; o: Record<string, unknown> }[],
+): PiContextEdits {
+  const out: PiContextEdits = { byTarget: new Map(), reasons: new Map(), notes: [] };
+  if (!records.some((r) => r.o.type === "context_edit")) return out;
+  const byId = new Map<string, { line: number; o: Record<string, unknown> }>();
+  let leaf: string | undefined;
+  for (const r of records) {
+    if (r.o.type === "session" || typeof r.o.id !== "string") continue;
+    if (!byId.has(r.o.id)) byId.set(r.o.id, r);
+    leaf = r.o.id;
+  }
+  const parent = (id: string): string | undefined => {
+    const p = byId.get(id)?.o.parentId;
+    return typeof p === "string" ? p : undefined;
+  };
+  const path: string[] = [];
+  const index = new Map<string, number>();
+  for (let cur = leaf; cur !== undefined && byId.has(cur) && !index.has(cur); cur = parent(cur)) {
+    index.set(cur, -1);
+    path.push(cur);
+  }
+  path.reverse();
+  path.forEach((id, i) => index.set(id, i));
+  const applied = new Map<string, { edit: PiEdit; target: number; at: number }>();
+  for (const r of records) {
+    if (r.o.type !== "context_edit") continue;
+    const target = typeof r.o.targetId === "string" ? r.o.targetId : undefined;
+    const what = `context edit of ${JSON.stringify(r.o.targetId ?? null)}`;
+    const at = typeof r.o.id === "string" && byId.get(r.o.id) === r ? index.get(r.o.id) : undefined;
+    const t = target !== undefined ? index.get(target) : undefined;
+    const rep = r.o.replacement;
+    let why: string | undefined;
+    if (at === undefined) why = "on another branch than the active one (pi applies it only there)";
+    else if (t === undefined || t >= at) why = "its target is not before it on the active path";
+    else if (
+      rep !== null &&
+      !(isRecord(rep) && (typeof rep.content === "string" || Array.isArray(rep.content)))
+    )
+      why = "its replacement is neither null nor { content } (pi refuses such an edit)";
+    else {
+      const role = editedRole(byId.get(target!)!.o);
+      const type = String(byId.get(target!)!.o.type);
+      if (rep === null && role === undefined && type !== "branch_summary")
+        why = `its target is a ${JSON.stringify(type)} entry, which an edit does not omit here`;
+      else if (rep !== null && (role === undefined || !EDITABLE_ROLES.has(role)))
+        why = `its target (${role ?? type}) has no content an edit replaces (pi leaves it as it is)`;
+    }
+    if (why !== undefined) {
+      out.reasons.set(r.line, `${what}: not applied, ${why}`);
+      out.notes.push(`line ${r.line}: ${what} not applied: ${why}`);
+      continue;
+    }
+    const role = editedRole(byId.get(target!)!.o);
+    const replacement =
+      rep === null
+        ? null
+        : {
+            content:
+              (role === "assistant" || role === "toolResult") &&
+              typeof (rep as { content: unknown }).content === "string"
+                ? [{ type: "text", text: (rep as { content: string }).content }]
+                : (rep as { content: unknown }).content,
+          };
+    const earlier = applied.get(target!);
+    if (earlier)
+      out.reasons.set(earlier.edit.line, `${what}: superseded by the later edit at line ${r.line}`);
+    applied.set(target!, { edit: { line: r.line, id: String(r.o.id), replacement }, target: t!, at: at! });
+    out.reasons.set(
+      r.line,
+      `${what}: ${replacement === null ? "omits it from the context" : "replaces its content"} (applied to the imported entry)`,
+    );
+  }
+  // Where each other branch leaves the active path (the index of its last entry on the path).
+  const joins = new Set<number>();
+  const joinOf = new Map<string, number>();
+  for (const id of byId.keys()) {
+    if (index.has(id)) continue;
+    const walked: string[] = [];
+    let cur: string | undefined = id;
+    let j = -1;
+    while (cur !== undefined && byId.has(cur)) {
+      const known = index.get(cur) ?? joinOf.get(cur);
+      if (known !== undefined) {
+        j = known;
+        break;
+      }
+      if (walked.includes(cur)) break;
+      walked.push(cur);
+      cur = parent(cur);
+    }
+    for (const w of walked) joinOf.set(w, j);
+    if (j >= 0) joins.add(j);
+  }
+  for (const [target, a] of applied) {
+    out.byTarget.set(target, a.edit);
+    if ([...joins].some((j) => j >= a.target && j < a.at))
+      out.notes.push(
+        `line ${a.edit.line}: the context edit of ${JSON.stringify(target)} is applied to the entry itself; a branch that leaves the active path before the edit shows it edited too (pi shows it there unedited)`,
+      );
+  }
+  return out;
 }
 
 /** One pi record about to become an entry: its id, parent, time, meta and where it stands among the records. */
@@ -243,7 +393,10 @@ class PiImport {
   /** The first line of each entry id, with its record as read. */
   readonly once = new ReadOnce("id", "entry");
 
-  constructor(readonly rb: ReportBuilder) {}
+  constructor(
+    readonly rb: ReportBuilder,
+    readonly edits: PiContextEdits = piContextEdits([]),
+  ) {}
 
   resolve(id: unknown): string | null {
     return nearestImported(id, this.entryFor, this.parentOf);
@@ -303,8 +456,13 @@ class PiImport {
     if (type === "model_change" && (typeof o.modelId === "string" || typeof o.model === "string"))
       this.model = String(o.modelId ?? o.model);
     if (BY_DESIGN[type]) return rb.skip(line, BY_DESIGN[type]!, true);
+    if (type === "context_edit") return rb.skip(line, this.edits.reasons.get(line) ?? "context edit", true);
+    const edit = treeId !== undefined ? this.edits.byTarget.get(treeId) : undefined;
+    if (edit?.replacement === null)
+      return rb.skip(line, `omitted from the model's context by the context edit at line ${edit.line}`, true);
+    if (edit) meta.context_edit = edit.id;
     if (type === "message" && isRecord(o.message)) {
-      const m = convertMessage(o.message, meta);
+      const m = convertMessage(edit ? { ...o.message, content: edit.replacement!.content } : o.message, meta);
       if ("skip" in m) return rb.skip(line, m.skip, m.byDesign);
       this.add(
         { id, parent_id: parent, kind: kindForMessage(m), created_at: ts, payload: m } as MessageEntry,
@@ -313,7 +471,7 @@ class PiImport {
     } else if (type === "custom_message") {
       const m: Message = {
         role: "user",
-        content: piBlocks(o.content),
+        content: piBlocks(edit ? edit.replacement!.content : o.content),
         meta: { ...meta, custom_type: o.customType, display: o.display },
       };
       this.add({ id, parent_id: parent, kind: "user", created_at: ts, payload: m }, treeId ?? id);
@@ -353,9 +511,33 @@ class PiImport {
     return e.payload as Message;
   }
 
-  /** The entry a compaction keeps from: by id (v2, v3) or by record index (v1, a skipped record stands for the next). */
-  firstKept(o: Record<string, unknown>, recordIndex: number): string | undefined {
-    if (typeof o.firstKeptEntryId === "string") return this.resolve(o.firstKeptEntryId) ?? undefined;
+  /**
+   * The entry a compaction keeps from: by id (v2, v3) or by record index (v1); a skipped record (a
+   * `model_change`, a message a context edit omits) stands for the next imported one on the path. Null
+   * when nothing from there up to the compaction was imported (it keeps nothing), undefined when the
+   * first kept record is not found.
+   */
+  firstKept(o: Record<string, unknown>, recordIndex: number): string | null | undefined {
+    if (typeof o.firstKeptEntryId === "string") {
+      const direct = this.entryFor.get(o.firstKeptEntryId);
+      if (direct !== undefined) return direct;
+      // Up the records' own path from the compaction's parent to the first kept record, then forward.
+      const ids: string[] = [];
+      const seen = new Set<string>();
+      for (
+        let cur: unknown = o.parentId;
+        typeof cur === "string" && !seen.has(cur);
+        cur = this.parentOf.get(cur) ?? undefined
+      ) {
+        seen.add(cur);
+        ids.push(cur);
+        if (cur === o.firstKeptEntryId) {
+          for (const rid of ids.reverse()) if (this.entryFor.has(rid)) return this.entryFor.get(rid);
+          return null;
+        }
+      }
+      return this.resolve(o.firstKeptEntryId) ?? undefined;
+    }
     if (typeof o.firstKeptEntryIndex !== "number") return undefined;
     for (let i = o.firstKeptEntryIndex; i < recordIndex; i++) {
       const rid = this.recordIds[i];
@@ -392,8 +574,8 @@ class PiImport {
   compaction({ line, o, treeId, id, parent, ts, recordIndex }: PiRecord): void {
     // pi 1.x: a compaction that keeps nothing names itself as its first kept entry.
     const retainNone = treeId !== undefined && o.firstKeptEntryId === treeId;
-    const firstKept = retainNone ? undefined : this.firstKept(o, recordIndex);
-    const kept = retainNone ? [] : this.kept(parent, firstKept);
+    const firstKept = retainNone ? null : this.firstKept(o, recordIndex);
+    const kept = firstKept === null ? [] : this.kept(parent, firstKept);
     if (kept === undefined && (o.firstKeptEntryId !== undefined || o.firstKeptEntryIndex !== undefined)) {
       this.rb.note(
         `line ${line}: first kept entry ${JSON.stringify(o.firstKeptEntryId ?? o.firstKeptEntryIndex)} not found on the compaction's path; replacement holds only the summary`,
@@ -425,8 +607,10 @@ class PiImport {
 
 export function importPi(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
   const rb = new ReportBuilder("pi", file);
-  const state = new PiImport(rb);
-  for (const { raw, o } of objectLines(text, rb)) state.readLine(raw.line, o);
+  const records = [...objectLines(text, rb)].map(({ raw, o }) => ({ line: raw.line, o }));
+  const state = new PiImport(rb, piContextEdits(records));
+  for (const n of state.edits.notes) rb.note(n);
+  for (const { line, o } of records) state.readLine(line, o);
   completeHeader(state.header, state.entries, file);
   return finishImport(state.entries, rb, state.lines, options);
 }
