@@ -40,7 +40,9 @@ const PINNED: Record<string, string[]> = {
   "codex/openprintkit-rollout-2025-10-31T19-02-58.jsonl": [],
   "gjc/gjc-03-raddit-dashboard-pr.jsonl": ["pi kept u0 c0 r0 a0"],
   "openai/replay-function_calling-marshmallow-1867.traj": [],
-  "pi/pi-mono-before-compaction.jsonl": ["pi kept u0 c0 r0 a0", "pi lost u0 c0 r1 a0"],
+  // The second: pi compacted with a call in flight and went on without its result; the call is abandoned
+  // before the compaction and after it alike (it was judged lost when the replacement left it open).
+  "pi/pi-mono-before-compaction.jsonl": ["pi kept u0 c0 r0 a0", "pi kept u0 c0 r0 a0"],
   "pi/pi-mono-large-session.jsonl": [],
   "pi/pi-mono-root-compact.jsonl": ["pi kept u0 c0 r0 a0"],
   "pi/pi-mono-root-session.jsonl": ["pi kept u0 c0 r0 a0"],

@@ -38,8 +38,17 @@ export interface CloseResult<T> {
   inFlight: number;
 }
 
-/** Closes the abandoned calls of a linear message array (returns a new array; the input is not changed). */
-export function closeAbandonedCalls(messages: readonly Message[]): CloseResult<Message[]> {
+/**
+ * Closes the abandoned calls of a linear message array (returns a new array; the input is not changed).
+ * `goesOnAfter`: the conversation goes on after the array (a compaction's replacement with messages
+ * after it on the path), so a call still open at its end is abandoned too, unless `resultsAfter` (the
+ * results recorded anywhere else) holds its result.
+ */
+export function closeAbandonedCalls(
+  messages: readonly Message[],
+  goesOnAfter = false,
+  resultsAfter: ReadonlySet<string> = new Set(),
+): CloseResult<Message[]> {
   const results = new Set<string>();
   for (const m of messages) resultIds(m.content, results);
   const out: Message[] = [];
@@ -49,9 +58,14 @@ export function closeAbandonedCalls(messages: readonly Message[]): CloseResult<M
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!;
     out.push(m);
-    const missing = callIds(m).filter((id) => !results.has(id));
+    let missing = callIds(m).filter((id) => !results.has(id));
     if (missing.length === 0) continue;
-    const abandoned = i < lastConversation;
+    const abandoned = i < lastConversation || goesOnAfter;
+    if (goesOnAfter && i >= lastConversation) {
+      inFlight += missing.filter((id) => resultsAfter.has(id)).length;
+      missing = missing.filter((id) => !resultsAfter.has(id));
+      if (missing.length === 0) continue;
+    }
     if (abandoned) {
       out.push({ role: "user", content: missing.map(syntheticResult), meta: { synthetic: true } });
       closed += missing.length;
@@ -68,7 +82,10 @@ export function closeAbandonedCalls(messages: readonly Message[]): CloseResult<M
  * assistant message follows it somewhere in its subtree. The synthetic result becomes a new
  * `tool_result` entry (id `<call entry id>-synthetic-result`) placed right after
  * the call's entry; the call entry's children are moved under it. Compaction
- * replacements are closed as linear arrays.
+ * replacements are closed as linear arrays, a call still open at the end of
+ * one as well when the conversation goes on below the compaction and no
+ * result for it is recorded anywhere (it was in flight when the agent
+ * compacted, and the agent went on without it).
  */
 export function closeAbandonedInEntries(entries: readonly JournalEntry[]): CloseResult<JournalEntry[]> {
   const results = new Set<string>();
@@ -102,7 +119,7 @@ export function closeAbandonedInEntries(entries: readonly JournalEntry[]): Close
   for (const e of entries) {
     let entry = e;
     if (e.kind === "compaction") {
-      const r = closeAbandonedCalls(e.payload.replacement);
+      const r = closeAbandonedCalls(e.payload.replacement, conversationBelow(e.id), results);
       closed += r.closed;
       if (r.closed > 0) entry = { ...e, payload: { ...e.payload, replacement: r.value } };
     }
