@@ -184,6 +184,15 @@
     if (lostParts.length) notes.push("lost " + lostParts.join(", "));
     if (v.verdict.placeholder) notes.push("placeholder summary");
     if (v.verdict.stacked_checkpoints) notes.push("stacked checkpoints");
+    var native = v.verdict.provider_compaction;
+    if (native)
+      notes.push(
+        native.provider +
+          " native compaction" +
+          (native.opaque
+            ? " (summary encrypted: judged on what else the context kept)"
+            : " (summary of " + native.summary_chars + " characters)"),
+      );
     box.appendChild(
       el(
         "span",

@@ -103,6 +103,8 @@ export interface ReportVerdict {
   reason: string | null;
   placeholder: boolean;
   stacked_checkpoints: boolean;
+  /** A provider's own compaction (an Anthropic `compaction` block, an OpenAI `compaction` item) after it, as `audit` names it. */
+  provider_compaction: CompactionAudit["provider_compaction"];
   messages_before: number;
   messages_after: number;
   losses: { user_texts: string[]; tool_calls: string[]; tool_results: string[]; assistant_texts: string[] };
@@ -492,6 +494,7 @@ function buildView(
       reason: audit.reason === null ? null : bounded(redactSecrets(audit.reason), 2000),
       placeholder: audit.placeholder,
       stacked_checkpoints: audit.stacked_checkpoints,
+      provider_compaction: audit.provider_compaction,
       messages_before: audit.messages_before,
       messages_after: audit.messages_after,
       losses: boundLosses(audit.losses),
