@@ -7,6 +7,7 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import { median } from "./billed.js";
+import { CONSTANTS } from "../src/model/constants.js";
 
 export const LIBS = ["compact-safe", "pi", "langchain"] as const;
 export type Lib = (typeof LIBS)[number];
@@ -432,7 +433,7 @@ export interface TableMeta {
 
 export const BUDGET_TEXT =
   `budget B = ${Math.round(BUDGET_FRACTION * 100)} % of the session's estimated tokens (compact-safe fastEstimator): ` +
-  `compact-safe target B; pi keepRecentTokens B (reserveTokens default); ` +
+  `compact-safe keepRecentTokens B, target B + the note's cap (${CONSTANTS.summaryMaxTokens}); pi keepRecentTokens B (reserveTokens default); ` +
   `LangChain trigger { tokens: B }, keep { tokens: B } (other options default)`;
 
 function pad(s: string, n: number, right = false): string {

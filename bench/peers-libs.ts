@@ -3,9 +3,13 @@
  * compaction of the same messages with the same instant stand-in summarizer
  * (`STAND_IN_NOTE`) and the same budget B (see peers-core.ts):
  *
- * - compact-safe: `compactMessagesSafe(messages, { target: B, summarizer })`,
- *   the summarizer a stand-in that builds what the LLM summarizers send
- *   (`SYSTEM_PROMPT` and `buildUserPrompt(request)`) and answers at once.
+ * - compact-safe: `compactMessagesSafe(messages, { keepRecentTokens: B,
+ *   target: B + CONSTANTS.summaryMaxTokens, summarizer })` (`compactSafeOptions`):
+ *   the newest B tokens kept verbatim, as pi and LangChain keep theirs, and a
+ *   target that holds them and the note at its cap (their results are the
+ *   kept B plus their summary); the summarizer a stand-in that builds what the
+ *   LLM summarizers send (`SYSTEM_PROMPT` and `buildUserPrompt(request)`) and
+ *   answers at once.
  * - pi (`@mariozechner/pi-coding-agent`): the messages converted with
  *   `toPiMessages`, appended to pi's own in-memory `SessionManager` (one
  *   message entry each); the timed call is what pi's `/compact` runs
@@ -33,7 +37,8 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Message } from "../src/model/index.js";
-import { compactMessagesSafe } from "../src/engine/compact.js";
+import { compactMessagesSafe, type CompactOptions } from "../src/engine/compact.js";
+import { CONSTANTS } from "../src/model/constants.js";
 import { fastEstimator } from "../src/engine/tokens.js";
 import { validateSurvivalContract } from "../src/contract/validate.js";
 import { buildUserPrompt, SYSTEM_PROMPT } from "../src/summarizers/prompt.js";
@@ -99,6 +104,15 @@ function verdict(original: readonly Message[], back: () => Message[], path: "sum
 // ---------------------------------------------------------------------------------------------
 // compact-safe
 
+/**
+ * compact-safe's options for budget B: keep the newest B tokens verbatim (the protected round with
+ * them), as pi's `keepRecentTokens` and LangChain's `keep` do, with a target that holds them and the
+ * note at its cap, so that the three summarize the same older span.
+ */
+export function compactSafeOptions(budget: number, summarizer: Summarizer): CompactOptions {
+  return { keepRecentTokens: budget, target: budget + CONSTANTS.summaryMaxTokens, summarizer };
+}
+
 function setupCompactSafe(budget: number, rec: Recorder): LibRunner {
   const summarizer: Summarizer = {
     name: "stand-in",
@@ -115,7 +129,7 @@ function prepareCompactSafe(messages: Message[], budget: number, summarizer: Sum
   let last: Awaited<ReturnType<typeof compactMessagesSafe>> | undefined;
   return {
     async run() {
-      last = await compactMessagesSafe(messages, { target: budget, summarizer });
+      last = await compactMessagesSafe(messages, compactSafeOptions(budget, summarizer));
       return last.ok
         ? { outcome: last.path, compacted: true }
         : { outcome: `${last.error.kind}: ${last.error.message}`, compacted: false };

@@ -11,6 +11,15 @@ export function positiveInt(name: string) {
   };
 }
 
+export function wholeNumber(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n))
+      throw usageError(`${name}: expected a whole number (0 or more), got ${JSON.stringify(value)}`);
+    return n;
+  };
+}
+
 export function percent(value: string): number {
   const n = Number(value);
   if (value.trim() === "" || !Number.isFinite(n) || n <= 0 || n > 100)

@@ -25,7 +25,9 @@ import {
   coverageReceipt,
   replacementParts,
   verbatimTokens,
+  type ReplacementParts,
 } from "./replacement.js";
+import { recentTailStart } from "./tail.js";
 import { pruneOldResults } from "./prune.js";
 import { clearBilledUsage, defaultTarget } from "./pressure.js";
 import { openRedactionScope, redactSecrets } from "../redact/redact.js";
@@ -226,9 +228,67 @@ async function compact(messages: readonly Message[], options: CompactOptions): P
   return summaryPath(messages, options, { judge, tokensBefore, target, anchors, trigger, estimator, round });
 }
 
+/** What the summary path keeps verbatim (the recent tail included), the note's budget and the span it summarizes. */
+function planSummary(
+  messages: readonly Message[],
+  options: CompactOptions,
+  c: PassContext,
+): { parts: ReplacementParts; verbatim: number; budget: number; counted: boolean; span: Message[] } {
+  const { target, anchors, estimator, round } = c;
+  const partsOptions = {
+    anchors,
+    liveState: options.liveState,
+    retainedUserTokens: options.retainedUserTokens,
+    estimator,
+    round,
+  };
+  const spanFrom = (start: number) => [
+    ...messages.slice(0, start),
+    ...messages.slice(start).filter(isCheckpoint),
+  ];
+  const noteBudget = (parts: ReplacementParts, verbatim: number): number => {
+    const span = spanFrom(parts.keepStart);
+    return (
+      options.summaryMaxTokens ??
+      summaryBudget(
+        target,
+        verbatim,
+        estimateTokens(span, estimator),
+        carriedCheckpointTokens(span, estimator),
+      )
+    );
+  };
+  let parts = replacementParts(messages, partsOptions);
+  let verbatim = verbatimTokens(parts, options.liveState, estimator);
+  let budget = noteBudget(parts, verbatim);
+  // A size that was asked for, or a target with little room to spare (under twice the cap after the
+  // verbatim parts), is held in the estimator's count; with room to spare the note keeps its own measure
+  // (about four characters a token), as it always had: dense text then gets its full note.
+  const counted =
+    options.summaryMaxTokens !== undefined || target - verbatim < 2 * CONSTANTS.summaryMaxTokens;
+  // The recent tail: what the target leaves after the note's budget (twice it when the note keeps its
+  // own measure), within keepRecentTokens for the kept messages as a whole.
+  const keepStart = recentTailStart(
+    messages,
+    round.regionStart,
+    Math.min(
+      target - verbatim - (counted ? 1 : 2) * budget,
+      (options.keepRecentTokens ?? CONSTANTS.keepRecentTokens) - estimateTokens(parts.kept, estimator),
+    ),
+    estimator,
+  );
+  if (keepStart < round.regionStart) {
+    parts = replacementParts(messages, { ...partsOptions, keepStart });
+    verbatim = verbatimTokens(parts, options.liveState, estimator);
+    budget = noteBudget(parts, verbatim);
+  }
+  return { parts, verbatim, budget, counted, span: spanFrom(parts.keepStart) };
+}
+
 /**
- * The summary path: everything outside the protected round, plus any checkpoint inside it (folded in,
- * never stacked), becomes one note, written within its budget through the failure ladder.
+ * The summary path: everything older than what is kept verbatim (the protected round and the recent tail
+ * before it), plus any checkpoint inside that (folded in, never stacked), becomes one note, written within
+ * its budget through the failure ladder.
  */
 async function summaryPath(
   messages: readonly Message[],
@@ -236,33 +296,9 @@ async function summaryPath(
   c: PassContext,
 ): Promise<CompactResult> {
   const { judge, tokensBefore, target, anchors, trigger, estimator, round } = c;
-  const span = [
-    ...messages.slice(0, round.regionStart),
-    ...messages.slice(round.regionStart).filter(isCheckpoint),
-  ];
-  const parts = replacementParts(messages, {
-    anchors,
-    liveState: options.liveState,
-    retainedUserTokens: options.retainedUserTokens,
-    estimator,
-    round,
-  });
-  const verbatim = verbatimTokens(parts, options.liveState, estimator);
-  const budget =
-    options.summaryMaxTokens ??
-    summaryBudget(
-      target,
-      verbatim,
-      estimateTokens(span, estimator),
-      carriedCheckpointTokens(span, estimator),
-    );
-  // A size that was asked for, or a target with little room to spare (under twice the cap after the
-  // verbatim parts), is held in the estimator's count; with room to spare the note keeps its own measure
-  // (about four characters a token), as it always had: dense text then gets its full note.
-  const counted =
-    options.summaryMaxTokens !== undefined || target - verbatim < 2 * CONSTANTS.summaryMaxTokens;
+  const { parts, verbatim, budget, counted, span } = planSummary(messages, options, c);
   // What stays verbatim after the span: the summarizer reads it for the state at the cut (the next step).
-  const following = messages.slice(round.regionStart).filter((m) => !isCheckpoint(m));
+  const following = messages.slice(parts.keepStart).filter((m) => !isCheckpoint(m));
   const outcome = await summarizeWithLadder(
     span,
     following,

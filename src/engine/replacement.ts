@@ -32,6 +32,11 @@ export interface ReplacementOptions {
   round?: ProtectedRound;
   /** Precomputed verbatim parts (`replacementParts` with the same options). */
   parts?: ReplacementParts;
+  /**
+   * Where the verbatim part starts: the protected round's start (the default), or earlier, to keep a
+   * recent tail of whole units before it too (`recentTailStart`).
+   */
+  keepStart?: number;
 }
 
 export type ReplacementResult =
@@ -150,10 +155,11 @@ function redactTexts(blocks: TextBlock[]): TextBlock[] {
 function retainOlderUsers(
   messages: readonly Message[],
   round: ProtectedRound,
+  keepStart: number,
   budget: number,
   estimator: TokenEstimator,
 ): Message[] {
-  const required = new Set(round.instructionIndices.filter((i) => i < round.regionStart));
+  const required = new Set(round.instructionIndices.filter((i) => i < keepStart));
   const picked: { index: number; message: Message }[] = [];
   let used = 0;
   for (const i of required) {
@@ -165,7 +171,7 @@ function retainOlderUsers(
     picked.push({ index: i, message });
     used += estimator.message(message);
   }
-  for (let i = round.regionStart - 1; i >= 0; i--) {
+  for (let i = keepStart - 1; i >= 0; i--) {
     if (required.has(i)) continue;
     const m = messages[i]!;
     if (!isPlainUser(m)) continue;
@@ -201,8 +207,11 @@ export interface ReplacementParts {
   system: Message[];
   users: Message[];
   branches: Message[];
-  /** The protected round, bounded. */
+  /** The verbatim part from `keepStart` (the recent tail, then the protected round), bounded. */
   kept: Message[];
+  /** Where `kept` starts in the history (the protected round's start when no recent tail is kept). */
+  keepStart: number;
+  /** The receipt: what of the protected round is kept (the recent tail before it is not counted). */
   coverage: CoverageReceipt;
   anchors: string;
   round: ProtectedRound;
@@ -216,12 +225,13 @@ export function replacementParts(
   const estimator = options.estimator ?? fastEstimator;
   const round = options.round ?? protectedRound(messages);
   const anchors = options.anchors?.trim() ?? "";
+  const keepStart = Math.min(options.keepStart ?? round.regionStart, round.regionStart);
 
-  // 1. System content, verbatim, duplicates collapsed (system messages inside the region stay in place).
-  const region = messages.slice(round.regionStart).filter((m) => !isCheckpoint(m));
+  // 1. System content, verbatim, duplicates collapsed (system messages inside the kept part stay in place).
+  const region = messages.slice(keepStart).filter((m) => !isCheckpoint(m));
   const seenSystem = new Set(region.filter((m) => m.role === "system").map((m) => canonicalJson(m.content)));
   const system: Message[] = [];
-  for (let i = 0; i < round.regionStart; i++) {
+  for (let i = 0; i < keepStart; i++) {
     const m = messages[i]!;
     if (m.role !== "system") continue;
     const key = canonicalJson(m.content);
@@ -234,17 +244,20 @@ export function replacementParts(
   const users = retainOlderUsers(
     messages,
     round,
+    keepStart,
     options.retainedUserTokens ?? DEFAULT_RETAINED_USER_TOKENS,
     estimator,
   );
 
-  // 3. Branch summaries before the region, verbatim (those inside it stay in place).
-  const branches = messages.slice(0, round.regionStart).filter(isBranchSummary);
+  // 3. Branch summaries before the kept part, verbatim (those inside it stay in place).
+  const branches = messages.slice(0, keepStart).filter(isBranchSummary);
 
-  // 5. The protected round, with tool results bounded to 8 KiB.
+  // 5. The recent tail and the protected round, with tool results bounded to 8 KiB.
   const kept = region.map(boundMessage);
-  const coverage = coverageReceipt("summary", kept, anchors);
-  return { system, users, branches, kept, coverage, anchors, round };
+  let tail = 0;
+  for (let i = keepStart; i < round.regionStart; i++) if (!isCheckpoint(messages[i]!)) tail++;
+  const coverage = coverageReceipt("summary", kept.slice(tail), anchors);
+  return { system, users, branches, kept, keepStart, coverage, anchors, round };
 }
 
 /**

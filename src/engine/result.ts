@@ -27,6 +27,13 @@ export interface CompactOptions {
   liveState?: LiveState;
   /** Token budget for older plain user messages (default 20,000). */
   retainedUserTokens?: number;
+  /**
+   * On the summary path, the newest messages before the protected round are kept verbatim too, as
+   * whole units, while the kept messages (the protected round with them) stay within this many
+   * tokens and the target still leaves the note its budget (default 20,000; 0: only the protected
+   * round). The note summarizes what is older.
+   */
+  keepRecentTokens?: number;
   /** Only try the prune-only path. */
   pruneOnly?: boolean;
   /**

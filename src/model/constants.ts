@@ -19,6 +19,12 @@ export const CONSTANTS = Object.freeze({
   stubTokens: 80,
   /** Token budget for older plain user messages retained beside the checkpoint. */
   retainedUserTokens: 20_000,
+  /**
+   * On the summary path, the newest messages before the protected round stay verbatim too while the
+   * kept messages (the protected round with them) come to no more than this many tokens and the target
+   * leaves the note its budget.
+   */
+  keepRecentTokens: 20_000,
   /** Size cap of a summary, in tokens (the budget the target leaves is held under it). */
   summaryMaxTokens: 2_000,
   /**

@@ -74,7 +74,7 @@ test("the summary preview marks each message by its fate: retained user text, su
     "summarized",
     "summarized",
     "summarized",
-    "summarized",
+    "kept", // the recent tail: the newest whole message before the round, kept verbatim too (keepRecentTokens)
     "kept", // the current round from here
     "kept",
     "bounded", // the 20 KB result: head and tail
@@ -83,9 +83,10 @@ test("the summary preview marks each message by its fate: retained user text, su
     "kept",
   ]);
   assert.equal(v.rows[0]!.why, "retained user text");
+  assert.equal(v.rows[5]!.why, "kept verbatim");
   assert.equal(v.rows[6]!.why, undefined);
   assert.equal(model.why_default.kept, "protected round");
-  assert.deepEqual(v.counts, { kept: 6, bounded: 1, stubbed: 0, summarized: 5, dropped: 0 });
+  assert.deepEqual(v.counts, { kept: 7, bounded: 1, stubbed: 0, summarized: 4, dropped: 0 });
   assert.equal(v.verdict.kept, true);
   assert.ok(v.checkpoint !== null && v.checkpoint.coverage !== null && v.checkpoint.summary.length > 0);
   // Calls joined to their results.

@@ -13,7 +13,7 @@ import { readBackgroundFile } from "../../workspace/index.js";
 import { formatReceipt } from "../../engine/replacement.js";
 import type { BackgroundHandle, Summarizer } from "../../summarizers/types.js";
 import { extractiveSummarizer } from "../../summarizers/extractive/index.js";
-import { percent, positiveInt, timeoutSeconds } from "../options.js";
+import { percent, positiveInt, timeoutSeconds, wholeNumber } from "../options.js";
 import {
   compactJournal,
   compactSession,
@@ -52,6 +52,7 @@ interface CompactCliOptions {
   threshold: number;
   target?: number;
   summaryTokens?: number;
+  keepRecentTokens?: number;
   ifNeeded?: boolean;
   workspace?: string;
   background?: string;
@@ -197,6 +198,7 @@ function routeOptions(
     summarizer,
     target: o.target,
     summaryMaxTokens: o.summaryTokens,
+    keepRecentTokens: o.keepRecentTokens,
     window: o.window,
     threshold: o.threshold / 100,
     ifNeeded: o.ifNeeded === true,
@@ -370,6 +372,11 @@ function defineCommand(program: Command): Command {
       "--summary-tokens <tokens>",
       "size bound of the summary note (default: what --target leaves after the kept messages, 1,200 to 2,000; 2,000 when the kept messages alone reach the target)",
       positiveInt("--summary-tokens"),
+    )
+    .option(
+      "--keep-recent-tokens <tokens>",
+      "on the summary path, keep the newest whole messages before the protected last round verbatim too, up to this many tokens with the round (default 20,000, within what --target leaves after the note; 0: the round only)",
+      wholeNumber("--keep-recent-tokens"),
     )
     .option(
       "--if-needed",
