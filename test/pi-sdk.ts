@@ -4,7 +4,8 @@
  * (`DefaultResourceLoader`, extension factories) and pi-ai's `faux` provider
  * standing in for the model. Everything lives in a temporary folder (HOME,
  * agent dir, cwd, sessions); PI_OFFLINE is set, and `fetch` throws, so that
- * nothing reaches the network.
+ * nothing reaches the network; jiti's file cache is off, so that nothing is
+ * left in the system temp folder.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,6 +14,8 @@ import type { AgentSession, ExtensionFactory } from "@mariozechner/pi-coding-age
 import type { AssistantMessage, FauxProviderRegistration } from "@mariozechner/pi-ai";
 
 process.env.PI_OFFLINE = "1";
+// pi loads extension files through jiti, whose transform cache would otherwise stay in the system temp folder.
+process.env.JITI_FS_CACHE = "false";
 process.env.PI_SKIP_VERSION_CHECK = "1";
 globalThis.fetch = ((input: unknown) => {
   throw new Error(`the pi tests must stay offline (fetch ${String(input)})`);

@@ -1,5 +1,8 @@
 /** The fuzz harness itself: cases are reproducible, and hangs and bad exits are caught. */
 import { test } from "node:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import assert from "node:assert/strict";
 import { makeCase } from "./generate.js";
 import { processProblems } from "./cli.js";
@@ -16,10 +19,20 @@ test("a case is a pure function of (seed, index, profile)", () => {
   assert.ok(!makeCase(42, 0, "test").bytes.equals(makeCase(43, 0, "test").bytes));
 });
 
-test("a case that does not finish in time is a hang failure, and the campaign goes on", async () => {
+test("a case that does not finish in time is a hang failure, and the campaign goes on", async (t) => {
   // Seed 7740's first three cases are generated histories (the same with or without the corpus), two of them
   // over 100 KB, so that a case outlasts the 1 ms limit however fast the machine.
-  const r = await runCampaign({ seed: 7740, cases: 3, cliCases: 0, profile: "test", caseTimeoutMs: 1 });
+  // Its reproducers go to a folder of the test's own, removed after (nothing left in the temp folder).
+  const dir = mkdtempSync(join(tmpdir(), "cs-fuzz-harness-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const r = await runCampaign({
+    seed: 7740,
+    cases: 3,
+    cliCases: 0,
+    profile: "test",
+    caseTimeoutMs: 1,
+    reproducerDir: join(dir, "compact-safe-fuzz"),
+  });
   assert.equal(
     r.inProcess.failure + r.inProcess.compacted + r.inProcess.refusal + r.inProcess["clear-error"],
     3,

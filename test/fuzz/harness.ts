@@ -26,6 +26,8 @@ export interface CampaignOptions {
   cliTimeoutMs?: number;
   cliConcurrency?: number;
   log?: (line: string) => void;
+  /** Where a failing case's input is written (default: `compact-safe-fuzz` in the system temp folder). */
+  reproducerDir?: string;
 }
 
 export interface FailureRecord extends Failure {
@@ -56,9 +58,8 @@ const emptyCounts = (): Record<OutcomeClass, number> => ({
   failure: 0,
 });
 
-/** Writes the failing input under os.tmpdir(); returns its path. */
-export function writeReproducer(c: FuzzCase): string {
-  const dir = join(tmpdir(), "compact-safe-fuzz");
+/** Writes the failing input in `dir` (default: `compact-safe-fuzz` under os.tmpdir()); returns its path. */
+export function writeReproducer(c: FuzzCase, dir = join(tmpdir(), "compact-safe-fuzz")): string {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `seed-${c.seed}-case-${c.index}-${c.fileName}`);
   writeFileSync(file, c.bytes);
@@ -196,7 +197,7 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
     let file: string;
     try {
       c = makeCase(opts.seed, o.index, opts.profile);
-      file = writeReproducer(c);
+      file = writeReproducer(c, opts.reproducerDir);
     } catch (e) {
       // The generator itself failed: still report the case by seed and index.
       c = {
