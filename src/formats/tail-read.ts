@@ -42,14 +42,19 @@ function valuesOf(
     while (bytes[i] === 0x20 || bytes[i] === 0x09) i++;
     if (bytes[i] !== 0x22) continue; // '"'
     const start = i + 1;
-    let close = bytes.indexOf(0x22, start);
-    if (close < 0 || close > end) close = end;
-    // Within the value only (a search to the end of the file for each value would cost more than the rest).
-    const value = bytes.subarray(start, close);
-    const slash = value.indexOf(0x5c);
-    const nl = value.indexOf(0x0a);
-    const stop = Math.min(slash < 0 ? value.length : slash, nl < 0 ? value.length : nl);
-    into(value.toString("latin1", 0, stop), stop === slash);
+    // To the value's closing quote, a line break or an escape, within the value only (a search to the
+    // end of the file for each value would cost more than the rest; ids are short).
+    let stop = start;
+    let escaped = false;
+    for (; stop < end; stop++) {
+      const c = bytes[stop];
+      if (c === 0x22 || c === 0x0a) break;
+      if (c === 0x5c) {
+        escaped = true;
+        break;
+      }
+    }
+    into(bytes.toString("latin1", start, stop), escaped);
   }
 }
 

@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Block, Message } from "../../model/index.js";
 import { extractiveSummary, splitSections } from "./index.js";
-import { isConstraint, rejectionOf, unwrapUserText } from "./user-text.js";
+import { isConstraint, rejectionOf, reportedPart, sentencesOf, unwrapUserText } from "./user-text.js";
 
 const user = (t: string, meta?: Record<string, unknown>): Message => ({
   role: "user",
@@ -37,6 +37,20 @@ test("unwrapUserText: a slash command as /name args, expanded prompts and comman
   assert.equal(injected.kind, "injected");
   assert.match(injected.text, /"Create a plan", 11017 characters/);
   assert.deepEqual(unwrapUserText("fix the bug"), { kind: "direction", text: "fix the bug" });
+});
+
+test("reportedPart keeps whole sentences: a dot in a file name, a version or a URL does not end one (it cut them at it)", () => {
+  assert.equal(
+    reportedPart(
+      "Updated src/app.ts to fix it. Let me run the tests. Version 1.2.3 works, see https://x.dev/a.b",
+    ),
+    "Updated src/app.ts to fix it. Version 1.2.3 works, see https://x.dev/a.b",
+  );
+  assert.deepEqual(sentencesOf("Done... Really?! yes.\nnext"), ["Done...", " Really?!", " yes.", "\nnext"]);
+  assert.deepEqual(sentencesOf(""), []);
+  // One pass: a long text without a sentence end is not read again from each of its characters.
+  const long = "path/to/file.ts ".repeat(20_000);
+  assert.deepEqual(sentencesOf(long), [long]);
 });
 
 test("isConstraint and rejectionOf", () => {

@@ -64,10 +64,37 @@ export function withoutInjected(text: string): string {
 const NARRATION =
   /^(?:(?:ok(?:ay)?|great|perfect|good|excellent|alright|now|next|first|then|so|sure)\b[,.!:]?\s*)*(?:let me|let's|let us|i'll|i will|i'm going to|i am going to|i need to|i should|i'm now going to|we'll|we need to)\b/i;
 
+const isTerminator = (c: number): boolean => c === 0x2e || c === 0x21 || c === 0x3f; // . ! ?
+const WHITESPACE = /\s/;
+
+/**
+ * The sentences of a text, in one pass: a sentence ends at a run of `.`, `!`
+ * or `?` followed by whitespace or the end of the text; a `.` inside a word
+ * (a file name, a version, a URL) does not end one.
+ */
+export function sentencesOf(text: string): string[] {
+  const out: string[] = [];
+  let start = 0;
+  for (let i = 0; i < text.length;) {
+    if (!isTerminator(text.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    let j = i + 1;
+    while (j < text.length && isTerminator(text.charCodeAt(j))) j++;
+    if (j === text.length || WHITESPACE.test(text[j]!)) {
+      out.push(text.slice(start, j));
+      start = j;
+    }
+    i = j;
+  }
+  if (start < text.length) out.push(text.slice(start));
+  return out;
+}
+
 /** The sentences of a work note that report something (narration and bare interjections left out); "" when none. */
 export function reportedPart(text: string): string {
-  const sentences = text.match(/[^.!?]+(?:[.!?]+(?=\s|$)|$)/g) ?? [text];
-  const kept = sentences
+  const kept = sentencesOf(text)
     .map((x) => x.trim())
     .filter(
       (x) =>
