@@ -2,8 +2,10 @@
  * Fact retention over the summarized span, measured from the definitions and
  * independently of the summarizer's own extraction code.
  *
- * The span is everything outside the protected last round of the original
- * history (`protectedRound(original).regionStart`).
+ * The span is what the note summarized: everything before the verbatim part
+ * that ends the replacement after its checkpoint (the protected last round,
+ * `protectedRound(original).regionStart`, and the recent tail before it that
+ * is kept word for word too).
  * - (a) Modified file paths: from the inputs of modifying tools in the span
  *   (Edit, Write, MultiEdit, NotebookEdit, apply_patch,
  *   str_replace_based_edit_tool / str_replace_editor except `view`, create*,
@@ -27,7 +29,7 @@
  * nothing is summarized: the facts are looked up in the whole replacement.
  */
 import type { Block, Message } from "../src/model/index.js";
-import { isPlainUser } from "../src/contract/classify.js";
+import { isCheckpoint, isPlainUser } from "../src/contract/classify.js";
 import { protectedRound } from "../src/contract/rounds.js";
 import { rejectionOf } from "../src/summarizers/extractive/user-text.js";
 
@@ -140,13 +142,37 @@ function errorText(content: string): string {
   return m ? content.slice(m[0].length) : content;
 }
 
+/**
+ * Where the part of `original` that the replacement keeps word for word after its checkpoint starts
+ * (the original's checkpoints in it are folded into the new note, not kept): the original's length when
+ * there is no checkpoint.
+ */
+function verbatimStart(
+  original: readonly Message[],
+  replacement: readonly Message[],
+  checkpoint: Message | null,
+): number {
+  const at = checkpoint ? replacement.indexOf(checkpoint) : -1;
+  if (at < 0) return original.length;
+  let kept = replacement.length - at - 1;
+  let i = original.length;
+  while (i > 0 && kept > 0) {
+    i--;
+    if (!isCheckpoint(original[i]!)) kept--;
+  }
+  return i;
+}
+
 export function measureRetention(
   original: readonly Message[],
   replacement: readonly Message[],
   checkpoint: Message | null,
 ): Retention {
   const round = protectedRound(original);
-  const span = original.slice(0, round.regionStart);
+  const span = original.slice(
+    0,
+    Math.min(round.regionStart, verbatimStart(original, replacement, checkpoint)),
+  );
   const paths = new Set<string>();
   const users = new Set<string>();
   const errors = new Set<string>();
