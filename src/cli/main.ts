@@ -4,7 +4,7 @@
  * Exit codes: 0 ok; 1 contract violation or compaction refused; 2 usage or
  * input error; 3 summarizer failed; 4 journal locked.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import type { Command } from "commander";
 
 type CommandModule = { register(program: Command, setExit: (code: number) => void): void };
@@ -39,6 +39,16 @@ async function commandModules(argv: readonly string[]): Promise<CommandModule[]>
   return all;
 }
 
+/**
+ * The hook command as one file (`npm run build` bundles hook-entry.js: scripts/bundle-hook.mjs), else its
+ * modules: loading the bundle costs a fraction of resolving and loading its ~40 modules one by one.
+ */
+async function hookModule(): Promise<typeof import("./hook-entry.js")> {
+  const bundle = new URL("./hook-bundle.js", import.meta.url);
+  if (existsSync(bundle)) return (await import(bundle.href)) as typeof import("./hook-entry.js");
+  return import("./hook-entry.js");
+}
+
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
     version: string;
@@ -55,10 +65,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   // `hook AGENT`, as an agent runs it on every compaction, needs no command parser: the
   // hook module alone (any other line with `hook`, its help too, goes through commander).
   if (argv.length === 2 && argv[0] === "hook" && !argv[1]!.startsWith("-")) {
-    const [{ runHookCommand }, { ignoreClosedPipes }] = await Promise.all([
-      import("./commands/hook.js"),
-      import("./output.js"),
-    ]);
+    const { runHookCommand, ignoreClosedPipes } = await hookModule();
     ignoreClosedPipes();
     await runHookCommand(argv[1]);
     return 0;

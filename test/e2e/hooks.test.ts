@@ -194,3 +194,31 @@ test("hooks: a session path that starts with - is a file (taken from the input's
   assert.equal(pi.status, 0, pi.stderr);
   assert.match(pi.stdout, /did not keep the survival contract/);
 });
+
+test("hook AGENT loads the hook bundle and no other module of the package but the entry point", (t) => {
+  const { dir, cleanup } = tempDir();
+  t.after(cleanup);
+  const transcript = claudeCodeTranscript(dir, { compacted: true });
+  const r = spawnSync(process.execPath, [cliPath, "hook", "claude-code"], {
+    input: JSON.stringify({
+      transcript_path: transcript,
+      cwd: dir,
+      hook_event_name: "SessionStart",
+      source: "compact",
+    }),
+    encoding: "utf8",
+    cwd: dir,
+    env: { ...process.env, NODE_DEBUG: "esm" },
+  });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(additionalContext(r.stdout).additionalContext, /did not keep the survival contract/);
+  // The package's modules loaded, as the ESM loader reports them (NODE_DEBUG=esm names every URL it loads).
+  const dist = new URL("../../src/", import.meta.url).href;
+  const loaded = new Set(
+    [...r.stderr.matchAll(/file:\/\/\S+?\.js(?=['"\s,)]|$)/g)]
+      .map((m) => m[0])
+      .filter((u) => u.startsWith(dist))
+      .map((u) => u.slice(dist.length)),
+  );
+  assert.deepEqual([...loaded].sort(), ["cli/hook-bundle.js", "cli/main.js"]);
+});
