@@ -2,23 +2,19 @@
 import { MAX_TIMEOUT_MS } from "../summarizers/llm-common.js";
 import { usageError } from "./errors.js";
 
-export function positiveInt(name: string) {
+/** A parser of a whole number of at least `min` (1: "a positive whole number", 0: "a whole number (0 or more)"). */
+function wholeAtLeast(name: string, min: 0 | 1) {
+  const expected = min === 1 ? "a positive whole number" : "a whole number (0 or more)";
   return (value: string): number => {
     const n = Number(value);
-    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n <= 0)
-      throw usageError(`${name}: expected a positive whole number, got ${JSON.stringify(value)}`);
+    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min)
+      throw usageError(`${name}: expected ${expected}, got ${JSON.stringify(value)}`);
     return n;
   };
 }
 
-export function wholeNumber(name: string) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n))
-      throw usageError(`${name}: expected a whole number (0 or more), got ${JSON.stringify(value)}`);
-    return n;
-  };
-}
+export const positiveInt = (name: string) => wholeAtLeast(name, 1);
+export const wholeNumber = (name: string) => wholeAtLeast(name, 0);
 
 export function percent(value: string): number {
   const n = Number(value);

@@ -58,20 +58,15 @@ export function closeAbandonedCalls(
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!;
     out.push(m);
-    let missing = callIds(m).filter((id) => !results.has(id));
+    const missing = callIds(m).filter((id) => !results.has(id));
     if (missing.length === 0) continue;
-    const abandoned = i < lastConversation || goesOnAfter;
-    if (goesOnAfter && i >= lastConversation) {
-      inFlight += missing.filter((id) => resultsAfter.has(id)).length;
-      missing = missing.filter((id) => !resultsAfter.has(id));
-      if (missing.length === 0) continue;
-    }
-    if (abandoned) {
-      out.push({ role: "user", content: missing.map(syntheticResult), meta: { synthetic: true } });
-      closed += missing.length;
-    } else {
-      inFlight += missing.length;
-    }
+    // Abandoned: the conversation goes on after the call, in the array or (with no result elsewhere) after it.
+    const abandoned =
+      i < lastConversation ? missing : goesOnAfter ? missing.filter((id) => !resultsAfter.has(id)) : [];
+    inFlight += missing.length - abandoned.length;
+    if (abandoned.length === 0) continue;
+    out.push({ role: "user", content: abandoned.map(syntheticResult), meta: { synthetic: true } });
+    closed += abandoned.length;
   }
   return { value: out, closed, inFlight };
 }
