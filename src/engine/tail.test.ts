@@ -134,17 +134,21 @@ test("recentTailStart: never splits a call from its results (parallel calls, res
 });
 
 test("property: with any target and keepRecentTokens, a summary-path result keeps the contract, pairs every call, keeps a suffix of the history verbatim and stays within keepRecentTokens past the protected round", async () => {
+  // How many runs took the summary path, and kept a tail: the property must not hold only vacuously.
+  const seen = { summaries: 0, tails: 0 };
   await fc.assert(
     fc.asyncProperty(
-      history,
+      // A generated history, after an older task of up to 30 exchanges (room for a tail when the target allows).
+      fc.tuple(fc.nat(30), history).map(([n, h]) => [...task(n), ...h]),
       fc.double({ min: 0.05, max: 0.9, noNaN: true }),
-      fc.nat(6000),
+      fc.nat(20_000),
       async (h, frac, keep) => {
         const frozen = deepFreeze(h);
         const s = recording();
         const target = Math.max(1, Math.floor(estimateTokens(frozen) * frac));
         const r = await compactMessagesSafe(frozen, { summarizer: s, target, keepRecentTokens: keep });
         if (!r.ok || r.path !== "summary") return;
+        seen.summaries++;
         assert.ok(validateSurvivalContract(frozen, r.replacement, { path: "summary" }).valid);
         assert.ok(validatePairing(frozen, r.replacement).valid);
         const req = s.calls.at(-1)!;
@@ -152,6 +156,7 @@ test("property: with any target and keepRecentTokens, a summary-path result keep
         const round = protectedRound(frozen);
         const region = frozen.slice(round.regionStart).filter((m) => !isCheckpoint(m));
         if (kept.length > region.length) {
+          seen.tails++;
           // A tail was kept: whole units, within keepRecentTokens, and the span is what comes before it.
           assert.ok(estimateTokens(r.replacement.slice(-kept.length)) <= keep); // as kept: results bounded
           assert.ok(validatePairing(kept, kept).valid);
@@ -161,4 +166,5 @@ test("property: with any target and keepRecentTokens, a summary-path result keep
     ),
     { numRuns: 150 },
   );
+  assert.ok(seen.summaries > 0 && seen.tails > 0, JSON.stringify(seen));
 });
