@@ -3,7 +3,9 @@ import assert from "node:assert/strict";
 import type { Message } from "../model/types.js";
 import type { Summarizer, SummaryRequest, SummaryResult } from "../summarizers/types.js";
 import { SummarizerError } from "../summarizers/types.js";
-import { compactMessagesSafe, completeUnits } from "./compact.js";
+import { compactMessagesSafe, completeUnits, measureForPrune, pruneSizeBeforeRedaction } from "./compact.js";
+import { fastEstimator, type TokenEstimator } from "./tokens.js";
+import { protectedRound } from "../contract/rounds.js";
 import { shouldCompact, measurePressure } from "./pressure.js";
 import { STUB_PREFIX } from "./prune.js";
 import { isCheckpoint, validateSurvivalContract, CHECKPOINT_MARKER } from "../contract/index.js";
@@ -97,6 +99,60 @@ test("prune-only is tried first and committed when it reaches the target", async
     /Read \{"file_path":"src\/f0\.ts"\}; 1750 bytes removed/,
   );
   assert.ok(validateSurvivalContract(history, r.replacement, { path: "prune-only" }).valid);
+});
+
+test("a prune-only history that stays over the target before its redaction is not redacted (not built)", async () => {
+  // The bound of what stubbing can save says the target may be reached; the pruned history's size
+  // before redaction says it is not: the summary path follows, and the redaction of the prune-only
+  // history (most of its cost) is never paid. Seen through the estimator: nothing it measures holds a
+  // redacted tool result, which only the prune-only history has (the summary path keeps no old result).
+  const history = task(8);
+  history.splice(
+    3,
+    0,
+    {
+      role: "assistant",
+      content: [{ type: "tool_use", id: "env", name: "Bash", input: { command: "cat .env" } }],
+    },
+    {
+      role: "user",
+      content: [
+        {
+          type: "tool_result",
+          tool_use_id: "env",
+          content: "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        },
+      ],
+    },
+  );
+  deepFreeze(history);
+  const round = protectedRound(history);
+  const { tokens, pruneSavingsBound } = measureForPrune(history, round.regionStart, fastEstimator);
+  const unredacted = pruneSizeBeforeRedaction(history, round, fastEstimator);
+  const target = Math.floor((tokens - pruneSavingsBound + unredacted) / 2);
+  assert.ok(
+    tokens - pruneSavingsBound <= target && target < unredacted,
+    `${tokens - pruneSavingsBound} ${target} ${unredacted}`,
+  );
+  let redactedResults = 0;
+  const spy: TokenEstimator = {
+    name: "spy",
+    text: (t) => fastEstimator.text(t),
+    message(m) {
+      for (const b of m.content)
+        if (b.type === "tool_result" && (b as { content: string }).content.includes("[REDACTED:"))
+          redactedResults++;
+      return fastEstimator.message(m);
+    },
+  };
+  const r = await compactMessagesSafe(history, { target, estimator: spy, summarizer: scripted([good]) });
+  assert.ok(r.ok, r.ok ? "" : r.error.message);
+  assert.equal(r.path, "summary");
+  assert.equal(redactedResults, 0, "the prune-only history was redacted, then thrown away");
+  // With pruneOnly asked for, the same history is pruned and redacted.
+  const p = await compactMessagesSafe(history, { pruneOnly: true, estimator: spy });
+  assert.ok(p.ok && p.path === "prune-only");
+  assert.ok(redactedResults > 0);
 });
 
 test("repeated identical reads keep only the latest copy; nested images go", async () => {

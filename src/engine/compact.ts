@@ -28,7 +28,7 @@ import {
   type ReplacementParts,
 } from "./replacement.js";
 import { recentTailStart } from "./tail.js";
-import { pruneOldResults } from "./prune.js";
+import { pruneOldResults, type PruneStats } from "./prune.js";
 import { clearBilledUsage, defaultTarget } from "./pressure.js";
 import { openRedactionScope, redactSecrets } from "../redact/redact.js";
 import { CONSTANTS } from "../model/constants.js";
@@ -127,14 +127,42 @@ interface PassContext {
   round: ProtectedRound;
 }
 
-/** The prune-only path: ok when it shrinks the history and passes the contract (path `prune-only`). */
-function tryPruneOnly(messages: readonly Message[], regionStart: number, c: PassContext): CompactResult {
-  const pruned = pruneOldResults(messages, regionStart, c.round.instructionIndices);
-  // The protected round is bounded as on the summary path (8 KiB results, nested blocks dropped).
-  for (let i = regionStart; i < pruned.messages.length; i++)
+/**
+ * The prune-only history (`redact` false: as it would be but for its secrets), with the protected round
+ * bounded as on the summary path (8 KiB results, nested blocks dropped), and its size.
+ */
+function prunedHistory(
+  messages: readonly Message[],
+  round: ProtectedRound,
+  estimator: TokenEstimator,
+  redact: boolean,
+): { messages: Message[]; stats: PruneStats; tokens: number } {
+  const pruned = pruneOldResults(messages, round.regionStart, round.instructionIndices, redact);
+  for (let i = round.regionStart; i < pruned.messages.length; i++)
     pruned.messages[i] = boundMessage(pruned.messages[i]!);
   const prunedMessages = clearBilledUsage(pruned.messages);
-  const prunedTokens = estimateTokens(prunedMessages, c.estimator);
+  return { messages: prunedMessages, stats: pruned.stats, tokens: estimateTokens(prunedMessages, estimator) };
+}
+
+/**
+ * The size of the prune-only history before its redaction: when it is over the target, the prune-only
+ * history is not built (its redaction, most of its cost, would be thrown away for the summary path). The
+ * redaction only turns secrets into markers of a few words, so it is not counted: a history that only
+ * the redaction of its secrets would bring down to the target goes to the summary path (see DECISIONS).
+ */
+export function pruneSizeBeforeRedaction(
+  messages: readonly Message[],
+  round: ProtectedRound,
+  estimator: TokenEstimator,
+): number {
+  return prunedHistory(messages, round, estimator, false).tokens;
+}
+
+/** The prune-only path: ok when it shrinks the history and passes the contract (path `prune-only`). */
+function tryPruneOnly(messages: readonly Message[], regionStart: number, c: PassContext): CompactResult {
+  const pruned = prunedHistory(messages, c.round, c.estimator, true);
+  const prunedMessages = pruned.messages;
+  const prunedTokens = pruned.tokens;
   const grows =
     prunedTokens >= c.tokensBefore
       ? "it found nothing to prune outside the protected round"
@@ -209,9 +237,14 @@ async function compact(messages: readonly Message[], options: CompactOptions): P
   }
 
   // 1. Prune-only.
-  // When even stubbing every old result could not reach the target, the prune-only history is not
-  // built at all (it would be thrown away for the summary path).
-  if (options.pruneOnly || tokensBefore - pruneSavingsBound <= target) {
+  // When even stubbing every old result could not reach the target (a bound first, then the pruned
+  // history's size before its redaction), the prune-only history is not built at all: it would be thrown
+  // away for the summary path.
+  if (
+    options.pruneOnly ||
+    (tokensBefore - pruneSavingsBound <= target &&
+      pruneSizeBeforeRedaction(messages, round, estimator) <= target)
+  ) {
     const pruned = tryPruneOnly(messages, round.regionStart, {
       judge,
       tokensBefore,

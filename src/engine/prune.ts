@@ -35,9 +35,13 @@ export const STUB_PREFIX = "[compact-safe: pruned tool result;";
 /** Characters past the stub bound that are redacted with it, so a secret across the cut is seen whole. */
 const REDACT_MARGIN = 1024;
 
-/** The arguments as JSON, redacted before they are cut to the bound (a secret is never cut in two first). */
-function boundedArgs(input: unknown): string {
-  const json = redactSecrets((JSON.stringify(input) ?? "null").slice(0, STUB_ARGS_CHARS + REDACT_MARGIN));
+/**
+ * The arguments as JSON, redacted before they are cut to the bound (a secret is never cut in two first);
+ * `redact` false: cut as they are (`pruneSizeBeforeRedaction`).
+ */
+function boundedArgs(input: unknown, redact: boolean): string {
+  const raw = (JSON.stringify(input) ?? "null").slice(0, STUB_ARGS_CHARS + REDACT_MARGIN);
+  const json = redact ? redactSecrets(raw) : raw;
   return json.length > STUB_ARGS_CHARS
     ? `${json.slice(0, STUB_ARGS_CHARS).replace(/[\uD800-\uDBFF]$/, "")}…`
     : json;
@@ -54,8 +58,11 @@ function stubText(
   call: ToolUseBlock | undefined,
   bytes: number,
   why: "large" | "repeated",
+  redact: boolean,
 ): string {
-  const tool = call ? `${redactSecrets(call.name)} ${boundedArgs(call.input)}` : "unknown tool";
+  const tool = call
+    ? `${redact ? redactSecrets(call.name) : call.name} ${boundedArgs(call.input, redact)}`
+    : "unknown tool";
   const reason = why === "repeated" ? "an identical later call has the current copy" : "older output";
   return `${STUB_PREFIX} ${tool}; ${bytes} bytes removed (${reason}); ${recallHint(toolRef(result.tool_use_id))}]`;
 }
@@ -122,11 +129,15 @@ function readCallKey(call: ToolUseBlock): string | undefined {
  * Prunes everything before `regionStart`, and redacts what it keeps there
  * except the messages at `verbatim` (the current instructions, which the
  * contract compares byte for byte: `protectedRound(messages).instructionIndices`).
+ * `redact` false leaves out the redaction, stubs included: the pruned history
+ * as it would be but for its secrets, to size it before paying for the
+ * redaction (the engine's `pruneSizeBeforeRedaction`); never a result to keep.
  */
 export function pruneOldResults(
   messages: readonly Message[],
   regionStart: number,
   verbatim: readonly number[] = [],
+  redact = true,
 ): { messages: Message[]; stats: PruneStats } {
   const calls = new Map<string, ToolUseBlock>();
   for (let i = 0; i < messages.length; i++)
@@ -170,7 +181,7 @@ export function pruneOldResults(
       const images = b.content_blocks?.length ?? 0;
       const stub =
         repeated || bytes > CONSTANTS.pruneMinBytes
-          ? stubText(b, calls.get(b.tool_use_id), bytes, repeated ? "repeated" : "large")
+          ? stubText(b, calls.get(b.tool_use_id), bytes, repeated ? "repeated" : "large", redact)
           : undefined;
       const replace = stub !== undefined && utf8Length(stub) < bytes;
       if (!replace && images === 0) return b;
@@ -189,6 +200,7 @@ export function pruneOldResults(
     if (changed) out[i] = { ...m, content };
   }
   // Then what stays is redacted (stubs already are).
+  if (!redact) return { messages: out, stats };
   const keep = new Set(verbatim);
   for (let i = 0; i < regionStart; i++) {
     const m = out[i]!;
