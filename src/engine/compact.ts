@@ -28,7 +28,7 @@ import {
   type ReplacementParts,
 } from "./replacement.js";
 import { recentTailStart } from "./tail.js";
-import { pruneOldResults, type PruneStats } from "./prune.js";
+import { planPrune, type PrunePlan, type PruneStats } from "./prune.js";
 import { clearBilledUsage, defaultTarget } from "./pressure.js";
 import { openRedactionScope, redactSecrets } from "../redact/redact.js";
 import { CONSTANTS } from "../model/constants.js";
@@ -128,16 +128,16 @@ interface PassContext {
 }
 
 /**
- * The prune-only history (`redact` false: as it would be but for its secrets), with the protected round
- * bounded as on the summary path (8 KiB results, nested blocks dropped), and its size.
+ * A pruned history of `planPrune` (`redact` false: as it would be but for its secrets), with the protected
+ * round bounded as on the summary path (8 KiB results, nested blocks dropped), and its size.
  */
 function prunedHistory(
-  messages: readonly Message[],
+  plan: PrunePlan,
   round: ProtectedRound,
   estimator: TokenEstimator,
   redact: boolean,
 ): { messages: Message[]; stats: PruneStats; tokens: number } {
-  const pruned = pruneOldResults(messages, round.regionStart, round.instructionIndices, redact);
+  const pruned = plan.build(redact);
   for (let i = round.regionStart; i < pruned.messages.length; i++)
     pruned.messages[i] = boundMessage(pruned.messages[i]!);
   const prunedMessages = clearBilledUsage(pruned.messages);
@@ -149,18 +149,25 @@ function prunedHistory(
  * history is not built (its redaction, most of its cost, would be thrown away for the summary path). The
  * redaction only turns secrets into markers of a few words, so it is not counted: a history that only
  * the redaction of its secrets would bring down to the target goes to the summary path (see DECISIONS).
+ * `plan`: the pruning, decided once for both (`planPrune`).
  */
 export function pruneSizeBeforeRedaction(
   messages: readonly Message[],
   round: ProtectedRound,
   estimator: TokenEstimator,
+  plan: PrunePlan = planPrune(messages, round.regionStart, round.instructionIndices),
 ): number {
-  return prunedHistory(messages, round, estimator, false).tokens;
+  return prunedHistory(plan, round, estimator, false).tokens;
 }
 
 /** The prune-only path: ok when it shrinks the history and passes the contract (path `prune-only`). */
-function tryPruneOnly(messages: readonly Message[], regionStart: number, c: PassContext): CompactResult {
-  const pruned = prunedHistory(messages, c.round, c.estimator, true);
+function tryPruneOnly(
+  messages: readonly Message[],
+  regionStart: number,
+  c: PassContext,
+  plan: PrunePlan,
+): CompactResult {
+  const pruned = prunedHistory(plan, c.round, c.estimator, true);
   const prunedMessages = pruned.messages;
   const prunedTokens = pruned.tokens;
   const grows =
@@ -240,20 +247,13 @@ async function compact(messages: readonly Message[], options: CompactOptions): P
   // When even stubbing every old result could not reach the target (a bound first, then the pruned
   // history's size before its redaction), the prune-only history is not built at all: it would be thrown
   // away for the summary path.
-  if (
-    options.pruneOnly ||
-    (tokensBefore - pruneSavingsBound <= target &&
-      pruneSizeBeforeRedaction(messages, round, estimator) <= target)
-  ) {
-    const pruned = tryPruneOnly(messages, round.regionStart, {
-      judge,
-      tokensBefore,
-      target,
-      anchors,
-      trigger,
-      estimator,
-      round,
-    });
+  const plan =
+    options.pruneOnly || tokensBefore - pruneSavingsBound <= target
+      ? planPrune(messages, round.regionStart, round.instructionIndices)
+      : undefined;
+  if (plan && (options.pruneOnly || pruneSizeBeforeRedaction(messages, round, estimator, plan) <= target)) {
+    const pass = { judge, tokensBefore, target, anchors, trigger, estimator, round };
+    const pruned = tryPruneOnly(messages, round.regionStart, pass, plan);
     if (options.pruneOnly || (pruned.ok && pruned.target_reached)) return pruned;
   }
 

@@ -125,25 +125,37 @@ function readCallKey(call: ToolUseBlock): string | undefined {
   return key;
 }
 
+/** What pruning decided for one old tool result: whether an identical later read has it, its size, its images. */
+interface ResultFacts {
+  at: number;
+  block: number;
+  repeated: boolean;
+  bytes: number;
+  images: number;
+}
+
+/** A pruning decided once, built with or without its redaction (`planPrune`). */
+export interface PrunePlan {
+  build(redact: boolean): { messages: Message[]; stats: PruneStats };
+}
+
 /**
- * Prunes everything before `regionStart`, and redacts what it keeps there
- * except the messages at `verbatim` (the current instructions, which the
- * contract compares byte for byte: `protectedRound(messages).instructionIndices`).
- * `redact` false leaves out the redaction, stubs included: the pruned history
- * as it would be but for its secrets, to size it before paying for the
- * redaction (the engine's `pruneSizeBeforeRedaction`); never a result to keep.
+ * A pruning of everything before `regionStart`, decided once: `build(false)`
+ * is the pruned history as it would be but for its secrets (to size it
+ * before paying for the redaction: the engine's `pruneSizeBeforeRedaction`,
+ * never a result to keep); `build(true)` is `pruneOldResults`' result.
+ * `verbatim`: the messages never redacted (the current instructions, which
+ * the contract compares byte for byte: `protectedRound(messages).instructionIndices`).
  */
-export function pruneOldResults(
+export function planPrune(
   messages: readonly Message[],
   regionStart: number,
   verbatim: readonly number[] = [],
-  redact = true,
-): { messages: Message[]; stats: PruneStats } {
+): PrunePlan {
   const calls = new Map<string, ToolUseBlock>();
   for (let i = 0; i < messages.length; i++)
     for (const b of messages[i]!.content) if (isToolUse(b)) calls.set(b.id, b);
 
-  const stats: PruneStats = { stubbed: 0, deduplicated: 0, imagesDropped: 0, bytesRemoved: 0 };
   // Identical reads: same tool, same input, same output. The copy in the protected round (if any) counts as the latest.
   // Keyed by call (tool name and input); the contents seen for that call are compared with ===,
   // which is cheap for strings of different lengths.
@@ -168,36 +180,56 @@ export function pruneOldResults(
   for (let i = regionStart; i < messages.length; i++) {
     for (const b of messages[i]!.content) if (isToolResult(b)) repeatedRead(b);
   }
-
-  const out: Message[] = messages.slice();
+  // The old results, newest first (the order repeated reads are found in).
+  const facts: ResultFacts[] = [];
   for (let i = regionStart - 1; i >= 0; i--) {
-    const m = messages[i]!;
-    if (!m.content.some(isToolResult)) continue;
-    let changed = false;
-    const content = m.content.map((b): Block => {
-      if (!isToolResult(b) || isStub(b.content)) return b;
-      const repeated = repeatedRead(b);
-      const bytes = utf8Length(b.content);
-      const images = b.content_blocks?.length ?? 0;
-      const stub =
-        repeated || bytes > CONSTANTS.pruneMinBytes
-          ? stubText(b, calls.get(b.tool_use_id), bytes, repeated ? "repeated" : "large", redact)
-          : undefined;
-      const replace = stub !== undefined && utf8Length(stub) < bytes;
-      if (!replace && images === 0) return b;
-      changed = true;
-      const copy: ToolResultBlock = { ...b };
-      delete copy.content_blocks;
-      stats.imagesDropped += images;
-      if (replace) {
-        copy.content = stub;
-        stats.bytesRemoved += bytes;
-        if (repeated) stats.deduplicated++;
-        else stats.stubbed++;
-      }
-      return copy;
-    });
-    if (changed) out[i] = { ...m, content };
+    const content = messages[i]!.content;
+    for (let j = 0; j < content.length; j++) {
+      const b = content[j]!;
+      if (!isToolResult(b) || isStub(b.content)) continue;
+      facts.push({
+        at: i,
+        block: j,
+        repeated: repeatedRead(b),
+        bytes: utf8Length(b.content),
+        images: b.content_blocks?.length ?? 0,
+      });
+    }
+  }
+  return { build: (redact) => buildPruned(messages, regionStart, verbatim, calls, facts, redact) };
+}
+
+/** The pruned history of `planPrune`'s decisions (`redact` false: secrets left in, stubs included). */
+function buildPruned(
+  messages: readonly Message[],
+  regionStart: number,
+  verbatim: readonly number[],
+  calls: ReadonlyMap<string, ToolUseBlock>,
+  facts: readonly ResultFacts[],
+  redact: boolean,
+): { messages: Message[]; stats: PruneStats } {
+  const stats: PruneStats = { stubbed: 0, deduplicated: 0, imagesDropped: 0, bytesRemoved: 0 };
+  const out: Message[] = messages.slice();
+  for (const { at, block, repeated, bytes, images } of facts) {
+    const b = messages[at]!.content[block] as ToolResultBlock;
+    const stub =
+      repeated || bytes > CONSTANTS.pruneMinBytes
+        ? stubText(b, calls.get(b.tool_use_id), bytes, repeated ? "repeated" : "large", redact)
+        : undefined;
+    const replace = stub !== undefined && utf8Length(stub) < bytes;
+    if (!replace && images === 0) continue;
+    const copy: ToolResultBlock = { ...b };
+    delete copy.content_blocks;
+    stats.imagesDropped += images;
+    if (replace) {
+      copy.content = stub;
+      stats.bytesRemoved += bytes;
+      if (repeated) stats.deduplicated++;
+      else stats.stubbed++;
+    }
+    // The first change to a message copies it (and its content); later ones write into that copy.
+    if (out[at] === messages[at]) out[at] = { ...messages[at]!, content: messages[at]!.content.slice() };
+    out[at]!.content[block] = copy;
   }
   // Then what stays is redacted (stubs already are).
   if (!redact) return { messages: out, stats };
@@ -208,4 +240,17 @@ export function pruneOldResults(
     out[i] = redactKept(m);
   }
   return { messages: out, stats };
+}
+
+/**
+ * Prunes everything before `regionStart`, and redacts what it keeps there
+ * except the messages at `verbatim` (the current instructions, which the
+ * contract compares byte for byte: `protectedRound(messages).instructionIndices`).
+ */
+export function pruneOldResults(
+  messages: readonly Message[],
+  regionStart: number,
+  verbatim: readonly number[] = [],
+): { messages: Message[]; stats: PruneStats } {
+  return planPrune(messages, regionStart, verbatim).build(true);
 }
