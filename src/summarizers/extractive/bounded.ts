@@ -132,6 +132,9 @@ function quotedCut(text: string, keep: number, recall: string): string {
 /** The ref a quote of an earlier note cites (a message it cut), so a later cut cites it again. */
 const citedRef = (text: string) => /\(recall (msg:[0-9a-f]{12})\)/.exec(text)?.[1];
 
+/** The length of a cut quote's recall hint for a `msg:` ref (` (recall msg:` and 12 hex digits `)`). */
+const MSG_RECALL_LENGTH = ` (${recallHint(`msg:${"0".repeat(12)}`)})`.length;
+
 /** How a list of quotes names its items. */
 export interface QuoteWords {
   label: string;
@@ -159,12 +162,25 @@ export function renderUserDirection(
   earlier: string[],
   budget: number,
   words: QuoteWords = USER_WORDS,
-  refs?: ReadonlyMap<string, string>,
+  refs?: ReadonlyMap<string, () => string>,
 ): string {
-  type Q = { label: string; text: string; fence: string; keep: number; chosen: boolean; recall: string };
-  const recallOf = (text: string) => {
-    const ref = refs?.get(text) ?? citedRef(text);
-    return ref !== undefined ? ` (${recallHint(ref)})` : "";
+  type Q = {
+    label: string;
+    text: string;
+    fence: string;
+    keep: number;
+    chosen: boolean;
+    /** The recall hint a cut quote ends with, and its length (known before the ref is hashed). */
+    recall: () => string;
+    recallLength: number;
+  };
+  const recallOf = (text: string): Pick<Q, "recall" | "recallLength"> => {
+    const ref = refs?.get(text);
+    if (ref !== undefined)
+      return { recall: () => ` (${recallHint(ref())})`, recallLength: MSG_RECALL_LENGTH };
+    const cited = citedRef(text);
+    const recall = cited !== undefined ? ` (${recallHint(cited)})` : "";
+    return { recall: () => recall, recallLength: recall.length };
   };
   const qs: Q[] = [];
   const n = current.length;
@@ -176,7 +192,7 @@ export function renderUserDirection(
       fence: fenceFor(text),
       keep: 0,
       chosen: false,
-      recall: recallOf(text),
+      ...recallOf(text),
     });
   }
   for (const text of earlier) {
@@ -187,7 +203,7 @@ export function renderUserDirection(
       fence: fenceFor(text),
       keep: 0,
       chosen: false,
-      recall: recallOf(text),
+      ...recallOf(text),
     });
   }
   if (qs.length === 0) return `${words.empty}\n`;
@@ -195,7 +211,7 @@ export function renderUserDirection(
   const cost = (q: Q, keep: number) =>
     overhead(q) +
     Math.min(keep, q.text.length) +
-    (keep >= q.text.length ? 0 : cutMarker(q.text.length).length + 2 + q.recall.length);
+    (keep >= q.text.length ? 0 : cutMarker(q.text.length).length + 2 + q.recallLength);
   let full = 0;
   for (const q of qs) full += cost(q, q.text.length);
   if (full <= budget) return qs.map((q) => renderQuote(q.label, q.text, q.text.length, q.fence)).join("");
@@ -241,7 +257,8 @@ export function renderUserDirection(
   const chosen = qs.filter((q) => q.chosen);
   const cut = qs.length - chosen.length;
   return (
-    chosen.map((q) => renderQuote(q.label, q.text, q.keep, q.fence, q.recall)).join("") +
-    (cut > 0 ? omitted(cut) : "")
+    chosen
+      .map((q) => renderQuote(q.label, q.text, q.keep, q.fence, q.keep >= q.text.length ? "" : q.recall()))
+      .join("") + (cut > 0 ? omitted(cut) : "")
   );
 }

@@ -71,8 +71,11 @@ export interface CallInfo {
 /** The facts of a span. Orders (`first`, `last`, `order`) count blocks from the span's start. */
 export interface Collected {
   userMessages: string[];
-  /** The recall ref (`msg:HASH`) of each user message as quoted: a quote cut to its budget cites it. */
-  userRefs: Map<string, string>;
+  /**
+   * The recall ref (`msg:HASH`) of each user message as quoted: a quote cut to its budget cites it. Hashed
+   * when first asked for: most quotes are not cut.
+   */
+  userRefs: Map<string, () => string>;
   /** Work notes (cut, not redacted) and their texts (whose window is redacted when a note is written). */
   work: { text: string; raw: string }[];
   toolCounts: Map<string, number>;
@@ -107,6 +110,12 @@ export interface Collected {
   earlier: EarlierParts;
   /** Where the pass stopped (`continueCollect` goes on from there). */
   end: Cursor;
+}
+
+/** A message's `messageRef`, computed on the first call. */
+function lazyRef(m: Message): () => string {
+  let ref: string | undefined;
+  return () => (ref ??= messageRef(m));
 }
 
 /** Like redactQuotable for a text that is quoted by its head and its tail (the next step). */
@@ -264,7 +273,7 @@ function walk(
           // The same words are kept as an older message too: redacted once (`redactRepeated`).
           const text = redactEnds(u.text, quoteCap, redactRepeated);
           c.userMessages.push(text);
-          if (!c.userRefs.has(text)) c.userRefs.set(text, messageRef(m));
+          if (!c.userRefs.has(text)) c.userRefs.set(text, lazyRef(m));
           if (c.retained.has(raw)) c.kept.add(text);
           c.lastUserOrder = order + 1;
           if (u.kind === "direction" && (afterInterruption || isConstraint(u.text))) c.constraints.push(text);
