@@ -50,7 +50,8 @@ function notesCollector() {
 test("pi extension: session.compact() commits compact-safe's checkpoint and a cut that keeps the protected round; the audit says the contract holds", async (t) => {
   const { notes, notify } = notesCollector();
   const s = await piTestSession({
-    extensions: [compactSafeExtension({ notify })],
+    // keepRecentTokens 0: the protected round only (the recent tail before it: the next test).
+    extensions: [compactSafeExtension({ notify, keepRecentTokens: 0 })],
     files: { "notes.txt": "a line of notes\n".repeat(300) },
   });
   t.after(s.cleanup);
@@ -118,6 +119,60 @@ test("pi extension: session.compact() commits compact-safe's checkpoint and a cu
   // pi's messages go through compact-safe's messages and back unchanged.
   assert.deepEqual(toPiMessages(fromPiMessages(before)), before);
   assert.deepEqual(toPiMessages(fromPiMessages(after)), after);
+});
+
+test("pi extension: pi's keepRecentTokens keeps the newest messages before the protected round too; the contract holds", async (t) => {
+  // Each read of notes.txt is about 1,500 tokens: a budget of 5,000 keeps the round and a few messages before it.
+  const s = await piTestSession({
+    extensions: [compactSafeExtension({ notify: () => {} })],
+    files: { "notes.txt": "a line of notes\n".repeat(300) },
+    compaction: { keepRecentTokens: 5_000 },
+  });
+  t.after(s.cleanup);
+  await runRounds(s, 1, 5);
+  const before = s.session.messages.slice();
+  await s.session.compact();
+  const ls = lines(s.sessionFile);
+  const compaction = ls.find((l) => l.type === "compaction")!;
+  // The coverage counts the protected round as before; the tail before it is plain verbatim context.
+  assert.match(
+    compaction.summary as string,
+    /\n## Coverage\nsummary; last round kept: 9 messages \(4 tool results, 4 assistant\)/,
+  );
+  const after = s.session.messages;
+  assert.equal(after[0]!.role, "compactionSummary");
+  const kept = after.slice(1);
+  assert.deepEqual(
+    kept,
+    before.slice(before.length - kept.length),
+    "a suffix of pi's messages, as they were",
+  );
+  assert.ok(kept.length > 9, `more than the protected round is kept (${kept.length} messages)`);
+  assert.ok(kept.length < before.length - 1, "something older is summarized");
+  // pi's cut never splits a call from its result: every kept result has its call kept.
+  const callIds = new Set(
+    kept.flatMap((m) =>
+      m.role === "assistant"
+        ? (m.content as { type: string; id?: string }[]).filter((b) => b.type === "toolCall").map((b) => b.id)
+        : [],
+    ),
+  );
+  for (const m of kept)
+    if (m.role === "toolResult") assert.ok(callIds.has((m as { toolCallId: string }).toolCallId));
+  const { entries } = importPi(readFileSync(s.sessionFile, "utf8"), s.sessionFile);
+  const [audit] = auditEntries(entries).compactions;
+  assert.equal(audit!.kept, true, audit!.reason ?? "");
+
+  // The extension's own option overrides pi's setting: 0 keeps the protected round only.
+  const s0 = await piTestSession({
+    extensions: [compactSafeExtension({ notify: () => {}, keepRecentTokens: 0 })],
+    files: { "notes.txt": "a line of notes\n".repeat(300) },
+    compaction: { keepRecentTokens: 5_000 },
+  });
+  t.after(s0.cleanup);
+  await runRounds(s0, 1, 5);
+  await s0.session.compact();
+  assert.equal(s0.session.messages.length - 1, 9, "the protected round only");
 });
 
 test("pi extension: a second compaction folds the first checkpoint in (one checkpoint), and the live context matches pi's own", async (t) => {
@@ -352,7 +407,8 @@ test("pi extension: pi's automatic compaction (context over its threshold) goes 
 test("pi extension: a long single-request task keeps the request as the user wrote it: the cut falls at it", async (t) => {
   const { notes, notify } = notesCollector();
   const s = await piTestSession({
-    extensions: [compactSafeExtension({ notify })],
+    // keepRecentTokens 0: the cut is the protected round's, moved back to the request (a tail would hold it too).
+    extensions: [compactSafeExtension({ notify, keepRecentTokens: 0 })],
     files: { "notes.txt": "a line of notes\n".repeat(300) },
   });
   t.after(s.cleanup);

@@ -75,6 +75,12 @@ export interface CompactSafePiOptions {
   retainedUserTokens?: number;
   /** Size bound of the summary, in tokens (default 2,000). */
   summaryMaxTokens?: number;
+  /**
+   * The recent messages kept verbatim before the protected round, in tokens (the two together at most
+   * this much). Default: pi's own `keepRecentTokens` setting (20,000 unless set); 0 keeps the protected
+   * round only.
+   */
+  keepRecentTokens?: number;
   /** Time budget of the summary ladder, in ms (default 5 minutes). */
   budgetMs?: number;
   /** What a failed compaction does: `"cancel"` (default: nothing is committed) or `"pi"` (pi's own compaction goes ahead). */
@@ -171,6 +177,20 @@ function piSummaryMessage(summary: string): Message {
 }
 
 /**
+ * Where the verbatim part of a replacement that ends with `kept` messages starts in `messages`: the
+ * engine keeps a suffix of the history without its checkpoints (`replacementParts`), so the start is
+ * where, counted from the end, the messages that are not checkpoints come to `kept`.
+ */
+function verbatimStart(messages: readonly Message[], kept: number): number {
+  let n = 0;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (!isCheckpoint(messages[i]!)) n++;
+    if (n === kept) return i;
+  }
+  return 0;
+}
+
+/**
  * compact-safe's compaction of a pi branch (pure but for the summarizer):
  * the summary and cut point to answer `session_before_compact` with.
  */
@@ -183,6 +203,8 @@ export async function planPiCompaction(
     liveState?: LiveState;
     retainedUserTokens?: number;
     summaryMaxTokens?: number;
+    /** The recent messages kept verbatim with the protected round, in tokens (default 0: the round only). */
+    keepRecentTokens?: number;
     budgetMs?: number;
     focus?: string;
     signal?: AbortSignal;
@@ -199,35 +221,44 @@ export async function planPiCompaction(
   const messages = live.map((m) => fromPiMessage(m.message, { carrier: false }));
   const anchors = options.anchors?.trim() ?? "";
   // pi decides when to compact; pi can keep only a suffix of its entries, so the summary path is the
-  // only one it can take (target 0: prune-only never suffices).
+  // only one it can take (`summaryOnly`). The target is the history's size: pi's compaction has no
+  // target of its own, and the recent tail is then bounded by keepRecentTokens alone.
+  const before = estimateTokens(messages);
   const result = await compactMessagesSafe(messages, {
     summarizer: options.summarizer,
     anchors,
     liveState: options.liveState,
     retainedUserTokens: options.retainedUserTokens,
-    // With a target of 0 the engine's budget would be its floor: the note gets the cap unless told otherwise.
+    // The note gets the cap unless told otherwise (there is no target to derive a budget from).
     summaryMaxTokens: options.summaryMaxTokens ?? CONSTANTS.summaryMaxTokens,
+    keepRecentTokens: options.keepRecentTokens ?? 0,
     budgetMs: options.budgetMs,
     focus: options.focus,
     signal: options.signal,
-    target: 0,
+    summaryOnly: true,
+    target: Math.max(0, before - 1),
   });
   if (!result.ok) return { ok: false, kind: result.error.kind, reason: result.error.message };
   if (result.path !== "summary" || !result.checkpoint)
     return { ok: false, kind: "nothing_to_compact", reason: "no summary was written (pi needs one)" };
 
-  // The cut: pi keeps a suffix of its entries, so it falls at the start of the protected round, or earlier
-  // at the current round's first user instruction (each is kept as the user wrote it, never only inside
-  // the summary), or at a branch summary before that (never folded into a summary).
+  // The cut: pi keeps a suffix of its entries, so it falls where the replacement's verbatim part starts
+  // (the recent tail, else the protected round), or earlier at the current round's first user
+  // instruction (each is kept as the user wrote it, never only inside the summary), or at a branch
+  // summary before that (never folded into a summary).
   const round = protectedRound(messages);
-  let cut = Math.min(round.regionStart, ...round.instructionIndices);
+  const ci = result.replacement.indexOf(result.checkpoint);
+  let cut = Math.min(
+    verbatimStart(messages, result.replacement.length - ci - 1),
+    round.regionStart,
+    ...round.instructionIndices,
+  );
   for (let i = 0; i < cut; i++) if (isBranchSummary(messages[i]!) && !isCheckpoint(messages[i]!)) cut = i;
   const first = live[cut];
   if (!first || first.message.role === "compactionSummary")
     return { ok: false, kind: "nothing_to_compact", reason: "no entry to keep from" };
 
   // The summary: compact-safe's checkpoint, then the older user messages it retains verbatim.
-  const ci = result.replacement.indexOf(result.checkpoint);
   const keptTexts = new Set(messages.slice(cut).map(allText));
   const older = result.replacement
     .slice(0, ci)
@@ -247,7 +278,6 @@ export async function planPiCompaction(
       kind: "contract_violation",
       reason: `pi's context would break the contract: ${verdict.reason}`,
     };
-  const before = estimateTokens(messages);
   const after = estimateTokens(context);
   if (after >= before)
     return {
@@ -315,6 +345,7 @@ export function compactSafeExtension(options: CompactSafePiOptions = {}): (pi: E
           liveState,
           retainedUserTokens: options.retainedUserTokens,
           summaryMaxTokens: options.summaryMaxTokens,
+          keepRecentTokens: options.keepRecentTokens ?? event.preparation.settings?.keepRecentTokens,
           budgetMs: options.budgetMs,
           focus: event.customInstructions,
           signal: event.signal,

@@ -155,6 +155,22 @@ test("a prune-only history that stays over the target before its redaction is no
   assert.ok(redactedResults > 0);
 });
 
+test("summaryOnly: the summary path even where prune-only reaches the target; not with pruneOnly", async () => {
+  const history = deepFreeze(task(8));
+  const pruned = await compactMessagesSafe(history, { summarizer: scripted([good]), target: 3000 });
+  assert.ok(pruned.ok && pruned.path === "prune-only", "prune-only reaches this target");
+  const s = scripted([good]);
+  const r = await compactMessagesSafe(history, { summarizer: s, target: 3000, summaryOnly: true });
+  assert.ok(r.ok, r.ok ? "" : r.error.message);
+  assert.equal(r.path, "summary");
+  assert.equal(s.calls.length, 1);
+  assert.ok(validateSurvivalContract(history, r.replacement, { path: "summary" }).valid);
+  await assert.rejects(
+    compactMessagesSafe(history, { pruneOnly: true, summaryOnly: true }),
+    /pruneOnly and summaryOnly exclude each other/,
+  );
+});
+
 test("repeated identical reads keep only the latest copy; nested images go", async () => {
   const history: Message[] = [text("user", "look")];
   for (let i = 0; i < 3; i++) {

@@ -222,6 +222,8 @@ export async function compactMessagesSafe(
 }
 
 async function compact(messages: readonly Message[], options: CompactOptions): Promise<CompactResult> {
+  if (options.pruneOnly && options.summaryOnly)
+    throw new RangeError("pruneOnly and summaryOnly exclude each other: set one of them");
   parseMessages(messages, "messages");
   const estimator = options.estimator ?? fastEstimator;
   const trigger = options.trigger ?? "auto";
@@ -248,7 +250,7 @@ async function compact(messages: readonly Message[], options: CompactOptions): P
   // history's size before its redaction), the prune-only history is not built at all: it would be thrown
   // away for the summary path.
   const plan =
-    options.pruneOnly || tokensBefore - pruneSavingsBound <= target
+    options.pruneOnly || (!options.summaryOnly && tokensBefore - pruneSavingsBound <= target)
       ? planPrune(messages, round.regionStart, round.instructionIndices)
       : undefined;
   if (plan && (options.pruneOnly || pruneSizeBeforeRedaction(messages, round, estimator, plan) <= target)) {

@@ -37,6 +37,11 @@ export interface CompactOptions {
   /** Only try the prune-only path. */
   pruneOnly?: boolean;
   /**
+   * Never try the prune-only path: the summary path always (a host that can keep only a suffix of its
+   * history and a summary before it, as pi). Not with `pruneOnly` (a `RangeError`).
+   */
+  summaryOnly?: boolean;
+  /**
    * Size bound of the summary, in tokens. Default: the budget the target leaves (the target minus what
    * the replacement keeps verbatim: the protected round, system content, retained user messages, the
    * checkpoint's frame), held between 1,200 and 2,000; 2,000 when the verbatim parts alone reach the
