@@ -34,9 +34,7 @@ const summarizer: Summarizer = {
 const copies = Array.from({ length: reps }, () => JSON.parse(json) as Message[]);
 const times: number[] = [];
 const cpu: number[] = [];
-const gc = (globalThis as { gc?: () => void }).gc;
 for (const copy of copies) {
-  if (process.env.GC) gc?.();
   const c = process.cpuUsage();
   const t = process.hrtime.bigint();
   const r = await compactMessagesSafe(copy, compactSafeOptions(budget, summarizer));

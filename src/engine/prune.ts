@@ -140,12 +140,13 @@ export interface PrunePlan {
 }
 
 /**
- * A pruning of everything before `regionStart`, decided once: `build(false)`
- * is the pruned history as it would be but for its secrets (to size it
- * before paying for the redaction: the engine's `pruneSizeBeforeRedaction`,
- * never a result to keep); `build(true)` is `pruneOldResults`' result.
- * `verbatim`: the messages never redacted (the current instructions, which
- * the contract compares byte for byte: `protectedRound(messages).instructionIndices`).
+ * A pruning of everything before `regionStart`, decided once: `build(true)`
+ * is the pruned history, with what it keeps there redacted except the
+ * messages at `verbatim` (the current instructions, which the contract
+ * compares byte for byte: `protectedRound(messages).instructionIndices`);
+ * `build(false)` is the same history but for its secrets (to size it before
+ * paying for the redaction: the engine's `pruneSizeBeforeRedaction`, never a
+ * result to keep).
  */
 export function planPrune(
   messages: readonly Message[],
@@ -240,17 +241,4 @@ function buildPruned(
     out[i] = redactKept(m);
   }
   return { messages: out, stats };
-}
-
-/**
- * Prunes everything before `regionStart`, and redacts what it keeps there
- * except the messages at `verbatim` (the current instructions, which the
- * contract compares byte for byte: `protectedRound(messages).instructionIndices`).
- */
-export function pruneOldResults(
-  messages: readonly Message[],
-  regionStart: number,
-  verbatim: readonly number[] = [],
-): { messages: Message[]; stats: PruneStats } {
-  return planPrune(messages, regionStart, verbatim).build(true);
 }
