@@ -19,7 +19,12 @@ function opensWith(m: Message, markers: readonly string[]): string | undefined {
   const first = firstText(m);
   if (!first) return undefined;
   const text = first.text.trimStart();
-  const marker = markers.find((k) => text.startsWith(k));
+  let marker: string | undefined;
+  for (const k of markers)
+    if (text.startsWith(k)) {
+      marker = k;
+      break;
+    }
   // compact-safe's own marker counts only with the checkpoint's structure around it.
   if (marker === CHECKPOINT_MARKER && !isOwnCheckpointText(text)) return undefined;
   return marker;
@@ -58,6 +63,12 @@ export function checkpointMarkerOf(m: Message): string | undefined {
 export function isCheckpoint(m: Message): boolean {
   return checkpointMarkerOf(m) !== undefined;
 }
+
+/**
+ * Not a checkpoint: a filter made once (a closure made per call of a hot function loses its
+ * optimised code at every full collection).
+ */
+export const notCheckpoint = (m: Message): boolean => !isCheckpoint(m);
 
 export function isBranchSummary(m: Message): boolean {
   return opensWith(m, ALL_BRANCH_SUMMARY_MARKERS) !== undefined;

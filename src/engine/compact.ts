@@ -8,7 +8,7 @@
 import type { CompactionTrigger, Message } from "../model/types.js";
 import { isToolResult } from "../model/blocks.js";
 import { parseMessages } from "../model/schema.js";
-import { isCheckpoint } from "../contract/classify.js";
+import { isCheckpoint, notCheckpoint } from "../contract/classify.js";
 import { protectedRound, type ProtectedRound } from "../contract/rounds.js";
 import { validateSurvivalContract } from "../contract/validate.js";
 import {
@@ -333,7 +333,7 @@ async function summaryPath(
   const { judge, tokensBefore, target, anchors, trigger, estimator, round } = c;
   const { parts, verbatim, budget, counted, span } = planSummary(messages, options, c);
   // What stays verbatim after the span: the summarizer reads it for the state at the cut (the next step).
-  const following = messages.slice(parts.keepStart).filter((m) => !isCheckpoint(m));
+  const following = messages.slice(parts.keepStart).filter(notCheckpoint);
   const outcome = await summarizeWithLadder(
     span,
     following,

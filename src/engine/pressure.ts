@@ -176,10 +176,15 @@ export function defaultTarget(liveTokens: number, window?: number): number {
 
 /** A history rewrite clears the billed figure: the replacement carries no recorded usage. */
 export function clearBilledUsage(messages: readonly Message[]): Message[] {
-  return messages.map((m) => {
-    if (m.usage === undefined) return m;
+  const out: Message[] = [];
+  for (const m of messages) {
+    if (m.usage === undefined) {
+      out.push(m);
+      continue;
+    }
     const copy = { ...m };
     delete copy.usage;
-    return copy;
-  });
+    out.push(copy);
+  }
+  return out;
 }

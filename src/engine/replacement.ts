@@ -7,7 +7,13 @@
 import type { Block, CompactionPath, CoverageReceipt, Message, TextBlock } from "../model/types.js";
 import { canonicalJson, isAssistantRole, isToolResult } from "../model/blocks.js";
 import { CHECKPOINT_MARKER } from "../contract/markers.js";
-import { isBranchSummary, isCheckpoint, isPlainUser, userWords } from "../contract/classify.js";
+import {
+  isBranchSummary,
+  isCheckpoint,
+  isPlainUser,
+  notCheckpoint,
+  userWords,
+} from "../contract/classify.js";
 import { protectedRound, type ProtectedRound } from "../contract/rounds.js";
 import { boundResultContent, resultOverBound } from "../contract/bounds.js";
 import { validateSurvivalContract } from "../contract/validate.js";
@@ -152,6 +158,9 @@ function redactTexts(blocks: TextBlock[]): TextBlock[] {
  * chronological order. The current instructions are kept verbatim (the
  * contract compares them); the others are redacted.
  */
+/** By position in the history (a comparator made once: see `ascending` in redact.ts). */
+const byIndex = (a: { index: number }, b: { index: number }): number => a.index - b.index;
+
 function retainOlderUsers(
   messages: readonly Message[],
   round: ProtectedRound,
@@ -199,7 +208,10 @@ function retainOlderUsers(
     picked.push({ index: i, message: { role: "user", content: [{ type: "text", text }] } });
     break;
   }
-  return picked.sort((a, b) => a.index - b.index).map((p) => p.message);
+  picked.sort(byIndex);
+  const out: Message[] = [];
+  for (const p of picked) out.push(p.message);
+  return out;
 }
 
 /** The verbatim parts of a replacement, everything but the checkpoint's summary. */
@@ -228,7 +240,7 @@ export function replacementParts(
   const keepStart = Math.min(options.keepStart ?? round.regionStart, round.regionStart);
 
   // 1. System content, verbatim, duplicates collapsed (system messages inside the kept part stay in place).
-  const region = messages.slice(keepStart).filter((m) => !isCheckpoint(m));
+  const region = messages.slice(keepStart).filter(notCheckpoint);
   const seenSystem = new Set(region.filter((m) => m.role === "system").map((m) => canonicalJson(m.content)));
   const system: Message[] = [];
   for (let i = 0; i < keepStart; i++) {

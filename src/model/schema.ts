@@ -345,7 +345,9 @@ function parseBlockShape(data: unknown, path: string, nesting: number): Block {
     const nested = (data as { content_blocks?: unknown[] }).content_blocks;
     if (nested !== undefined && nesting >= MAX_MESSAGE_DEPTH)
       throw new ModelError(path, `content_blocks nested deeper than ${MAX_MESSAGE_DEPTH} levels (the limit)`);
-    nested?.forEach((b, i) => parseBlockShape(b, `${path}.content_blocks[${i}]`, nesting + 1));
+    if (nested !== undefined)
+      for (let i = 0; i < nested.length; i++)
+        parseBlockShape(nested[i], `${path}.content_blocks[${i}]`, nesting + 1);
   }
   return data as Block;
 }
@@ -379,7 +381,7 @@ function parseMessageShape(data: unknown, path: string): Message {
       m.content === undefined ? 'missing "content"' : '"content" must be an array of blocks',
     );
   }
-  m.content.forEach((b, i) => parseBlockShape(b, `${path}.content[${i}]`, 0));
+  for (let i = 0; i < m.content.length; i++) parseBlockShape(m.content[i], `${path}.content[${i}]`, 0);
   if (m.usage !== undefined && !plainUsage(m.usage)) {
     const r = schemas().usageSchema.safeParse(m.usage);
     if (!r.success) failFrom(r.error, m.usage, `${path}.usage`);
@@ -390,7 +392,8 @@ function parseMessageShape(data: unknown, path: string): Message {
 /** Validates a message array. */
 export function parseMessages(data: unknown, path = "messages"): Message[] {
   if (!Array.isArray(data)) throw new ModelError(path, "expected an array of messages");
-  data.forEach((m, i) => parseMessage(m, `${path}[${i}]`));
+  // A loop, not a callback: a closure made per call loses its optimised code at every full collection.
+  for (let i = 0; i < data.length; i++) parseMessage(data[i], `${path}[${i}]`);
   return data as Message[];
 }
 

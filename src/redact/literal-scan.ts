@@ -24,7 +24,7 @@
  * set.
  */
 
-const TABLE_BITS = 16;
+const TABLE_BITS = 11;
 
 function hash(a: number, b: number, c: number): number {
   return Math.imul((a << 16) ^ (b << 8) ^ c, 0x9e3779b1) >>> (32 - TABLE_BITS);
@@ -109,14 +109,7 @@ export class LiteralSet {
         this.marks[index] = stamp;
         found.push(index);
       }
-    const { literals, marks, gate, heads, next } = this;
-    const look = (h: number, at: number): void => {
-      for (let i = heads[h]!; i !== -1; i = next[i]!)
-        if (marks[i] !== stamp && startsAt(text, literals[i]!, at)) {
-          marks[i] = stamp;
-          found.push(i);
-        }
-    };
+    const { gate } = this;
     const bytes = latin1(text);
     const n = text.length;
     let k = 0;
@@ -124,11 +117,31 @@ export class LiteralSet {
       k = ((k << 5) | (bytes[at]! & 31)) & 0x7fff;
       const g = gate[k]!;
       if (g === 0) continue;
-      if ((g & 2) !== 0 && at >= 1) look(hash(lower(bytes[at - 1]!), lower(bytes[at]!), 0), at - 1);
+      if ((g & 2) !== 0 && at >= 1)
+        this.look(text, hash(lower(bytes[at - 1]!), lower(bytes[at]!), 0), at - 1, stamp, found);
       if ((g & 1) !== 0 && at >= 2)
-        look(hash(lower(bytes[at - 2]!), lower(bytes[at - 1]!), lower(bytes[at]!)), at - 2);
+        this.look(
+          text,
+          hash(lower(bytes[at - 2]!), lower(bytes[at - 1]!), lower(bytes[at]!)),
+          at - 2,
+          stamp,
+          found,
+        );
     }
     return found;
+  }
+
+  /**
+   * Marks and adds to `found` the literals of hash bucket `h` that `text` holds at `at`. A method,
+   * not a closure made per scan: a closure loses its optimised code at every full collection.
+   */
+  private look(text: string, h: number, at: number, stamp: number, found: number[]): void {
+    const { literals, marks, heads, next } = this;
+    for (let i = heads[h]!; i !== -1; i = next[i]!)
+      if (marks[i] !== stamp && startsAt(text, literals[i]!, at)) {
+        marks[i] = stamp;
+        found.push(i);
+      }
   }
 
   /** Whether the last scan found literal i. */

@@ -420,6 +420,20 @@ interface Span {
 }
 
 /**
+ * Numbers in ascending order: a comparator made once. A closure made per call of a hot function
+ * loses its optimised code at every full collection (the code is held only as long as a closure
+ * that runs it lives), and is compiled again on its next calls.
+ */
+export const ascending = (a: number, b: number): number => a - b;
+
+/** Adds rule `id` to `candidates` once per `stamp`. */
+function addCandidate(g: Compiled, stamp: number, candidates: number[], id: number): void {
+  if (g.marks[id] === stamp) return;
+  g.marks[id] = stamp;
+  candidates.push(id);
+}
+
+/**
  * The secrets the gitleaks rules find in `text` (spans of the secret group,
  * not of the whole match). `found`: the literals `g.literals` found in the
  * text (scanned here when not given).
@@ -433,16 +447,12 @@ function gitleaksFindings(text: string, found?: readonly number[]): Span[] {
   }
   const stamp = ++g.stamp;
   const candidates: number[] = [];
-  const add = (id: number) => {
-    if (g.marks[id] === stamp) return;
-    g.marks[id] = stamp;
-    candidates.push(id);
-  };
-  for (const id of g.always) add(id);
-  for (const i of present) for (const id of g.rulesOf[i]!) add(id);
+  // Loops and a module-level comparator, not closures made per call (see `ascending`).
+  for (const id of g.always) addCandidate(g, stamp, candidates, id);
+  for (const i of present) for (const id of g.rulesOf[i]!) addCandidate(g, stamp, candidates, id);
   if (candidates.length === 0) return [];
   const spans: Span[] = [];
-  for (const id of candidates.sort((a, b) => a - b)) {
+  for (const id of candidates.sort(ascending)) {
     const rule = g.rules[id]!;
     const re = ruleRegex(rule);
     re.lastIndex = 0;
@@ -652,12 +662,8 @@ export function tailWindow(text: string, cut: number, margin: number): string {
   const low = Math.max(0, from - margin);
   // Line breaks are looked for within the margin only: a long text without them is not read back to its start.
   // (A loop over the codes: `lastIndexOf` on a slice cost more per call than the few hundred characters read.)
-  const lastBreak = (at: number): number => {
-    for (let k = at; k >= low; k--) if (text.charCodeAt(k) === 10) return k;
-    return -1;
-  };
-  const lineStart = lastBreak(from - 1);
-  const prevStart = lastBreak(lineStart - 1);
+  const lineStart = lastBreakFrom(text, from - 1, low);
+  const prevStart = lastBreakFrom(text, lineStart - 1, low);
   const start = Math.max(prevStart + 1, low);
   const window = text.slice(start);
   // A PEM block open where the window starts (its body runs on past `start`) or closed in the window: read from
@@ -671,6 +677,12 @@ export function tailWindow(text: string, cut: number, margin: number): string {
   PEM_OPEN_AT.lastIndex = begin;
   const open = PEM_OPEN_AT.exec(text);
   return open !== null && begin + open[0].length >= start ? text.slice(begin) : window;
+}
+
+/** The last line break in `text` at or before `at` and not before `low`; -1 when there is none. */
+function lastBreakFrom(text: string, at: number, low: number): number {
+  for (let k = at; k >= low; k--) if (text.charCodeAt(k) === 10) return k;
+  return -1;
 }
 
 /** `PEM_OPEN` at one place (`tailWindow`). */

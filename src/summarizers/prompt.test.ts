@@ -352,11 +352,21 @@ test("a Codex tool result is shown by its output, decoded from the envelope, wit
   assert.equal(toolResultText(envelope('line 1\nline "2"\n', 0)), 'line 1\nline "2"\n');
   assert.equal(toolResultText(envelope("no such file", 2)), "[exit 2] no such file");
   assert.equal(toolResultText(JSON.stringify({ output: "plain" })), "plain");
+  // The exit code is the metadata's own number (the envelope is read by its entries: the last of a
+  // repeated key, as a parse keeps it); an array, a string code or a nested one is no code.
+  assert.equal(
+    toolResultText('{"output":"a","output":"b","metadata":{"exit_code":1,"exit_code":3}}'),
+    "[exit 3] b",
+  );
+  for (const meta of ["[1]", '{"exit_code":"2"}', '{"inner":{"exit_code":2}}', '{"exit_code":0}'])
+    assert.equal(toolResultText(`{"output":"x","metadata":${meta}}`), "x");
   // Anything else is shown as written: other keys, an output that is not a string, text that is not JSON.
   for (const other of [
     JSON.stringify({ output: "x", metadata: {}, extra: 1 }),
     JSON.stringify({ output: 3, metadata: {} }),
     JSON.stringify({ output: "x", metadata: "m" }),
+    '{"output":"x","metadata":null}',
+    '{"output":"x","__proto__":{"a":1}}',
     '{"output": "cut off',
     "Exit code: 0\nOutput:\nfine",
     "",

@@ -186,7 +186,7 @@ export function collect(
     end: { order: 0, afterInterruption: false },
   };
   const assistantTexts: string[] = [];
-  walk(c, messages, quoteCap, (t) => assistantTexts.push(t));
+  walk(c, messages, quoteCap, assistantTexts);
   c.spanEnd = c.end.order;
   // Work notes: the first line of each assistant text except the last one (that is the next step).
   // Only the newest MAX_WORK_NOTES can ever be shown (the section is a few thousand characters);
@@ -214,20 +214,22 @@ export function collect(
  */
 export function continueCollect(span: Collected, following: readonly Message[], quoteCap: number): Collected {
   if (following.length === 0) return span;
-  const commands = new Map([...span.commands].map(([k, e]) => [k, { ...e }]));
-  const errors = new Map([...span.errors].map(([k, e]) => [k, { ...e }]));
-  const calls = new Map(
-    [...span.calls].map(([k, i]) => [
-      k,
-      { ...i, command: i.command === undefined ? undefined : commands.get(i.command.cmd) },
-    ]),
-  );
+  // Loops, not callbacks: a closure made per call loses its optimised code at every full collection.
+  const commands = new Map<string, CommandEntry>();
+  for (const [k, e] of span.commands) commands.set(k, { ...e });
+  const errors = new Map<string, ErrorRecord>();
+  for (const [k, e] of span.errors) errors.set(k, { ...e });
+  const calls = new Map<string, CallInfo>();
+  for (const [k, i] of span.calls)
+    calls.set(k, { ...i, command: i.command === undefined ? undefined : commands.get(i.command.cmd) });
+  const paths = new Map<string, PathEntry>();
+  for (const [k, e] of span.paths) paths.set(k, { ...e, kinds: [...e.kinds] });
   const c: Collected = {
     ...span,
     userMessages: [...span.userMessages],
     userRefs: new Map(span.userRefs),
     toolCounts: new Map(span.toolCounts),
-    paths: new Map([...span.paths].map(([k, e]) => [k, { ...e, kinds: [...e.kinds] }])),
+    paths,
     commands,
     errors,
     openErrors: openErrorsOf(errors),
@@ -241,19 +243,15 @@ export function continueCollect(span: Collected, following: readonly Message[], 
     },
     end: { ...span.end },
   };
-  let last: string | undefined;
-  walk(c, following, quoteCap, (t) => (last = t));
+  const texts: string[] = [];
+  walk(c, following, quoteCap, texts);
+  const last = texts.at(-1);
   if (last !== undefined) c.lastAssistantText = redactEnds(last, quoteCap);
   return c;
 }
 
-/** One pass over `messages`, continuing from `c.end`; each assistant text is handed to `onText`. */
-function walk(
-  c: Collected,
-  messages: readonly Message[],
-  quoteCap: number,
-  onText: (t: string) => void,
-): void {
+/** One pass over `messages`, continuing from `c.end`; each assistant text is added to `texts`. */
+function walk(c: Collected, messages: readonly Message[], quoteCap: number, texts: string[]): void {
   let { order, afterInterruption } = c.end;
   for (const m of messages) {
     if (checkpointMarkerOf(m) !== undefined) {
@@ -287,7 +285,7 @@ function walk(
       if (assistant && b.type === "text") {
         const t = (b as { text?: unknown }).text;
         if (typeof t === "string" && t.trim() !== "") {
-          onText(t);
+          texts.push(t);
           c.lastTextOrder = order;
           c.afterText = { calls: 0, ok: 0, failed: 0, paths: [], commands: [] };
         }
