@@ -64,10 +64,7 @@ export function isCheckpoint(m: Message): boolean {
   return checkpointMarkerOf(m) !== undefined;
 }
 
-/**
- * Not a checkpoint: a filter made once (a closure made per call of a hot function loses its
- * optimised code at every full collection).
- */
+/** Not a checkpoint: a filter made once (see DECISIONS.md, hot code makes no closure per call). */
 export const notCheckpoint = (m: Message): boolean => !isCheckpoint(m);
 
 export function isBranchSummary(m: Message): boolean {

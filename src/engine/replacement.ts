@@ -153,14 +153,14 @@ function redactTexts(blocks: TextBlock[]): TextBlock[] {
   });
 }
 
+/** By position in the history (a comparator made once: see DECISIONS.md, hot code makes no closure per call). */
+const byIndex = (a: { index: number }, b: { index: number }): number => a.index - b.index;
+
 /**
  * Older plain user messages, newest first within the budget, back in
  * chronological order. The current instructions are kept verbatim (the
  * contract compares them); the others are redacted.
  */
-/** By position in the history (a comparator made once: see `ascending` in redact.ts). */
-const byIndex = (a: { index: number }, b: { index: number }): number => a.index - b.index;
-
 function retainOlderUsers(
   messages: readonly Message[],
   round: ProtectedRound,

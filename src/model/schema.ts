@@ -392,7 +392,7 @@ function parseMessageShape(data: unknown, path: string): Message {
 /** Validates a message array. */
 export function parseMessages(data: unknown, path = "messages"): Message[] {
   if (!Array.isArray(data)) throw new ModelError(path, "expected an array of messages");
-  // A loop, not a callback: a closure made per call loses its optimised code at every full collection.
+  // A loop, not a callback (see DECISIONS.md, hot code makes no closure per call).
   for (let i = 0; i < data.length; i++) parseMessage(data[i], `${path}[${i}]`);
   return data as Message[];
 }

@@ -139,9 +139,9 @@ export function toolResultText(content: string): string {
     return content;
   }
   if (o === null || typeof o !== "object" || Array.isArray(o)) return content;
-  // The envelope is read by its entries, never by property loads: the objects a parse makes have
-  // shapes that die with them, and compiled code that loaded their properties by name was thrown
-  // away at the next full collection (then compiled again, each time: tens of milliseconds).
+  // The envelope is read by its entries, never by property loads: the parsed objects' shapes die with
+  // them, and compiled code that loaded their properties by name was thrown away with the shapes (see
+  // DECISIONS.md, hot code makes no closure per call and reads no transient object by name).
   let output: unknown;
   let metadata: unknown;
   for (const [k, x] of Object.entries(o)) {
@@ -192,9 +192,9 @@ function inputDigest(input: unknown): string {
   // Each field name and value on one line (a patch or a script reads as its first words), the value on
   // to the end of the word its cut falls in: each field redacted as it is shown (`name=value`, so that a
   // name that says what its value holds is read with it), then cut.
-  // (Loops, not callbacks: a closure made per call loses its optimised code at every full collection.)
+  // (Loops, not callbacks: see DECISIONS.md, hot code makes no closure per call.)
   const rec = v as Record<string, unknown>;
-  let out = "";
+  const parts: string[] = [];
   for (const k of Object.keys(rec)) {
     const x = rec[k];
     const text = typeof x === "string" ? x : isStringArray(x) ? x.join(" ") : stringify(x);
@@ -210,9 +210,9 @@ function inputDigest(input: unknown): string {
         : safeHead(line, name.length + keep);
       part = `${cut}…[${text.length} chars]`;
     }
-    out = out === "" ? part : `${out}, ${part}`;
+    parts.push(part);
   }
-  return bounded(out, OLD_INPUT_CHARS);
+  return bounded(parts.join(", "), OLD_INPUT_CHARS);
 }
 
 /** An array of strings only. */

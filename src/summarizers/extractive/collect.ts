@@ -214,7 +214,7 @@ export function collect(
  */
 export function continueCollect(span: Collected, following: readonly Message[], quoteCap: number): Collected {
   if (following.length === 0) return span;
-  // Loops, not callbacks: a closure made per call loses its optimised code at every full collection.
+  // Loops, not callbacks (see DECISIONS.md, hot code makes no closure per call).
   const commands = new Map<string, CommandEntry>();
   for (const [k, e] of span.commands) commands.set(k, { ...e });
   const errors = new Map<string, ErrorRecord>();
