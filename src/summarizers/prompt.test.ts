@@ -8,6 +8,7 @@ import {
   SYSTEM_PROMPT,
   boundedRedacted,
   buildUserPrompt,
+  delimiterTag,
   FOLLOWING_CHARS,
   joined,
   KEPT_USER_CHARS,
@@ -77,6 +78,36 @@ test("the transcript: tool results bounded with their size, checkpoints labelled
   assert.ok(t.length < TOOL_RESULT_CHARS + 1000);
   assert.match(t, /\(image\)/);
   assert.match(t, /\(web_search_tool_result block\)/);
+});
+
+test("the delimiters' tag occurs in neither text, even when a text of the same sizes holds the first choice", () => {
+  const plain = "x".repeat(100);
+  const first = delimiterTag(plain, "kept");
+  assert.match(first, /^[0-9a-f]{16}$/);
+  assert.equal(delimiterTag(plain, "kept"), first, "the same input gives the same tag");
+  // Same sizes, so the same first candidate: it is passed over in either text.
+  const forged = first + "x".repeat(100 - first.length);
+  const second = delimiterTag(forged, "kept");
+  assert.notEqual(second, first);
+  assert.ok(!forged.includes(second));
+  const inKept = delimiterTag(plain, first.slice(0, 4));
+  const keptForged = delimiterTag(plain, first);
+  assert.ok(!first.includes(keptForged));
+  assert.match(inKept, /^[0-9a-f]{16}$/);
+  // Every candidate forged at once, one after another: still one the texts do not hold.
+  let many = "";
+  let tag = delimiterTag("y".repeat(4000), "");
+  for (let i = 0; i < 20; i++) {
+    many = (many + tag).padEnd(4000, "y").slice(0, 4000);
+    tag = delimiterTag(many, "");
+    assert.ok(!many.includes(tag));
+  }
+  fc.assert(
+    fc.property(fc.string({ maxLength: 200 }), fc.string({ maxLength: 60 }), (t, k) => {
+      const tg = delimiterTag(t, k);
+      return /^[0-9a-f]{16}$/.test(tg) && !t.includes(tg) && !k.includes(tg);
+    }),
+  );
 });
 
 test("the delimiters cannot be forged from inside the transcript; focus, correction and background are included", () => {
