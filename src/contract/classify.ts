@@ -14,25 +14,32 @@ function firstText(m: Message): TextBlock | undefined {
   return m.content.find(isText);
 }
 
+/** The white space `String.prototype.trimStart` removes (`\s` is the same set), from where `lastIndex` is set. */
+const LEADING_SPACE = /\s*/y;
+
 function opensWith(m: Message, markers: readonly string[]): string | undefined {
   if (m.role !== "user") return undefined;
   const first = firstText(m);
   if (!first) return undefined;
-  const text = first.text.trimStart();
+  // Read from the first character that is not white space, without the copy `trimStart` makes.
+  const text = first.text;
+  LEADING_SPACE.lastIndex = 0;
+  LEADING_SPACE.test(text);
+  const at = LEADING_SPACE.lastIndex;
   let marker: string | undefined;
   for (const k of markers)
-    if (text.startsWith(k)) {
+    if (text.startsWith(k, at)) {
       marker = k;
       break;
     }
   // compact-safe's own marker counts only with the checkpoint's structure around it.
-  if (marker === CHECKPOINT_MARKER && !isOwnCheckpointText(text)) return undefined;
+  if (marker === CHECKPOINT_MARKER && !isOwnCheckpointText(text, at)) return undefined;
   return marker;
 }
 
-/** The own checkpoint's structure: the marker alone on the first line, and a coverage receipt. */
-function isOwnCheckpointText(text: string): boolean {
-  return text.startsWith(`${CHECKPOINT_MARKER}\n`) && OWN_CHECKPOINT_RECEIPT_RE.test(text);
+/** The own checkpoint's structure from `at`: the marker alone on the first line, and a coverage receipt. */
+function isOwnCheckpointText(text: string, at: number): boolean {
+  return text.startsWith(`${CHECKPOINT_MARKER}\n`, at) && OWN_CHECKPOINT_RECEIPT_RE.test(text);
 }
 
 /** A text an exporter writes where the history has none: the conversation opener, a result carried as text. */

@@ -419,8 +419,19 @@ interface Span {
   kind: string;
 }
 
-/** Numbers in ascending order: a comparator made once (see DECISIONS.md, hot code makes no closure per call). */
-const ascending = (a: number, b: number): number => a - b;
+/**
+ * Sorts a few numbers in place, ascending: an insertion sort, which allocates nothing (the candidate
+ * rules of a text are a handful; `Array.prototype.sort` took a work area per call, a twentieth of what
+ * a compaction allocated).
+ */
+function sortSmall(xs: number[]): void {
+  for (let i = 1; i < xs.length; i++) {
+    const x = xs[i]!;
+    let j = i - 1;
+    for (; j >= 0 && xs[j]! > x; j--) xs[j + 1] = xs[j]!;
+    xs[j + 1] = x;
+  }
+}
 
 /** Adds rule `id` to `candidates` once per `stamp`. */
 function addCandidate(g: Compiled, stamp: number, candidates: number[], id: number): void {
@@ -447,7 +458,8 @@ function gitleaksFindings(text: string, found?: readonly number[]): Span[] {
   for (const i of present) for (const id of g.rulesOf[i]!) addCandidate(g, stamp, candidates, id);
   if (candidates.length === 0) return [];
   const spans: Span[] = [];
-  for (const id of candidates.sort(ascending)) {
+  sortSmall(candidates);
+  for (const id of candidates) {
     const rule = g.rules[id]!;
     const re = ruleRegex(rule);
     re.lastIndex = 0;
@@ -529,6 +541,33 @@ export function redactRepeated(text: string): string {
 }
 
 /** Replace secret-like strings with markers that name their kind, and count them. */
+/** Whether the text holds one of the literals a hand rule needs (found by the last scan; in its exact case where it has one). */
+function needsMet(g: Compiled, needs: readonly Need[], text: string): boolean {
+  for (const n of needs)
+    if (g.literals.has(n.literal) && (n.exact === undefined || text.includes(n.exact))) return true;
+  return false;
+}
+
+/** The counts of the redaction under way, which the hand rules' replacers add to (redaction is synchronous). */
+let tally: Partial<Record<SecretKind, number>> = {};
+
+/**
+ * Per hand rule, the function that `String.prototype.replace` calls with a match: made once, not per
+ * text (see DECISIONS.md, hot code makes no closure per call).
+ */
+const REPLACERS = RULES.map(
+  (rule) =>
+    (...args: unknown[]): string => {
+      const m = args[0] as string;
+      // args: match, ...groups, offset (a number), input, [named groups]
+      const at = args.findIndex((a, i) => i > 0 && typeof a === "number");
+      const groups = args.slice(1, at).map((x) => (typeof x === "string" ? x : ""));
+      const replacement = rule.replace ? rule.replace(m, ...groups) : redactionMarker(rule.kind);
+      if (replacement !== m) tally[rule.kind] = (tally[rule.kind] ?? 0) + 1;
+      return replacement;
+    },
+);
+
 export function redactSecretsWithReport(text: string): RedactionReport {
   const counts: Partial<Record<SecretKind, number>> = {};
   const g = gitleaksRules();
@@ -542,22 +581,11 @@ export function redactSecretsWithReport(text: string): RedactionReport {
     const rule = RULES[r]!;
     // Each rule first checks the literal it needs (most texts have none).
     const needs = g.needs[r];
-    if (
-      needs &&
-      !needs.some((n) => g.literals.has(n.literal) && (n.exact === undefined || out.includes(n.exact)))
-    )
-      continue;
+    if (needs && !needsMet(g, needs, out)) continue;
     if (rule.possible && !rule.possible(out)) continue;
     rule.re.lastIndex = 0;
-    out = out.replace(rule.re, (...args: unknown[]) => {
-      const m = args[0] as string;
-      // args: match, ...groups, offset (a number), input, [named groups]
-      const at = args.findIndex((a, i) => i > 0 && typeof a === "number");
-      const groups = args.slice(1, at).map((g) => (typeof g === "string" ? g : ""));
-      const replacement = rule.replace ? rule.replace(m, ...groups) : redactionMarker(rule.kind);
-      if (replacement !== m) counts[rule.kind] = (counts[rule.kind] ?? 0) + 1;
-      return replacement;
-    });
+    tally = counts;
+    out = out.replace(rule.re, REPLACERS[r]!);
   }
   // The scan of the text serves the gitleaks rules when the hand rules changed nothing.
   const spans = gitleaksFindings(out, out === text ? found : undefined);

@@ -360,7 +360,7 @@ export function renderTranscript(
           lines.push(`(${String(b.type)} block)`);
       }
     }
-    parts.push(lines.join("\n"));
+    parts.push(joined(lines, "\n"));
   }
   return joined(parts, "\n\n");
 }
