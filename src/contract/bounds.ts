@@ -60,21 +60,36 @@ export function utf8Tail(s: string, budget: number): string {
 /** Bounds a tool result's content to 8 KiB of UTF-8 (head and tail). Returns it unchanged when it fits. */
 export function boundResultContent(
   content: string,
-  limit = RESULT_BOUND_BYTES,
+  limit: number = RESULT_BOUND_BYTES,
 ): { content: string; truncated: boolean } {
   const size = utf8Length(content);
-  if (size <= limit || isAlreadyBounded(content, limit)) return { content, truncated: false };
+  if (size <= limit || boundedCopy(content, size, limit)) return { content, truncated: false };
   const headBudget = Math.floor(limit * 0.75);
-  const head = utf8Head(content, headBudget);
-  const tail = utf8Tail(content, limit - utf8Length(head));
+  // All ASCII (as many bytes as characters): the cuts fall where the byte counts say, no character to split.
+  const ascii = size === content.length;
+  const head = ascii ? content.slice(0, headBudget) : utf8Head(content, headBudget);
+  const tailBudget = limit - (ascii ? head.length : utf8Length(head));
+  const tail = ascii ? content.slice(content.length - tailBudget) : utf8Tail(content, tailBudget);
   return { content: head + truncationMarker(size) + tail, truncated: true };
 }
 
+/** The largest marker (an original size of 16 digits), in UTF-8 bytes: a bounded copy is at most this over the limit. */
+const MAX_MARKER_BYTES = truncationMarker(Number.MAX_SAFE_INTEGER).length;
+
 /** True when the content is itself a bounded copy (head + marker + tail ≤ limit), so bounding again is a no-op. */
-export function isAlreadyBounded(content: string, limit = RESULT_BOUND_BYTES): boolean {
+export function isAlreadyBounded(content: string, limit: number = RESULT_BOUND_BYTES): boolean {
+  return boundedCopy(content, utf8Length(content), limit);
+}
+
+/**
+ * `isAlreadyBounded` of content whose UTF-8 size is `size`. Content more than the largest marker over the
+ * limit cannot be a bounded copy: it is not searched for a marker (a search through a large result).
+ */
+function boundedCopy(content: string, size: number, limit: number): boolean {
+  if (size > limit + MAX_MARKER_BYTES) return false;
   const m = MARKER_RE.exec(content);
   if (!m) return false;
-  return utf8Length(content) - utf8Length(m[0]) <= limit;
+  return size - utf8Length(m[0]) <= limit;
 }
 
 /**
@@ -85,7 +100,7 @@ export function isAlreadyBounded(content: string, limit = RESULT_BOUND_BYTES): b
 export function isValidBoundedResult(
   original: string,
   candidate: string,
-  limit = RESULT_BOUND_BYTES,
+  limit: number = RESULT_BOUND_BYTES,
 ): boolean {
   if (candidate === original) return true;
   const size = utf8Length(original);
@@ -115,7 +130,7 @@ export function nestedBlocksBytes(r: { content_blocks?: readonly unknown[] }): n
  */
 export function resultOverBound(
   r: { content: string; content_blocks?: readonly unknown[] },
-  limit = RESULT_BOUND_BYTES,
+  limit: number = RESULT_BOUND_BYTES,
 ): boolean {
   const content = utf8Length(r.content);
   return content > limit || content + nestedBlocksBytes(r) > limit;

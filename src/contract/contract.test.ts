@@ -28,6 +28,8 @@ import { CONSTANTS } from "../model/constants.js";
 import { checkpointSummaryPart } from "./validate.js";
 import { projectMatrix, repoRoot } from "../../test/support.js";
 import { matrixAgreementTests } from "../../test/matrix-agreement.js";
+import fc from "fast-check";
+import { isAlreadyBounded, truncationMarker, utf8Head, utf8Tail } from "./bounds.js";
 
 const u = (text: string): Message => ({ role: "user", content: [{ type: "text", text }] });
 const a = (text: string): Message => ({ role: "assistant", content: [{ type: "text", text }] });
@@ -269,6 +271,29 @@ test("the 8 KiB bound keeps head and tail, never splits a character, and the val
   assert.ok(!isValidBoundedResult(original, broken));
   // Short results must be identical.
   assert.ok(!isValidBoundedResult("short", "shor"));
+});
+
+test("bounding ASCII cuts where the byte counts say, as the character walk does; a copy far over the bound is never taken for a bounded one", () => {
+  const limit = 64;
+  const walk = (s: string) => {
+    const head = utf8Head(s, Math.floor(limit * 0.75));
+    return head + truncationMarker(utf8Length(s)) + utf8Tail(s, limit - utf8Length(head));
+  };
+  fc.assert(
+    fc.property(fc.string({ minLength: 0, maxLength: 300 }), (s) => {
+      const r = boundResultContent(s, limit);
+      if (utf8Length(s) <= limit) return r.content === s && !r.truncated;
+      return r.truncated && r.content === walk(s) && isValidBoundedResult(s, r.content, limit);
+    }),
+  );
+  // A bounded copy is left as it is; bounding it again changes nothing.
+  const once = boundResultContent("x".repeat(500), limit).content;
+  assert.ok(isAlreadyBounded(once, limit));
+  assert.deepEqual(boundResultContent(once, limit), { content: once, truncated: false });
+  // A marker inside content far over the bound does not make it a bounded copy: it is bounded.
+  const big = `${"y".repeat(300)}${truncationMarker(999)}${"z".repeat(300)}`;
+  assert.ok(!isAlreadyBounded(big, limit));
+  assert.ok(boundResultContent(big, limit).truncated);
 });
 
 test("placeholders and refusals are recognised; substance is not", () => {
