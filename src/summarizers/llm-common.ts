@@ -70,6 +70,10 @@ export function resolveTimeout(fn: string, timeoutMs: unknown): number {
   return t;
 }
 
+/** What a call that has not settled in its first turn of microtasks is told apart by (`withWholeRequestTimeout`). */
+const PENDING: unique symbol = Symbol("pending");
+const STILL_PENDING: Promise<typeof PENDING> = Promise.resolve(PENDING);
+
 /**
  * Runs `call` under one timer that covers the whole request, body included. The SDKs' own timer
  * stops when the headers arrive, so a server that sends headers and then stalls the body would
@@ -77,6 +81,10 @@ export function resolveTimeout(fn: string, timeoutMs: unknown): number {
  * signal that aborts when the timer fires or `outer` aborts; the returned promise settles at that
  * moment even if `call` ignores the signal. A timeout rejects with `onTimeout()`; an abort of
  * `outer` with its reason.
+ *
+ * The timer is set once the call has not settled in its first turn of microtasks: a call that
+ * answers at once (a summarizer that runs in the process) is done before a timer could fire, and
+ * setting one up and clearing it was a tenth of compacting a small history with such a summarizer.
  */
 export async function withWholeRequestTimeout<T>(
   timeoutMs: number,
@@ -85,6 +93,22 @@ export async function withWholeRequestTimeout<T>(
   call: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   const controller = new AbortController();
+  // An outer signal already aborted: the call starts with its signal aborted, as it always did.
+  if (outer?.aborted) return raceTimer(timeoutMs, outer, onTimeout, controller, () => call(controller.signal));
+  const pending = call(controller.signal);
+  const first = await Promise.race([pending, STILL_PENDING]);
+  if (first !== PENDING) return first as T;
+  return raceTimer(timeoutMs, outer, onTimeout, controller, () => pending);
+}
+
+/** `start()`'s promise raced against the timer and `outer` (`withWholeRequestTimeout`). */
+async function raceTimer<T>(
+  timeoutMs: number,
+  outer: AbortSignal | undefined,
+  onTimeout: () => Error,
+  controller: AbortController,
+  start: () => Promise<T>,
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   let forward: (() => void) | undefined;
   const stop = new Promise<never>((_, reject) => {
@@ -102,7 +126,7 @@ export async function withWholeRequestTimeout<T>(
     }
   });
   try {
-    return await Promise.race([call(controller.signal), stop]);
+    return await Promise.race([start(), stop]);
   } finally {
     clearTimeout(timer);
     if (forward) outer?.removeEventListener("abort", forward);

@@ -6,6 +6,7 @@ import { openaiCompatibleSummarizer } from "./openai.js";
 import { anthropicSummarizer } from "./anthropic.js";
 import { SYSTEM_PROMPT, buildUserPrompt } from "./prompt.js";
 import { retryAfterMs } from "./errors.js";
+import { withWholeRequestTimeout } from "./llm-common.js";
 import {
   startFakeProvider,
   closedPortURL,
@@ -452,4 +453,45 @@ test("the model option is required", () => {
     () => openaiCompatibleSummarizer({ model: "", apiKey: "k" }),
     (e: unknown) => e instanceof SummarizerError && e.kind === "deterministic",
   );
+});
+
+test("the whole-request timer: a call that answers at once sets none; one that does not gets one and is stopped by it", async (t) => {
+  const timeouts = t.mock.method(globalThis, "setTimeout");
+  // The timers of this test (their delays are unusual: other work in the process sets timers too).
+  const ours = () => timeouts.mock.calls.filter((c) => c.arguments[1] === 60_017 || c.arguments[1] === 7).length;
+  const late = () => new Error("timed out");
+  assert.equal(await withWholeRequestTimeout(60_017, undefined, late, async () => "at once"), "at once");
+  await assert.rejects(
+    withWholeRequestTimeout(60_017, undefined, late, async () => {
+      throw new Error("refused at once");
+    }),
+    /refused at once/,
+  );
+  assert.equal(ours(), 0, "no timer for calls that settled at once");
+  let seen: AbortSignal | undefined;
+  await assert.rejects(
+    withWholeRequestTimeout(7, undefined, late, (signal) => {
+      seen = signal;
+      return new Promise<string>(() => {});
+    }),
+    /timed out/,
+  );
+  assert.equal(ours(), 1);
+  assert.equal(seen?.aborted, true, "the call's signal is aborted when the timer fires");
+  // An outer signal already aborted: the call starts with its signal aborted and the caller gets the reason.
+  const outer = AbortSignal.abort(new Error("the caller stopped"));
+  await assert.rejects(
+    withWholeRequestTimeout(60_017, outer, late, (signal) => {
+      seen = signal;
+      return new Promise<string>(() => {});
+    }),
+    /the caller stopped/,
+  );
+  assert.equal(seen?.aborted, true);
+  // An outer abort while a call is under way stops it with that reason.
+  const ctl = new AbortController();
+  const running = withWholeRequestTimeout(60_017, ctl.signal, late, () => new Promise<string>(() => {}));
+  await new Promise((resolve) => setImmediate(resolve));
+  ctl.abort(new Error("aborted later"));
+  await assert.rejects(running, /aborted later/);
 });
