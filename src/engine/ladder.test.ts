@@ -329,3 +329,32 @@ test("the caller's abort during a stalled request ends the pass at once, without
   assert.equal(server.requestCount, 1);
   assert.ok(Date.now() - started < LONG_BEFORE, `took ${Date.now() - started} ms`);
 });
+
+test("a summarizer's signal, read at once or only later, aborts when the time budget runs out", async () => {
+  for (const readLate of [false, true]) {
+    let aborted: Promise<boolean> | undefined;
+    let keys: string[] = [];
+    const waits: Summarizer = {
+      name: "waits",
+      model: "m",
+      summarize: async (request) => {
+        keys = Object.keys(request);
+        if (readLate) await new Promise((resolve) => setImmediate(resolve));
+        const signal = request.signal!;
+        aborted = new Promise((resolve) => {
+          if (signal.aborted) resolve(true);
+          else signal.addEventListener("abort", () => resolve(true), { once: true });
+        });
+        return new Promise(() => {});
+      },
+    };
+    const result = await compactMessagesSafe(deepFreeze(history()), {
+      summarizer: waits,
+      target: 50,
+      budgetMs: 100,
+    });
+    failed(result, "summarizer_failed", /no answer within the 0\.1 s time budget/);
+    assert.ok(keys.includes("signal"), "the request lists its signal like its other fields");
+    assert.equal(await aborted, true, readLate ? "read late" : "read at once");
+  }
+});

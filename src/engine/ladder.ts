@@ -9,7 +9,7 @@ import { isCheckpoint } from "../contract/classify.js";
 import { placeholderKind, isPunctuationOnly } from "../contract/placeholder.js";
 import type { BackgroundHandle, SummaryResult } from "../summarizers/types.js";
 import { SummarizerError } from "../summarizers/types.js";
-import { MAX_TIMEOUT_MS, withWholeRequestTimeout } from "../summarizers/llm-common.js";
+import { type LazyAbort, MAX_TIMEOUT_MS, withWholeRequestTimeoutLazy } from "../summarizers/llm-common.js";
 import { extractiveSummarizer, runsInProcess } from "../summarizers/extractive/index.js";
 import { fastEstimator } from "./tokens.js";
 import { CONSTANTS } from "../model/constants.js";
@@ -90,6 +90,17 @@ async function sleepUnlessAborted(
 }
 
 /**
+ * The request with its `signal` read from `abort` when the summarizer reads it (an enumerable
+ * property like the others): a summarizer that never reads it costs no abort controller.
+ */
+function withSignal<R extends object>(request: R, abort: LazyAbort): R & { readonly signal: AbortSignal } {
+  return Object.defineProperty({ ...request }, "signal", {
+    enumerable: true,
+    get: () => abort.signal,
+  }) as R & { readonly signal: AbortSignal };
+}
+
+/**
  * The failure ladder: transient errors retried up to 3 times with exponential
  * backoff (or the server's `retry-after`, capped at 60 s); deterministic errors
  * fail at once; "prompt too long" drops the oldest complete unit (never a
@@ -154,11 +165,11 @@ export async function summarizeWithLadder(
       result =
         left > MAX_TIMEOUT_MS || runsInProcess(summarizer)
           ? await summarizer.summarize({ ...request, signal: options.signal })
-          : await withWholeRequestTimeout(
+          : await withWholeRequestTimeoutLazy(
               left,
               options.signal,
               () => new BudgetSpent(),
-              (signal) => summarizer.summarize({ ...request, signal }),
+              (abort) => summarizer.summarize(withSignal(request, abort)),
             );
     } catch (e) {
       if (e instanceof BudgetSpent) return budgetSpent();

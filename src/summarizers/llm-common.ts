@@ -86,19 +86,55 @@ const STILL_PENDING: Promise<typeof PENDING> = Promise.resolve(PENDING);
  * answers at once (a summarizer that runs in the process) is done before a timer could fire, and
  * setting one up and clearing it was a tenth of compacting a small history with such a summarizer.
  */
-export async function withWholeRequestTimeout<T>(
+export function withWholeRequestTimeout<T>(
   timeoutMs: number,
   outer: AbortSignal | undefined,
   onTimeout: () => Error,
   call: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
-  const controller = new AbortController();
+  return withWholeRequestTimeoutLazy(timeoutMs, outer, onTimeout, (abort) => call(abort.signal));
+}
+
+/**
+ * An abort signal made when it is first read: a call that never reads it (a summarizer that runs in
+ * the process and answers at once) costs no `AbortController`, whose set-up was a twentieth of
+ * compacting a small history. Aborted before it is read, the signal is made aborted.
+ */
+export class LazyAbort {
+  private controller: AbortController | undefined;
+  private reason: unknown;
+  private aborted = false;
+
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason?: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.controller?.abort(reason);
+  }
+}
+
+/** `withWholeRequestTimeout`, whose call gets the signal as a `LazyAbort` (made only if the call reads it). */
+export async function withWholeRequestTimeoutLazy<T>(
+  timeoutMs: number,
+  outer: AbortSignal | undefined,
+  onTimeout: () => Error,
+  call: (abort: LazyAbort) => Promise<T>,
+): Promise<T> {
+  const abort = new LazyAbort();
   // An outer signal already aborted: the call starts with its signal aborted, as it always did.
-  if (outer?.aborted) return raceTimer(timeoutMs, outer, onTimeout, controller, () => call(controller.signal));
-  const pending = call(controller.signal);
+  if (outer?.aborted) return raceTimer(timeoutMs, outer, onTimeout, abort, () => call(abort));
+  const pending = call(abort);
   const first = await Promise.race([pending, STILL_PENDING]);
   if (first !== PENDING) return first as T;
-  return raceTimer(timeoutMs, outer, onTimeout, controller, () => pending);
+  return raceTimer(timeoutMs, outer, onTimeout, abort, () => pending);
 }
 
 /** `start()`'s promise raced against the timer and `outer` (`withWholeRequestTimeout`). */
@@ -106,7 +142,7 @@ async function raceTimer<T>(
   timeoutMs: number,
   outer: AbortSignal | undefined,
   onTimeout: () => Error,
-  controller: AbortController,
+  controller: LazyAbort,
   start: () => Promise<T>,
 ): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
