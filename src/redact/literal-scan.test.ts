@@ -71,6 +71,13 @@ test("LiteralSet: literals inside others, at the ends, in texts shorter than thr
   assert.deepEqual(set.scan(`${"x".repeat(70_000)}sk-ant-`), [4]);
   assert.deepEqual(set.scan(`${"x".repeat(1000)} API_KEY`).sort(), [0, 1, 2]);
   assert.deepEqual(set.scan("xy"), []);
+  // Literals that share their first three characters, told apart from the fourth on, in any case.
+  const shared = new LiteralSet(["contentful", "confluent", "conf", "con", "enterprise"]);
+  assert.deepEqual(shared.scan("the CONFIG").sort(), [2, 3]);
+  assert.deepEqual(shared.scan("Contentful and confluence").sort(), [0, 2, 3]);
+  assert.deepEqual(shared.scan("client events entered"), []);
+  assert.deepEqual(shared.scan("ENTERPRISE"), [4]);
+  assert.deepEqual(shared.scan("conf").sort(), [2, 3]);
   assert.throws(() => new LiteralSet(["ok", ""]), /empty literal/);
   assert.throws(() => new LiteralSet(["Key"]), /lower-case ASCII/);
   assert.throws(() => new LiteralSet(["clé"]), /lower-case ASCII/);
