@@ -1,5 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import type { Message } from "../model/index.js";
 import { ModelError } from "../model/schema.js";
 import {
@@ -184,6 +185,29 @@ test("priorThinkingFor follows the model's documented behaviour", () => {
   assert.equal(priorThinkingFor("claude-3-7-sonnet-20250219"), "drop");
   assert.equal(priorThinkingFor("gpt-5-codex"), "keep");
   assert.equal(priorThinkingFor(undefined), "keep");
+});
+
+test("the code units outside ASCII are counted exactly, in short and long texts, surrogates and lone halves included", () => {
+  const units = (s: string) => {
+    let n = 0;
+    for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) n++;
+    return n;
+  };
+  const unit = fc.oneof(
+    fc.constantFrom("a", "{", "\n", "\u007f", "\u0080", "é", "ÿ", "─", "中", "😀", "\ud800", "\udfff", "\uffff"),
+    fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)),
+  );
+  fc.assert(
+    fc.property(fc.array(unit, { maxLength: 400 }), (parts) => {
+      const s = parts.join("");
+      assert.equal(jsonChars(s).other, units(s));
+    }),
+    { seed: 20261203, numRuns: 500 },
+  );
+  // Longer than the reused buffer (128k units), then a short one: nothing of the first is counted again.
+  const long = `${"x─".repeat(70_000)}😀`;
+  assert.equal(jsonChars(long).other, units(long));
+  assert.equal(jsonChars("é.").other, 1);
 });
 
 test("jsonChars counts a tool input as JSON.stringify writes it, without building the text; a cycle is refused", () => {

@@ -101,14 +101,59 @@ function charClasses(s: string): { ascii: number; other: number } {
 const NON_ASCII_RUN = /[^\x00-\x7f]+/g;
 // eslint-disable-next-line no-control-regex
 const ASCII_ONLY = /^[\x00-\x7f]*$/;
-const nodeBuffer = (globalThis as { Buffer?: { byteLength(s: string, enc: "utf8"): number } }).Buffer;
+interface NodeBufferLike extends Uint8Array {
+  write(s: string, offset: number, encoding: "utf16le"): number;
+}
+const nodeBuffer = (
+  globalThis as {
+    Buffer?: {
+      byteLength(s: string, enc: "utf8"): number;
+      alloc(size: number): NodeBufferLike;
+    };
+  }
+).Buffer;
 const utf8Length = nodeBuffer ? (s: string): number => nodeBuffer.byteLength(s, "utf8") : undefined;
 
-/** The UTF-16 code units of `s` outside ASCII (runs are found by the regex engine, not a loop). */
+/** Code units read as 16-bit numbers in this machine's order are UTF-16LE's (not on a big-endian machine). */
+const LITTLE_ENDIAN = new Uint16Array(new Uint8Array([1, 0]).buffer)[0] === 1;
+/** Strings up to this many code units are copied into one buffer, made on first use (256 KB); longer ones into their own. */
+const UNITS_SCRATCH = 1 << 17;
+let unitsScratch: { bytes: NodeBufferLike; units: Uint16Array } | undefined;
+
+/**
+ * The code units of `s` above U+007F, counted in a copy of its UTF-16LE bytes read as 16-bit numbers
+ * (Node on a little-endian machine; undefined elsewhere). About twice as fast as finding the non-ASCII
+ * runs with a regular expression, on texts where such characters are spread through code or tables.
+ */
+function countNonAsciiUnits(s: string): number | undefined {
+  // Past 4M units the copy would take more memory than it is worth: the regular expression counts those.
+  if (!nodeBuffer || !LITTLE_ENDIAN || s.length > 1 << 22) return undefined;
+  let units: Uint16Array;
+  if (s.length <= UNITS_SCRATCH) {
+    if (unitsScratch === undefined) {
+      const bytes = nodeBuffer.alloc(UNITS_SCRATCH * 2);
+      unitsScratch = { bytes, units: new Uint16Array(bytes.buffer, bytes.byteOffset, UNITS_SCRATCH) };
+    }
+    unitsScratch.bytes.write(s, 0, "utf16le");
+    units = unitsScratch.units;
+  } else {
+    const bytes = nodeBuffer.alloc(s.length * 2);
+    bytes.write(s, 0, "utf16le");
+    units = new Uint16Array(bytes.buffer, bytes.byteOffset, s.length);
+  }
+  let other = 0;
+  // A unit above 0x7F carries into bit 16 when 0xFF80 is added.
+  for (let i = 0; i < s.length; i++) other += (units[i]! + 0xff80) >>> 16;
+  return other;
+}
+
+/** The UTF-16 code units of `s` outside ASCII. */
 function nonAscii(s: string): number {
   // Fast path: most agent text is pure ASCII, which its UTF-8 length tells (Node's native count,
   // about twice as fast as a regex test; the regex elsewhere, so the core runs without Node).
   if (utf8Length ? utf8Length(s) === s.length : ASCII_ONLY.test(s)) return 0;
+  const counted = countNonAsciiUnits(s);
+  if (counted !== undefined) return counted;
   let other = 0;
   NON_ASCII_RUN.lastIndex = 0;
   for (let m = NON_ASCII_RUN.exec(s); m !== null; m = NON_ASCII_RUN.exec(s)) other += m[0].length;
