@@ -21,11 +21,17 @@ function opensWith(m: Message, markers: readonly string[]): string | undefined {
   if (m.role !== "user") return undefined;
   const first = firstText(m);
   if (!first) return undefined;
-  // Read from the first character that is not white space, without the copy `trimStart` makes.
+  // Read from the first character that is not white space, without the copy `trimStart` makes (and
+  // without a search where the first character cannot be white space: code units above U+0020 below
+  // U+00A0 never are).
   const text = first.text;
-  LEADING_SPACE.lastIndex = 0;
-  LEADING_SPACE.test(text);
-  const at = LEADING_SPACE.lastIndex;
+  let at = 0;
+  const c = text.charCodeAt(0);
+  if (c <= 0x20 || c >= 0xa0) {
+    LEADING_SPACE.lastIndex = 0;
+    LEADING_SPACE.test(text);
+    at = LEADING_SPACE.lastIndex;
+  }
   let marker: string | undefined;
   for (const k of markers)
     if (text.startsWith(k, at)) {

@@ -540,7 +540,6 @@ export function redactRepeated(text: string): string {
   return redactRepeatedWithReport(text).text;
 }
 
-/** Replace secret-like strings with markers that name their kind, and count them. */
 /** Whether the text holds one of the literals a hand rule needs (found by the last scan; in its exact case where it has one). */
 function needsMet(g: Compiled, needs: readonly Need[], text: string): boolean {
   for (const n of needs)
@@ -568,6 +567,7 @@ const REPLACERS = RULES.map(
     },
 );
 
+/** Replace secret-like strings with markers that name their kind, and count them. */
 export function redactSecretsWithReport(text: string): RedactionReport {
   const counts: Partial<Record<SecretKind, number>> = {};
   const g = gitleaksRules();

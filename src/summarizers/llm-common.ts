@@ -142,7 +142,7 @@ async function raceTimer<T>(
   timeoutMs: number,
   outer: AbortSignal | undefined,
   onTimeout: () => Error,
-  controller: LazyAbort,
+  abort: LazyAbort,
   start: () => Promise<T>,
 ): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -150,12 +150,12 @@ async function raceTimer<T>(
   const stop = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       reject(onTimeout());
-      controller.abort();
+      abort.abort();
     }, timeoutMs);
     if (outer) {
       forward = () => {
         reject(outer.reason);
-        controller.abort(outer.reason);
+        abort.abort(outer.reason);
       };
       if (outer.aborted) forward();
       else outer.addEventListener("abort", forward, { once: true });
