@@ -156,14 +156,39 @@ test("the rules table and docs/SURVIVAL_CONTRACT.md name the same kinds, blocks,
 });
 
 test("a marker is read after leading white space exactly as trimStart removes it", () => {
-  const receipt = "\n\n## Coverage\nsummary; last round kept: 0 messages (0 tool results, 0 assistant); anchors 0 chars";
+  const receipt =
+    "\n\n## Coverage\nsummary; last round kept: 0 messages (0 tool results, 0 assistant); anchors 0 chars";
   // Every code point trimStart removes, then ones it keeps (zero-width space, joiner, a letter).
-  const spaces = ["\t", "\n", "\v", "\f", "\r", " ", "\u00a0", "\u1680", "\u2000", "\u200a", "\u2028", "\u2029", "\u202f", "\u205f", "\u3000", "\ufeff"];
+  const spaces = [
+    "\t",
+    "\n",
+    "\v",
+    "\f",
+    "\r",
+    " ",
+    "\u00a0",
+    "\u1680",
+    "\u2000",
+    "\u200a",
+    "\u2028",
+    "\u2029",
+    "\u202f",
+    "\u205f",
+    "\u3000",
+    "\ufeff",
+  ];
   const others = ["\u200b", "\u2060", "\u180e", "x"];
   for (const s of [...spaces, ...others])
-    for (const body of [`${CHECKPOINT_MARKER}\nsummary${receipt}`, "Another language model started to solve this problem: x"]) {
+    for (const body of [
+      `${CHECKPOINT_MARKER}\nsummary${receipt}`,
+      "Another language model started to solve this problem: x",
+    ]) {
       const text = `${s}${s}${body}`;
-      assert.equal(isCheckpoint(u(text)), text.trimStart() === body, `prefix U+${s.charCodeAt(0).toString(16)}`);
+      assert.equal(
+        isCheckpoint(u(text)),
+        text.trimStart() === body,
+        `prefix U+${s.charCodeAt(0).toString(16)}`,
+      );
     }
 });
 

@@ -194,7 +194,21 @@ test("the code units outside ASCII are counted exactly, in short and long texts,
     return n;
   };
   const unit = fc.oneof(
-    fc.constantFrom("a", "{", "\n", "\u007f", "\u0080", "é", "ÿ", "─", "中", "😀", "\ud800", "\udfff", "\uffff"),
+    fc.constantFrom(
+      "a",
+      "{",
+      "\n",
+      "\u007f",
+      "\u0080",
+      "é",
+      "ÿ",
+      "─",
+      "中",
+      "😀",
+      "\ud800",
+      "\udfff",
+      "\uffff",
+    ),
     fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)),
   );
   fc.assert(

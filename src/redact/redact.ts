@@ -554,18 +554,15 @@ let tally: Partial<Record<SecretKind, number>> = {};
  * Per hand rule, the function that `String.prototype.replace` calls with a match: made once, not per
  * text (see DECISIONS.md, hot code makes no closure per call).
  */
-const REPLACERS = RULES.map(
-  (rule) =>
-    (...args: unknown[]): string => {
-      const m = args[0] as string;
-      // args: match, ...groups, offset (a number), input, [named groups]
-      const at = args.findIndex((a, i) => i > 0 && typeof a === "number");
-      const groups = args.slice(1, at).map((x) => (typeof x === "string" ? x : ""));
-      const replacement = rule.replace ? rule.replace(m, ...groups) : redactionMarker(rule.kind);
-      if (replacement !== m) tally[rule.kind] = (tally[rule.kind] ?? 0) + 1;
-      return replacement;
-    },
-);
+const REPLACERS = RULES.map((rule) => (...args: unknown[]): string => {
+  const m = args[0] as string;
+  // args: match, ...groups, offset (a number), input, [named groups]
+  const at = args.findIndex((a, i) => i > 0 && typeof a === "number");
+  const groups = args.slice(1, at).map((x) => (typeof x === "string" ? x : ""));
+  const replacement = rule.replace ? rule.replace(m, ...groups) : redactionMarker(rule.kind);
+  if (replacement !== m) tally[rule.kind] = (tally[rule.kind] ?? 0) + 1;
+  return replacement;
+});
 
 /** Replace secret-like strings with markers that name their kind, and count them. */
 export function redactSecretsWithReport(text: string): RedactionReport {

@@ -458,7 +458,8 @@ test("the model option is required", () => {
 test("the whole-request timer: a call that answers at once sets none; one that does not gets one and is stopped by it", async (t) => {
   const timeouts = t.mock.method(globalThis, "setTimeout");
   // The timers of this test (their delays are unusual: other work in the process sets timers too).
-  const ours = () => timeouts.mock.calls.filter((c) => c.arguments[1] === 60_017 || c.arguments[1] === 7).length;
+  const ours = () =>
+    timeouts.mock.calls.filter((c) => c.arguments[1] === 60_017 || c.arguments[1] === 7).length;
   const late = () => new Error("timed out");
   assert.equal(await withWholeRequestTimeout(60_017, undefined, late, async () => "at once"), "at once");
   await assert.rejects(
