@@ -18,6 +18,10 @@ import {
   protectedRound,
   currentRoundStart,
   boundResultContent,
+  isAlreadyBounded,
+  truncationMarker,
+  utf8Head,
+  utf8Tail,
   isValidBoundedResult,
   utf8Length,
   placeholderKind,
@@ -29,7 +33,6 @@ import { checkpointSummaryPart } from "./validate.js";
 import { projectMatrix, repoRoot } from "../../test/support.js";
 import { matrixAgreementTests } from "../../test/matrix-agreement.js";
 import fc from "fast-check";
-import { isAlreadyBounded, truncationMarker, utf8Head, utf8Tail } from "./bounds.js";
 
 const u = (text: string): Message => ({ role: "user", content: [{ type: "text", text }] });
 const a = (text: string): Message => ({ role: "assistant", content: [{ type: "text", text }] });

@@ -574,6 +574,7 @@ export function redactSecretsWithReport(text: string): RedactionReport {
   // half the texts a compaction redacts; returned before the rules' checks and the gitleaks pass are set up.
   if (found.length === 0 && g.scanDecides) return { text, counts: {} };
   let out = text;
+  tally = counts;
   for (let r = 0; r < RULES.length; r++) {
     const rule = RULES[r]!;
     // Each rule first checks the literal it needs (most texts have none).
@@ -581,7 +582,6 @@ export function redactSecretsWithReport(text: string): RedactionReport {
     if (needs && !needsMet(g, needs, out)) continue;
     if (rule.possible && !rule.possible(out)) continue;
     rule.re.lastIndex = 0;
-    tally = counts;
     out = out.replace(rule.re, REPLACERS[r]!);
   }
   // The scan of the text serves the gitleaks rules when the hand rules changed nothing.
