@@ -62,7 +62,30 @@ export function boundResultContent(
   content: string,
   limit: number = RESULT_BOUND_BYTES,
 ): { content: string; truncated: boolean } {
-  const size = utf8Length(content);
+  return boundContentOfSize(content, utf8Length(content), limit);
+}
+
+/**
+ * A tool result's content as the protected round keeps it, or undefined when the result is within the
+ * bound (`resultOverBound` false: kept as it is, nested blocks too). Over the bound, its content is
+ * `boundResultContent`'s and its nested blocks are dropped. The content's UTF-8 size is counted once
+ * for both steps (a pass over a large result each).
+ */
+export function boundedResultContent(
+  r: { content: string; content_blocks?: readonly unknown[] },
+  limit: number = RESULT_BOUND_BYTES,
+): { content: string; truncated: boolean } | undefined {
+  const size = utf8Length(r.content);
+  if (size <= limit && size + nestedBlocksBytes(r) <= limit) return undefined;
+  return boundContentOfSize(r.content, size, limit);
+}
+
+/** `boundResultContent` of content whose UTF-8 size is `size`. */
+function boundContentOfSize(
+  content: string,
+  size: number,
+  limit: number,
+): { content: string; truncated: boolean } {
   if (size <= limit || boundedCopy(content, size, limit)) return { content, truncated: false };
   const headBudget = Math.floor(limit * 0.75);
   // All ASCII (as many bytes as characters): the cuts fall where the byte counts say, no character to split.

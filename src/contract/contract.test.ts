@@ -18,7 +18,9 @@ import {
   protectedRound,
   currentRoundStart,
   boundResultContent,
+  boundedResultContent,
   isAlreadyBounded,
+  resultOverBound,
   truncationMarker,
   utf8Head,
   utf8Tail,
@@ -322,6 +324,29 @@ test("bounding ASCII cuts where the byte counts say, as the character walk does;
   const big = `${"y".repeat(300)}${truncationMarker(999)}${"z".repeat(300)}`;
   assert.ok(!isAlreadyBounded(big, limit));
   assert.ok(boundResultContent(big, limit).truncated);
+});
+
+test("a tool result bounded in one step is what the over-bound check and the content bound give in two", () => {
+  const limit = 64;
+  const nested = fc.option(
+    fc.array(fc.record({ type: fc.constant("text"), text: fc.string({ maxLength: 40 }) })),
+    {
+      nil: undefined,
+    },
+  );
+  fc.assert(
+    fc.property(fc.string({ maxLength: 200 }), nested, (content, content_blocks) => {
+      const r = content_blocks === undefined ? { content } : { content, content_blocks };
+      const once = boundedResultContent(r, limit);
+      if (!resultOverBound(r, limit)) return once === undefined;
+      return (
+        once !== undefined && JSON.stringify(once) === JSON.stringify(boundResultContent(content, limit))
+      );
+    }),
+  );
+  // Within the bound by its content, over it with its nested blocks: over, the content kept whole.
+  const r = { content: "x".repeat(40), content_blocks: [{ type: "text", text: "y".repeat(40) }] };
+  assert.deepEqual(boundedResultContent(r, limit), { content: r.content, truncated: false });
 });
 
 test("placeholders and refusals are recognised; substance is not", () => {

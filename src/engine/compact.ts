@@ -23,6 +23,7 @@ import {
   boundMessage,
   buildReplacementHistory,
   coverageReceipt,
+  openBoundScope,
   replacementParts,
   verbatimTokens,
   type ReplacementParts,
@@ -214,9 +215,12 @@ export async function compactMessagesSafe(
   // A text redacted twice in this compaction (an older user message kept, and quoted in the note)
   // is redacted once; nothing is remembered past the compaction.
   const closeScope = openRedactionScope();
+  // A message bounded twice (the recent tail's measure, then the replacement) is bounded once.
+  const closeBoundScope = openBoundScope();
   try {
     return await compact(messages, options);
   } finally {
+    closeBoundScope();
     closeScope();
   }
 }

@@ -2,7 +2,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import type { Message } from "../model/types.js";
-import { buildReplacementHistory } from "./replacement.js";
+import { boundMessage, buildReplacementHistory, openBoundScope } from "./replacement.js";
+import { compactMessagesSafe } from "./compact.js";
 import {
   isCheckpoint,
   validateLastRoundCoverage,
@@ -128,4 +129,36 @@ test("older plain user messages are kept newest first within the budget, truncat
     "one truncated with a marker",
   );
   assert.equal(protectedRound(msgs).regionStart, 10);
+});
+
+test("a message is bounded once while a compaction runs, and afresh after it, so a host's later edit is seen", async () => {
+  const big = (c: string) => c.repeat(20_000);
+  const over: Message = {
+    role: "user",
+    content: [{ type: "tool_result", tool_use_id: "t1", content: big("a") }],
+  };
+  assert.notEqual(boundMessage(over), boundMessage(over), "no scope: a fresh copy each time");
+  const close = openBoundScope();
+  const closeInner = openBoundScope();
+  const once = boundMessage(over);
+  assert.equal(boundMessage(over), once, "in a scope: the same bounded copy");
+  closeInner();
+  closeInner();
+  assert.equal(boundMessage(over), once, "an outer scope is still open");
+  close();
+  assert.notEqual(boundMessage(over), once);
+  // A compaction opens and closes its own scope: what it bounded is not kept past it.
+  const history: Message[] = [
+    { role: "user", content: [{ type: "text", text: "read the log" }] },
+    { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "Read", input: { path: "a.log" } }] },
+    over,
+    { role: "assistant", content: [{ type: "text", text: "read it" }] },
+  ];
+  await compactMessagesSafe(history, { target: 50 });
+  (over.content[0] as { content: string }).content = big("b");
+  const after = boundMessage(over).content[0] as { content: string };
+  assert.ok(
+    after.content.startsWith("bbbb") && !after.content.includes("aaaa"),
+    "the edited content is bounded",
+  );
 });

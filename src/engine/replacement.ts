@@ -15,7 +15,7 @@ import {
   userWords,
 } from "../contract/classify.js";
 import { protectedRound, type ProtectedRound } from "../contract/rounds.js";
-import { boundResultContent, resultOverBound } from "../contract/bounds.js";
+import { boundedResultContent } from "../contract/bounds.js";
 import { validateSurvivalContract } from "../contract/validate.js";
 import { estimateTokens, fastEstimator, type TokenEstimator } from "./tokens.js";
 import { renderLiveState, type LiveState } from "./live-state.js";
@@ -131,17 +131,43 @@ export function liveStateSection(liveState: LiveState | undefined): string {
  * nothing changes.
  */
 export function boundMessage(m: Message): Message {
+  const hit = boundMemo?.get(m);
+  if (hit !== undefined) return hit;
   let changed = false;
   const content = m.content.map((b): Block => {
-    if (!isToolResult(b) || !resultOverBound(b)) return b;
-    const r = boundResultContent(b.content);
-    if (!r.truncated && b.content_blocks === undefined) return b;
+    if (!isToolResult(b)) return b;
+    const r = boundedResultContent(b);
+    if (r === undefined || (!r.truncated && b.content_blocks === undefined)) return b;
     changed = true;
     const copy = { ...b, content: r.content };
     delete copy.content_blocks;
     return copy;
   });
-  return changed ? { ...m, content } : m;
+  const bounded = changed ? { ...m, content } : m;
+  boundMemo?.set(m, bounded);
+  return bounded;
+}
+
+/**
+ * Per message, its bounded form (`boundMessage`), while a compaction runs: the recent tail's measure and
+ * the replacement bound the same messages, and the bounded copy being the same object, the estimator's
+ * count of it is reused too (a pass over a large result each, and the copy's measure). Held while some
+ * bound scope is open (`openBoundScope`, which `compactMessagesSafe` holds for its run) and dropped when
+ * the last one closes, as the redaction memo is: a message is not changed while it is being compacted
+ * (the engine never mutates one), but a host may change it between compactions.
+ */
+let boundMemo: WeakMap<Message, Message> | undefined;
+let boundScopes = 0;
+
+/** Opens a bound scope; the function returned closes it (once). */
+export function openBoundScope(): () => void {
+  if (boundScopes++ === 0) boundMemo = new WeakMap();
+  let closed = false;
+  return () => {
+    if (closed) return;
+    closed = true;
+    if (--boundScopes === 0) boundMemo = undefined;
+  };
 }
 
 /** A user's text blocks with secrets redacted (the same block object when it holds none). */

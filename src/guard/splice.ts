@@ -10,7 +10,7 @@
 import type { Message } from "../model/types.js";
 import { isCheckpoint } from "../contract/classify.js";
 import { protectedRound } from "../contract/rounds.js";
-import { boundResultContent, resultOverBound } from "../contract/bounds.js";
+import { boundedResultContent, boundResultContent, resultOverBound } from "../contract/bounds.js";
 import { fromAnthropicContent } from "../formats/common/convert.js";
 import { outputText } from "../formats/import/responses.js";
 import type { GuardWire } from "./types.js";
@@ -46,8 +46,8 @@ function boundAnthropicResult(block: Raw): Raw {
   const [canon] = fromAnthropicContent([block]);
   if (!canon || canon.type !== "tool_result") return block;
   const r = canon as { content: string; content_blocks?: unknown[] };
-  if (!resultOverBound(r)) return block;
-  return { ...block, content: boundResultContent(r.content).content };
+  const bounded = boundedResultContent(r);
+  return bounded === undefined ? block : { ...block, content: bounded.content };
 }
 
 /** An Anthropic raw message less the blocks already carried, bounded; undefined when nothing is left. */

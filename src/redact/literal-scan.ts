@@ -50,12 +50,20 @@ function startsAt(text: string, lit: string, at: number): boolean {
 
 /** A buffer reused by the scans of texts up to its size: no allocation per scan (a longer text gets its own). */
 const scratch = Buffer.allocUnsafe(1 << 16);
+/**
+ * The same bytes seen as a plain `Uint8Array`: the scan reads it about a tenth faster than the `Buffer`
+ * (a subclass) over the same memory.
+ */
+const scratchBytes = new Uint8Array(scratch.buffer, scratch.byteOffset, scratch.length);
 
 /** The text's characters by their low byte (in `scratch` when it fits: valid until the next call). */
-function latin1(text: string): Buffer {
-  if (text.length > scratch.length) return Buffer.from(text, "latin1");
+function latin1(text: string): Uint8Array {
+  if (text.length > scratch.length) {
+    const own = Buffer.from(text, "latin1");
+    return new Uint8Array(own.buffer, own.byteOffset, own.length);
+  }
   scratch.write(text, 0, "latin1");
-  return scratch;
+  return scratchBytes;
 }
 
 export class LiteralSet {
