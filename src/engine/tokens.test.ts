@@ -222,6 +222,10 @@ test("the code units outside ASCII are counted exactly, in short and long texts,
   const long = `${"x─".repeat(70_000)}😀`;
   assert.equal(jsonChars(long).other, units(long));
   assert.equal(jsonChars("é.").other, 1);
+  // Read two units at a time: an odd length does not count the unit a longer text left after it.
+  assert.equal(jsonChars("─".repeat(1001)).other, 1001);
+  assert.equal(jsonChars("abc").other, 0);
+  assert.equal(jsonChars("ab─").other, 1);
 });
 
 test("jsonChars counts a tool input as JSON.stringify writes it, without building the text; a cycle is refused", () => {

@@ -118,32 +118,46 @@ const utf8Length = nodeBuffer ? (s: string): number => nodeBuffer.byteLength(s, 
 const LITTLE_ENDIAN = new Uint16Array(new Uint8Array([1, 0]).buffer)[0] === 1;
 /** Strings up to this many code units are copied into one buffer, made on first use (256 KB); longer ones into their own. */
 const UNITS_SCRATCH = 1 << 17;
-let unitsScratch: { bytes: NodeBufferLike; units: Uint16Array } | undefined;
+/** A buffer for a string's UTF-16LE bytes, seen as 32-bit words (two code units each) as well. */
+interface UnitsBuffer {
+  bytes: NodeBufferLike;
+  units: Uint16Array;
+  pairs: Uint32Array;
+}
+let unitsScratch: UnitsBuffer | undefined;
+
+/** A buffer of `units` code units (rounded up to an even number), its bytes from offset 0 of their own memory. */
+function unitsBuffer(buffer: { alloc(size: number): NodeBufferLike }, units: number): UnitsBuffer {
+  const bytes = buffer.alloc(units * 2 + 4);
+  // A buffer this large has memory of its own: its words are aligned (the 32-bit view needs it).
+  const pairs = new Uint32Array(bytes.buffer, bytes.byteOffset, (units + 1) >> 1);
+  return { bytes, units: new Uint16Array(bytes.buffer, bytes.byteOffset, units), pairs };
+}
 
 /**
- * The code units of `s` above U+007F, counted in a copy of its UTF-16LE bytes read as 16-bit numbers
- * (Node on a little-endian machine; undefined elsewhere). About twice as fast as finding the non-ASCII
- * runs with a regular expression, on texts where such characters are spread through code or tables.
+ * The code units of `s` above U+007F, counted in a copy of its UTF-16LE bytes (Node on a
+ * little-endian machine; undefined elsewhere). The copy is read two units at a time, as 32-bit
+ * words: a word with no bit above bit 6 in either unit is passed over at once, the others count
+ * each unit that carries into bit 16 when 0xFF80 is added. About twice as fast as finding the
+ * non-ASCII runs with a regular expression, on texts where such characters are spread through
+ * code or tables, and a fifth faster than reading the units one at a time.
  */
 function countNonAsciiUnits(s: string): number | undefined {
   // Past 4M units the copy would take more memory than it is worth: the regular expression counts those.
   if (!nodeBuffer || !LITTLE_ENDIAN || s.length > 1 << 22) return undefined;
-  let units: Uint16Array;
-  if (s.length <= UNITS_SCRATCH) {
-    if (unitsScratch === undefined) {
-      const bytes = nodeBuffer.alloc(UNITS_SCRATCH * 2);
-      unitsScratch = { bytes, units: new Uint16Array(bytes.buffer, bytes.byteOffset, UNITS_SCRATCH) };
-    }
-    unitsScratch.bytes.write(s, 0, "utf16le");
-    units = unitsScratch.units;
-  } else {
-    const bytes = nodeBuffer.alloc(s.length * 2);
-    bytes.write(s, 0, "utf16le");
-    units = new Uint16Array(bytes.buffer, bytes.byteOffset, s.length);
-  }
+  let buf: UnitsBuffer;
+  if (s.length <= UNITS_SCRATCH) buf = unitsScratch ??= unitsBuffer(nodeBuffer, UNITS_SCRATCH);
+  else buf = unitsBuffer(nodeBuffer, s.length);
+  buf.bytes.write(s, 0, "utf16le");
+  const { pairs } = buf;
+  const whole = s.length >> 1;
   let other = 0;
-  // A unit above 0x7F carries into bit 16 when 0xFF80 is added.
-  for (let i = 0; i < s.length; i++) other += (units[i]! + 0xff80) >>> 16;
+  for (let i = 0; i < whole; i++) {
+    const w = pairs[i]!;
+    if ((w & 0xff80ff80) === 0) continue;
+    other += (((w & 0xffff) + 0xff80) >>> 16) + (((w >>> 16) + 0xff80) >>> 16);
+  }
+  if ((s.length & 1) === 1) other += (buf.units[s.length - 1]! + 0xff80) >>> 16;
   return other;
 }
 
