@@ -82,3 +82,31 @@ test("LiteralSet: literals inside others, at the ends, in texts shorter than thr
   assert.throws(() => new LiteralSet(["Key"]), /lower-case ASCII/);
   assert.throws(() => new LiteralSet(["clé"]), /lower-case ASCII/);
 });
+
+test("LiteralSet records where each positional literal starts, every occurrence, in order; others once", () => {
+  const lit = fc.constantFrom("k", "e", "y", "a", "p", "i", "-", ".");
+  const word = fc.array(lit, { minLength: 1, maxLength: 5 }).map((cs) => cs.join(""));
+  const textChar = fc.constantFrom("k", "E", "y", "A", "p", "I", "-", ".", " ", "é", "\u016b", "😀");
+  fc.assert(
+    fc.property(
+      fc.uniqueArray(word, { minLength: 1, maxLength: 12 }),
+      fc.array(fc.oneof(lit, textChar), { maxLength: 200 }),
+      (literals, chars) => {
+        const positional = literals.flatMap((l, i) => (l.length >= 3 ? [i] : []));
+        const set = new LiteralSet(literals, positional);
+        const text = chars.join("");
+        const found = set.scan(text).sort((a, b) => a - b);
+        assert.deepEqual(found, naive(literals, text));
+        const folded = text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+        const starts: number[] = [];
+        for (let at = 0; at < text.length; at++)
+          for (const i of positional) if (folded.startsWith(literals[i]!, at)) starts.push(at);
+        assert.deepEqual(set.positions(text), starts);
+        assert.equal(set.positions(`${text}!`), undefined, "the positions are of the text scanned");
+      },
+    ),
+    { seed: 20261204, numRuns: 1000 },
+  );
+  assert.throws(() => new LiteralSet(["ab", "key"], [0]), /three characters or more/);
+  assert.throws(() => new LiteralSet(["key"], [1]), /three characters or more/);
+});

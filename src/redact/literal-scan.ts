@@ -93,9 +93,26 @@ export class LiteralSet {
   /** Per literal, the scan that last found it (`stamp`): no set is built per scan. */
   private readonly marks: Uint32Array;
   private stamp = 0;
+  /** Per literal, 1 when the scan records where each of its occurrences starts (`positions`). */
+  private readonly positional: Uint8Array;
+  /** Where the last scan found the positional literals (see `positions`). */
+  private readonly starts: number[] = [];
+  /** The text of the last scan (what `starts` are positions in). */
+  private scanned: string | undefined;
 
-  constructor(literals: readonly string[]) {
+  /**
+   * `positional`: the literals (by index) whose every occurrence the scan records, for a rule whose
+   * match can start only where one of them does (`positions`). The others are found once a scan.
+   */
+  constructor(literals: readonly string[], positional: readonly number[] = []) {
     this.literals = [...literals];
+    this.positional = new Uint8Array(this.literals.length);
+    for (const i of positional) {
+      // Found at the end of its first three characters, the starts of such literals come in order.
+      if (!(i >= 0 && i < this.literals.length && this.literals[i]!.length >= 3))
+        throw new Error(`LiteralSet: positional literal ${i} is not a literal of three characters or more`);
+      this.positional[i] = 1;
+    }
     this.marks = new Uint32Array(this.literals.length);
     this.next = new Int32Array(this.literals.length).fill(-1);
     this.offsets = new Int32Array(this.literals.length + 1);
@@ -141,6 +158,8 @@ export class LiteralSet {
     }
     const stamp = ++this.stamp;
     const found: number[] = [];
+    this.starts.length = 0;
+    this.scanned = text;
     for (const { index, re } of this.single)
       if (re.test(text)) {
         this.marks[index] = stamp;
@@ -174,11 +193,12 @@ export class LiteralSet {
    * not a closure made per scan (see DECISIONS.md, hot code makes no closure per call).
    */
   private look(text: string, bytes: Uint8Array, h: number, at: number, stamp: number, found: number[]): void {
-    const { marks, heads, next, chars, offsets } = this;
+    const { marks, heads, next, chars, offsets, positional } = this;
     const n = text.length;
     if (at + 3 < n && ((this.fourth[h]! >>> (bytes[at + 3]! & 31)) & 1) === 0) return;
     for (let i = heads[h]!; i !== -1; i = next[i]!) {
-      if (marks[i] === stamp) continue;
+      const seen = marks[i] === stamp;
+      if (seen && positional[i] === 0) continue;
       const from = offsets[i]!;
       const to = offsets[i + 1]!;
       if (at + to - from > n) continue;
@@ -186,10 +206,21 @@ export class LiteralSet {
       while (k < to && lower(bytes[at + k - from]!) === chars[k]) k++;
       // Equal bytes; the text itself confirms (a character above U+00FF can share its low byte with a letter).
       if (k === to && startsAt(text, this.literals[i]!, at)) {
+        if (positional[i] === 1) this.starts.push(at);
+        if (seen) continue;
         marks[i] = stamp;
         found.push(i);
       }
     }
+  }
+
+  /**
+   * Where the last scan found the positional literals: the start of each occurrence, ascending (a start
+   * repeats when two of them begin there), valid until the next scan; undefined when the last scan was
+   * not of `text`.
+   */
+  positions(text: string): readonly number[] | undefined {
+    return text === this.scanned ? this.starts : undefined;
   }
 
   /** Whether the last scan found literal i. */

@@ -7,11 +7,13 @@ import { compactMessagesSafe } from "../engine/compact.js";
 import {
   GITLEAKS_RULES_INFO,
   headWindow,
+  keywordAnchoredRules,
   openRedactionScope,
   redactionMemoSize,
   redactLines,
   redactRepeatedWithReport,
   redactSecrets,
+  redactSearchedInFull,
   redactSecretsWithReport,
   redactValue,
   shannonEntropy,
@@ -544,4 +546,31 @@ test("a text is skipped only when it holds none of the rules' literals: a secret
   // And a text that holds no literal at all comes back as it is (the same string).
   const plain = "the build went green after the fix to the parser; 12 files changed";
   assert.equal(redactSecrets(plain), plain);
+});
+
+test("a rule tried only at its keywords' starts finds what a search of the whole text finds", () => {
+  // The shipped generic-api-key rule opens with its keywords: a gitleaks release that changes that is seen here.
+  assert.deepEqual(keywordAnchoredRules(), ["generic-api-key"]);
+  const value = fc
+    .string({ unit: fc.constantFrom(..."aZ3k9Qx_-./+=ü"), minLength: 8, maxLength: 40 })
+    .map((v) => `${alnum.slice(0, 6)}${v}`);
+  const fragment = fc.oneof(
+    fc.constantFrom("key", "KEY", "Key", "api", "API", "aPi", "auth", "token", "TOKEN", "secret", "passwd"),
+    fc.constantFrom("password", "PassWord", "credential", "creds", "access", "ACCESS", "apikey", "keykey"),
+    fc.constantFrom("=", ": ", ":=", " => ", '"', "'", " ", "\n", "_", ".", "-", "\\n", "é", "😀", "monkey"),
+    value,
+  );
+  fc.assert(
+    fc.property(fc.array(fragment, { maxLength: 40 }), (parts) => {
+      const text = parts.join("");
+      assert.deepEqual(redactSecretsWithReport(text), redactSearchedInFull(text));
+    }),
+    { seed: 20261204, numRuns: 600 },
+  );
+  // Two secrets under one keyword, and a keyword the first match overlaps: each found as the full search finds it.
+  const one = j("api_key=", alnum.slice(0, 30));
+  const two = `${one} and then token: ${j(alnum.slice(5, 35), "x")} and key=${alnum.slice(3, 33)}`;
+  const r = redactSecretsWithReport(two);
+  assert.deepEqual(r, redactSearchedInFull(two));
+  assert.ok(r.counts["generic-api-key"]! >= 2, JSON.stringify(r.counts));
 });
