@@ -21,6 +21,7 @@ import { estimateTokens, fastEstimator, type TokenEstimator } from "./tokens.js"
 import { renderLiveState, type LiveState } from "./live-state.js";
 import { redactRepeated, redactSecrets } from "../redact/redact.js";
 import { CONSTANTS } from "../model/constants.js";
+import { countedScope } from "../model/scope.js";
 import { messageRef, recallHint } from "../model/refs.js";
 
 export const DEFAULT_RETAINED_USER_TOKENS = CONSTANTS.retainedUserTokens;
@@ -157,18 +158,16 @@ export function boundMessage(m: Message): Message {
  * (the engine never mutates one), but a host may change it between compactions.
  */
 let boundMemo: WeakMap<Message, Message> | undefined;
-let boundScopes = 0;
 
 /** Opens a bound scope; the function returned closes it (once). */
-export function openBoundScope(): () => void {
-  if (boundScopes++ === 0) boundMemo = new WeakMap();
-  let closed = false;
-  return () => {
-    if (closed) return;
-    closed = true;
-    if (--boundScopes === 0) boundMemo = undefined;
-  };
-}
+export const openBoundScope: () => () => void = countedScope(
+  () => {
+    boundMemo = new WeakMap();
+  },
+  () => {
+    boundMemo = undefined;
+  },
+);
 
 /** A user's text blocks with secrets redacted (the same block object when it holds none). */
 function redactTexts(blocks: TextBlock[]): TextBlock[] {

@@ -118,10 +118,9 @@ const utf8Length = nodeBuffer ? (s: string): number => nodeBuffer.byteLength(s, 
 const LITTLE_ENDIAN = new Uint16Array(new Uint8Array([1, 0]).buffer)[0] === 1;
 /** Strings up to this many code units are copied into one buffer, made on first use (256 KB); longer ones into their own. */
 const UNITS_SCRATCH = 1 << 17;
-/** A buffer for a string's UTF-16LE bytes, seen as 32-bit words (two code units each) as well. */
+/** A buffer for a string's UTF-16LE bytes, seen as 32-bit words (two code units each). */
 interface UnitsBuffer {
   bytes: NodeBufferLike;
-  units: Uint16Array;
   pairs: Uint32Array;
 }
 let unitsScratch: UnitsBuffer | undefined;
@@ -130,8 +129,7 @@ let unitsScratch: UnitsBuffer | undefined;
 function unitsBuffer(buffer: { alloc(size: number): NodeBufferLike }, units: number): UnitsBuffer {
   const bytes = buffer.alloc(units * 2 + 4);
   // A buffer this large has memory of its own: its words are aligned (the 32-bit view needs it).
-  const pairs = new Uint32Array(bytes.buffer, bytes.byteOffset, (units + 1) >> 1);
-  return { bytes, units: new Uint16Array(bytes.buffer, bytes.byteOffset, units), pairs };
+  return { bytes, pairs: new Uint32Array(bytes.buffer, bytes.byteOffset, (units + 1) >> 1) };
 }
 
 /**
@@ -157,7 +155,8 @@ function countNonAsciiUnits(s: string): number | undefined {
     if ((w & 0xff80ff80) === 0) continue;
     other += (((w & 0xffff) + 0xff80) >>> 16) + (((w >>> 16) + 0xff80) >>> 16);
   }
-  if ((s.length & 1) === 1) other += (buf.units[s.length - 1]! + 0xff80) >>> 16;
+  // An odd length's last unit is the low half of the next word (the high half is what an earlier text left).
+  if ((s.length & 1) === 1) other += ((pairs[whole]! & 0xffff) + 0xff80) >>> 16;
   return other;
 }
 

@@ -10,7 +10,7 @@
 import type { Message } from "../model/types.js";
 import { isCheckpoint } from "../contract/classify.js";
 import { protectedRound } from "../contract/rounds.js";
-import { boundedResultContent, boundResultContent, resultOverBound } from "../contract/bounds.js";
+import { boundedResultContent, boundResultContent } from "../contract/bounds.js";
 import { fromAnthropicContent } from "../formats/common/convert.js";
 import { outputText } from "../formats/import/responses.js";
 import type { GuardWire } from "./types.js";
@@ -105,7 +105,8 @@ function responsesElement(el: unknown, c: Carried): unknown {
     if (b.truncated) return { ...el, output: b.content };
   } else if (type.endsWith("_call_output") && el.output !== undefined && typeof el.output !== "string") {
     const text = outputText(el.output);
-    if (resultOverBound({ content: text })) return { ...el, output: boundResultContent(text).content };
+    const bounded = boundedResultContent({ content: text });
+    if (bounded !== undefined) return { ...el, output: bounded.content };
   }
   return el;
 }

@@ -25,6 +25,7 @@
 
 import gitleaks from "./secret-rules/gitleaks.json" with { type: "json" };
 import { LiteralSet } from "./literal-scan.js";
+import { countedScope } from "../model/scope.js";
 
 export type HandSecretKind =
   | "private-key"
@@ -586,7 +587,8 @@ function gitleaksFindings(text: string, found?: readonly number[]): Span[] {
 const MEMO_MIN = 256;
 const MEMO_MAX = 512;
 const memo = new Map<string, RedactionReport>();
-let openScopes = 0;
+/** Whether some redaction scope is open (the memo is used only then). */
+let memoScoped = false;
 
 /** Texts held by the memo now (0 whenever no compaction runs): for tests and diagnostics. */
 export function redactionMemoSize(): number {
@@ -594,19 +596,19 @@ export function redactionMemoSize(): number {
 }
 
 /** Opens a redaction scope; the function returned closes it (once). */
-export function openRedactionScope(): () => void {
-  openScopes++;
-  let closed = false;
-  return () => {
-    if (closed) return;
-    closed = true;
-    if (--openScopes === 0) memo.clear();
-  };
-}
+export const openRedactionScope: () => () => void = countedScope(
+  () => {
+    memoScoped = true;
+  },
+  () => {
+    memoScoped = false;
+    memo.clear();
+  },
+);
 
 /** `redactSecretsWithReport` of a text that this compaction may redact again (a user's words): once per scope. */
 export function redactRepeatedWithReport(text: string): RedactionReport {
-  if (openScopes === 0 || text.length < MEMO_MIN) return redactSecretsWithReport(text);
+  if (!memoScoped || text.length < MEMO_MIN) return redactSecretsWithReport(text);
   const hit = memo.get(text);
   if (hit !== undefined) return { text: hit.text, counts: { ...hit.counts } };
   const r = redactSecretsWithReport(text);
