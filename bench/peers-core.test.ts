@@ -218,6 +218,7 @@ test("barVerdict: cold no more than pi's cold plus the redaction of pi's input; 
     input_judged: 1,
     input_not_judged: [],
     redaction_slower_than_pi: { own_input: 0, pi_input: 0, judged: 1 },
+    within_allowance: { "compact-safe": { within: 1, judged: 1 } },
   });
   // Slower than pi alone, within pi plus the redaction of pi's input: met; exactly the allowance: met.
   assert.equal(barVerdict(rows({ cold: timed(2.4) }, pi)).met, true);
@@ -285,6 +286,46 @@ test("barVerdict: cold no more than pi's cold plus the redaction of pi's input; 
   ]);
   // No corpus session: nothing shows the bar met.
   assert.equal(barVerdict([]).met, false);
+});
+
+test("barVerdict counts, for every library but pi, the sessions where its cold is within pi's allowance", () => {
+  const pi = { cold: timed(2), redaction: timed(0.5) };
+  const session = (input: string, cs: number, langchain: number | null) =>
+    gatherRows([
+      report("compact-safe", 0, { input, cold: timed(cs) }),
+      report("pi", 0, { input, ...pi }),
+      ...(langchain === null ? [] : [report("langchain", 0, { input, cold: timed(langchain) })]),
+    ]);
+  // Allowance 2.5x: compact-safe within on a (2.5) and c, langchain on a only; langchain not measured on c;
+  // pi, the allowance itself, is not counted.
+  const v = barVerdict([
+    ...session("a.jsonl", 2.5, 1),
+    ...session("b.jsonl", 2.6, 3),
+    ...session("c.jsonl", 1, null),
+  ]);
+  assert.deepEqual(v.within_allowance, {
+    "compact-safe": { within: 2, judged: 3 },
+    langchain: { within: 1, judged: 2 },
+  });
+  // A failed pi child leaves the session unjudged for every library.
+  const failed = barVerdict([
+    ...gatherRows([
+      report("compact-safe", 0, { cold: timed(1) }),
+      report("langchain", 0, { cold: timed(1) }),
+    ]),
+    ...gatherRows([{ lib: "pi", input: "s.jsonl", kind: "corpus", rep: 0, failed: "crash" }]),
+  ]);
+  assert.deepEqual(failed.within_allowance, {});
+  const one = session("a.jsonl", 2.5, 3);
+  const table = renderTable(
+    one,
+    { versions: {}, date: "d", machine: "m", coldReps: 1, seconds: 1 },
+    barVerdict(one),
+  );
+  assert.match(
+    table,
+    /cold within pi's cold \+ the redaction of pi's input, by library: compact-safe 1\/1, langchain 0\/1/,
+  );
 });
 
 test("coldAllowance: pi's cold plus the redaction of its input, null without pi's cold figure", () => {

@@ -343,6 +343,12 @@ export interface BarVerdict {
    * is slower, no library that redacts what it sends can be faster than pi.
    */
   redaction_slower_than_pi: { own_input: number; pi_input: number; judged: number };
+  /**
+   * For every library but pi: on how many corpus sessions its cold compaction is within pi's
+   * allowance (`coldAllowance`), of those where both figures were measured. What the bar asks of
+   * compact-safe, measured on the other library that compacts by a model's summary.
+   */
+  within_allowance: Partial<Record<Lib, { within: number; judged: number }>>;
 }
 
 const fmtRatio = (x: number | null): string => (x === null || !Number.isFinite(x) ? "-" : `${x.toFixed(2)}x`);
@@ -372,10 +378,19 @@ export function barVerdict(rows: readonly Row[]): BarVerdict {
   const floor = { own_input: 0, pi_input: 0, judged: 0 };
   let inputJudged = 0;
   const inputNotJudged: string[] = [];
+  const within: Partial<Record<Lib, { within: number; judged: number }>> = {};
   const corpus = [...new Set(rows.filter((r) => r.kind === "corpus").map((r) => r.input))];
   for (const input of corpus) {
     const cs = rows.find((r) => r.input === input && r.lib === "compact-safe");
     const pi = rows.find((r) => r.input === input && r.lib === "pi");
+    const allowed = pi && !pi.failed ? coldAllowance(pi) : null;
+    for (const lib of LIBS) {
+      const row = lib === "pi" ? undefined : rows.find((r) => r.input === input && r.lib === lib);
+      if (!row || row.failed || allowed === null || row.cold_ratio === null) continue;
+      const count = (within[lib] ??= { within: 0, judged: 0 });
+      count.judged++;
+      if (row.cold_ratio <= allowed) count.within++;
+    }
     if (!cs || !pi) {
       misses.push(`${input}: ${!cs ? "compact-safe" : "pi"} was not measured`);
       continue;
@@ -417,6 +432,7 @@ export function barVerdict(rows: readonly Row[]): BarVerdict {
     input_judged: inputJudged,
     input_not_judged: inputNotJudged,
     redaction_slower_than_pi: floor,
+    within_allowance: within,
   };
 }
 
@@ -579,6 +595,9 @@ export function renderTable(rows: readonly Row[], meta: TableMeta, bar: BarVerdi
     `redaction alone (the redact column) is slower than pi's whole cold compaction on ${floor.own_input}/${floor.judged} sessions ` +
       `for compact-safe's summarizer input, and on ${floor.pi_input}/${floor.judged} for pi's own input`,
   );
+  const allowed = Object.entries(bar.within_allowance).map(([lib, n]) => `${lib} ${n.within}/${n.judged}`);
+  if (allowed.length > 0)
+    lines.push(`cold within pi's cold + the redaction of pi's input, by library: ${allowed.join(", ")}`);
   lines.push(`(${meta.seconds.toFixed(0)} s)`);
   return lines.join("\n");
 }
