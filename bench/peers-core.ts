@@ -383,13 +383,14 @@ export function barVerdict(rows: readonly Row[]): BarVerdict {
   for (const input of corpus) {
     const cs = rows.find((r) => r.input === input && r.lib === "compact-safe");
     const pi = rows.find((r) => r.input === input && r.lib === "pi");
-    const allowed = pi && !pi.failed ? coldAllowance(pi) : null;
+    const allowance = pi && !pi.failed ? coldAllowance(pi) : null;
     for (const lib of LIBS) {
-      const row = lib === "pi" ? undefined : rows.find((r) => r.input === input && r.lib === lib);
-      if (!row || row.failed || allowed === null || row.cold_ratio === null) continue;
+      if (lib === "pi" || allowance === null) continue;
+      const row = rows.find((r) => r.input === input && r.lib === lib);
+      if (!row || row.failed || row.cold_ratio === null) continue;
       const count = (within[lib] ??= { within: 0, judged: 0 });
       count.judged++;
-      if (row.cold_ratio <= allowed) count.within++;
+      if (row.cold_ratio <= allowance) count.within++;
     }
     if (!cs || !pi) {
       misses.push(`${input}: ${!cs ? "compact-safe" : "pi"} was not measured`);
@@ -407,7 +408,6 @@ export function barVerdict(rows: readonly Row[]): BarVerdict {
       continue;
     }
     const why: string[] = [];
-    const allowance = coldAllowance(pi);
     if (cs.cold_ratio === null || allowance === null || !(cs.cold_ratio <= allowance))
       why.push(
         `cold ${fmtRatio(cs.cold_ratio)} vs pi ${fmtRatio(pi.cold_ratio)} + redaction of pi's input ${fmtRatio(
