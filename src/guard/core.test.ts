@@ -85,7 +85,12 @@ test("codex (Responses): its compaction prompt is recognised; the compaction is 
   assert.equal(o.verdict?.repaired, true, o.verdict?.repair_refused ?? "");
   const input = docOf(o).input as Record<string, unknown>[];
   // The splice: right after the summary, before the new prompt; the reasoning blob kept; the big output bounded.
-  assert.equal(JSON.stringify(input.slice(0, 3)), JSON.stringify(after.slice(0, 3)));
+  assert.equal(JSON.stringify(input.slice(0, 2)), JSON.stringify(after.slice(0, 2)));
+  // The anchors on the summary's own message, after the agent's summary (one checkpoint).
+  const summaryContent = input[2]!.content as Record<string, unknown>[];
+  assert.deepEqual(summaryContent[0], after[2]!.content[0]);
+  assert.equal(summaryContent.length, 2);
+  assert.equal(summaryContent[1]!.text, `${ANCHORS_HEADING}\nnever push to main`);
   assert.deepEqual(input.at(-1), after.at(-1));
   assert.ok(input.some((i) => i.type === "reasoning" && i.encrypted_content === "ENC"));
   const out1 = input.find((i) => i.type === "function_call_output" && i.call_id === "c1")!;
@@ -211,7 +216,7 @@ test("garbage, unknown wires, non-POST and count_tokens: unchanged, with a one-l
       method: "POST",
       url: "/v1/messages",
       headers: {},
-      body: Buffer.from('{"messages": [{"role": "tool"}]}'),
+      body: Buffer.from('{"messages": ["not a message"]}'),
     },
     { method: "POST", url: "/v1/embeddings", headers: {}, body: Buffer.from("{}") },
     { method: "GET", url: "/v1/models", headers: {}, body: Buffer.alloc(0) },

@@ -3,6 +3,13 @@
  * canonical messages that remember their raw elements. A user message whose
  * text opens with a checkpoint marker after other blocks is split there (as
  * the importer does), each part remembering its block range.
+ *
+ * Elements of `messages` whose role is neither `user` nor `assistant` (Claude
+ * Code puts `role: "system"` elements there for some models: the environment,
+ * the deferred-tools list, `{ role: "system", content: [], output_config }`)
+ * are opaque: they stay in place in the list, untouched, and are not history
+ * items; the user / assistant / tool sequence around them is what is judged.
+ * Content blocks of types the project does not model are kept as they are.
  */
 import type { Message } from "../model/types.js";
 import { fromAnthropicContent } from "../formats/common/convert.js";
@@ -36,8 +43,9 @@ export function anthropicItems(list: readonly unknown[], from: number): HistoryI
   const items: HistoryItem[] = [];
   for (let i = from; i < list.length; i++) {
     const raw = list[i];
-    if (!isRecord(raw) || (raw.role !== "user" && raw.role !== "assistant"))
-      throw new Error(`messages[${i}] is not a user or assistant message`);
+    if (!isRecord(raw) || typeof raw.role !== "string")
+      throw new Error(`messages[${i}] is not a message with a role`);
+    if (raw.role !== "user" && raw.role !== "assistant") continue; // opaque: kept in place, not judged
     const content = fromAnthropicContent(raw.content);
     const message: Message = { role: raw.role, content };
     const split = splitAtMarkers(message);

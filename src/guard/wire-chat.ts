@@ -36,8 +36,8 @@ function resultText(content: unknown): string {
     .join("\n");
 }
 
-/** One raw message as a canonical message (a `tool` message: a user message of one result). */
-function readOne(raw: Record<string, unknown>, i: number): Message {
+/** One raw message as a canonical message (a `tool` message: a user message of one result); undefined for a role not modelled. */
+function readOne(raw: Record<string, unknown>): Message | undefined {
   switch (raw.role) {
     case "system":
     case "developer":
@@ -64,9 +64,12 @@ function readOne(raw: Record<string, unknown>, i: number): Message {
         ],
       };
     default:
-      throw new Error(`messages[${i}] has an unknown role ${JSON.stringify(raw.role).slice(0, 40)}`);
+      return undefined;
   }
 }
+
+/** Roles of the Chat wire that the reader models; an element of another role is opaque (kept in place, not judged). */
+export const CHAT_ROLES: ReadonlySet<unknown> = new Set(["system", "developer", "user", "assistant", "tool"]);
 
 export function readChat(doc: Record<string, unknown>): WireHistory {
   const list = doc.messages;
@@ -85,7 +88,8 @@ export function chatItems(list: readonly unknown[], from: number): HistoryItem[]
     const raw = list[i];
     if (!isRecord(raw) || typeof raw.role !== "string")
       throw new Error(`messages[${i}] is not a message with a role`);
-    const m = readOne(raw, i);
+    const m = readOne(raw);
+    if (m === undefined) continue; // opaque: kept in place, not judged
     const prev = grouped[grouped.length - 1];
     if (raw.role === "tool" && prev?.tool) {
       prev.message.content.push(...m.content);
