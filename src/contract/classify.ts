@@ -6,6 +6,7 @@ import {
   ALL_CHECKPOINT_MARKERS,
   CHECKPOINT_MARKER,
   CONVERSATION_START_TEXT,
+  GUARD_TEXT_PREFIX,
   OWN_CHECKPOINT_RECEIPT_RE,
   RESULT_AS_TEXT_PREFIX,
 } from "./markers.js";
@@ -48,9 +49,16 @@ function isOwnCheckpointText(text: string, at: number): boolean {
   return text.startsWith(`${CHECKPOINT_MARKER}\n`, at) && OWN_CHECKPOINT_RECEIPT_RE.test(text);
 }
 
-/** A text an exporter writes where the history has none: the conversation opener, a result carried as text. */
+/**
+ * A text compact-safe wrote, not the user: an exporter's conversation opener
+ * or result carried as text, and the guard's restatement after a compaction.
+ */
 export function isExporterTextBlock(text: string): boolean {
-  return text === CONVERSATION_START_TEXT || text.startsWith(RESULT_AS_TEXT_PREFIX);
+  return (
+    text === CONVERSATION_START_TEXT ||
+    text.startsWith(RESULT_AS_TEXT_PREFIX) ||
+    text.startsWith(GUARD_TEXT_PREFIX)
+  );
 }
 
 /**

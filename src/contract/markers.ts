@@ -25,6 +25,15 @@ export const OWN_CHECKPOINT_RECEIPT_RE =
 export const CONVERSATION_START_TEXT = "[compact-safe: the conversation continues from here]";
 export const RESULT_AS_TEXT_PREFIX = "[compact-safe: tool result for ";
 
+/**
+ * The opening of the text the guard restates on the checkpoint after a
+ * compaction it repaired (pinned anchors, live state): compact-safe's words,
+ * never the user's instruction. It is further content of the checkpoint
+ * message (or, after an opaque provider summary that cannot take content,
+ * the message right after it), never a checkpoint of its own.
+ */
+export const GUARD_TEXT_PREFIX = "[compact-safe guard] ";
+
 /** Markers written by other agents, recognised as prior checkpoints. */
 export const FOREIGN_CHECKPOINT_MARKERS: readonly { marker: string; agent: string }[] = [
   { marker: "Another language model started to solve this problem", agent: "codex/codewhale" },

@@ -114,6 +114,9 @@ function journalCompaction(
         checkpoint_key: r.splice.checkpointKey,
         splice_from: r.from,
         splice_count: r.splice.items.length,
+        ...(r.splice.restated !== undefined
+          ? { restated: r.splice.restated, checkpoint_raw: after[summaryAt]!.raw }
+          : {}),
       },
     });
   }

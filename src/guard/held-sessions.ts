@@ -4,7 +4,8 @@
  * its queue of requests, judged in order.
  */
 import type { GuardCoreOptions, GuardWire } from "./types.js";
-import type { HistoryItem, WireHistory } from "./history.js";
+import { rawKey, type HistoryItem, type WireHistory } from "./history.js";
+import { readWire } from "./wires.js";
 import type { SessionIdentity } from "./session.js";
 import type { ListLayout } from "./scan.js";
 import type { FastInfo } from "./extend.js";
@@ -20,6 +21,10 @@ export interface Splice {
   raw: unknown[];
   /** The same, as history items. */
   items: HistoryItem[];
+  /** The guard's restatement, carried as further content of the summary's own message. */
+  restated?: string;
+  /** The summary as sent (with the restatement on it), when it differs from the agent's. */
+  checkpoint?: HistoryItem;
 }
 
 export interface Session {
@@ -46,7 +51,21 @@ export function sentOf(s: Session): HistoryItem[] {
   if (!s.splice) return s.agent_items;
   const at = s.agent_items.findIndex((i) => i.key === s.splice!.checkpointKey);
   if (at < 0) return s.agent_items;
-  return [...s.agent_items.slice(0, at + 1), ...s.splice.items, ...s.agent_items.slice(at + 1)];
+  const summary = s.splice.checkpoint ?? s.agent_items[at]!;
+  return [...s.agent_items.slice(0, at), summary, ...s.splice.items, ...s.agent_items.slice(at + 1)];
+}
+
+/** The agent's summary item read back from its raw elements, when they are the summary the splice follows. */
+function summaryItem(wire: GuardWire, raw: unknown[], key: string): HistoryItem | undefined {
+  try {
+    const doc = wire === "openai-responses" ? { input: raw } : { messages: raw };
+    const items = readWire(wire, doc).items;
+    const it = items.length === 1 ? items[0] : undefined;
+    if (!it || rawKey(raw) !== key) return undefined;
+    return { message: it.message, parts: [], raw, key };
+  } catch {
+    return undefined;
+  }
 }
 
 export class HeldSessions {
@@ -105,10 +124,19 @@ export class HeldSessions {
     let entryIds = loaded.entryIds;
     let splice: Splice | undefined;
     if (loaded.splice) {
-      const { from, count, checkpointKey } = loaded.splice;
+      const { from, count, checkpointKey, restated, checkpointRaw } = loaded.splice;
       const items = loaded.sent.slice(from, from + count);
       splice = { checkpointKey, items, raw: items.flatMap((i) => i.raw) };
       agentItems = [...loaded.sent.slice(0, from), ...loaded.sent.slice(from + count)];
+      const sentSummary = loaded.sent[from - 1];
+      if (restated !== undefined && checkpointRaw !== undefined && sentSummary) {
+        // The summary as the agent sent it (the journal holds it with the restatement on it).
+        const agentSummary = summaryItem(loaded.wire ?? wire, checkpointRaw, checkpointKey);
+        if (agentSummary) {
+          splice = { ...splice, restated, checkpoint: sentSummary };
+          agentItems[from - 1] = agentSummary;
+        }
+      }
       entryIds = [...entryIds.slice(0, from), ...entryIds.slice(from + count)];
     }
     const s: Session = {

@@ -123,8 +123,41 @@ function applySplice(ctx: CoreContext, s: Session, h: WireHistory, same: Same): 
     s.splice = undefined;
     return same("the summary the repair followed is gone; repair dropped");
   }
-  const doc = insertAfter(h, at, s.splice.raw);
+  const { doc } = insertAfter(h, at, s.splice);
   const bad = wireCheck(h.wire, doc[h.listKey] as unknown[]);
   if (bad) return same(`repair not sent: ${bad}`);
   return { ...same(), body: Buffer.from(JSON.stringify(doc), "utf8"), changed: true };
+}
+
+/**
+ * The agent's compaction request carries the session's whole history before
+ * the compaction (the model's answer to the last turn, the newest call and
+ * its result included), which the last ordinary request may lack: where it
+ * extends the session's last history, it becomes that history, so that the
+ * compaction that follows is judged (and repaired) against it. `upTo` is
+ * where the history ends in `history.items` (the summarization prompt and
+ * what follows it are not the session's). Returns how many conversation
+ * items it added.
+ */
+export async function absorbHistory(
+  ctx: CoreContext,
+  history: WireHistory,
+  id: SessionIdentity,
+  upTo: number,
+): Promise<number> {
+  const session = await ctx.held.load(id, history.wire);
+  if (!session) return 0;
+  const items = history.items.slice(0, upTo);
+  const lastConv = conversation(session.agent_items);
+  const nextConv = conversation(items);
+  if (relation(lastConv, nextConv, false, false).kind !== "extension") return 0;
+  const added = nextConv.slice(lastConv.length);
+  if (added.length === 0) return 0;
+  const ids = session.journal ? session.journal.append(added) : added.map(() => undefined);
+  session.conv_ids = [...session.conv_ids.slice(0, lastConv.length), ...ids];
+  session.agent_items = items;
+  // The next request is compared with this history, not the last body's bytes.
+  session.fast = undefined;
+  session.toScan = undefined;
+  return added.length;
 }

@@ -1,6 +1,7 @@
 /**
- * The live state in the repair: with a workspace, the element that follows
- * the protected round restates the checkpoint's `## Live state` lines, read
+ * The live state in the repair: with a workspace, the guard's restatement,
+ * further content of the agent's summary message (one checkpoint), restates
+ * the checkpoint's `## Live state` lines, read
  * at the compaction (the same bytes in every later request and after a
  * restart, though the workspace moved on); without one, no live state.
  */
@@ -56,11 +57,17 @@ const AFTER = [user(SUMMARY), user("now add a test")];
 
 const listOf = (o: GuardOutcome): Record<string, unknown>[] =>
   (JSON.parse(o.body.toString("utf8")) as { messages: Record<string, unknown>[] }).messages;
-const textOf = (el: Record<string, unknown>): string =>
-  (el.content as { type: string; text?: string }[]).map((b) => b.text ?? "").join("\n");
-/** The restated element of a spliced request (the one after the round), or undefined. */
-const restatedIn = (list: Record<string, unknown>[]) =>
-  list.find((el) => el.role === "user" && /^\[compact-safe guard\]/.test(textOf(el)));
+/** The guard's restatement in a spliced request: its message and its text block, or undefined. */
+function restatedIn(
+  list: Record<string, unknown>[],
+): { el: Record<string, unknown>; text: string } | undefined {
+  for (const el of list) {
+    if (el.role !== "user" || !Array.isArray(el.content)) continue;
+    for (const b of el.content as { type: string; text?: string }[])
+      if (b.type === "text" && b.text?.startsWith("[compact-safe guard]")) return { el, text: b.text };
+  }
+  return undefined;
+}
 const restated = (o: GuardOutcome) => restatedIn(listOf(o));
 
 /** The session through its compaction: the outcome of the first request after it. */
@@ -84,12 +91,14 @@ test(
       assert.equal(o.verdict?.repaired, true, o.verdict?.repair_refused ?? "");
       const list = listOf(o);
       const el = restatedIn(list);
-      assert.ok(el, "the restated element is spliced");
-      // Placed after the round, before the prompt typed after the compaction.
-      assert.equal(list.indexOf(el), list.length - 2);
+      assert.ok(el, "the restatement is spliced");
+      // On the summary's own message, after the agent's summary (unchanged): one checkpoint.
+      assert.equal(list.indexOf(el.el), 0);
+      assert.deepEqual((el.el.content as unknown[])[0], AFTER[0]!.content[0]);
+      assert.equal((el.el.content as unknown[]).length, 2);
       assert.deepEqual(list.at(-1), AFTER.at(-1));
       assert.equal(
-        textOf(el),
+        el.text,
         `${RESTATED_HEADING}\n\n## Anchors\nnever push to main\n\n## Live state\n` +
           `- git branch: feature/x\n- worktree: ${ws}\n- HEAD: ${head}\n- background work: none reported by the host`,
       );
@@ -139,7 +148,7 @@ test("with a workspace outside git: the live state says so; without anchors, the
   try {
     const { o } = await compacted({ workspace: ws });
     assert.equal(o.verdict?.repaired, true, o.verdict?.repair_refused ?? "");
-    const text = textOf(restated(o)!);
+    const text = restated(o)!.text;
     assert.ok(text.startsWith(`${RESTATED_HEADING}\n\n## Live state\n`), text);
     assert.ok(!text.includes("## Anchors"));
     assert.match(text, /- background work: none reported by the host$/);
@@ -151,7 +160,7 @@ test("with a workspace outside git: the live state says so; without anchors, the
 test("without a workspace: no live state (the anchors alone, as before; nothing when there are none)", async () => {
   const { o } = await compacted({ anchors: "never push to main" });
   assert.equal(o.verdict?.repaired, true, o.verdict?.repair_refused ?? "");
-  assert.equal(textOf(restated(o)!), `${ANCHORS_HEADING}\nnever push to main`);
+  assert.equal(restated(o)!.text, `${ANCHORS_HEADING}\nnever push to main`);
   assert.ok(!o.body.toString("utf8").includes("## Live state"));
 
   const bare = await compacted({});
@@ -160,7 +169,7 @@ test("without a workspace: no live state (the anchors alone, as before; nothing 
   assert.equal(listOf(bare.o).length, AFTER.length + HISTORY.length);
 });
 
-test("the restated element on the Chat wire (pi): one user element after the round", async () => {
+test("the restatement on the Chat wire (pi): further text of the summary's own message", async () => {
   const ws = mkdtempSync(join(tmpdir(), "guard-nogit-"));
   try {
     const core = createGuardCore({ workspace: ws, anchors: "keep the API stable" });
@@ -204,9 +213,15 @@ test("the restated element on the Chat wire (pi): one user element after the rou
     assert.equal(o.verdict?.repaired, true, o.verdict?.repair_refused ?? "");
     const msgs = (JSON.parse(o.body.toString("utf8")) as { messages: { role: string; content: unknown }[] })
       .messages;
-    const at = msgs.findIndex((m) => typeof m.content === "string" && m.content.startsWith(RESTATED_HEADING));
-    assert.equal(at, msgs.length - 2, "right before the new prompt, after the round");
-    assert.equal(msgs[at - 1]!.content, "done");
+    const at = msgs.findIndex((m) => typeof m.content === "string" && m.content.includes(RESTATED_HEADING));
+    assert.equal(at, 1, "the summary's own message");
+    assert.ok(
+      String(msgs[at]!.content).startsWith(
+        "The conversation history before this point was compacted into the following summary:\n\nwork\n\n",
+      ),
+      "the agent's summary first, unchanged",
+    );
+    assert.equal(msgs.at(-2)!.content, "done", "the round after it, then the new prompt");
     assert.match(String(msgs[at]!.content), /## Anchors\nkeep the API stable\n\n## Live state\n/);
     await core.close();
   } finally {

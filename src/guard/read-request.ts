@@ -12,6 +12,8 @@ import { extendHistory, type Extension, type FastInfo } from "./extend.js";
 import { isSummaryItem, summarizationRequestOf } from "./detect.js";
 import { extractiveAnswer } from "./answer.js";
 import { oneLine, type CoreContext } from "./context.js";
+import { absorbHistory } from "./judge.js";
+import { isText } from "../model/blocks.js";
 
 /** A request read: its outcome already (not to be judged), or what judging it takes. */
 export type Prepared =
@@ -23,6 +25,19 @@ function systemSeed(h: WireHistory): string {
     .filter((i) => i.message.role === "system")
     .map((i) => i.key)
     .join("\u0000")}`;
+}
+
+/**
+ * The history a summarization request carries before its prompt (its last
+ * user message, when that message holds the prompt's text alone), read into
+ * the session after the session's earlier requests (`absorbHistory`).
+ */
+function absorbLater(ctx: CoreContext, history: WireHistory, id: SessionIdentity): void {
+  const items = history.items;
+  let at = items.length - 1;
+  while (at >= 0 && items[at]!.message.role !== "user") at--;
+  if (at < 0 || !items[at]!.message.content.every(isText)) return;
+  ctx.held.serial(id.key, () => absorbHistory(ctx, history, id, at)).catch(() => undefined);
 }
 
 /**
@@ -58,6 +73,7 @@ export function prepare(
   }
   let id = sessionOf(request.headers, history);
   const summarizer = summarizationRequestOf(history.items);
+  if (summarizer) absorbLater(ctx, history, id);
   if (summarizer && options.summarizer === "extractive") {
     try {
       const a = extractiveAnswer(history, summarizer);

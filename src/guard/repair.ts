@@ -8,7 +8,15 @@ import { validateSurvivalContract } from "../contract/validate.js";
 import { messagesOf, type HistoryItem, type WireHistory } from "./history.js";
 import { readWire } from "./wires.js";
 import { lastSummary } from "./detect.js";
-import { buildSplice, insertAfter, wireCheck, type Restated } from "./splice.js";
+import {
+  buildSplice,
+  insertAfter,
+  restatedText,
+  summaryTakesContent,
+  userTextElement,
+  wireCheck,
+  type Restated,
+} from "./splice.js";
 import type { Splice } from "./held-sessions.js";
 
 /** A repair sent: the spliced body, the splice, the whole spliced history, and where the splice starts in it. */
@@ -29,16 +37,19 @@ export function repair(
 ): Repaired | { refused: string } {
   const at = lastSummary(after);
   if (at < 0) return { refused: "no summary in the request to place the repair after" };
-  const raw = buildSplice(h.wire, before, after, restated);
-  if (raw.length === 0) return { refused: "nothing of the last round left to splice" };
-  const doc = insertAfter(h, at, raw);
+  const round = buildSplice(h.wire, before, after);
+  const text = restatedText(restated);
+  // The restatement goes on the summary's own message; after an opaque provider summary, in the message right after it.
+  const onSummary = text !== undefined && summaryTakesContent(h, at);
+  const raw = text !== undefined && !onSummary ? [userTextElement(h.wire, text), ...round] : round;
+  if (raw.length === 0 && !onSummary) return { refused: "nothing of the last round left to splice" };
+  const parts = { raw, restated: onSummary ? text : undefined };
+  const { doc, start } = insertAfter(h, at, parts);
   const list = doc[h.listKey] as unknown[];
   const bad = wireCheck(h.wire, list);
   if (bad) return { refused: bad };
   const h2 = readWire(h.wire, doc);
   // The inserted elements, in the new list.
-  const lastPart = h.items[at]!.parts[h.items[at]!.parts.length - 1]!;
-  const start = lastPart.element + 1;
   const end = start + raw.length;
   const inside = (it: HistoryItem): boolean =>
     it.parts.length > 0 && it.parts.every((p) => p.element >= start && p.element < end);
@@ -46,7 +57,8 @@ export function repair(
     (it) => it.parts.some((p) => p.element >= start && p.element < end) && !inside(it),
   );
   if (straddles) return { refused: "the repair would merge with the messages around it" };
-  const from = h2.items.findIndex(inside);
+  // The summary keeps its index (the splice goes after it); what was inserted follows it.
+  const from = at + 1;
   const spliceItems = h2.items.filter(inside);
   const spliced = h2.items;
   const judged = messagesOf(spliced.slice(0, spliced.length - newTurns));
@@ -56,7 +68,13 @@ export function repair(
   const checkpointKey = after[at]!.key;
   return {
     body: Buffer.from(JSON.stringify(doc), "utf8"),
-    splice: { checkpointKey, raw, items: spliceItems },
+    splice: {
+      checkpointKey,
+      raw,
+      items: spliceItems,
+      ...(parts.restated !== undefined ? { restated: parts.restated } : {}),
+      checkpoint: h2.items[at]!,
+    },
     spliced,
     from,
   };

@@ -9,12 +9,16 @@
  */
 import type { Message } from "../model/types.js";
 import { isCheckpoint } from "../contract/classify.js";
+import { GUARD_TEXT_PREFIX } from "../contract/markers.js";
+import { isText } from "../model/blocks.js";
+import { isSummaryItem } from "./detect.js";
 import { protectedRound } from "../contract/rounds.js";
 import { boundedResultContent, boundResultContent } from "../contract/bounds.js";
 import { fromAnthropicContent } from "../formats/common/convert.js";
 import { outputText } from "../formats/import/responses.js";
 import type { GuardWire } from "./types.js";
 import { rawKey, messagesOf, type HistoryItem, type WireHistory } from "./history.js";
+import { CHAT_ROLES } from "./wire-chat.js";
 
 type Raw = Record<string, unknown>;
 const isRecord = (v: unknown): v is Raw => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -170,17 +174,27 @@ export function anchorsElement(wire: GuardWire, anchors: string): unknown {
   return userTextElement(wire, `${ANCHORS_HEADING}\n${anchors}`);
 }
 
+/** A message that holds nothing but the guard's own restated text (an earlier repair's, after an opaque summary). */
+function isGuardOnly(it: HistoryItem): boolean {
+  const m = it.message;
+  return (
+    m.role === "user" &&
+    m.content.length > 0 &&
+    m.content.every((b) => isText(b) && b.text.startsWith(GUARD_TEXT_PREFIX))
+  );
+}
+
 /**
  * The raw elements to splice: the protected last round of `before` (and the
  * current instructions before it, their text only), mapped back to the raw
- * elements they came from, less what `after` already carries, then one user
- * element restating the anchors and the live state (`restatedText`).
+ * elements they came from, less what `after` already carries. An earlier
+ * summary in the round (and the guard's own restatement beside it) is
+ * folded into the agent's new one, never spliced back: one checkpoint.
  */
 export function buildSplice(
   wire: GuardWire,
   before: readonly HistoryItem[],
   after: readonly HistoryItem[],
-  restated: Restated = {},
 ): unknown[] {
   const round = protectedRound(messagesOf(before));
   const carried = carriedBy(after);
@@ -190,6 +204,7 @@ export function buildSplice(
     if (i < round.regionStart && !instructionsBefore.has(i)) continue;
     const it = before[i]!;
     if (it.message.role === "system" && it.parts.length === 0) continue;
+    if (isSummaryItem(it) || isGuardOnly(it)) continue;
     const textOnly = i < round.regionStart;
     for (const raw of it.raw) {
       const el =
@@ -201,9 +216,6 @@ export function buildSplice(
       if (el !== undefined) out.push(el);
     }
   }
-  // One element for the anchors and the live state: no second user turn in a row (some Chat backends' templates want turns to alternate).
-  const text = restatedText(restated);
-  if (text !== undefined) out.push(userTextElement(wire, text));
   return out;
 }
 
@@ -213,28 +225,120 @@ export function lastCheckpointIndex(items: readonly HistoryItem[]): number {
   return -1;
 }
 
-/** The request's body with `splice` inserted right after item `at` (the summary); its raw element split when needed. */
-export function insertAfter(h: WireHistory, at: number, splice: readonly unknown[]): Record<string, unknown> {
+/** What a repair puts into a request: the guard's restatement on the summary's message, the round after it. */
+export interface SpliceParts {
+  /** The raw elements inserted after the summary (its message and the opaque elements right after it). */
+  raw: readonly unknown[];
+  /** The guard's restated text, carried as further content of the summary's own message. */
+  restated?: string;
+}
+
+/** An element of the wire that the reader keeps in place without reading it (see the wire readers). */
+function isOpaqueElement(wire: GuardWire, el: unknown): boolean {
+  if (!isRecord(el)) return false;
+  if (wire === "anthropic-messages") return el.role !== "user" && el.role !== "assistant";
+  if (wire === "openai-chat") return !CHAT_ROLES.has(el.role);
+  return false;
+}
+
+/**
+ * The summary's raw element with `text` as further content after the
+ * summary's blocks (`to`: where the summary's blocks end in the element), or
+ * undefined when the element cannot take content (an opaque provider summary:
+ * a Responses `compaction` item, an Anthropic `compaction` block).
+ */
+function withRestated(wire: GuardWire, el: unknown, to: number | undefined, text: string): unknown {
+  if (!isRecord(el)) return undefined;
+  if (wire === "openai-responses") {
+    if (el.type !== undefined && el.type !== "message") return undefined;
+    if (el.role !== "user") return undefined;
+    const part = { type: "input_text", text };
+    if (typeof el.content === "string")
+      return { ...el, content: [{ type: "input_text", text: el.content }, part] };
+    return Array.isArray(el.content) ? { ...el, content: [...el.content, part] } : undefined;
+  }
+  if (el.role !== "user") return undefined;
+  const part = { type: "text", text };
+  if (typeof el.content === "string") {
+    // Chat: the summary's text stays as it is, the restatement follows it in the same message.
+    if (wire === "openai-chat") return { ...el, content: `${el.content}\n\n${text}` };
+    return { ...el, content: [{ type: "text", text: el.content }, part] };
+  }
+  if (!Array.isArray(el.content)) return undefined;
+  if (el.content.some((b) => isRecord(b) && b.type === "compaction")) return undefined;
+  const at = to ?? el.content.length;
+  return { ...el, content: [...el.content.slice(0, at), part, ...el.content.slice(at)] };
+}
+
+/** Whether the summary item `at` of `h` can carry the guard's restatement as further content. */
+export function summaryTakesContent(h: WireHistory, at: number): boolean {
+  const item = h.items[at]!;
+  const part = item.parts[item.parts.length - 1]!;
+  return withRestated(h.wire, h.list[part.element], part.to, "x") !== undefined;
+}
+
+/**
+ * The request's body with the repair in it: the guard's restatement as
+ * further content of the summary's message (item `at`), and `splice.raw`
+ * right after it (after the opaque elements that follow it, which stay next
+ * to it); the summary's raw element split when the summary is only part of
+ * it. `start` is where the inserted elements begin in the new list.
+ */
+export function insertAfter(
+  h: WireHistory,
+  at: number,
+  splice: SpliceParts,
+): { doc: Record<string, unknown>; start: number } {
   const item = h.items[at]!;
   const part = item.parts[item.parts.length - 1]!;
   const list = h.list;
   const el = list[part.element];
   const content = isRecord(el) && Array.isArray(el.content) ? el.content : undefined;
+  const carried =
+    splice.restated === undefined ? el : (withRestated(h.wire, el, part.to, splice.restated) ?? el);
+  const split = part.to !== undefined && content !== undefined && part.to < content.length;
   let next: unknown[];
-  if (part.to === undefined || !content || part.to >= content.length) {
-    next = [...list.slice(0, part.element + 1), ...splice, ...list.slice(part.element + 1)];
+  let start: number;
+  if (!split) {
+    let after = part.element + 1;
+    while (after < list.length && isOpaqueElement(h.wire, list[after])) after++;
+    next = [
+      ...list.slice(0, part.element),
+      carried,
+      ...list.slice(part.element + 1, after),
+      ...splice.raw,
+      ...list.slice(after),
+    ];
+    start = after;
   } else {
-    const head = { ...(el as Raw), content: content.slice(0, part.to) };
+    const grown = (carried as Raw).content as unknown[];
+    const extra = grown.length - content.length;
+    const head = { ...(el as Raw), content: grown.slice(0, part.to! + extra) };
     const tail = { ...(el as Raw), content: content.slice(part.to) };
-    next = [...list.slice(0, part.element), head, ...splice, tail, ...list.slice(part.element + 1)];
+    next = [...list.slice(0, part.element), head, ...splice.raw, tail, ...list.slice(part.element + 1)];
+    start = part.element + 1;
   }
-  return { ...h.doc, [h.listKey]: next };
+  return { doc: { ...h.doc, [h.listKey]: next }, start };
+}
+
+/** The elements of a list that are turns (records for which `isTurn` holds), with their indices in the list. */
+function turnsOf(all: readonly unknown[], isTurn: (m: Raw) => boolean): { list: unknown[]; at: number[] } {
+  const list: unknown[] = [];
+  const at: number[] = [];
+  all.forEach((m, j) => {
+    if (isRecord(m) && !isTurn(m)) return;
+    list.push(m);
+    at.push(j);
+  });
+  return { list, at };
 }
 
 /** Why a spliced Anthropic messages array would be refused by the API (tool_result not right after its tool_use), or undefined. */
-export function anthropicAdjacency(list: readonly unknown[]): string | undefined {
+export function anthropicAdjacency(all: readonly unknown[]): string | undefined {
   const blocks = (m: unknown): Raw[] =>
     isRecord(m) && Array.isArray(m.content) ? (m.content.filter(isRecord) as Raw[]) : [];
+  // Opaque elements (a role other than user or assistant, which the reader keeps in place) are not turns.
+  const { list, at } = turnsOf(all, (m) => m.role === "user" || m.role === "assistant");
   for (let j = 0; j < list.length; j++) {
     const m = list[j];
     const results = blocks(m)
@@ -251,7 +355,7 @@ export function anthropicAdjacency(list: readonly unknown[]): string | undefined
       );
       const missing = results.find((id) => !calls.has(id));
       if (missing !== undefined)
-        return `tool_result ${JSON.stringify(missing)} does not directly follow its tool_use (message ${j})`;
+        return `tool_result ${JSON.stringify(missing)} does not directly follow its tool_use (message ${at[j]})`;
     }
     if (isRecord(m) && m.role === "assistant" && j + 1 < list.length) {
       const calls = blocks(m)
@@ -265,26 +369,28 @@ export function anthropicAdjacency(list: readonly unknown[]): string | undefined
       );
       const missing = calls.find((id) => !next.has(id));
       if (missing !== undefined)
-        return `tool_use ${JSON.stringify(missing)} is not answered in the next message (message ${j})`;
+        return `tool_use ${JSON.stringify(missing)} is not answered in the next message (message ${at[j]})`;
     }
   }
   return undefined;
 }
 
 /** Why a spliced Chat Completions messages array would be refused (a tool message not after its call), or undefined. */
-export function chatAdjacency(list: readonly unknown[]): string | undefined {
+export function chatAdjacency(all: readonly unknown[]): string | undefined {
+  const { list, at } = turnsOf(all, (m) => CHAT_ROLES.has(m.role));
   let open = new Set<string>();
   for (let j = 0; j < list.length; j++) {
     const m = list[j];
     if (!isRecord(m)) continue;
     if (m.role === "tool") {
       const id = String(m.tool_call_id);
-      if (!open.has(id)) return `tool message ${JSON.stringify(id)} does not follow its call (message ${j})`;
+      if (!open.has(id))
+        return `tool message ${JSON.stringify(id)} does not follow its call (message ${at[j]})`;
       open.delete(id);
       continue;
     }
     if (open.size > 0 && j > 0)
-      return `tool call ${JSON.stringify([...open][0])} is not answered before message ${j}`;
+      return `tool call ${JSON.stringify([...open][0])} is not answered before message ${at[j]}`;
     open = new Set(
       m.role === "assistant" && Array.isArray(m.tool_calls)
         ? m.tool_calls.filter(isRecord).map((t) => String(t.id))

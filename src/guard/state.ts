@@ -26,6 +26,10 @@ export interface GuardRepairRecord {
   /** Where the spliced elements start in the replacement, and how many messages they are. */
   splice_from: number;
   splice_count: number;
+  /** The guard's restatement, carried on the summary's own message (absent: none, or in a message of its own). */
+  restated?: string;
+  /** The summary's raw elements as the agent sent them (the replacement holds them with the restatement on). */
+  checkpoint_raw?: unknown[];
 }
 
 /** A message as journaled: the canonical message, its raw wire elements in meta. */
@@ -49,7 +53,13 @@ export interface LoadedSession {
   /** Entry id of each sent message (undefined inside a compaction's replacement). */
   entryIds: (string | undefined)[];
   leaf: string;
-  splice?: { checkpointKey: string; from: number; count: number };
+  splice?: {
+    checkpointKey: string;
+    from: number;
+    count: number;
+    restated?: string;
+    checkpointRaw?: unknown[];
+  };
 }
 
 export class SessionJournal {
@@ -125,7 +135,14 @@ export class SessionJournal {
         typeof g.splice_from === "number" &&
         typeof g.splice_count === "number"
       )
-        out.splice = { checkpointKey: g.checkpoint_key, from: g.splice_from, count: g.splice_count };
+        out.splice = {
+          checkpointKey: g.checkpoint_key,
+          from: g.splice_from,
+          count: g.splice_count,
+          ...(typeof g.restated === "string" && Array.isArray(g.checkpoint_raw)
+            ? { restated: g.restated, checkpointRaw: g.checkpoint_raw }
+            : {}),
+        };
     }
     return out;
   }

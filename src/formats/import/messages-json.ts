@@ -5,7 +5,11 @@
  * chained linearly under the header.
  */
 import type { Block, Message } from "../../model/index.js";
-import { ALL_BRANCH_SUMMARY_MARKERS, ALL_CHECKPOINT_MARKERS } from "../../contract/markers.js";
+import {
+  ALL_BRANCH_SUMMARY_MARKERS,
+  ALL_CHECKPOINT_MARKERS,
+  GUARD_TEXT_PREFIX,
+} from "../../contract/markers.js";
 import { linearImport, parseJsonDocument } from "../common/source-tree.js";
 import { pairTextToolResults, textResultTool } from "./cline.js";
 import { parseArguments } from "./codex.js";
@@ -238,7 +242,9 @@ export function importOpenAI(text: string, file: string, options: ToolIdOptions 
  * marker. On import, each text block of a user message that opens with a
  * checkpoint or branch-summary marker is split out into a message of its own
  * (the blocks before and after it stay in their own user messages, in order),
- * so that the contract recognises it again. Nothing else changes.
+ * so that the contract recognises it again; the guard's restatement right
+ * after it (text opening with `GUARD_TEXT_PREFIX`) stays on it, as further
+ * content of the checkpoint. Nothing else changes.
  */
 export function splitAtMarkers(m: Message): Message[] {
   if (m.role !== "user" || m.content.length < 2 || !m.content.some(opensWithMarker)) return [m];
@@ -248,17 +254,27 @@ export function splitAtMarkers(m: Message): Message[] {
     if (current.length > 0) out.push({ ...m, content: current });
     current = [];
   };
+  // compact-safe's restatement right after a checkpoint's block is part of that checkpoint (the guard's repair).
+  let checkpoint: Block[] | undefined;
   for (const b of m.content) {
     if (opensWithMarker(b)) {
       flush();
-      out.push({ ...m, content: [b] });
-    } else current.push(b);
+      checkpoint = [b];
+      out.push({ ...m, content: checkpoint });
+    } else if (checkpoint !== undefined && current.length === 0 && isGuardText(b)) checkpoint.push(b);
+    else {
+      checkpoint = undefined;
+      current.push(b);
+    }
   }
   flush();
   return out;
 }
 
 const MARKERS: readonly string[] = [...ALL_CHECKPOINT_MARKERS, ...ALL_BRANCH_SUMMARY_MARKERS];
+
+const isGuardText = (b: Block): boolean =>
+  b.type === "text" && String((b as { text?: unknown }).text).startsWith(GUARD_TEXT_PREFIX);
 
 function opensWithMarker(b: Block): boolean {
   return (
