@@ -19,7 +19,7 @@ import { headerSession } from "./session.js";
 import { fastExtension, fastInfoOf } from "./extend.js";
 import { FollowedSessions } from "./state.js";
 import { HeldSessions } from "./held-sessions.js";
-import { prepare, type Prepared } from "./read-request.js";
+import { compactRequest, prepare, type Prepared } from "./read-request.js";
 import { judge } from "./judge.js";
 import { oneLine, type CoreContext } from "./context.js";
 
@@ -102,6 +102,7 @@ async function handle(ctx: CoreContext, request: WireRequest): Promise<GuardOutc
   const route = routeOf(request.method, request.url);
   if ("passthrough" in route) return { body: request.body, changed: false, note: route.passthrough };
   const wire = route.wire;
+  if (route.compactRequest) return compactRequest(ctx, request);
   const hs = headerSession(wire, request.headers);
   const known = hs === undefined ? undefined : "key" in hs ? hs.key : held.headerKeys.get(hs.fp);
   let answer!: (o: GuardOutcome) => void;

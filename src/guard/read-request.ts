@@ -35,9 +35,37 @@ function systemSeed(h: WireHistory): string {
 function absorbLater(ctx: CoreContext, history: WireHistory, id: SessionIdentity): void {
   const items = history.items;
   let at = items.length - 1;
+  if (summarizationRequestOf(items) === undefined) {
+    // A compaction request without a prompt (Codex's /responses/compact): the whole history.
+    ctx.held.serial(id.key, () => absorbHistory(ctx, history, id, items.length)).catch(() => undefined);
+    return;
+  }
   while (at >= 0 && items[at]!.message.role !== "user") at--;
   if (at < 0 || !items[at]!.message.content.every(isText)) return;
   ctx.held.serial(id.key, () => absorbHistory(ctx, history, id, at)).catch(() => undefined);
+}
+
+/**
+ * Codex's remote compaction request (`/responses/compact`): passed through
+ * untouched (the provider answers it with its own `compaction` item), its
+ * history read into the session as the history before the compaction.
+ */
+export function compactRequest(ctx: CoreContext, request: WireRequest): GuardOutcome {
+  const wire = "openai-responses";
+  const untouched = { body: request.body, changed: false, wire } as const;
+  let history: WireHistory;
+  try {
+    history = readWire(wire, parseBody(request.body));
+  } catch (e) {
+    return { ...untouched, note: `compaction request not read: ${oneLine(e)}` };
+  }
+  const id = sessionOf(request.headers, history);
+  absorbLater(ctx, history, id);
+  return {
+    ...untouched,
+    session: id.key,
+    note: "the agent's remote compaction request (/responses/compact); passed through, its history read",
+  };
 }
 
 /**

@@ -159,3 +159,23 @@ test("the history before a compaction is the one the agent's compaction request 
   assert.ok(sent.includes('"call_id":"a2"'), "the newest call and its result are back");
   await core.close();
 });
+
+test("Codex's remote compaction request (/responses/compact) is passed through and its history is the one judged", async () => {
+  const core = createGuardCore();
+  const ordinary = [user("fix the parser"), call("a1"), out("a1")];
+  await core.handle(codex(ordinary));
+  const whole = [...ordinary, say("the parser is fixed")];
+  const req = { ...codex(whole), url: "/v1/responses/compact" };
+  const c = await core.handle(req);
+  assert.equal(c.body, req.body);
+  assert.equal(c.changed, false);
+  assert.match(c.note ?? "", /remote compaction request/);
+  const o = await core.handle(
+    codex([user("fix the parser"), { type: "compaction", id: "cmp", encrypted_content: "E" }, user("next")]),
+  );
+  assert.ok(o.verdict);
+  const wholeItems = readWire("openai-responses", JSON.parse(codex(whole).body.toString("utf8"))).items;
+  assert.equal(o.verdict.messages_before, wholeItems.length);
+  assert.ok(o.verdict.losses.assistant_texts.some((t) => t.includes("the parser is fixed")));
+  await core.close();
+});

@@ -12,7 +12,10 @@ test("routes: the three wires, count_tokens and other requests passed through", 
   assert.deepEqual(routeOf("POST", "/v1/chat/completions"), { wire: "openai-chat" });
   assert.ok("passthrough" in routeOf("POST", "/v1/messages/count_tokens?beta=true"));
   assert.ok("passthrough" in routeOf("GET", "/v1/models"));
-  assert.ok("passthrough" in routeOf("POST", "/v1/responses/compact"));
+  assert.deepEqual(routeOf("POST", "/v1/responses/compact"), {
+    wire: "openai-responses",
+    compactRequest: true,
+  });
 });
 
 const anthropicDoc = () => ({

@@ -5,7 +5,8 @@ import { readAnthropic } from "./wire-anthropic.js";
 import { readResponses } from "./wire-responses.js";
 import { readChat } from "./wire-chat.js";
 
-export type Route = { wire: GuardWire } | { passthrough: string };
+/** `compactRequest`: Codex's remote compaction (`POST …/responses/compact`), which carries the session's whole history. */
+export type Route = { wire: GuardWire; compactRequest?: true } | { passthrough: string };
 
 /** The wire of a request, or why it is passed through without being read. */
 export function routeOf(method: string, url: string): Route {
@@ -14,6 +15,7 @@ export function routeOf(method: string, url: string): Route {
   if (/\/messages\/count_tokens$/.test(path)) return { passthrough: "count_tokens, not judged" };
   if (/(^|\/)v1\/messages$/.test(path) || /(^|\/)messages$/.test(path)) return { wire: "anthropic-messages" };
   if (/(^|\/)responses$/.test(path)) return { wire: "openai-responses" };
+  if (/(^|\/)responses\/compact$/.test(path)) return { wire: "openai-responses", compactRequest: true };
   if (/(^|\/)chat\/completions$/.test(path)) return { wire: "openai-chat" };
   return { passthrough: `unknown endpoint ${path.slice(0, 80)}, not judged` };
 }
