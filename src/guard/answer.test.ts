@@ -26,6 +26,10 @@ const PI_INSTRUCTIONS =
 const PI_TURN_PREFIX_INSTRUCTIONS =
   "This is the PREFIX of a turn that was too large to keep. The SUFFIX (recent work) is retained.\n\nSummarize the prefix to provide context for the retained suffix:\n\n## Original Request\n[What did the user ask for in this turn?]";
 
+/** pi 1.6's turn-prefix instructions (`TURN_PREFIX_SUMMARIZATION_PROMPT`), after its `# Instructions` heading. */
+const PI16_TURN_PREFIX_INSTRUCTIONS =
+  "The messages above are earlier context from an ongoing conversation. Later messages are stored separately and do not need to be reconstructed.\n\nCreate a concise checkpoint of the user's request and the progress shown above.\n\n## Original Request\n[What did the user ask for?]";
+
 // ------------------------------------------------------------------ requests
 
 function anthropicRequest(stream: boolean, last: string = CC_PROMPT): WireRequest {
@@ -315,6 +319,20 @@ describe("summarizer extractive: the core answers the agent's summarization requ
       .join("");
     assert.match(text, /lib\/config\.ts/);
     assert.doesNotMatch(text, /PREFIX of a turn/);
+  });
+
+  test("pi 1.6's turn-prefix request (# Conversation … # Instructions) is recognised and answered with the note of that prefix", async () => {
+    const req = chatRequest(true);
+    const body = JSON.parse(req.body.toString("utf8")) as { messages: { content: string }[] };
+    body.messages[1]!.content = `# Conversation\n${PI_CONVERSATION}\n\n# Instructions\n${PI16_TURN_PREFIX_INSTRUCTIONS}`;
+    const out = await answered({ ...req, body: Buffer.from(JSON.stringify(body)) });
+    assert.match(out.note ?? "", /^answered pi's summarization request itself/);
+    const text = events(bodyOf(out).toString("utf8"))
+      .slice(0, -1)
+      .map(([, d]) => (d as Rec).choices[0]?.delta?.content ?? "")
+      .join("");
+    assert.match(text, /lib\/config\.ts/);
+    assert.doesNotMatch(text, /# Instructions|earlier context from an ongoing conversation/);
   });
 
   test("results beside the instruction in its message stay in the summarized history", () => {

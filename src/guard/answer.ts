@@ -28,6 +28,7 @@ import { estimateTokens } from "../engine/tokens.js";
 import { extractiveSummary } from "../summarizers/extractive/index.js";
 import type { GuardResponse, GuardWire } from "./types.js";
 import type { HistoryItem, WireHistory } from "./history.js";
+import { PI_CONVERSATION_HEADING, PI_INSTRUCTIONS_HEADING } from "./detect.js";
 
 /** The `<analysis>` Claude Code's prompt asks for first (it drops it from the summary it keeps). */
 export const EXTRACTIVE_ANALYSIS = "compact-safe extractive checkpoint";
@@ -64,6 +65,20 @@ export function summarizedHistory(items: readonly HistoryItem[], agent: string):
     : conv.slice(0, last);
 }
 
+/**
+ * Where pi's serialized conversation is in its summarization prompt: between
+ * `<conversation>` tags (0.73, 1.x), or, in pi 1.6's turn-prefix request,
+ * under `# Conversation` up to `# Instructions`. [start, end), or undefined.
+ */
+function piConversationSpan(text: string): [number, number] | undefined {
+  const open = text.indexOf("<conversation>\n");
+  const close = text.lastIndexOf("\n</conversation>");
+  if (open >= 0 && close >= open) return [open + "<conversation>\n".length, close];
+  if (!text.startsWith(PI_CONVERSATION_HEADING)) return undefined;
+  const end = text.lastIndexOf(PI_INSTRUCTIONS_HEADING);
+  return end < PI_CONVERSATION_HEADING.length ? undefined : [PI_CONVERSATION_HEADING.length, end];
+}
+
 const PI_TAGS = [
   "[User]: ",
   "[Assistant thinking]: ",
@@ -80,10 +95,10 @@ const PI_TAGS = [
  * them in order; a call left without a result stays a call.
  */
 export function readPiConversation(text: string): Message[] {
-  const open = text.indexOf("<conversation>\n");
-  const close = text.lastIndexOf("\n</conversation>");
-  if (open < 0 || close < open) return [];
-  const body = text.slice(open + "<conversation>\n".length, close);
+  const span = piConversationSpan(text);
+  if (span === undefined) return [];
+  const [start, close] = span;
+  const body = text.slice(start, close);
   const out: Message[] = [];
   const prev = /<previous-summary>\n([\s\S]*?)\n<\/previous-summary>/.exec(text.slice(close));
   if (prev) out.push({ role: "user", content: [{ type: "text", text: `${PI_SUMMARY_MARKER}${prev[1]}` }] });

@@ -28,7 +28,20 @@ const SUMMARIZATION_OPENERS: readonly { agent: string; test: (text: string) => b
         t.includes("incorporate into the existing summary") ||
         t.includes("This is the PREFIX of a turn that was too large to keep")),
   },
+  // pi 1.6's turn-prefix request: the conversation under a `# Conversation` heading, its instructions under `# Instructions`.
+  {
+    agent: "pi",
+    test: (t) =>
+      t.startsWith(PI_CONVERSATION_HEADING) &&
+      t.includes(
+        `${PI_INSTRUCTIONS_HEADING}The messages above are earlier context from an ongoing conversation`,
+      ),
+  },
 ];
+
+/** How pi 1.6 opens the conversation of its turn-prefix request, and heads its instructions after it. */
+export const PI_CONVERSATION_HEADING = "# Conversation\n";
+export const PI_INSTRUCTIONS_HEADING = "\n\n# Instructions\n";
 
 /**
  * Bytes that every agent's summarization request carries in its raw JSON
@@ -40,6 +53,7 @@ export const SUMMARIZATION_BYTES: readonly string[] = [
   "CRITICAL: Respond with TEXT ONLY",
   "You are performing a CONTEXT CHECKPOINT COMPACTION",
   "<conversation>",
+  "# Conversation\\n",
 ];
 
 /** The agent whose summarization request this is (its last user message opens with that agent's prompt). */
