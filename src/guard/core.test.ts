@@ -208,7 +208,6 @@ test("a splice that would break the wire is not sent: the untouched body, and wh
 });
 
 test("garbage, unknown wires, non-POST and count_tokens: unchanged, with a one-line note; handle never throws", async () => {
-  const core = createGuardCore();
   const cases: WireRequest[] = [
     { method: "POST", url: "/v1/messages", headers: {}, body: Buffer.from("{not json") },
     { method: "POST", url: "/v1/messages", headers: {}, body: Buffer.from('{"messages": 5}') },
@@ -228,6 +227,8 @@ test("garbage, unknown wires, non-POST and count_tokens: unchanged, with a one-l
     },
   ];
   for (const req of cases) {
+    // A core each: a request that cannot be read is said once per session (opaque.test.ts).
+    const core = createGuardCore();
     const o = await core.handle(req);
     assert.equal(o.body, req.body);
     assert.equal(o.changed, false);

@@ -61,6 +61,7 @@ async function judgeNow(
       wire: p.history.wire,
       session: p.id.key,
       note: `not judged: ${oneLine(e)}`,
+      notJudged: true,
     };
   }
   deliver(out);
@@ -108,7 +109,7 @@ async function handle(ctx: CoreContext, request: WireRequest): Promise<GuardOutc
   let answer!: (o: GuardOutcome) => void;
   const answered = new Promise<GuardOutcome>((r) => (answer = r));
   const failed = (e: unknown): void =>
-    answer({ body: request.body, changed: false, wire, note: `not judged: ${oneLine(e)}` });
+    answer({ body: request.body, changed: false, wire, note: `not judged: ${oneLine(e)}`, notJudged: true });
 
   if (known === undefined || !held.sessions.has(known)) {
     // A new session, or one keyed by its body: the synchronous path.
@@ -139,6 +140,26 @@ async function handle(ctx: CoreContext, request: WireRequest): Promise<GuardOutc
   return answered;
 }
 
+/** Sessions whose unreadable request was logged, at most this many remembered (then forgotten all at once). */
+const MAX_LOGGED = 10_000;
+
+/**
+ * The note of a request that could not be read, given once per session (by
+ * its header id, else per wire): later ones go untouched without a note, and
+ * are counted.
+ */
+function oncePerSession(logged: Set<string>, request: WireRequest, out: GuardOutcome): GuardOutcome {
+  const hs = out.wire === undefined ? undefined : headerSession(out.wire, request.headers);
+  const key = out.session ?? (hs === undefined ? `wire:${out.wire ?? ""}` : "key" in hs ? hs.key : hs.fp);
+  if (logged.has(key)) {
+    const { note: _note, ...quiet } = out;
+    return quiet;
+  }
+  if (logged.size >= MAX_LOGGED) logged.clear();
+  logged.add(key);
+  return { ...out, note: `${out.note ?? "not judged"} (said once for this session; later ones are counted)` };
+}
+
 export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
   const hashedBySystem = new FollowedSessions(options.stateDir);
   const followedRead = hashedBySystem.load();
@@ -150,13 +171,20 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
     extended: new WeakMap(),
   };
   const { held } = ctx;
+  const counts = { requests: 0, notJudged: 0 };
+  const logged = new Set<string>();
   return {
+    counts: () => ({ ...counts }),
     handle: async (request) => {
+      counts.requests++;
       try {
         await followedRead;
-        return await handle(ctx, request);
+        const out = await handle(ctx, request);
+        if (!out.notJudged) return out;
+        counts.notJudged++;
+        return oncePerSession(logged, request, out);
       } catch (e) {
-        return { body: request.body, changed: false, note: `not judged: ${oneLine(e)}` };
+        return { body: request.body, changed: false, note: `not judged: ${oneLine(e)}`, notJudged: true };
       }
     },
     async idle(): Promise<void> {

@@ -2,6 +2,7 @@
 export { createGuardCore } from "./core.js";
 export type {
   GuardCore,
+  GuardCounts,
   GuardCoreOptions,
   GuardMode,
   GuardOutcome,

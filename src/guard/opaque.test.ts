@@ -145,3 +145,25 @@ test("Chat: a role the reader does not model is kept in place, not a reason to s
   );
   await core.close();
 });
+
+test("a request that truly cannot be read: forwarded untouched, said once per session, every one counted", async () => {
+  const core = createGuardCore();
+  const bad = (session: string): WireRequest => ({
+    method: "POST",
+    url: "/v1/messages",
+    headers: { "x-claude-code-session-id": session },
+    body: Buffer.from('{"messages": ["not a message"]}'),
+  });
+  const a1 = await core.handle(bad("a"));
+  const a2 = await core.handle(bad("a"));
+  const b1 = await core.handle(bad("b"));
+  for (const [o, req] of [a1, a2, b1].map((o, i) => [o, i] as const)) {
+    assert.equal(o.changed, false, `request ${req} untouched`);
+    assert.equal(o.notJudged, true);
+  }
+  assert.match(a1.note ?? "", /not judged: messages\[0\] is not a message with a role.*said once/);
+  assert.equal(a2.note, undefined, "the second one of the session is not said again");
+  assert.match(b1.note ?? "", /not judged/, "another session's is said");
+  assert.deepEqual(core.counts?.(), { requests: 3, notJudged: 3 });
+  await core.close();
+});

@@ -97,7 +97,7 @@ export function prepare(
     if (read) extended.set(read.history, { layout: read.layout, noMarkerBefore: from!.last.tailFrom });
     history = read?.history ?? readWire(wire, parseBody(request.body));
   } catch (e) {
-    return { outcome: untouched(`not judged: ${oneLine(e)}`, { wire }) };
+    return { outcome: untouched(`not judged: ${oneLine(e)}`, { wire, notJudged: true }) };
   }
   let id = sessionOf(request.headers, history);
   const summarizer = summarizationRequestOf(history.items);

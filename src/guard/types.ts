@@ -96,6 +96,13 @@ export interface GuardOutcome {
    * then the untouched request, never sent.
    */
   respond?: GuardResponse;
+  /**
+   * The request is on a wire the guard reads but could not be read (a body
+   * that is not JSON, no history list, an element that is not a message):
+   * forwarded untouched. Its note is given once per session; every such
+   * request is counted (`GuardCore.counts`).
+   */
+  notJudged?: true;
 }
 
 export interface GuardCoreOptions {
@@ -141,4 +148,11 @@ export interface GuardCore {
   idle(): Promise<void>;
   /** Flush and release whatever the core holds (journals). */
   close(): Promise<void>;
+  /** What the core has seen so far: requests handled, and those on a wire it reads that it could not read. */
+  counts?(): GuardCounts;
+}
+
+export interface GuardCounts {
+  requests: number;
+  notJudged: number;
 }
