@@ -12,7 +12,9 @@ import { estimateTokens } from "../engine/tokens.js";
 import { liveStateSection } from "../engine/replacement.js";
 import { protectedLosses } from "../route/audit.js";
 import { readLiveState } from "../workspace/live-state.js";
-import type { GuardOutcome, GuardVerdict } from "./types.js";
+import type { GuardCoreOptions, GuardOutcome, GuardVerdict } from "./types.js";
+import { readAnchors } from "../workspace/anchors.js";
+import { requestWorkspace } from "./workspace.js";
 import { messagesOf, type HistoryItem, type WireHistory } from "./history.js";
 import type { SessionIdentity } from "./session.js";
 import { conversation, hasTools, lastSummary, trailingNewTurns } from "./detect.js";
@@ -29,6 +31,31 @@ function tokensOf(messages: readonly Message[]): number {
   } catch {
     return 0;
   }
+}
+
+/**
+ * What the repair restates, read here, once, at the compaction (the splice is
+ * then the same bytes in every later request): the pinned anchors (given, or
+ * with `anchorsFromWorkspace` the workspace's) and, with a workspace, its live
+ * state. The workspace is the folder the request names as the agent's working
+ * directory, else `options.workspace`.
+ */
+async function restatement(options: GuardCoreOptions, h: WireHistory): Promise<Restated> {
+  const named =
+    options.workspace !== undefined || options.anchorsFromWorkspace ? await requestWorkspace(h) : undefined;
+  const ws = named ?? options.workspace;
+  let anchors = options.anchors;
+  if (anchors === undefined && options.anchorsFromWorkspace && ws !== undefined) {
+    try {
+      anchors = (await readAnchors(ws))?.text;
+    } catch {
+      anchors = undefined; // an unreadable anchors file is not the request's business: nothing restated
+    }
+  }
+  const restated: Restated = { anchors };
+  if (options.workspace !== undefined && ws !== undefined)
+    restated.liveState = liveStateSection(await readLiveState(ws));
+  return restated;
 }
 
 /** A compaction judged: the histories compared, the contract's result, and the verdict. */
@@ -139,11 +166,7 @@ export async function compaction(
   let out: GuardOutcome = { ...same(), verdict };
   let repaired: Repaired | undefined;
   if (!j.valid && ctx.mode === "repair") {
-    // The live state is read here, once, at the compaction: the splice is then the same bytes in every later request.
-    const restated: Restated = { anchors: options.anchors };
-    if (options.workspace !== undefined)
-      restated.liveState = liveStateSection(await readLiveState(options.workspace));
-    const r = repair(h, j.before, after, newTurns, restated);
+    const r = repair(h, j.before, after, newTurns, await restatement(options, h));
     if ("refused" in r) verdict.repair_refused = r.refused;
     else {
       verdict.repaired = true;

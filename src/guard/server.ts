@@ -43,6 +43,8 @@ export interface GuardOptions {
   mode?: GuardMode;
   stateDir?: string;
   anchors?: string;
+  /** Without `anchors`: the anchors of the agent's workspace, read at each repaired compaction (see `GuardCoreOptions`). */
+  anchorsFromWorkspace?: boolean;
   /** `extractive`: answer the agents' own summarization requests offline (see `GuardCoreOptions.summarizer`). */
   summarizer?: "extractive";
   /** The workspace whose live state the repair restates (see `GuardCoreOptions.workspace`). */
@@ -413,6 +415,7 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
       mode: options.mode ?? "repair",
       stateDir: options.stateDir,
       anchors: options.anchors,
+      anchorsFromWorkspace: options.anchorsFromWorkspace,
       summarizer: options.summarizer,
       workspace: options.workspace,
       // What the core finds after the request went out (work done off the request path) is logged too.

@@ -109,8 +109,14 @@ export interface GuardCoreOptions {
   mode?: GuardMode;
   /** The folder of the guard's state: one append-only journal per session. Without it, state is in memory only. */
   stateDir?: string;
-  /** Pinned anchors restated after a repaired compaction. */
+  /** Pinned anchors restated after a repaired compaction (as given: wins over `anchorsFromWorkspace`). */
   anchors?: string;
+  /**
+   * Without `anchors`: restate the pinned anchors of the agent's workspace
+   * (the folder the request names as its working directory, else
+   * `workspace`), read at each compaction the guard repairs.
+   */
+  anchorsFromWorkspace?: boolean;
   /**
    * `extractive`: answer the agent's own summarization request (Claude
    * Code's, Codex's, pi's) at once, offline, with compact-safe's extractive
@@ -122,7 +128,10 @@ export interface GuardCoreOptions {
    * The workspace whose live state (git branch, worktree, HEAD: the
    * checkpoint's `## Live state` lines) is restated after a repaired
    * compaction, read when the compaction is seen (not per request: the
-   * splice is the same bytes in every later request). Without it, no live state.
+   * splice is the same bytes in every later request). Where the request
+   * names the agent's working directory (Claude Code's environment, Codex's
+   * `<cwd>`, pi's system prompt) and that folder exists here, that folder is
+   * read instead: this one is the fallback. Without it, no live state.
    */
   workspace?: string;
   /**

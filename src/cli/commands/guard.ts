@@ -29,10 +29,10 @@ interface GuardFlags {
 
 const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
-async function anchorsText(file: string | undefined, workspace: string): Promise<string | undefined> {
-  const { MAX_ANCHORS_BYTES, escapeControlCharacters, readAnchors } =
-    await import("../../workspace/anchors.js");
-  if (file === undefined) return (await readAnchors(workspace))?.text;
+/** The anchors of `--anchors FILE` (undefined without it: the guard then reads the agent's workspace's at each repair). */
+async function anchorsText(file: string | undefined): Promise<string | undefined> {
+  const { MAX_ANCHORS_BYTES, escapeControlCharacters } = await import("../../workspace/anchors.js");
+  if (file === undefined) return undefined;
   const st = statSync(file);
   if (!st.isFile()) throw usageError(`--anchors ${file}: not a regular file`);
   if (st.size > MAX_ANCHORS_BYTES)
@@ -58,7 +58,7 @@ export async function runGuard(flags: GuardFlags, command: string[], dashDash: b
   const workspace = resolve(flags.workspace ?? process.cwd());
   if (flags.workspace !== undefined && !statSync(workspace, { throwIfNoEntry: false })?.isDirectory())
     throw usageError(`--workspace ${flags.workspace}: not a folder`);
-  const anchors = await anchorsText(flags.anchors, workspace);
+  const anchors = await anchorsText(flags.anchors);
 
   const logFile = flags.log;
   const log = (line: string) => {
@@ -71,6 +71,7 @@ export async function runGuard(flags: GuardFlags, command: string[], dashDash: b
     mode: (flags.mode as "audit" | "repair" | undefined) ?? "repair",
     stateDir: flags.state,
     anchors,
+    anchorsFromWorkspace: anchors === undefined,
     summarizer,
     workspace,
     json: flags.json === true,
@@ -179,7 +180,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .option("--mode <mode>", "audit (judge and record) or repair (also splice back what was lost)", "repair")
     .option(
       "--anchors <file>",
-      "pinned anchors to restate after a repaired compaction (default: the workspace's)",
+      "pinned anchors to restate after a repaired compaction (default: the agent's workspace's, read at each repair)",
     )
     .option(
       "--summarizer <name>",
@@ -187,7 +188,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
     )
     .option(
       "--workspace <dir>",
-      "workspace for anchors and live state (default: the current folder); its live state (git branch, worktree, HEAD) is read at each compaction the guard repairs",
+      "workspace for anchors and live state where the request names none (default: the current folder); the agent's working folder, where its requests name it, comes first; its live state (git branch, worktree, HEAD) is read at each compaction the guard repairs",
     )
     .option(
       "--log <file>",
