@@ -53,14 +53,30 @@
  * - `--summarizer extractive`: Claude Code's `/compact` through the guard
  *   completes, the fake receives no summarization request (the guard answers
  *   it), and the session's compact summary, and the next prompt's request,
- *   carry compact-safe's extractive note.
+ *   carry compact-safe's extractive note;
+ * - a fresh Claude Code session (pinned and newest; no `--resume`, no
+ *   `--model`: the client's default model, claude-opus-5-5, with which it
+ *   puts `role: "system"` elements inside `messages`) through `compact-safe
+ *   guard -- claude`, then `/compact` and one more prompt: every model
+ *   request names the default model, the guard judges the compaction and
+ *   logs nothing "not judged" (see `freshSessionCheck`).
+ *
+ * A guard log line saying "not judged" fails the check whose run wrote it.
  *
  * Every server listens on 127.0.0.1, every run has its own temporary HOME,
  * every process has a time limit (a hung client is killed and reported as
  * a failure), and every process and server started here is ended here.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, request as httpRequest, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -215,10 +231,14 @@ async function startGuardProcess(
 
 const REMINDER = "<system-reminder>";
 
-/** Claude Code's messages less its per-request additions (reminder blocks, cache markers). */
+/**
+ * Claude Code's messages less its per-request additions (reminder blocks, cache markers, and the
+ * `role: "system"` elements it puts inside `messages` on claude-opus-5-5: environment, deferred tools).
+ */
 function anthropicHistory(body: Body): Item[] {
   const out: Item[] = [];
   for (const m of (body.messages as Item[] | undefined) ?? []) {
+    if (m.role === "system") continue;
     const content =
       typeof m.content === "string" ? [{ type: "text", text: m.content }] : ((m.content as Item[]) ?? []);
     const blocks = content
@@ -709,6 +729,16 @@ function logTail(log: string): string {
     : `guard log: ${lines.slice(-2).join(" | ").slice(0, 300)}`;
 }
 
+/** The guard's log lines that say a request was "not judged": any one fails the check whose run it is. */
+function notJudged(log: string): string[] {
+  return log.split("\n").filter((l) => l.includes("not judged"));
+}
+
+/** The failure's detail for `lines` (see `notJudged`). */
+function notJudgedText(lines: readonly string[]): string {
+  return `the guard's log says "not judged" ${lines.length} time(s): ${lines.slice(0, 2).join(" | ").slice(0, 300)}`;
+}
+
 function containsText(body: Body, text: string): boolean {
   return JSON.stringify(body).includes(JSON.stringify(text).slice(1, -1));
 }
@@ -744,14 +774,20 @@ async function agentChecks(ctx: ClientContext, agent: Agent): Promise<SessionVer
     const { trace, guardLog, restarted } = await scenario(ctx, agent, true);
     const j = judge(agent.wire, trace.before, trace.after, PROMPT_2);
     const summaryKept = containsText(trace.after, agent.summary);
+    const unjudged = notJudged(guardLog);
+    const unjudgedText = unjudged.length === 0 ? "" : `; ${notJudgedText(unjudged)}`;
     push(
       kept,
-      j.kept && summaryKept,
+      j.kept && summaryKept && unjudged.length === 0,
       `${j.line}${summaryKept ? "; the agent's own summary kept" : "; the agent's own summary is NOT in the request after"}` +
-        `${j.kept ? "" : `; ${logTail(guardLog)}`}`,
+        `${j.kept ? "" : `; ${logTail(guardLog)}`}${unjudgedText}`,
     );
     const l = judge(agent.wire, trace.before, trace.later!, PROMPT_3);
-    push(restart, l.kept, `${restarted}; ${l.line}${l.kept ? "" : `; ${logTail(guardLog)}`}`);
+    push(
+      restart,
+      l.kept && unjudged.length === 0,
+      `${restarted}; ${l.line}${l.kept ? "" : `; ${logTail(guardLog)}`}${unjudgedText}`,
+    );
   } catch (e) {
     push(kept, false, (e as Error).message);
     push(restart, false, "not run (the guarded run failed)");
@@ -814,6 +850,8 @@ async function failingUpstreamCheck(ctx: ClientContext): Promise<SessionVerdict>
     const from = fake.requests.length;
     mustPass("claude -p after the failures", await agent.steps.before(ctx, home, mode));
     promptRequest(agent, fake, from, PROMPT_1);
+    const unjudged = notJudged(guard.stderr());
+    if (unjudged.length > 0) throw new Error(notJudgedText(unjudged));
     return {
       client: "guard",
       session: agent.session,
@@ -898,6 +936,8 @@ async function extractiveSummarizerCheck(ctx: ClientContext, agent: Agent): Prom
       return fail("the request after the compaction does not carry compact-safe's checkpoint");
     const j = judge(agent.wire, before, after, PROMPT_2);
     if (!j.kept) return fail(`the request after the compaction: ${j.line}; ${logTail(guard.stderr())}`);
+    const unjudged = notJudged(guard.stderr());
+    if (unjudged.length > 0) return fail(notJudgedText(unjudged));
     const said = answered.map((l) => l.slice("guard: ".length));
     return {
       client: "guard",
@@ -1160,6 +1200,8 @@ async function streamChecks(ctx: ClientContext): Promise<SessionVerdict[]> {
         throw new Error(
           `after the failures, the next request got status ${again.status} ${again.error ?? ""}`,
         );
+      const unjudged = notJudged(guard.stderr());
+      if (unjudged.length > 0) throw new Error(notJudgedText(unjudged));
       out.push({
         client: "guard",
         session: "(direct client)",
@@ -1185,6 +1227,13 @@ async function streamChecks(ctx: ClientContext): Promise<SessionVerdict[]> {
   return out;
 }
 
+/** The newest Claude Code, asked for and installed once per run (the `newest` and `fresh` groups share it). */
+let newestOnce: Promise<NewestClaude> | undefined;
+function newestClaude(ctx: ClientContext): Promise<NewestClaude> {
+  newestOnce ??= installNewestClaude(ctx.log);
+  return newestOnce;
+}
+
 /**
  * The Claude Code scenarios again with the newest version the registry
  * serves (installed beside the pinned one). A registry that cannot be
@@ -1198,7 +1247,7 @@ async function newestClaudeChecks(ctx: ClientContext): Promise<SessionVerdict[]>
   ];
   let newest: NewestClaude;
   try {
-    newest = await installNewestClaude(ctx.log);
+    newest = await newestClaude(ctx);
   } catch (e) {
     return verdict(false, (e as Error).message);
   }
@@ -1212,8 +1261,213 @@ async function newestClaudeChecks(ctx: ClientContext): Promise<SessionVerdict[]>
   return agentChecks(ctx, claudeCode({ bin: newest.bin, version: newest.version }));
 }
 
+// ---------------------------------------------------------------------------------------------------------
+// A fresh Claude Code session on its default model, through `compact-safe guard -- claude`.
+
+const FRESH_SESSION = "(fresh session)";
+const FRESH_PROMPT = "list the files in this folder";
+/** The session id written into the saved request (see `savedRequest`). */
+const FIXTURE_SESSION_ID = "00000000-0000-4000-8000-000000000001";
+
+/**
+ * A recorded request body made fit for test/fixtures: the temporary HOME
+ * becomes /home/user, the session id a fixed one, the device id zeros; tool
+ * descriptions and the top-level system prompt's texts are cut to their first
+ * 200 characters (the fixture is for the guard's reader: `messages` is kept
+ * whole, as Claude Code sent it).
+ */
+export function savedRequest(body: Body, home: string, sessionId: string): Body {
+  const text = JSON.stringify(body).split(home).join("/home/user").split(sessionId).join(FIXTURE_SESSION_ID);
+  const doc = JSON.parse(text) as Body;
+  const meta = doc.metadata as { user_id?: unknown } | undefined;
+  if (meta !== undefined && typeof meta.user_id === "string") {
+    const user = JSON.parse(meta.user_id) as Record<string, unknown>;
+    if (typeof user.device_id === "string") user.device_id = "0".repeat(user.device_id.length);
+    if (typeof user.account_uuid === "string" && user.account_uuid !== "") user.account_uuid = "";
+    meta.user_id = JSON.stringify(user);
+  }
+  const cut = (t: unknown) =>
+    typeof t === "string" && t.length > 200 ? `${t.slice(0, 200)} [cut for the fixture]` : t;
+  if (Array.isArray(doc.tools))
+    doc.tools = (doc.tools as Item[]).map((t) => ({ ...t, description: cut(t.description) }));
+  if (Array.isArray(doc.system))
+    doc.system = (doc.system as Item[]).map((b) => ({ ...b, text: cut(b.text) }));
+  return doc;
+}
+
+/**
+ * Claude Code (`binary`) in a new session, with no `--model` and no model
+ * in its settings or environment (the client's default model, which is
+ * claude-opus-5-5 for 2.1.328 and later: it puts `role: "system"` elements
+ * inside `messages`), run through `compact-safe guard --state DIR --log FILE
+ * -- claude -p PROMPT` with ANTHROPIC_BASE_URL the fake (the guard takes it
+ * as its upstream and points Claude Code at itself); then `/compact` and one
+ * more prompt in that session (`--resume ID`), each through the guard again
+ * on the same state folder. The check: every model request the fake got
+ * names one model, the first one's (the default, printed); the guard logged
+ * a verdict for the compaction and no line saying "not judged"; the request
+ * after the compaction, less its prompt, keeps the contract against the
+ * compaction request's history. `COMPACT_SAFE_SAVE_FRESH_REQUEST=DIR`
+ * writes the session's first request, made fit for a fixture
+ * (`savedRequest`), to DIR/claude-code-VERSION-fresh-request.json.
+ */
+async function freshSessionCheck(ctx: ClientContext, binary: ClaudeBinary): Promise<SessionVerdict> {
+  const check = `claude-code ${binary.version} fresh session on its default model through guard -- claude, /compact, next prompt: one model, the compaction judged, nothing "not judged"`;
+  const fake = await startFakeServer((req, res) => answerAnthropic(req, res));
+  const home = mkdtempSync(join(tmpdir(), "cs-guard-fresh-"));
+  const work = join(home, "work");
+  const state = join(home, "guard-state");
+  const logFile = join(home, "guard.log");
+  mkdirSync(work);
+  mkdirSync(state);
+  const env = {
+    HOME: home,
+    ANTHROPIC_BASE_URL: fake.url,
+    ANTHROPIC_API_KEY: "x",
+    DISABLE_TELEMETRY: "1",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    DISABLE_AUTOUPDATER: "1",
+    NO_COLOR: "1",
+  };
+  const claude = (what: string, args: readonly string[]) =>
+    runProcess(
+      process.execPath,
+      [
+        ctx.cli,
+        "guard",
+        "--state",
+        state,
+        "--log",
+        logFile,
+        "--",
+        join(binary.bin ?? ctx.bin, "claude"),
+        "-p",
+        ...args,
+        "--output-format",
+        "json",
+      ],
+      { cwd: work, env, timeoutMs: AGENT_LIMIT_MS },
+    ).then((r) => mustPass(what, r));
+  const verdict = (ok: boolean, detail: string): SessionVerdict => ({
+    client: "guard",
+    session: FRESH_SESSION,
+    check,
+    ok,
+    detail,
+  });
+  try {
+    const first = await claude(`claude -p ${JSON.stringify(FRESH_PROMPT)}`, [FRESH_PROMPT]);
+    const json = first.stdout
+      .split("\n")
+      .reverse()
+      .find((l) => l.trimStart().startsWith("{"));
+    const id = json === undefined ? undefined : (JSON.parse(json) as { session_id?: unknown }).session_id;
+    if (typeof id !== "string")
+      throw new Error(`claude -p printed no session_id: ${first.stdout.trim().slice(0, 200)}`);
+    const opening = promptRequestOf(fake, 0, FRESH_PROMPT);
+    let from = fake.requests.length;
+    await claude("claude -p /compact --resume ID", ["/compact", "--resume", id]);
+    const compaction = modelRequests(fake, "anthropic", from)
+      .map((r) => r.body as Body)
+      .find((b) => isCompactionRequest(b));
+    if (compaction === undefined) throw new Error("the fake got no compaction request from /compact");
+    from = fake.requests.length;
+    await claude(`claude -p ${JSON.stringify(PROMPT_2)} --resume ID`, [PROMPT_2, "--resume", id]);
+    const after = promptRequestOf(fake, from, PROMPT_2);
+
+    const saveDir = process.env.COMPACT_SAFE_SAVE_FRESH_REQUEST;
+    if (saveDir !== undefined && saveDir !== "") {
+      const file = join(saveDir, `claude-code-${binary.version}-fresh-request.json`);
+      writeFileSync(file, `${JSON.stringify(savedRequest(opening, home, id), null, 2)}\n`);
+      ctx.log(`guard: the fresh session's first request written to ${file}`);
+    }
+
+    const problems: string[] = [];
+    const model = String(opening.model);
+    const all = modelRequests(fake, "anthropic", 0);
+    const others = all.filter((r) => (r.body as Body).model !== model);
+    if (others.length > 0)
+      problems.push(
+        `${others.length} of ${all.length} model requests name another model (${[...new Set(others.map((r) => String((r.body as Body).model)))].join(", ")})`,
+      );
+    const systemAt = ((opening.messages as Item[] | undefined) ?? []).flatMap((m, i) =>
+      m.role === "system" ? [i] : [],
+    );
+    const log = existsSync(logFile) ? readFileSync(logFile, "utf8") : "";
+    const verdicts = log.split("\n").filter((l) => l.startsWith(`guard: compaction in claude-code:${id} `));
+    if (verdicts.length === 0)
+      problems.push(`the guard logged no verdict for the compaction; ${logTail(log)}`);
+    const unjudged = notJudged(log);
+    if (unjudged.length > 0) problems.push(notJudgedText(unjudged));
+    const a = historyOf("anthropic", compaction, lastPrompt("anthropic", compaction));
+    const b = historyOf("anthropic", after, PROMPT_2);
+    const v = validateSurvivalContract(a, b);
+    if (!v.valid) problems.push(`the request after the compaction: validator: ${v.reason}`);
+    const seen =
+      `default model ${model} (no --model given; ${all.length} model requests, ${all.length - others.length} on it)` +
+      `; the first request holds ${systemAt.length} system element(s) inside messages${systemAt.length > 0 ? ` (at ${systemAt.join(", ")})` : ""}` +
+      `; ${verdicts.length} verdict(s): ${verdicts.map((l) => l.replace(/^guard: compaction in \S+ /, "")).join(" | ")}` +
+      `; ${a.length} -> ${b.length} messages, ${v.valid ? "the contract holds" : "the contract is NOT kept"}`;
+    return verdict(problems.length === 0, problems.length === 0 ? seen : `${problems.join("; ")}; ${seen}`);
+  } catch (e) {
+    return verdict(false, (e as Error).message);
+  } finally {
+    await fake.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+/** The request of `prompt` since `from` on the Anthropic wire (not a compaction request). */
+function promptRequestOf(server: FakeServer, from: number, prompt: string): Body {
+  const found = modelRequests(server, "anthropic", from)
+    .map((r) => r.body as Body)
+    .filter((b) => !isCompactionRequest(b) && lastPrompt("anthropic", b) === prompt)
+    .at(-1);
+  if (found === undefined) throw new Error(`the fake got no request of the prompt ${JSON.stringify(prompt)}`);
+  return found;
+}
+
+/** The fresh-session check with the pinned Claude Code and with the newest the registry serves. */
+async function freshSessionChecks(ctx: ClientContext): Promise<SessionVerdict[]> {
+  const out = [await freshSessionCheck(ctx, PINNED_CLAUDE)];
+  const check =
+    "claude-code newest the registry serves: fresh session on its default model through the guard";
+  let newest: NewestClaude;
+  try {
+    newest = await newestClaude(ctx);
+  } catch (e) {
+    return [
+      ...out,
+      { client: "guard", session: FRESH_SESSION, check, ok: false, detail: (e as Error).message },
+    ];
+  }
+  if ("skipped" in newest || newest.pinned)
+    return [
+      ...out,
+      {
+        client: "guard",
+        session: FRESH_SESSION,
+        check,
+        ok: false,
+        skipped: true,
+        detail:
+          "skipped" in newest
+            ? `not checked: ${newest.skipped}`
+            : `not run again: the newest is the pinned ${newest.version}, whose check is above`,
+      },
+    ];
+  return [...out, await freshSessionCheck(ctx, { bin: newest.bin, version: newest.version })];
+}
+
 /** The guard's groups of checks, for `--guard-only` (run.ts). */
-export const GUARD_PARTS: readonly string[] = ["streams", "scenarios", "newest", "upstream", "extractive"];
+export const GUARD_PARTS: readonly string[] = [
+  "streams",
+  "scenarios",
+  "newest",
+  "fresh",
+  "upstream",
+  "extractive",
+];
 
 export async function guardChecks(ctx: ClientContext): Promise<SessionVerdict[]> {
   const verdicts: SessionVerdict[] = [];
@@ -1226,6 +1480,10 @@ export async function guardChecks(ctx: ClientContext): Promise<SessionVerdict[]>
       for (const agent of [claudeCode(), codex(), pi(), pi(PI_SHORT_KEEP_SESSION, 300)])
         verdicts.push(...(await agentChecks(ctx, agent)));
     if (run("newest")) verdicts.push(...(await newestClaudeChecks(ctx)));
+    if (run("fresh")) {
+      ctx.log("guard: fresh Claude Code sessions on the default model, through guard -- claude");
+      verdicts.push(...(await freshSessionChecks(ctx)));
+    }
     if (run("upstream")) {
       ctx.log("guard: an upstream that fails, with Claude Code");
       verdicts.push(await failingUpstreamCheck(ctx));
