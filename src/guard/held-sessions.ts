@@ -9,7 +9,6 @@ import type { SessionIdentity } from "./session.js";
 import type { ListLayout } from "./scan.js";
 import type { FastInfo } from "./extend.js";
 import type { Branch } from "./proofs.js";
-import type { Fingerprint } from "./relayed.js";
 import { SessionJournal } from "./state.js";
 
 /** Sessions held in memory at once (the others are read back from the state folder when they return). */
@@ -41,10 +40,6 @@ export interface Session {
   toScan?: { body: Buffer; history: WireHistory; known?: { layout: ListLayout; noMarkerBefore: number } };
   /** The header fingerprint that led to this session (see `headerSession`). */
   fp?: string;
-  /** Which branch the fields above are (see `proofs.ts`); given when first needed. */
-  branch_id?: number;
-  /** The summaries relayed to this branch's own summarization requests (see `proofs.ts`). */
-  relayed?: Fingerprint[];
   /** The session's other branches (a second client on its id, the history before a rewind), the latest last. */
   branches?: Branch[];
 }

@@ -23,6 +23,7 @@
  * keyed by a hash, and which hash a compacted session is now sent under) is
  * kept in `sessions.index` in the state folder, owner-only.
  */
+import { createHash } from "node:crypto";
 import { appendFile, mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { allText } from "../contract/classify.js";
@@ -37,58 +38,58 @@ import type { CoreContext } from "./context.js";
 
 /** Branches a session keeps beside its current one (the oldest let go first). */
 export const MAX_OTHER_BRANCHES = 2;
-/** Relayed summaries a branch keeps (a compaction is proven by one of its latest). */
-const MAX_RELAYED = 4;
+/** Relayed summaries kept per session (a compaction is proven by one of the latest). */
+const MAX_RELAYED = 8;
 /** Sessions keyed by a hash read back from the state folder, at most, to look for the one a request proves. */
 const MAX_DISK_CANDIDATES = 16;
 
 /** One of a session's other branches: what `Session` holds of its current one. */
 export interface Branch {
-  id: number;
   agent_items: HistoryItem[];
   conv_ids: (string | undefined)[];
   splice?: Splice;
   had_tools: boolean;
-  relayed?: Fingerprint[];
   /** The journal entry its next messages go under. */
   leaf?: string;
 }
 
-let nextBranchId = 1;
-const branchIdOf = (s: Session): number => (s.branch_id ??= nextBranchId++);
-
 function currentBranch(s: Session): Branch {
   return {
-    id: branchIdOf(s),
     agent_items: s.agent_items,
     conv_ids: s.conv_ids,
     splice: s.splice,
     had_tools: s.had_tools,
-    relayed: s.relayed,
     leaf: s.journal?.leafId,
   };
 }
 
-/** Keeps the current branch beside the others; what follows in the session is a new branch. */
+/** Keeps the current branch beside the others (the oldest let go beyond MAX_OTHER_BRANCHES). */
 export function keepCurrent(s: Session): void {
   s.branches = [...(s.branches ?? []), currentBranch(s)].slice(-MAX_OTHER_BRANCHES);
-  s.branch_id = nextBranchId++;
-  s.relayed = undefined;
 }
 
 /** Makes the session's other branch `i` its current one, the current one kept beside the others. */
 function swapIn(s: Session, i: number): void {
   const b = s.branches![i]!;
   s.branches = [...s.branches!.filter((_, k) => k !== i), currentBranch(s)].slice(-MAX_OTHER_BRANCHES);
-  s.branch_id = b.id;
   s.agent_items = b.agent_items;
   s.conv_ids = b.conv_ids;
   s.splice = b.splice;
   s.had_tools = b.had_tools;
-  s.relayed = b.relayed;
   if (b.leaf !== undefined) s.journal?.moveTo(b.leaf);
   s.fast = undefined;
 }
+
+/** An item told by its key's length and digest (what the index keeps of a branch's last item). */
+interface ItemMark {
+  n: number;
+  sha: string;
+}
+
+const digest = (s: string): string => createHash("sha256").update(s).digest("hex").slice(0, 32);
+const markOf = (it: HistoryItem): ItemMark => ({ n: it.key.length, sha: digest(it.key) });
+const holds = (items: readonly HistoryItem[], m: ItemMark): boolean =>
+  items.some((i) => i.message.role !== "system" && i.key.length === m.n && digest(i.key) === m.sha);
 
 /** A branch as the proofs read it: its last history and the summaries relayed to it. */
 interface View {
@@ -96,12 +97,17 @@ interface View {
   fps: readonly Fingerprint[];
 }
 
-/** The session's branches, the current one first (with the summaries relayed to the session before a restart). */
+/**
+ * The session's branches, the current one first, each with the summaries
+ * relayed to the session whose summarization request was this branch's (its
+ * last item then is in its history).
+ */
 function viewsOf(ctx: CoreContext, s: Session): View[] {
-  return [
-    { items: s.agent_items, fps: [...(s.relayed ?? []), ...ctx.index.earlier(s.key)] },
-    ...(s.branches ?? []).map((b) => ({ items: b.agent_items, fps: b.relayed ?? [] })),
-  ];
+  const relayed = ctx.index.relayedTo(s.key);
+  return [s.agent_items, ...(s.branches ?? []).map((b) => b.agent_items)].map((items) => ({
+    items,
+    fps: relayed.filter((r) => holds(items, r.tail)).map((r) => r.fp),
+  }));
 }
 
 /**
@@ -234,10 +240,10 @@ export async function resolveHashed(
   return { ...id, key };
 }
 
-/** The branch a summarization request belongs to. */
+/** The branch a summarization request belongs to: its session, and its last item then. */
 interface Target {
   key: string;
-  branch: number;
+  tail: ItemMark;
 }
 
 /** The texts of a history's user and assistant messages, normalized (those without text left out). */
@@ -281,15 +287,19 @@ async function summarizedBranch(
   const conv = conversation(h.items);
   const keyed = id.source !== "hash" ? await ctx.held.load(id, h.wire) : undefined;
   const sessions = id.source !== "hash" ? (keyed ? [keyed] : []) : await hashedCandidates(ctx, h.wire);
-  const branches = sessions.flatMap((s) => [
-    { key: s.key, branch: branchIdOf(s), items: s.agent_items },
-    ...(s.branches ?? []).map((b) => ({ key: s.key, branch: b.id, items: b.agent_items })),
-  ]);
-  const one = (found: typeof branches): Target | undefined =>
-    found.length === 1 ? { key: found[0]!.key, branch: found[0]!.branch } : undefined;
+  const branches = sessions.flatMap((s) =>
+    [s.agent_items, ...(s.branches ?? []).map((b) => b.agent_items)].map((items) => ({
+      key: s.key,
+      conv: conversation(items),
+    })),
+  );
+  const one = (found: typeof branches): Target | undefined => {
+    const last = found.length === 1 ? found[0]!.conv.at(-1) : undefined;
+    return last ? { key: found[0]!.key, tail: markOf(last) } : undefined;
+  };
   if (agent !== "pi") {
     if (id.source === "hash") return undefined;
-    const common = branches.map((b) => commonPrefix(conversation(b.items), conv));
+    const common = branches.map((b) => commonPrefix(b.conv, conv));
     const most = Math.max(0, ...common);
     return most === 0 ? undefined : one(branches.filter((_, k) => common[k] === most));
   }
@@ -298,17 +308,13 @@ async function summarizedBranch(
   const read = readPiConversation(text);
   const wanted = textsOf(text.includes("<previous-summary>") ? read.slice(1) : read);
   if (wanted.length === 0) return undefined;
-  return one(branches.filter((b) => inOrder(wanted, textsOf(conversation(b.items).map((i) => i.message)))));
+  return one(branches.filter((b) => inOrder(wanted, textsOf(b.conv.map((i) => i.message)))));
 }
 
 /** Records `text`, an answer to the summarization request of `t`, as relayed to that branch. */
 function recordRelayed(ctx: CoreContext, t: Target, text: string): void {
   const fp = fingerprintOf(text);
-  if (!fp) return;
-  const s = ctx.held.sessions.get(t.key);
-  const b = s && (s.branch_id === t.branch ? s : s.branches?.find((x) => x.id === t.branch));
-  if (b) b.relayed = [...(b.relayed ?? []), fp].slice(-MAX_RELAYED);
-  ctx.index.relayed(t.key, fp);
+  if (fp) ctx.index.relayed(t.key, { fp, tail: t.tail });
 }
 
 /** A summarization request read (see `prepare`): what finding its branch takes. */
@@ -345,6 +351,12 @@ export async function summarizationOutcome(
 
 const INDEX_FILE = "sessions.index";
 
+/** A summary relayed to a branch's summarization request: its fingerprint, and the branch's last item then. */
+interface Relayed {
+  fp: Fingerprint;
+  tail: ItemMark;
+}
+
 /**
  * What the proofs need across a restart, in `sessions.index` in the
  * state folder (owner-only; one JSON object a line, appended): the
@@ -355,8 +367,8 @@ const INDEX_FILE = "sessions.index";
  */
 export class SessionIndex {
   private readonly file: string | undefined;
-  /** Relayed before this run, per session (this run's are on the branches they belong to). */
-  private readonly earlierRelayed = new Map<string, Fingerprint[]>();
+  /** The summaries relayed per session, the latest last. */
+  private readonly relayedBy = new Map<string, Relayed[]>();
   private readonly aliases = new Map<string, string>();
   /** Session keys by wire, the latest last. */
   private readonly hashed = new Map<string, GuardWire>();
@@ -384,16 +396,21 @@ export class SessionIndex {
         } catch {
           continue; // a torn last line (a guard killed mid-write)
         }
+        const fp = r.fp as Partial<Fingerprint> | undefined;
+        const tail = r.tail as Partial<ItemMark> | undefined;
         if (
           typeof r.relayed === "string" &&
-          typeof r.n === "number" &&
-          typeof r.roll === "number" &&
-          typeof r.sha === "string"
-        ) {
-          const list = this.earlierRelayed.get(r.relayed) ?? [];
-          list.push({ n: r.n, roll: r.roll, sha: r.sha });
-          this.earlierRelayed.set(r.relayed, list.slice(-MAX_RELAYED));
-        } else if (typeof r.alias === "string" && typeof r.to === "string") this.aliases.set(r.alias, r.to);
+          typeof fp?.n === "number" &&
+          typeof fp.roll === "number" &&
+          typeof fp.sha === "string" &&
+          typeof tail?.n === "number" &&
+          typeof tail.sha === "string"
+        )
+          this.remember(r.relayed, {
+            fp: { n: fp.n, roll: fp.roll, sha: fp.sha },
+            tail: { n: tail.n, sha: tail.sha },
+          });
+        else if (typeof r.alias === "string" && typeof r.to === "string") this.aliases.set(r.alias, r.to);
         else if (typeof r.hashed === "string" && typeof r.wire === "string") {
           this.hashed.delete(r.hashed);
           this.hashed.set(r.hashed, r.wire as GuardWire);
@@ -403,12 +420,18 @@ export class SessionIndex {
     return this.loaded;
   }
 
-  earlier(key: string): readonly Fingerprint[] {
-    return this.earlierRelayed.get(key) ?? [];
+  /** The summaries relayed to the session's summarization requests (this run's and the earlier runs'). */
+  relayedTo(key: string): readonly Relayed[] {
+    return this.relayedBy.get(key) ?? [];
   }
 
-  relayed(key: string, fp: Fingerprint): void {
-    this.write({ relayed: key, ...fp });
+  relayed(key: string, r: Relayed): void {
+    this.remember(key, r);
+    this.write({ relayed: key, fp: r.fp, tail: r.tail });
+  }
+
+  private remember(key: string, r: Relayed): void {
+    this.relayedBy.set(key, [...(this.relayedBy.get(key) ?? []), r].slice(-MAX_RELAYED));
   }
 
   aliasOf(key: string): string | undefined {

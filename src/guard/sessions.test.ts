@@ -201,6 +201,25 @@ describe("pi sessions without a session id never mix", () => {
     }
   });
 
+  test("the guard's own answer (summarizer extractive) proves the compaction that carries it", async () => {
+    const core = createGuardCore({ summarizer: "extractive" });
+    for (const k of [1, 2]) await core.handle(chat(piHistory(k)));
+    const s = await core.handle(piSummarize(1));
+    assert.ok(s.respond, s.note ?? "");
+    const note = answerText(Buffer.concat(s.respond.body as Buffer[]));
+    const o = await core.handle(
+      chat([
+        PI_SYSTEM,
+        { role: "user", content: `${PI_SUMMARY_OPENER}${note}\n</summary>` },
+        { role: "user", content: `${mark(1)} now test module 1` },
+      ]),
+    );
+    assert.equal(o.verdict?.repaired, true, o.verdict?.repair_refused ?? o.note ?? "");
+    assert.ok(o.body.includes("call_1_2"));
+    assert.deepEqual(foreign(o.body, 1, [1, 2]), []);
+    await core.close();
+  });
+
   test("a compaction that proves no session is a new one: held, untouched, not judged", async () => {
     const core = createGuardCore();
     await core.handle(chat(piHistory(1)));
@@ -396,6 +415,33 @@ describe("two clients on one Claude Code session id", () => {
     assert.equal(oa2.changed, true, oa2.note ?? "");
     assert.ok(!oa2.body.toString("utf8").includes("[[B]]"));
     await core.close();
+  });
+
+  test("across a restart, a summary relayed to one client proves nothing for the other's history", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "guard-two-clients-"));
+    try {
+      let core = createGuardCore({ stateDir: dir });
+      const base = [u("resume the parser work"), say("resumed")];
+      const a = [...base, u("[[A]] task"), use("A_t1"), res("A_t1"), say("[[A]] done")];
+      const b = [...base, u("[[B]] task"), use("B_t1"), res("B_t1"), say("[[B]] done")];
+      await core.handle(claude(a));
+      const sa = await core.handle(claude([...a, u("CRITICAL: Respond with TEXT ONLY. Summarize.")]));
+      sa.relayed!(
+        streamed("anthropic-messages", "<summary>[[A]] worked on the parser and ran its tests</summary>"),
+      );
+      // Client B on the same id, last before the restart: the journal's branch read back is B's.
+      await core.handle(claude(b));
+      await core.close();
+      core = createGuardCore({ stateDir: dir });
+      const req = claude([u(CC_SUMMARY("[[A]]")), u("[[A]] next")]);
+      const o = await core.handle(req);
+      assert.equal(o.verdict, undefined, "not judged against client B's history");
+      assert.equal(o.body, req.body);
+      assert.ok(!o.body.toString("utf8").includes("[[B]]"));
+      await core.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("a compaction whose summary was never relayed proves nothing: a new branch, untouched; a session id alone is no proof", async () => {
