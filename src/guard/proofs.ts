@@ -27,6 +27,7 @@ import { createHash } from "node:crypto";
 import { appendFile, mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { allText } from "../contract/classify.js";
+import type { Message } from "../model/types.js";
 import type { GuardOutcome, GuardWire } from "./types.js";
 import type { HistoryItem, WireHistory } from "./history.js";
 import type { SessionIdentity } from "./session.js";
@@ -247,13 +248,9 @@ interface Target {
 }
 
 /** The texts of a history's user and assistant messages, normalized (those without text left out). */
-const textsOf = (items: readonly { role: string; content: unknown }[]): string[] =>
-  items
-    .map((m) =>
-      m.role === "user" || m.role === "assistant"
-        ? normalized(allText(m as Parameters<typeof allText>[0]))
-        : "",
-    )
+const textsOf = (messages: readonly Message[]): string[] =>
+  messages
+    .map((m) => (m.role === "user" || m.role === "assistant" ? normalized(allText(m)) : ""))
     .filter((t) => t !== "");
 
 /** Whether `wanted` occur in `texts`, in order. */
