@@ -417,6 +417,25 @@ describe("two clients on one Claude Code session id", () => {
     await core.close();
   });
 
+  test("a rewind after a repaired compaction stays what it was: the session's splice goes on in it", async () => {
+    const core = createGuardCore();
+    const history = [u("fix it"), use("t1"), res("t1"), use("t2"), res("t2"), say("fixed")];
+    await core.handle(claude(history));
+    const s = await core.handle(claude([...history, u("CRITICAL: Respond with TEXT ONLY. Summarize.")]));
+    s.relayed!(
+      streamed("anthropic-messages", "<summary>[[R]] worked on the parser and ran its tests</summary>"),
+    );
+    const o = await core.handle(claude([u(CC_SUMMARY("[[R]]")), u("next"), say("ok"), u("more")]));
+    assert.equal(o.verdict?.repaired, true, o.verdict?.repair_refused ?? o.note ?? "");
+    // The user rewinds to before "more" and types something else.
+    const r = await core.handle(claude([u(CC_SUMMARY("[[R]]")), u("next"), say("ok"), u("something else")]));
+    assert.equal(r.verdict, undefined);
+    assert.equal(r.changed, true, r.note ?? "");
+    assert.match(r.note ?? "", /history rewritten by the agent/);
+    assert.ok(r.body.includes('"t2"'), "the splice goes on in the rewound history");
+    await core.close();
+  });
+
   test("across a restart, a summary relayed to one client proves nothing for the other's history", async () => {
     const dir = mkdtempSync(join(tmpdir(), "guard-two-clients-"));
     try {
