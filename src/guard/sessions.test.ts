@@ -260,7 +260,7 @@ describe("pi sessions without a session id never mix", () => {
 // ---------------------------------------------------------------- the summary relayed by the proxy
 
 /** A fake model on 127.0.0.1: streams a summary of the session whose marker the summarization request holds. */
-async function fakeModel(): Promise<{
+async function fakeModel(padBytes = 0): Promise<{
   url: string;
   bodies: Buffer[];
   answers: Buffer[];
@@ -277,12 +277,15 @@ async function fakeModel(): Promise<{
     const last = String(doc.messages.at(-1)!.content);
     const k = /\[\[s(\d+)\]\]/.exec(last)?.[1];
     const text = last.startsWith("<conversation>") ? piSummaryText(Number(k)) : "ok";
-    const answer = streamed("openai-chat", text);
+    // Padding: keep-alive comments before the answer (its text unchanged, its bytes more).
+    const pad = Buffer.from(": keep-alive\n\n".repeat(Math.ceil(padBytes / 14)));
+    const answer = Buffer.concat([text === "ok" ? Buffer.alloc(0) : pad, streamed("openai-chat", text)]);
     answers.push(answer);
     res.writeHead(200, { "content-type": "text/event-stream" });
     // Written in pieces, as a model streams.
-    for (let at = 0; at < answer.length; at += 40) {
-      res.write(answer.subarray(at, at + 40));
+    const piece = answer.length > 100_000 ? 64 * 1024 : 40;
+    for (let at = 0; at < answer.length; at += piece) {
+      res.write(answer.subarray(at, at + piece));
       await new Promise((r) => setImmediate(r));
     }
     res.end();
@@ -334,6 +337,23 @@ describe("the summary relayed through the proxy", { timeout: 30_000 }, () => {
       const up = model.bodies.at(-1)!;
       assert.ok(up.includes("call_1_2"), "session 1's compaction went up repaired with its round");
       assert.deepEqual(foreign(up, 1, [1, 2]), []);
+    } finally {
+      await guard.close();
+      await model.close();
+    }
+  });
+
+  test("an answer over 1 MiB is relayed to the agent whole but not read: it proves nothing", async () => {
+    const model = await fakeModel(1024 * 1024);
+    const guard = await startGuard({ upstream: model.url, log: () => {} });
+    try {
+      await post(guard.url, chat(piHistory(1)));
+      const got = await post(guard.url, piSummarize(1));
+      assert.ok(got.length > 1024 * 1024);
+      assert.ok(got.equals(model.answers.at(-1)!), "the agent gets it byte for byte");
+      const after = chat(piAfter(1));
+      await post(guard.url, after);
+      assert.ok(model.bodies.at(-1)!.equals(after.body), "the compaction went up untouched");
     } finally {
       await guard.close();
       await model.close();
