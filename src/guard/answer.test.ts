@@ -179,7 +179,7 @@ describe("summarizer extractive: the core answers the agent's summarization requ
     const out = await answered(anthropicRequest(true));
     assert.match(
       out.note ?? "",
-      /^answered claude-code's summarization request itself \(extractive, \d+ chars\)$/,
+      /^answered claude-code's summarization request itself \(extractive, \d+ chars\); it belongs to no session the guard holds$/,
     );
     assert.match(out.respond!.headers["content-type"]!, /^text\/event-stream/);
     const evs = events(bodyOf(out).toString("utf8"));

@@ -1,21 +1,21 @@
 /**
  * What the parts of the guard core (`core.ts`, `read-request.ts`,
  * `judge.ts`, `compaction.ts`) share: its options, the sessions it holds,
- * the sessions it follows by system prompt, and the layouts of the histories
+ * what proves a session across a restart, and the layouts of the histories
  * read from a session's last body.
  */
 import type { GuardCoreOptions, GuardMode, GuardOutcome } from "./types.js";
 import type { WireHistory } from "./history.js";
 import type { ListLayout } from "./scan.js";
-import type { FollowedSessions } from "./state.js";
+import type { SessionIndex } from "./proofs.js";
 import type { HeldSessions } from "./held-sessions.js";
 
 export interface CoreContext {
   readonly options: GuardCoreOptions;
   readonly mode: GuardMode;
   readonly held: HeldSessions;
-  /** The latest session keyed by a hash, per system prompt, to follow it when the first user message changes (kept in the state folder for a restart). */
-  readonly hashedBySystem: FollowedSessions;
+  /** What the proofs of `proofs.ts` need across a restart (kept in the state folder). */
+  readonly index: SessionIndex;
   /** The layout of each history read from the last body (`extendHistory`), for `fastInfoOf`. */
   readonly extended: WeakMap<WireHistory, { layout: ListLayout; noMarkerBefore: number }>;
 }

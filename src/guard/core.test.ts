@@ -12,6 +12,7 @@ import { createGuardCore } from "./core.js";
 import { readWire } from "./wires.js";
 import { messagesOf } from "./history.js";
 import { ANCHORS_HEADING } from "./splice.js";
+import { answerOn } from "./answer.js";
 import type { GuardOutcome, WireRequest } from "./types.js";
 
 const TOOLS = [{ name: "Bash", description: "run", input_schema: { type: "object" } }];
@@ -136,7 +137,7 @@ const cCall = (id: string) => ({
 });
 const cTool = (id: string) => ({ role: "tool", tool_call_id: id, content: `result ${id}` });
 
-test("pi (Chat): a session keyed by its first messages is followed across its compaction and repaired", async () => {
+test("pi (Chat): a session keyed by its first messages is followed across its compaction (the summary relayed to it) and repaired", async () => {
   const core = createGuardCore();
   const history = [
     PI_SYSTEM,
@@ -160,12 +161,15 @@ test("pi (Chat): a session keyed by its first messages is followed across its co
     ]),
   );
   assert.match(summ.note ?? "", /\(pi\)/);
+  // The upstream's answer, relayed to the session the request's <conversation> belongs to.
+  const answer = answerOn("openai-chat", { stream: true }, "## Goal\nrefactor the utils module", 0, 0);
+  summ.relayed!(Buffer.concat(answer.body as Buffer[]));
   const after = [
     PI_SYSTEM,
     {
       role: "user",
       content:
-        "The conversation history before this point was compacted into the following summary:\n\n## Goal\nrefactor",
+        "The conversation history before this point was compacted into the following summary:\n\n<summary>\n## Goal\nrefactor the utils module\n</summary>",
     },
     { role: "user", content: "also update the docs" },
   ];

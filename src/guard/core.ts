@@ -10,14 +10,15 @@
  * This file routes each request (the fast path included); its parts are the
  * sessions held (`held-sessions.ts`), the reading of a request
  * (`read-request.ts`), its judging (`judge.ts`), a compaction's verdict and
- * record (`compaction.ts`) and the repair (`repair.ts`).
+ * record (`compaction.ts`), the repair (`repair.ts`), and which session a
+ * request provably continues (`proofs.ts`).
  */
 import type { GuardCore, GuardCoreOptions, GuardOutcome, WireRequest } from "./types.js";
 import type { WireHistory } from "./history.js";
 import { routeOf } from "./wires.js";
 import { headerSession } from "./session.js";
 import { fastExtension, fastInfoOf } from "./extend.js";
-import { FollowedSessions } from "./state.js";
+import { resolveHashed, SessionIndex, summarizationOutcome } from "./proofs.js";
 import { HeldSessions } from "./held-sessions.js";
 import { compactRequest, prepare, type Prepared } from "./read-request.js";
 import { judge } from "./judge.js";
@@ -51,7 +52,7 @@ async function judgeNow(
   const { sessions, headerKeys } = ctx.held;
   let out: GuardOutcome;
   try {
-    out = await judge(ctx, request, p.history, p.id, p.onMain);
+    out = await judge(ctx, request, p.history, p.id);
     const failed = sessions.get(p.id.key)?.journal?.failed;
     if (failed && !out.note) out = { ...out, note: `state not written: ${failed}` };
   } catch (e) {
@@ -113,8 +114,11 @@ async function handle(ctx: CoreContext, request: WireRequest): Promise<GuardOutc
 
   if (known === undefined || !held.sessions.has(known)) {
     // A new session, or one keyed by its body: the synchronous path.
-    const p = prepare(ctx, request, wire, hs);
-    if ("outcome" in p) return p.outcome;
+    const read = prepare(ctx, request, wire, hs);
+    if ("outcome" in read)
+      return read.summarizing ? summarizationOutcome(ctx, read.outcome, read.summarizing) : read.outcome;
+    // A session keyed by a hash of its first messages is found by what it proves (see `proofs.ts`).
+    const p = { ...read, id: await resolveHashed(ctx, read.history, read.id) };
     held.serial(p.id.key, () => judgeNow(ctx, request, p, answer)).catch(failed);
     return answered;
   }
@@ -131,7 +135,8 @@ async function handle(ctx: CoreContext, request: WireRequest): Promise<GuardOutc
         await afterAnswer(request);
       }
       const p = prepare(ctx, request, wire, hs, last && ext ? { last, ext } : undefined);
-      if ("outcome" in p) return deliver(p.outcome);
+      if ("outcome" in p)
+        return deliver(p.summarizing ? await summarizationOutcome(ctx, p.outcome, p.summarizing) : p.outcome);
       if (p.id.key === known) return judgeNow(ctx, request, p, deliver);
       // Another session after all (never waited for here: queues do not wait on each other).
       held.serial(p.id.key, () => judgeNow(ctx, request, p, deliver)).catch(failed);
@@ -161,13 +166,13 @@ function oncePerSession(logged: Set<string>, request: WireRequest, out: GuardOut
 }
 
 export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
-  const hashedBySystem = new FollowedSessions(options.stateDir);
-  const followedRead = hashedBySystem.load();
+  const index = new SessionIndex(options.stateDir);
+  const indexRead = index.load();
   const ctx: CoreContext = {
     options,
     mode: options.mode ?? "repair",
     held: new HeldSessions(options),
-    hashedBySystem,
+    index,
     extended: new WeakMap(),
   };
   const { held } = ctx;
@@ -178,7 +183,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
     handle: async (request) => {
       counts.requests++;
       try {
-        await followedRead;
+        await indexRead;
         const out = await handle(ctx, request);
         if (!out.notJudged) return out;
         counts.notJudged++;
@@ -191,11 +196,12 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
       await held.drain();
       // The journal writes queued by that work too: a write that failed is then known to the next request.
       await held.flushJournals();
+      await index.flush();
     },
     async close(): Promise<void> {
       await held.drain();
       await held.flushJournals();
-      await hashedBySystem.flush();
+      await index.flush();
     },
   };
 }

@@ -20,10 +20,12 @@ import { validateSurvivalContract } from "../contract/validate.js";
 import { protectedRound } from "../contract/rounds.js";
 import { auditEntries } from "../route/audit.js";
 import type { CompactionEntry, Message } from "../model/index.js";
+import { allText, isCheckpoint } from "../contract/classify.js";
 import { createGuardCore } from "./core.js";
 import { readWire } from "./wires.js";
 import { messagesOf } from "./history.js";
 import { anthropicAdjacency } from "./splice.js";
+import { answerOn } from "./answer.js";
 import type { GuardOutcome, WireRequest } from "./types.js";
 
 const u = (text: string): Message => ({ role: "user", content: [{ type: "text", text }] });
@@ -60,6 +62,25 @@ async function claudeCompaction(): Promise<{ before: Message[]; replacement: Mes
   return { before: liveContext(r.entries, c.parent_id!), replacement: c.payload.replacement };
 }
 
+/**
+ * The agent's summarization request of `history`, and the upstream's answer
+ * to it relayed: the summary the replacement carries (what proves the
+ * compaction that follows, see proofs.ts).
+ */
+async function summarized(
+  core: ReturnType<typeof createGuardCore>,
+  history: readonly Message[],
+  replacement: readonly Message[],
+): Promise<GuardOutcome> {
+  const os = await core.handle(
+    claudeRequest([...history, u("CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.\n\nsummarize")]),
+  );
+  const summary = allText(replacement.find(isCheckpoint)!);
+  const answer = answerOn("anthropic-messages", { stream: true }, `<summary>${summary}</summary>`, 0, 0);
+  os.relayed!(Buffer.concat(answer.body as Buffer[]));
+  return os;
+}
+
 corpusSuite("guard core on a Claude Code compaction (entire-98)", () => {
   test("not kept → spliced; the spliced request keeps the contract; same bytes later and after a restart", async () => {
     const dir = mkdtempSync(join(tmpdir(), "guard-core-"));
@@ -81,6 +102,10 @@ corpusSuite("guard core on a Claude Code compaction (entire-98)", () => {
       assert.equal(os.body, summarize.body);
       assert.match(os.note ?? "", /summarization request \(claude-code\)/);
       assert.equal(os.verdict, undefined);
+      // The upstream's answer, relayed: the summary the agent then keeps proves its compaction.
+      const summary = allText(replacement.find(isCheckpoint)!);
+      const answer = answerOn("anthropic-messages", { stream: true }, `<summary>${summary}</summary>`, 0, 0);
+      os.relayed!(Buffer.concat(answer.body as Buffer[]));
 
       // After the compaction: the agent's summary, then the new prompt; the last round is gone.
       const req2 = claudeRequest([...replacement, u("now run the tests please")]);
@@ -194,6 +219,7 @@ corpusSuite("guard core on a Claude Code compaction (entire-98)", () => {
     const { before, replacement } = await claudeCompaction();
     const core = createGuardCore({ mode: "audit" });
     await core.handle(claudeRequest(before));
+    await summarized(core, before, replacement);
     const req = claudeRequest([...replacement, u("now run the tests please")]);
     const o = await core.handle(req);
     assert.equal(o.verdict?.kept, false);
@@ -238,6 +264,7 @@ corpusSuite("guard core's fast path (requests that extend the session, by their 
       assert.equal(o.changed, false);
     });
     assert.equal(outs[0]!.deferred, true, "the next turn takes the fast path");
+    await summarized(core, before, replacement);
     // The compaction after them: judged against the last of them (their history was kept in order).
     const o = await core.handle(claudeRequest([...replacement, u("now run the tests please")]));
     assert.equal(o.deferred, undefined);

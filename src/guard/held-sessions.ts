@@ -9,6 +9,7 @@ import { readWire } from "./wires.js";
 import type { SessionIdentity } from "./session.js";
 import type { ListLayout } from "./scan.js";
 import type { FastInfo } from "./extend.js";
+import type { Branch } from "./proofs.js";
 import { SessionJournal } from "./state.js";
 
 /** Sessions held in memory at once (the others are read back from the state folder when they return). */
@@ -44,6 +45,8 @@ export interface Session {
   toScan?: { body: Buffer; history: WireHistory; known?: { layout: ListLayout; noMarkerBefore: number } };
   /** The header fingerprint that led to this session (see `headerSession`). */
   fp?: string;
+  /** The session's other branches (a second client on its id, the history before a rewind), the latest last. */
+  branches?: Branch[];
 }
 
 /** The history sent: the agent's items with the splice after its summary. */

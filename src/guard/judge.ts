@@ -8,19 +8,19 @@
 import type { GuardOutcome, WireRequest } from "./types.js";
 import type { WireHistory } from "./history.js";
 import type { SessionIdentity } from "./session.js";
-import { conversation, hasTools, relation } from "./detect.js";
+import { commonPrefix, conversation, hasTools } from "./detect.js";
 import { insertAfter, wireCheck } from "./splice.js";
 import { SessionJournal } from "./state.js";
 import type { Session } from "./held-sessions.js";
 import { compaction } from "./compaction.js";
 import type { CoreContext, Same } from "./context.js";
+import { chooseBranch, keepCurrent } from "./proofs.js";
 
 export async function judge(
   ctx: CoreContext,
   request: WireRequest,
   history: WireHistory,
   id: SessionIdentity,
-  onMain: () => void,
 ): Promise<GuardOutcome> {
   const wire = history.wire;
   const base = { wire, session: id.key };
@@ -32,14 +32,15 @@ export async function judge(
   });
 
   const session = await ctx.held.load(id, wire);
-  if (!session) return startSession(ctx, request, history, id, onMain, same);
+  if (!session) return startSession(ctx, request, history, id, same);
   if (session.agent === "unknown" && id.agent !== "unknown") session.agent = id.agent;
 
   const items = history.items;
+  // The branch it continues (made the session's current one), or none: a compaction that proves none.
+  const rel = chooseBranch(ctx, session, history);
+  if (rel === "unproven") return newBranch(ctx, session, request, history, same);
   const lastConv = conversation(session.agent_items);
   const nextConv = conversation(items);
-  const rel = relation(lastConv, nextConv, session.had_tools, hasTools(history.doc));
-  if (rel.kind !== "side") onMain();
   switch (rel.kind) {
     case "side":
       return same(`not the session's history (${rel.why}); passed through`);
@@ -56,6 +57,8 @@ export async function judge(
       const ids = session.conv_ids;
       const parent = ids[rel.common - 1];
       if (parent !== undefined || !session.journal) {
+        // A rewind, or a second client on the session's id: the history before it is kept beside.
+        keepCurrent(session);
         const added = nextConv.slice(rel.common);
         const newIds = session.journal ? session.journal.append(added, parent) : added.map(() => undefined);
         session.conv_ids = [...ids.slice(0, rel.common), ...newIds];
@@ -84,7 +87,6 @@ function startSession(
   request: WireRequest,
   history: WireHistory,
   id: SessionIdentity,
-  onMain: () => void,
   same: Same,
 ): GuardOutcome {
   const { options } = ctx;
@@ -105,8 +107,35 @@ function startSession(
   }
   s.toScan = { body: request.body, history, known: ctx.extended.get(history) };
   ctx.held.remember(s);
-  onMain();
+  if (id.source === "hash") ctx.index.noteHashed(id.key, wire);
   return same();
+}
+
+/**
+ * A compaction that proves none of the session's branches (see `proofs.ts`):
+ * a new branch of the session, held and journaled (under the journal's
+ * header), not judged, the request untouched; the other branches kept beside.
+ */
+function newBranch(
+  ctx: CoreContext,
+  s: Session,
+  request: WireRequest,
+  history: WireHistory,
+  same: Same,
+): GuardOutcome {
+  keepCurrent(s);
+  const items = history.items;
+  s.agent_items = items;
+  s.splice = undefined;
+  s.had_tools = hasTools(history.doc);
+  if (s.journal) {
+    const ids = s.journal.append(items, s.journal.rootId);
+    s.conv_ids = items.flatMap((it, i) => (it.message.role === "system" ? [] : [ids[i]]));
+  } else s.conv_ids = conversation(items).map(() => undefined);
+  mainIs(ctx, s, request, history);
+  return same(
+    "a compaction that proves no history of the session (no summary relayed to it, no run of its last history): a new branch, not judged",
+  );
 }
 
 /** The request is now the session's last main history: the fast path waits for its bytes to be scanned. */
@@ -150,7 +179,7 @@ export async function absorbHistory(
   const items = history.items.slice(0, upTo);
   const lastConv = conversation(session.agent_items);
   const nextConv = conversation(items);
-  if (relation(lastConv, nextConv, false, false).kind !== "extension") return 0;
+  if (commonPrefix(lastConv, nextConv) !== lastConv.length) return 0;
   const added = nextConv.slice(lastConv.length);
   if (added.length === 0) return 0;
   const ids = session.journal ? session.journal.append(added) : added.map(() => undefined);

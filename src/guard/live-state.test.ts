@@ -16,6 +16,7 @@ import { createGuardCore } from "./core.js";
 import { readWire } from "./wires.js";
 import { messagesOf } from "./history.js";
 import { ANCHORS_HEADING, RESTATED_HEADING } from "./splice.js";
+import { answerOn } from "./answer.js";
 import type { GuardCoreOptions, GuardOutcome, WireRequest } from "./types.js";
 
 /** A git repository on branch feature/x with one commit; `g` runs git in it. */
@@ -26,7 +27,7 @@ function repo(): { ws: string; g: (...args: string[]) => string } {
 
 const TOOLS = [{ name: "Bash", description: "run", input_schema: { type: "object" } }];
 const SUMMARY =
-  "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\nThe parser was fixed.";
+  "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\nThe parser was fixed: it handles empty input.";
 
 function claude(messages: unknown[]): WireRequest {
   return {
@@ -74,6 +75,16 @@ const restated = (o: GuardOutcome) => restatedIn(listOf(o));
 async function compacted(options: GuardCoreOptions) {
   const core = createGuardCore(options);
   await core.handle(claude(HISTORY));
+  // The agent's summarization request, and its answer relayed: what proves the compaction.
+  const summ = await core.handle(claude([...HISTORY, user("CRITICAL: Respond with TEXT ONLY. Summarize.")]));
+  const answer = answerOn(
+    "anthropic-messages",
+    {},
+    "<summary>The parser was fixed: it handles empty input.</summary>",
+    0,
+    0,
+  );
+  summ.relayed!(answer.body as Buffer);
   const o = await core.handle(claude(AFTER));
   return { core, o };
 }
@@ -190,22 +201,33 @@ test("the restatement on the Chat wire (pi): further text of the summary's own m
         JSON.stringify({ model: "m", messages, tools: [{ type: "function", function: { name: "bash" } }] }),
       ),
     });
-    await core.handle(
+    const history = [
+      sys,
+      { role: "user", content: "refactor" },
+      tc("a"),
+      { role: "tool", tool_call_id: "a", content: "ra" },
+      { role: "assistant", content: "done" },
+    ];
+    await core.handle(chat(history));
+    // pi's summarization request, and its answer relayed: what proves the compaction.
+    const summ = await core.handle(
       chat([
         sys,
-        { role: "user", content: "refactor" },
-        tc("a"),
-        { role: "tool", tool_call_id: "a", content: "ra" },
-        { role: "assistant", content: "done" },
+        {
+          role: "user",
+          content:
+            "<conversation>\n[User]: refactor\n\n[Assistant]: done\n</conversation>\n\nCreate a structured context checkpoint summary",
+        },
       ]),
     );
+    summ.relayed!(answerOn("openai-chat", {}, "work: the refactor is done", 0, 0).body as Buffer);
     const o = await core.handle(
       chat([
         sys,
         {
           role: "user",
           content:
-            "The conversation history before this point was compacted into the following summary:\n\nwork",
+            "The conversation history before this point was compacted into the following summary:\n\nwork: the refactor is done",
         },
         { role: "user", content: "next" },
       ]),
@@ -217,7 +239,7 @@ test("the restatement on the Chat wire (pi): further text of the summary's own m
     assert.equal(at, 1, "the summary's own message");
     assert.ok(
       String(msgs[at]!.content).startsWith(
-        "The conversation history before this point was compacted into the following summary:\n\nwork\n\n",
+        "The conversation history before this point was compacted into the following summary:\n\nwork: the refactor is done\n\n",
       ),
       "the agent's summary first, unchanged",
     );

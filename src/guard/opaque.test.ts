@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { createGuardCore } from "./core.js";
 import { readWire } from "./wires.js";
 import { anthropicAdjacency } from "./splice.js";
+import { answerOn } from "./answer.js";
 import type { GuardOutcome, WireRequest } from "./types.js";
 
 const docOf = (o: GuardOutcome | WireRequest): Record<string, unknown> => JSON.parse(o.body.toString("utf8"));
@@ -91,8 +92,16 @@ test("Claude Code on claude-opus-5-5: its compaction is judged and repaired, the
   const history = [user("fix the parser"), call("t1"), result("t1"), call("t2"), result("t2")];
   const o1 = await core.handle(claudeRequest(history));
   assert.doesNotMatch(o1.note ?? "", /not judged/);
+  // Claude Code's summarization request, and the upstream's answer relayed: what proves the compaction.
+  const summ = await core.handle(
+    claudeRequest([...history, user("CRITICAL: Respond with TEXT ONLY. Summarize.")]),
+  );
+  summ.relayed!(
+    answerOn("anthropic-messages", {}, "<summary>Summary: the parser work is under way.</summary>", 0, 0)
+      .body as Buffer,
+  );
   const summary = user(
-    "This session is being continued from a previous conversation that ran out of context. Summary: the parser work.",
+    "This session is being continued from a previous conversation that ran out of context. Summary: the parser work is under way.",
   );
   const o = await core.handle(claudeRequest([summary, user("now add a test")]));
   assert.doesNotMatch(o.note ?? "", /not judged/);

@@ -10,7 +10,8 @@ import assert from "node:assert/strict";
 import type { Message } from "../model/types.js";
 import { createGuardCore } from "./core.js";
 import { providerEdits } from "./provider-edits.js";
-import type { WireRequest } from "./types.js";
+import { answerOn } from "./answer.js";
+import type { GuardCore, WireRequest } from "./types.js";
 
 const u = (text: string): Message => ({ role: "user", content: [{ type: "text", text }] });
 const call = (id: string, name = "Bash", thinking = false): Message => ({
@@ -148,13 +149,27 @@ function claude(messages: Message[], cm: unknown): WireRequest {
   };
 }
 const SUMMARY = u(
-  "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\nwork",
+  "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\nwork on the parser: both commands ran",
 );
+
+/** The agent's summarization request of `history`, and its answer (the summary above) relayed: what proves the compaction. */
+async function summarized(core: GuardCore, history: Message[], cm: unknown): Promise<void> {
+  const o = await core.handle(claude([...history, u("CRITICAL: Respond with TEXT ONLY. Summarize.")], cm));
+  const answer = answerOn(
+    "anthropic-messages",
+    {},
+    "<summary>work on the parser: both commands ran</summary>",
+    0,
+    0,
+  );
+  o.relayed!(answer.body as Buffer);
+}
 
 test("the verdict: Claude Code's keep-all thinking edit gives null, a tool-use clear that reaches the round is named; the edits go upstream unchanged", async () => {
   const claudeCode = { edits: [{ type: "clear_thinking_20251015", keep: "all" }] };
   const core = createGuardCore();
   await core.handle(claude(THINKING, claudeCode));
+  await summarized(core, THINKING, claudeCode);
   const o = await core.handle(claude([SUMMARY, u("next")], claudeCode));
   assert.equal(o.verdict?.kept, false);
   assert.equal(o.verdict?.provider_edits, null);
@@ -173,6 +188,7 @@ test("the verdict: Claude Code's keep-all thinking edit gives null, a tool-use c
   };
   const core2 = createGuardCore();
   await core2.handle(claude(THINKING, clearing));
+  await summarized(core2, THINKING, clearing);
   const o2 = await core2.handle(claude([SUMMARY, u("next")], clearing));
   assert.equal(
     o2.verdict?.provider_edits,
@@ -189,6 +205,7 @@ test("the verdict: Claude Code's keep-all thinking edit gives null, a tool-use c
   const thinking = { edits: [{ type: "clear_thinking_20251015" }] };
   const core4 = createGuardCore();
   await core4.handle(claude(THINKING, thinking));
+  await summarized(core4, THINKING, thinking);
   const o4 = await core4.handle(claude([SUMMARY, u("next")], thinking));
   assert.match(
     o4.verdict?.provider_edits ?? "",

@@ -9,23 +9,17 @@ import type { WireHistory } from "./history.js";
 import { parseBody, readWire } from "./wires.js";
 import { sessionOf, type headerSession, type SessionIdentity } from "./session.js";
 import { extendHistory, type Extension, type FastInfo } from "./extend.js";
-import { isSummaryItem, summarizationRequestOf } from "./detect.js";
+import { summarizationRequestOf } from "./detect.js";
 import { extractiveAnswer } from "./answer.js";
 import { oneLine, type CoreContext } from "./context.js";
 import { absorbHistory } from "./judge.js";
 import { isText } from "../model/blocks.js";
+import type { Summarizing } from "./proofs.js";
 
-/** A request read: its outcome already (not to be judged), or what judging it takes. */
+/** A request read: its outcome already (not to be judged; an agent's summarization request with what finding its session takes), or what judging it takes. */
 export type Prepared =
-  { outcome: GuardOutcome } | { history: WireHistory; id: SessionIdentity; onMain: () => void; fp?: string };
-
-/** The system prompt of a history, with its wire: the seed sessions keyed by a hash are followed by. */
-function systemSeed(h: WireHistory): string {
-  return `${h.wire}\u0000${h.items
-    .filter((i) => i.message.role === "system")
-    .map((i) => i.key)
-    .join("\u0000")}`;
-}
+  | { outcome: GuardOutcome; summarizing?: Summarizing }
+  | { history: WireHistory; id: SessionIdentity; fp?: string };
 
 /**
  * The history a summarization request carries before its prompt (its last
@@ -81,7 +75,7 @@ export function prepare(
   hs: ReturnType<typeof headerSession>,
   from?: { last: FastInfo; ext: Extension },
 ): Prepared {
-  const { options, extended, hashedBySystem } = ctx;
+  const { options, extended } = ctx;
   const untouched = (note: string, extra: Partial<GuardOutcome> = {}): GuardOutcome => ({
     body: request.body,
     changed: false,
@@ -99,7 +93,7 @@ export function prepare(
   } catch (e) {
     return { outcome: untouched(`not judged: ${oneLine(e)}`, { wire, notJudged: true }) };
   }
-  let id = sessionOf(request.headers, history);
+  const id = sessionOf(request.headers, history);
   const summarizer = summarizationRequestOf(history.items);
   if (summarizer) absorbLater(ctx, history, id);
   if (summarizer && options.summarizer === "extractive") {
@@ -110,6 +104,7 @@ export function prepare(
           `answered ${summarizer}'s summarization request itself (extractive, ${a.text.length} chars)`,
           { wire, session: id.key, respond: a.response },
         ),
+        summarizing: { history, id, agent: summarizer, answered: a.text },
       };
     } catch (e) {
       return {
@@ -117,6 +112,7 @@ export function prepare(
           `the agent's own summarization request (${summarizer}); not answered (${oneLine(e)}), passed through`,
           { wire, session: id.key },
         ),
+        summarizing: { history, id, agent: summarizer },
       };
     }
   }
@@ -126,16 +122,8 @@ export function prepare(
         `the agent's own summarization request (${summarizer}); passed through, not its history`,
         { wire, session: id.key },
       ),
+      summarizing: { history, id, agent: summarizer },
     };
-  let onMain = (): void => {};
-  if (id.source === "hash") {
-    const sys = systemSeed(history);
-    const followed = hashedBySystem.get(sys);
-    if (followed && !ctx.held.sessions.has(id.key) && history.items.some(isSummaryItem))
-      id = { ...id, key: followed };
-    const key = id.key;
-    onMain = () => hashedBySystem.set(sys, key);
-  }
   const fp = hs && "fp" in hs && id.source === "header" ? hs.fp : undefined;
-  return { history, id, onMain, fp };
+  return { history, id, fp };
 }

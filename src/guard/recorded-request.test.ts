@@ -18,6 +18,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createGuardCore } from "./core.js";
+import { answerOn } from "./answer.js";
 import { readWire } from "./wires.js";
 import { anthropicAdjacency } from "./splice.js";
 import type { GuardOutcome, WireRequest } from "./types.js";
@@ -113,6 +114,16 @@ test("a compaction built on the recorded request is judged and repaired, the sys
     ]);
     assert.equal(summarize.changed, false);
     assert.equal(summarize.verdict, undefined);
+    // The upstream's answer, relayed to the session: what proves the compaction that follows.
+    summarize.relayed!(
+      answerOn(
+        "anthropic-messages",
+        {},
+        "<summary>1. Primary Request and Intent: list the files.</summary>",
+        0,
+        0,
+      ).body as Buffer,
+    );
     // After /compact: the summary, the next prompt, and the system element at the end (where 2.1.328 puts it).
     const summary = user(
       "This session is being continued from a previous conversation that ran out of context. " +

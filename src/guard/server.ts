@@ -25,6 +25,7 @@ import https from "node:https";
 import type { AddressInfo } from "node:net";
 import { CompactSafeError } from "../model/errors.js";
 import { createGuardCore } from "./core.js";
+import { RELAYED_MAX_BYTES } from "./relayed.js";
 import type { GuardCore, GuardMode, GuardOutcome, GuardVerdict, GuardWire } from "./types.js";
 
 /** An option of the guard that cannot be used (a listen address, an upstream URL). */
@@ -289,6 +290,7 @@ async function handleRequest(ctx: GuardContext, req: IncomingMessage, res: Serve
     outcome.changed ? outcome.body : received,
     outcome.wire,
     outcome.changed,
+    outcome.relayed,
   );
 }
 
@@ -315,6 +317,7 @@ function forwardUpstream(
   body: Buffer,
   outcomeWire: GuardWire | undefined,
   changed: boolean,
+  relayed?: GuardOutcome["relayed"],
 ): void {
   const { upstream, agents, emit } = ctx;
   const wire = outcomeWire ?? wireOfPath(path, req.headers);
@@ -339,6 +342,7 @@ function forwardUpstream(
     res.flushHeaders();
     // Each chunk is written as it comes (pipe: no buffering beyond the socket's own backpressure).
     ures.pipe(res);
+    if (relayed && (ures.statusCode ?? 0) < 300) teeAnswer(ures, relayed);
     ures.on("close", () => {
       if (!ures.complete) res.destroy();
     });
@@ -365,6 +369,30 @@ function forwardUpstream(
     res.end(text);
   });
   up.end(body);
+}
+
+/**
+ * Hands the core the upstream's whole answer to an agent's summarization
+ * request once it ended (up to RELAYED_MAX_BYTES; a longer or cut answer is
+ * not handed): a copy of the chunks the pipe writes to the agent, which it
+ * neither holds back nor changes.
+ */
+function teeAnswer(ures: IncomingMessage, relayed: NonNullable<GuardOutcome["relayed"]>): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  ures.on("data", (c: Buffer) => {
+    size += c.length;
+    if (size <= RELAYED_MAX_BYTES) chunks.push(c);
+  });
+  ures.on("end", () => {
+    if (size > RELAYED_MAX_BYTES) return;
+    const encoding = ures.headers["content-encoding"];
+    try {
+      relayed(Buffer.concat(chunks), typeof encoding === "string" ? encoding : undefined);
+    } catch {
+      // what the core makes of the answer is not the agent's business
+    }
+  });
 }
 
 /** Listens on host:port; a failure to listen becomes a GuardOptionError naming --listen. */

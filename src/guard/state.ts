@@ -6,9 +6,8 @@
  * the exporters), so that a guard restarted on the folder splices the same
  * bytes. Requests' headers are never written: only the history.
  */
-import { createHash } from "node:crypto";
-import { dirname, join } from "node:path";
-import { appendFile, mkdir, readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { mkdir, stat } from "node:fs/promises";
 import type { CompactionPayload, JournalEntry, Message } from "../model/index.js";
 import { kindForMessage } from "../model/index.js";
 import { appendEntries, createJournal, headerEntry } from "../journal/write.js";
@@ -65,6 +64,7 @@ export interface LoadedSession {
 export class SessionJournal {
   readonly file: string;
   private leaf: string | undefined;
+  private root: string | undefined;
   /** The writes, in order: each request's entries are queued, so that no request waits for the disk. */
   private pending: Promise<void> = Promise.resolve();
   /** The first write that failed (later writes are not attempted: the journal would have a gap). */
@@ -94,6 +94,16 @@ export class SessionJournal {
     return this.leaf;
   }
 
+  /** The header entry's id: a branch that goes on from nothing of the session's starts under it. */
+  get rootId(): string | undefined {
+    return this.root;
+  }
+
+  /** Appends from now on under `leaf` (another branch of the session). */
+  moveTo(leaf: string): void {
+    this.leaf = leaf;
+  }
+
   /** Reads the session back, or undefined when it has no journal yet. */
   async load(): Promise<LoadedSession | undefined> {
     try {
@@ -118,6 +128,7 @@ export class SessionJournal {
       if (e.kind !== "header" && e.kind !== "compaction" && e.kind !== "branch_summary") ids.push(e.id);
     }
     this.leaf = entries[entries.length - 1]!.id;
+    this.root = header.id;
     const hp = header.payload as Record<string, unknown>;
     const out: LoadedSession = {
       agent: typeof hp.agent === "string" ? hp.agent : "unknown",
@@ -159,6 +170,7 @@ export class SessionJournal {
       wire,
     });
     const { entries, ids } = this.chain(header.id, items);
+    this.root = header.id;
     this.leaf = entries.length > 0 ? entries[entries.length - 1]!.id : header.id;
     this.queue(async () => {
       await mkdir(dir, { recursive: true });
@@ -210,75 +222,3 @@ export class SessionJournal {
     return e.id;
   }
 }
-
-/**
- * Which session a system prompt last led to, for sessions keyed by a hash of
- * their first messages (pi sends no session id): after the agent's
- * compaction the first user message is its summary, so the request is
- * followed to the latest session with the same system prompt. Kept in
- * `followed-sessions.jsonl` in the state folder (one `{system, session}`
- * line per change, the last line for a prompt wins), so that a restarted
- * guard follows the session as the one before it did. Writes are queued,
- * never on the request path; an unreadable line is skipped.
- */
-export class FollowedSessions {
-  private readonly byPrompt = new Map<string, string>();
-  private readonly file: string | undefined;
-  private loaded: Promise<void> | undefined;
-  private pending: Promise<void> = Promise.resolve();
-
-  constructor(dir: string | undefined) {
-    this.file = dir === undefined ? undefined : join(dir, "followed-sessions.jsonl");
-  }
-
-  /** Reads the file once (the guard's earlier runs); later calls wait for the same read. */
-  load(): Promise<void> {
-    this.loaded ??= (async () => {
-      if (this.file === undefined) return;
-      let text: string;
-      try {
-        text = await readFile(this.file, "utf8");
-      } catch {
-        return;
-      }
-      for (const line of text.split("\n")) {
-        try {
-          const r = JSON.parse(line) as { system?: unknown; session?: unknown };
-          if (typeof r.system === "string" && typeof r.session === "string")
-            this.byPrompt.set(r.system, r.session);
-        } catch {
-          // a torn last line (a guard killed mid-write): skipped
-        }
-      }
-    })();
-    return this.loaded;
-  }
-
-  /** The session a system prompt (its seed) last led to. */
-  get(seed: string): string | undefined {
-    return this.byPrompt.get(promptHash(seed));
-  }
-
-  set(seed: string, session: string): void {
-    const system = promptHash(seed);
-    if (this.byPrompt.get(system) === session) return;
-    this.byPrompt.set(system, session);
-    const file = this.file;
-    if (file === undefined) return;
-    const line = `${JSON.stringify({ system, session })}\n`;
-    this.pending = this.pending.then(async () => {
-      try {
-        await mkdir(dirname(file), { recursive: true });
-        await appendFile(file, line);
-      } catch {
-        // the link is a convenience for a restart: a failed write loses only that
-      }
-    });
-  }
-
-  flush(): Promise<void> {
-    return this.pending;
-  }
-}
-
-const promptHash = (seed: string): string => createHash("sha256").update(seed).digest("hex").slice(0, 32);

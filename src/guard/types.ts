@@ -103,6 +103,15 @@ export interface GuardOutcome {
    * request is counted (`GuardCore.counts`).
    */
   notJudged?: true;
+  /**
+   * Set on an agent's own summarization request that is forwarded, when the
+   * core found the session it belongs to: the server hands it the upstream's
+   * whole answer (its bytes as received, up to 1 MiB, once it ended; never
+   * delaying or changing what the agent gets), whose text the core records as
+   * the summary relayed to that session (what proves its compaction, see
+   * "Sessions" in docs/GUARD_CORE.md).
+   */
+  relayed?: (answer: Buffer, contentEncoding?: string) => void;
 }
 
 export interface GuardCoreOptions {

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { createGuardCore } from "./core.js";
 import { readWire } from "./wires.js";
 import { namedFolders, requestWorkspace } from "./workspace.js";
+import { answerOn } from "./answer.js";
 import type { WireRequest } from "./types.js";
 import { gitRepo, hasGit } from "../../test/git-repo.js";
 
@@ -86,15 +87,30 @@ test(
         ),
       });
       const u = (text: string) => ({ role: "user", content: [{ type: "text", text }] });
-      await core.handle(
-        req([
-          u("fix it"),
-          { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "Bash", input: {} }] },
-          { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "ok" }] },
-        ]),
+      const history = [
+        u("fix it"),
+        { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "Bash", input: {} }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "ok" }] },
+      ];
+      await core.handle(req(history));
+      // The summarization request, and the upstream's answer relayed: what proves the compaction.
+      const summ = await core.handle(req([...history, u("CRITICAL: Respond with TEXT ONLY. Summarize.")]));
+      summ.relayed!(
+        answerOn(
+          "anthropic-messages",
+          {},
+          "<summary>Summary: the failing build was fixed in the parser.</summary>",
+          0,
+          0,
+        ).body as Buffer,
       );
       const o = await core.handle(
-        req([u("This session is being continued from a previous conversation. Summary."), u("next")]),
+        req([
+          u(
+            "This session is being continued from a previous conversation. Summary: the failing build was fixed in the parser.",
+          ),
+          u("next"),
+        ]),
       );
       assert.equal(o.verdict?.repaired, true, o.verdict?.repair_refused ?? "");
       const body = o.body.toString("utf8");
