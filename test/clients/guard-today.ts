@@ -16,7 +16,8 @@
  *    message and in no message of its own.
  * 2. pi 0.73.1 and pi 1.x (on the pinned Node 22) through the guard: pi's
  *    compaction with `keepRecentTokens` 300 (its cut falls into the last
- *    round) and the next prompt, with the guard's verdict. When pi sends a
+ *    round) and the next prompt, with the guard's verdict; pi 1.x again with
+ *    `keepRecentTokens` 2,000, where its cut falls inside a turn. When pi sends a
  *    turn-prefix summarization request (pi 1.6: `# Conversation … # Instructions
  *    The messages above are earlier context from an ongoing conversation…`),
  *    the guard must have said it recognised it ("the agent's own
@@ -24,9 +25,10 @@
  * 3. Two pi sessions in one folder through one guard at once: two pi
  *    processes, started together on two session files in the same cwd (the
  *    same system prompt; pi sends no session id), each with its own marker in
- *    its first prompt and every prompt after; each compacts; no request the
- *    fake upstream received may carry both markers, and each session's
- *    requests carry its own.
+ *    its first prompt and every prompt after, and its own `--api-key` (the
+ *    fake tells whose request it is by it; the guard does not read it); each
+ *    compacts; no request of one session the fake upstream received may carry
+ *    the other's marker.
  */
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
@@ -167,7 +169,7 @@ async function scenarioCheck(
     return v(
       problems.length === 0,
       problems.length > 0
-        ? problems.join("; ")
+        ? `${problems.join("; ")}; ${logTail(guardLog)}`
         : `verdict: ${saidOf(verdicts)}; next prompt: ${j.line}; ${restarted}, the prompt after: ${l.line}` +
             `${more.detail ? `; ${more.detail}` : ""}`,
     );
@@ -433,9 +435,6 @@ function isTurnPrefixRequest(body: unknown): boolean {
   );
 }
 
-/** The two sessions' prompts, latest first (a request carries its own and the earlier ones). */
-const PROMPTS = [PROMPT_3, PROMPT_2, PROMPT_1];
-
 const TURN_PREFIX_SUMMARY = "## Turn prefix\nThe earlier part of the split turn (fake).";
 
 /** A pi command folder for pi 1.x: `pi` runs its cli on the pinned Node 22. */
@@ -510,6 +509,12 @@ async function piGuardChecks(
 // ---------------------------------------------------------------------------------------------------------
 // Two pi sessions in one folder through one guard at once.
 
+/**
+ * The corpus session both start from: one without a compaction of its own, so that the first user
+ * message each sends is its own first prompt (with its marker), not the same earlier summary.
+ */
+const TWO_SESSIONS_BASE = "pi/pi-mono-large-session.jsonl";
+
 /** The corpus session for a second, distinct session: a new id, `cwd`, and `marker` before its first prompt. */
 function markedSession(text: string, cwd: string, marker: string): string {
   const lines = withCwd(text, cwd).split("\n");
@@ -533,7 +538,7 @@ async function twoSessionsCheck(ctx: ClientContext, name: string): Promise<Sessi
   const check = `${name} two sessions in one folder through one guard at once (same cwd and system prompt, no session id), each compacting: no request of one carries the other's marker; nothing "not judged"`;
   const v = (ok: boolean, detail: string): SessionVerdict => ({
     client: "guard",
-    session: PI_SHORT_KEEP_SESSION,
+    session: TWO_SESSIONS_BASE,
     check,
     ok,
     detail,
@@ -600,7 +605,7 @@ async function twoSessionsCheck(ctx: ClientContext, name: string): Promise<Sessi
       join(home, ".pi", "agent", "settings.json"),
       JSON.stringify({ compaction: { keepRecentTokens: 300 } }),
     );
-    const text = readFileSync(join(ctx.corpus, PI_SHORT_KEEP_SESSION), "utf8");
+    const text = readFileSync(join(ctx.corpus, TWO_SESSIONS_BASE), "utf8");
     const files = markers.map((m, i) => {
       const f = join(home, `session-${"ab"[i]}.jsonl`);
       writeFileSync(f, markedSession(text, work, m));
@@ -649,13 +654,16 @@ async function twoSessionsCheck(ctx: ClientContext, name: string): Promise<Sessi
     const of = (i: number) => sent.filter((r) => r.from === keys[i]);
     const crossedOf = (i: number) => of(i).filter((r) => r.raw.includes(markers[1 - i]!));
     const crossed = [0, 1].map((i) => crossedOf(i).length);
-    // Which of a session's requests carried the other's marker: a summarization request, or the prompt's.
+    // Which of a session's requests carried the other's marker: a summarization request, or the prompt's
+    // (the latest prompt a request carries; guard.ts's constants are read here, not at module load:
+    // guard.ts imports this module).
     const kinds = (i: number) =>
       crossedOf(i)
         .map((r) =>
           r.summary
             ? "a summarization request"
-            : (PROMPTS.find((p) => r.raw.includes(`${p} (${markers[i]})`)) ?? "a turn"),
+            : ([PROMPT_3, PROMPT_2, PROMPT_1].find((p) => r.raw.includes(`${p} (${markers[i]})`)) ??
+              "a turn"),
         )
         .map((k) => (k.startsWith("a ") ? k : JSON.stringify(k)))
         .join(", ");

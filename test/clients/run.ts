@@ -11,8 +11,8 @@
  * agents, see guard.ts; `openai`: the Responses example on openai 6 and 7, see openai.ts;
  * `recall`: Claude Code and Codex with `compact-safe mcp` configured, recalling the stubs of a
  * prune-only fork, see recall.ts);
- * `--guard-only streams,scenarios,newest,upstream,extractive` runs some of
- * the guard's groups of checks only.
+ * `--guard-only streams,scenarios,newest,upstream,extractive,today` runs some of
+ * the guard's groups of checks only (`today`: the agents as they are today, see guard-today.ts).
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
