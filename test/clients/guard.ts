@@ -99,6 +99,7 @@ import { answer as answerChat, isSummaryRequest, textOf, withCwd } from "./pi.js
 import { installNewestClaude, PINNED_CLIENTS, type NewestClaude } from "./install.js";
 import { runProcess, type ProcessResult } from "./run-process.js";
 import type { ClientContext, SessionVerdict } from "./types.js";
+import { todayChecks } from "./guard-today.js";
 
 const CLAUDE_SESSION = "claude-code/entire-1a-8a83a35a9b-0.jsonl";
 /** A rollout without a recorded provider: it runs on a custom provider, where Codex compacts locally. */
@@ -1467,6 +1468,7 @@ export const GUARD_PARTS: readonly string[] = [
   "fresh",
   "upstream",
   "extractive",
+  "today",
 ];
 
 export async function guardChecks(ctx: ClientContext): Promise<SessionVerdict[]> {
@@ -1493,8 +1495,14 @@ export async function guardChecks(ctx: ClientContext): Promise<SessionVerdict[]>
         ctx.log(`guard: ${agent.name} ${agent.mechanism} answered by the guard (--summarizer extractive)`);
         verdicts.push(await extractiveSummarizerCheck(ctx, agent));
       }
+    if (run("today")) verdicts.push(...(await todayChecks(ctx)));
   } finally {
     for (const child of started) child.kill("SIGKILL");
   }
   return verdicts;
 }
+
+// For the checks of the agents as they are today (guard-today.ts).
+export { containsText, freePort, logTail, mustPass, promptRequest, startGuardProcess };
+export { PI_SHORT_KEEP_SESSION, PI_SUMMARY, PROMPT_1, PROMPT_2, PROMPT_3 };
+export type { Agent, Body, FakeMode, GuardProcess, Item };

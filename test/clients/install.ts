@@ -31,7 +31,7 @@ export const PINNED_VERSION_LINES = {
   pi: /^0\.73\.1/,
 } as const;
 
-function clientsRoot(): string {
+export function clientsRoot(): string {
   return (
     process.env.COMPACT_SAFE_CLIENTS_DIR ??
     join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "compact-safe", "clients")
@@ -50,7 +50,7 @@ const npm = process.platform === "win32" ? "npm.cmd" : "npm";
  * without the stamp, or with other deps in it, is reinstalled); returns the
  * folder of their binaries.
  */
-async function installInto(
+export async function installInto(
   dir: string,
   deps: Readonly<Record<string, string>>,
   log: (line: string) => void,
