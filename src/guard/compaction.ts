@@ -183,5 +183,9 @@ export async function compaction(
   s.splice = repaired?.splice;
   s.had_tools = hasTools(h.doc);
   if (s.agent === "unknown") s.agent = j.agent;
+  // The repair is on disk before the spliced request goes out: a guard killed right after (SIGKILL, a
+  // crash) and restarted on the same state folder sends the same splice. A compaction is rare; the
+  // ordinary turns' writes stay off the request path.
+  if (repaired && s.journal) await s.journal.flush();
   return out;
 }

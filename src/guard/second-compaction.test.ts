@@ -7,6 +7,9 @@
  * which cannot take content, the restatement is the message right after it.
  */
 import { test } from "node:test";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import assert from "node:assert/strict";
 import { CODEX_SUMMARY_PREFIX } from "../formats/import/codex.js";
 import { validateSurvivalContract } from "../contract/validate.js";
@@ -178,4 +181,45 @@ test("Codex's remote compaction request (/responses/compact) is passed through a
   assert.equal(o.verdict.messages_before, wholeItems.length);
   assert.ok(o.verdict.losses.assistant_texts.some((t) => t.includes("the parser is fixed")));
   await core.close();
+});
+
+test("the repair is on disk when the spliced request goes out: a guard killed then and restarted sends the same splice", async () => {
+  const state = mkdtempSync(join(tmpdir(), "guard-durable-"));
+  try {
+    const core = createGuardCore({ stateDir: state, anchors: "never push to main" });
+    const first = [user("fix the parser"), call("a1"), out("a1"), call("a2"), out("a2"), say("parser fixed")];
+    await core.handle(codex(first));
+    const o = await core.handle(
+      codex([
+        user("fix the parser"),
+        user(`${CODEX_SUMMARY_PREFIX}\nthe parser was fixed`),
+        user("add a test"),
+      ]),
+    );
+    assert.equal(o.verdict?.repaired, true, o.verdict?.repair_refused ?? "");
+    // Read at once, as a guard started after a SIGKILL here would: the repair's entry is there.
+    const journals = readdirSync(state).filter((f) => f.endsWith(".jsonl"));
+    const text = journals.map((f) => readFileSync(join(state, f), "utf8")).join("");
+    assert.match(text, /"source_agent":"compact-safe-guard"/);
+    const restarted = createGuardCore({ stateDir: state, anchors: "never push to main" });
+    const next = await restarted.handle(
+      codex([
+        user("fix the parser"),
+        user(`${CODEX_SUMMARY_PREFIX}\nthe parser was fixed`),
+        user("add a test"),
+        say("on it"),
+        user("go"),
+      ]),
+    );
+    assert.equal(next.changed, true, next.note ?? "");
+    assert.equal(
+      JSON.stringify(inputOf(next).slice(0, inputOf(o).length - 1)),
+      JSON.stringify(inputOf(o).slice(0, -1)),
+      "the same splice after the restart",
+    );
+    await restarted.close();
+    await core.close();
+  } finally {
+    rmSync(state, { recursive: true, force: true });
+  }
 });
