@@ -298,8 +298,8 @@ function declaredLength(req: IncomingMessage): number | undefined {
 
 /**
  * The whole request body, at most `max` bytes. With a `content-length`, one
- * buffer of that size filled as the chunks come (no second copy of the
- * body); chunked, the chunks joined once at the end. Over the limit (declared
+ * buffer of that size filled as the chunks come (each chunk let go of as it
+ * is copied); chunked, the chunks joined once at the end. Over the limit (declared
  * or arrived), or no chunk for `idleMs`, it stops keeping what comes and
  * resolves with the refusal; a client that goes away resolves `gone`. Either
  * way what was read is let go of at once.
