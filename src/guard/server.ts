@@ -595,7 +595,12 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
       onLate: report,
     });
 
-  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const given = options.timeouts ?? {};
+  const timeouts: Required<GuardTimeouts> = {
+    headersMs: given.headersMs ?? DEFAULT_TIMEOUTS.headersMs,
+    requestMs: given.requestMs ?? DEFAULT_TIMEOUTS.requestMs,
+    bodyIdleMs: given.bodyIdleMs ?? DEFAULT_TIMEOUTS.bodyIdleMs,
+  };
   const agents = {
     "http:": new http.Agent({ keepAlive: true }),
     "https:": new https.Agent({ keepAlive: true }),
