@@ -228,6 +228,27 @@ describe("the guard's bounds on a request", { timeout: 30_000 }, () => {
     }
   });
 
+  test("a timeout given as undefined keeps its default: a body with a pause in it is read", async () => {
+    const up = await fakeUpstream();
+    const guard = await guardOn(up.url, [], { timeouts: { bodyIdleMs: undefined, headersMs: undefined } });
+    try {
+      const got = await answerTo(
+        guard.url,
+        "/v1/messages",
+        { "content-length": String(2 * KIB.length) },
+        (req) => {
+          req.write(KIB);
+          setTimeout(() => req.end(KIB), 50);
+        },
+      );
+      assert.equal(got.status, 200);
+      assert.equal(up.bodies[0]?.length, 2 * KIB.length);
+    } finally {
+      await guard.close();
+      await up.close();
+    }
+  });
+
   test("headers that never end are cut by the headers timeout", async () => {
     const guard = await startGuard({ log: () => {}, timeouts: { headersMs: 100, requestMs: 200 } });
     try {
