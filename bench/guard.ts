@@ -26,11 +26,19 @@
  * after the model has answered this one, which takes far longer. That work is
  * counted in the guard's CPU per request.
  *
+ * Then the concurrency row (`guard-concurrency.ts`): 32 sessions of 1 MB
+ * at once, through a guard in a process of its own and directly, with its
+ * added latency (p50, p99), its median time to last byte as a ratio to
+ * direct's, and the guard's peak RSS.
+ *
  * Bars: the median added time (first byte and last byte) under 5 ms at 1 MB,
- * and no stream held back. Prints a table, the load average and the bars
- * (`--json`: one JSON object instead; `--sizes 10kb,1mb,10mb`: only those;
- * `--read-whole`: the core reads every body whole, for comparison);
- * exits 1 when a bar is not met, 2 when the corpus is missing.
+ * no stream held back; 32 sessions at once at most 1.25x direct's median
+ * time to last byte, the guard's peak RSS under 3x the bodies held plus
+ * 100 MB. Prints a table, the load average and the bars (`--json`: one JSON
+ * object instead; `--sizes 10kb,1mb,10mb`: only those; `--read-whole`: the
+ * core reads every body whole, for comparison; `--concurrency-only` or
+ * `--no-concurrency`: that row alone, or without it); exits 1 when a bar is
+ * not met, 2 when the corpus is missing.
  */
 import http from "node:http";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
@@ -43,6 +51,7 @@ import { liveContext } from "../src/journal/tree.js";
 import type { Block, Message } from "../src/model/index.js";
 import { createGuardCore, startGuard } from "../src/guard/index.js";
 import { corpusDir } from "../test/support.js";
+import { concurrencyBars, concurrencyRow, type ConcurrencyFigures } from "./guard-concurrency.js";
 
 const SESSION = join(corpusDir, "claude-code", "entire-cd-95adddad32-0.jsonl");
 const BAR_MS = 5;
@@ -67,6 +76,14 @@ const ONLY = flag("sizes")
   ?.split(",")
   .map((x) => x.trim().toLowerCase());
 const SESSION_ID = "3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b";
+/** `--proxy-only`: the concurrency row's guard lets every request through without a core's work (what the proxy alone costs). */
+const PROXY_ONLY = process.argv.includes("--proxy-only");
+/** `--concurrency-only`: the concurrency row alone; `--no-concurrency`: the rows by size alone. */
+const CONCURRENCY = process.argv.includes("--no-concurrency")
+  ? "no"
+  : process.argv.includes("--concurrency-only")
+    ? "only"
+    : "yes";
 
 const EVENTS = [
   'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_bench","type":"message","role":"assistant","content":[],"model":"claude-bench","usage":{"input_tokens":1000,"output_tokens":1}}}\n\n',
@@ -255,14 +272,17 @@ async function main(): Promise<number> {
     console.error(`bench:guard: corpus session missing: ${SESSION}`);
     return 2;
   }
-  const sizes = SIZES.filter((s) => !ONLY || ONLY.includes(s.name.replace(/\s+/g, "").toLowerCase()));
+  const sizes =
+    CONCURRENCY === "only"
+      ? []
+      : SIZES.filter((s) => !ONLY || ONLY.includes(s.name.replace(/\s+/g, "").toLowerCase()));
   const loadBefore = loadavg()[0];
   // The bodies are built first and the session let go: the heap the runs see is the guard's, not the importer's.
   const bodies = (() => {
     const history = liveContext(importClaudeCode(readFileSync(SESSION, "utf8"), SESSION).entries).filter(
       (m) => m.role !== "system",
     );
-    return sizes.map((size) => requestBody(history, size.bytes));
+    return [...sizes.map((size) => requestBody(history, size.bytes)), requestBody(history, 1024 * 1024)];
   })();
   const up = await upstream();
   const guard = await guardThread(up.url);
@@ -333,6 +353,10 @@ async function main(): Promise<number> {
     await guard.close();
     await up.close();
   }
+  const concurrency: ConcurrencyFigures | undefined =
+    CONCURRENCY === "no"
+      ? undefined
+      : await concurrencyRow(bodies.at(-1)!, SESSION_ID, HEADERS, EVENTS, PROXY_ONLY);
   const head = [
     "body",
     "runs",
@@ -357,6 +381,7 @@ async function main(): Promise<number> {
       text: `streams never held back: the first chunk reached the client before the upstream ended (${heldBack} held back)`,
     },
     { ok: short === 0, text: `every stream arrived whole (${short} short)` },
+    ...(concurrency ? concurrencyBars(concurrency) : []),
   ];
   if (JSON_OUT) {
     console.log(
@@ -365,14 +390,26 @@ async function main(): Promise<number> {
         load_before: loadBefore,
         load_after: loadavg()[0],
         figures,
+        concurrency: concurrency ?? null,
         bars: bars.map((b) => ({ ok: b.ok, text: b.text })),
       }),
     );
     return bars.every((b) => b.ok) ? 0 : 1;
   }
   console.log("compact-safe guard: added latency per request (medians), streaming responses, real core");
-  console.log(line(head));
-  for (const r of rows) console.log(line(r));
+  if (rows.length > 0) {
+    console.log(line(head));
+    for (const r of rows) console.log(line(r));
+  }
+  if (concurrency) {
+    const c = concurrency;
+    console.log(
+      `${c.sessions} sessions at once, ${(c.body_bytes / 1024).toFixed(0)} KiB each, ${c.rounds} rounds each way: ` +
+        `time to last byte p50 ${ms(c.direct.ttlb_p50)} direct, ${ms(c.guard.ttlb_p50)} guard (added ${ms(c.added.p50)}, ${c.ratio_ttlb.toFixed(2)}x; first turns ${c.ratio_ttlb_first_turns.toFixed(2)}x); ` +
+        `p99 ${ms(c.direct.ttlb_p99)} direct, ${ms(c.guard.ttlb_p99)} guard (added ${ms(c.added.p99)}); ` +
+        `guard CPU ${ms(c.guard_cpu_ms)} per request; guard RSS ${(c.guard_rss_start / 1048576).toFixed(0)} MiB at start, peak ${(c.guard_peak_rss / 1048576).toFixed(0)} MiB`,
+    );
+  }
   console.log(`load average (1 min): ${loadBefore.toFixed(2)} before, ${loadavg()[0].toFixed(2)} after`);
   console.log("");
   for (const b of bars) console.log(`${b.ok ? "PASS" : "FAIL"}  ${b.text}`);

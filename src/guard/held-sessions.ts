@@ -1,7 +1,12 @@
 /**
- * The sessions the guard core holds: at most MAX_SESSIONS in memory (the
- * others are read back from the state folder when they return), each with
- * its queue of requests, judged in order.
+ * The sessions the guard core holds: at most MAX_SESSIONS in memory, and at
+ * most `maxHeldBytes` of their last request bodies (DEFAULT_MAX_HELD_BYTES),
+ * each with its queue of requests, judged in order. Beyond either bound the
+ * least recently used sessions are let go of (never one with a request in
+ * its queue, and never the last one used): one comes back from the state
+ * folder when it returns, or, without a state folder, as after a restart (a
+ * new session). A session let go of has no last body, so its next request
+ * takes the synchronous path (read whole, judged before it goes out).
  */
 import type { GuardCoreOptions, GuardWire } from "./types.js";
 import { rawKey, type HistoryItem, type WireHistory } from "./history.js";
@@ -14,6 +19,16 @@ import { SessionJournal } from "./state.js";
 
 /** Sessions held in memory at once (the others are read back from the state folder when they return). */
 const MAX_SESSIONS = 64;
+
+/** The request bodies held at once, in bytes (each also holds the history parsed from it, of the same order). */
+export const DEFAULT_MAX_HELD_BYTES = 256 * 1024 * 1024;
+
+/** The bytes of the request bodies a session holds (its last main body, before and after it is scanned). */
+export function heldBytes(s: Session): number {
+  const a = s.toScan?.body;
+  const b = s.fast?.body;
+  return (a?.length ?? 0) + (b !== undefined && b !== a ? b.length : 0);
+}
 
 export interface Splice {
   /** The key of the agent's summary the splice follows. */
@@ -80,7 +95,11 @@ export class HeldSessions {
   /** Journals of sessions let go of, until their queued writes are done. */
   private readonly flushing = new Map<string, Promise<void>>();
 
-  constructor(private readonly options: GuardCoreOptions) {}
+  private readonly maxHeldBytes: number;
+
+  constructor(private readonly options: GuardCoreOptions) {
+    this.maxHeldBytes = options.maxHeldBytes ?? DEFAULT_MAX_HELD_BYTES;
+  }
 
   /** Runs `fn` after the session's earlier requests (requests of one session are judged in order). */
   serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
@@ -90,34 +109,69 @@ export class HeldSessions {
     const tail = run.catch(() => undefined);
     locks.set(key, tail);
     void tail.then(() => {
-      if (locks.get(key) === tail) locks.delete(key);
+      if (locks.get(key) !== tail) return;
+      locks.delete(key);
+      // The session's work is done (its new body held and scanned): the bound on bytes is kept now.
+      this.bound();
     });
     return run;
   }
 
-  /** Holds `s` as the most recent session, letting go of the oldest beyond MAX_SESSIONS. */
+  /** Holds `s` as the most recent session, letting go of the least recent beyond the bounds. */
   remember(s: Session): void {
-    const { sessions, headerKeys, flushing } = this;
+    const { sessions } = this;
     sessions.delete(s.key);
     sessions.set(s.key, s);
-    while (sessions.size > MAX_SESSIONS) {
-      const oldest = sessions.values().next().value!;
-      sessions.delete(oldest.key);
-      if (oldest.fp !== undefined && headerKeys.get(oldest.fp) === oldest.key) headerKeys.delete(oldest.fp);
-      const done = oldest.journal?.flush();
-      if (done) {
-        flushing.set(oldest.key, done);
-        void done.then(() => {
-          if (flushing.get(oldest.key) === done) flushing.delete(oldest.key);
-        });
-      }
+    while (sessions.size > MAX_SESSIONS) this.letGo(sessions.values().next().value!);
+    this.bound();
+  }
+
+  /** The bytes of the bodies held by all the sessions. */
+  heldBytes(): number {
+    let n = 0;
+    for (const s of this.sessions.values()) n += heldBytes(s);
+    return n;
+  }
+
+  /**
+   * Lets go of the least recently used sessions while their bodies pass
+   * `maxHeldBytes`, but for those with a request in their queue (let go of
+   * once it is done) and the most recent one.
+   */
+  private bound(): void {
+    let total = this.heldBytes();
+    if (total <= this.maxHeldBytes) return;
+    const newest = [...this.sessions.keys()].at(-1);
+    for (const s of [...this.sessions.values()]) {
+      if (total <= this.maxHeldBytes) break;
+      if (s.key === newest || this.locks.has(s.key)) continue;
+      total -= heldBytes(s);
+      this.letGo(s);
     }
   }
 
-  /** The session held in memory, or read back from the state folder; undefined when it is new. */
+  /** Stops holding `s`: its journal's queued writes are waited for before it is read back. */
+  private letGo(s: Session): void {
+    const { sessions, headerKeys, flushing } = this;
+    sessions.delete(s.key);
+    if (s.fp !== undefined && headerKeys.get(s.fp) === s.key) headerKeys.delete(s.fp);
+    const done = s.journal?.flush();
+    if (done) {
+      flushing.set(s.key, done);
+      void done.then(() => {
+        if (flushing.get(s.key) === done) flushing.delete(s.key);
+      });
+    }
+  }
+
+  /** The session held in memory (now the most recently used), or read back from the state folder; undefined when it is new. */
   async load(id: SessionIdentity, wire: GuardWire): Promise<Session | undefined> {
     const known = this.sessions.get(id.key);
-    if (known) return known;
+    if (known) {
+      this.sessions.delete(id.key);
+      this.sessions.set(id.key, known);
+      return known;
+    }
     if (!this.options.stateDir) return undefined;
     await this.flushing.get(id.key);
     const journal = new SessionJournal(this.options.stateDir, id.key);

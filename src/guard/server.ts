@@ -56,7 +56,37 @@ export interface GuardOptions {
   log?: (line: string) => void;
   /** Log lines as JSON objects (`{ event: "verdict" | "note" | "error", ... }`), one per line. */
   json?: boolean;
+  /**
+   * The largest request body read, in bytes (default DEFAULT_MAX_BODY_BYTES, 64 MiB). A larger one is
+   * answered 413 in the provider's error shape and its connection closed: from its `content-length`
+   * before a byte of it is read, or, sent chunked, as soon as what arrived passes the limit.
+   */
+  maxBodyBytes?: number;
+  /** Timeouts on receiving a request (never on the upstream's answer); defaults in DEFAULT_TIMEOUTS. */
+  timeouts?: GuardTimeouts;
+  /** The request bodies the core holds for its sessions, in bytes, at most (see `GuardCoreOptions.maxHeldBytes`). */
+  maxHeldBytes?: number;
 }
+
+/** How long the guard waits for a request to arrive, in milliseconds (0: no limit). */
+export interface GuardTimeouts {
+  /** From a request's first byte to the end of its headers. */
+  headersMs?: number;
+  /** From a request's first byte to the end of its body (the answer is not counted). */
+  requestMs?: number;
+  /** Between two chunks of a request body (a body that stops arriving is answered 408). */
+  bodyIdleMs?: number;
+}
+
+/** 64 MiB: above the providers' own limits (Anthropic's Messages API takes 32 MB), so the guard never refuses what they take. */
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+/** Node's own defaults for headers and whole requests, and 30 s for a body that stops arriving. */
+export const DEFAULT_TIMEOUTS: Readonly<Required<GuardTimeouts>> = {
+  headersMs: 60_000,
+  requestMs: 300_000,
+  bodyIdleMs: 30_000,
+};
 
 export interface GuardServer {
   /** `http://127.0.0.1:PORT` (no trailing slash). */
@@ -123,6 +153,32 @@ export function parseUpstream(upstream: string): URL {
   return url;
 }
 
+const UNITS: Record<string, number> = {
+  "": 1,
+  b: 1,
+  k: 1024,
+  kib: 1024,
+  kb: 1000,
+  m: 1024 ** 2,
+  mib: 1024 ** 2,
+  mb: 1000 ** 2,
+  g: 1024 ** 3,
+  gib: 1024 ** 3,
+  gb: 1000 ** 3,
+};
+
+/** A size in bytes: a count, or a number and a unit (`64MiB`, `32MB`, `512k`: K/M/G are 1024-based, KB/MB/GB 1000-based). */
+export function parseByteSize(text: string, flag = "--max-body"): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(text.trim());
+  const unit = m ? UNITS[m[2].toLowerCase()] : undefined;
+  const n = m && unit !== undefined ? Math.floor(Number(m[1]) * unit) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new GuardOptionError(
+      `${flag} ${JSON.stringify(text)}: expected a size in bytes, such as 67108864 or 64MiB (units B, KiB, MiB, GiB, KB, MB, GB)`,
+    );
+  return n;
+}
+
 /** The wire a request is on, from its path (and the `anthropic-version` header), or undefined. */
 export function wireOfPath(path: string, headers: IncomingHttpHeaders = {}): GuardWire | undefined {
   const p = path.split("?")[0];
@@ -182,15 +238,24 @@ function forwardable(
   return out;
 }
 
-/** The one-line JSON error body in the provider's own error shape. */
+/** What went wrong, as each provider names it: Anthropic's error type, OpenAI's type and code. */
+const ERROR_KINDS = {
+  unreachable: { anthropic: "api_error", openai: "server_error", code: "upstream_unreachable" },
+  too_large: { anthropic: "request_too_large", openai: "invalid_request_error", code: "request_too_large" },
+  timeout: { anthropic: "invalid_request_error", openai: "invalid_request_error", code: "request_timeout" },
+} as const;
+
+/** The one-line JSON error body in the provider's own error shape (by default, an upstream not reached). */
 export function errorBody(
   wire: GuardWire | undefined,
   headers: IncomingHttpHeaders,
   message: string,
+  kind: keyof typeof ERROR_KINDS = "unreachable",
 ): string {
+  const k = ERROR_KINDS[kind];
   return isAnthropic(wire, headers)
-    ? JSON.stringify({ type: "error", error: { type: "api_error", message } })
-    : JSON.stringify({ error: { message, type: "server_error", param: null, code: "upstream_unreachable" } });
+    ? JSON.stringify({ type: "error", error: { type: k.anthropic, message } })
+    : JSON.stringify({ error: { message, type: k.openai, param: null, code: k.code } });
 }
 
 function lostText(v: GuardVerdict): string {
@@ -224,11 +289,95 @@ export function verdictLine(v: GuardVerdict): string {
 
 const oneLine = (s: string) => s.replace(/\s*\n\s*/g, " ").trim();
 
-/** The whole request body. */
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+/** What reading a request body came to: the body, a refusal (over the limit, stopped arriving), or a client gone. */
+type BodyRead = { body: Buffer } | { refused: "too_large" | "timeout" } | { gone: true };
+
+/** The request's declared length (`content-length`), or undefined when it is sent chunked. */
+function declaredLength(req: IncomingMessage): number | undefined {
+  const v = req.headers["content-length"];
+  const n = v === undefined ? NaN : Number(v);
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+}
+
+/**
+ * The whole request body, at most `max` bytes. With a `content-length`, one
+ * buffer of that size filled as the chunks come (each chunk let go of as it
+ * is copied); chunked, the chunks joined once at the end. Over the limit (declared
+ * or arrived), or no chunk for `idleMs`, it stops keeping what comes and
+ * resolves with the refusal; a client that goes away resolves `gone`. Either
+ * way what was read is let go of at once.
+ */
+function readBody(req: IncomingMessage, max: number, idleMs: number): Promise<BodyRead> {
+  const length = declaredLength(req);
+  if (length !== undefined && length > max) return Promise.resolve({ refused: "too_large" });
+  return new Promise((resolve) => {
+    let whole: Buffer | undefined;
+    let chunks: Buffer[] = [];
+    let size = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => {
+      if (idleMs <= 0) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => done({ refused: "timeout" }), idleMs);
+    };
+    const done = (r: BodyRead) => {
+      clearTimeout(timer);
+      req.off("data", onData).off("end", onEnd).off("close", onGone).off("error", onGone);
+      whole = undefined;
+      chunks = [];
+      // Whatever still comes is dropped as it arrives (not kept) until the connection is closed.
+      if (!("body" in r)) req.on("error", () => {}).resume();
+      resolve(r);
+    };
+    const onData = (c: Buffer) => {
+      if (size + c.length > max || (length !== undefined && size + c.length > length))
+        return done({ refused: "too_large" });
+      if (length !== undefined) {
+        whole ??= Buffer.allocUnsafe(length);
+        c.copy(whole, size);
+      } else chunks.push(c);
+      size += c.length;
+      arm();
+    };
+    const onEnd = () => {
+      const body =
+        length !== undefined
+          ? (whole ?? Buffer.alloc(0)).subarray(0, size)
+          : chunks.length === 1
+            ? chunks[0]
+            : Buffer.concat(chunks, size);
+      done({ body });
+    };
+    const onGone = () => done({ gone: true });
+    req.on("data", onData).on("end", onEnd).on("close", onGone).on("error", onGone);
+    arm();
+  });
+}
+
+/** Answers a request the guard will not read (a body over the limit, or one that stopped arriving) and closes its connection. */
+function refuse(
+  ctx: GuardContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  why: "too_large" | "timeout",
+): void {
+  const path = (req.url ?? "/").split("?")[0];
+  const wire = wireOfPath(path, req.headers);
+  const status = why === "too_large" ? 413 : 408;
+  const what =
+    why === "too_large"
+      ? `the request body is larger than the guard's limit of ${ctx.limits.maxBody} bytes (--max-body)`
+      : `the request body stopped arriving (nothing for ${ctx.limits.bodyIdleMs} ms)`;
+  ctx.emit("error", `guard: ${req.method} ${path}: ${what}; answered ${status}`, { status });
+  if (res.headersSent || res.destroyed) return void res.destroy();
+  const text = errorBody(wire, req.headers, `compact-safe guard: ${what}`, why);
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+    connection: "close",
+  });
+  // `connection: close`: the socket is closed once the answer is out, whatever of the body is still coming.
+  res.end(text);
 }
 
 /** What the request handling of a running guard shares. */
@@ -242,6 +391,8 @@ interface GuardContext {
     fields?: Record<string, unknown>,
   ) => void;
   readonly report: (outcome: GuardOutcome) => void;
+  /** The body limit and the idle timeout on a body that stops arriving (`GuardOptions`). */
+  readonly limits: { readonly maxBody: number; readonly bodyIdleMs: number };
 }
 
 /** One request: the core sees it first, then the guard answers it itself or forwards it upstream. */
@@ -249,8 +400,10 @@ async function handleRequest(ctx: GuardContext, req: IncomingMessage, res: Serve
   const { core, emit, report } = ctx;
   // Settles when the answer has gone to the agent, or it hung up: the core's after-answer work waits for it.
   const answered = new Promise<void>((resolve) => res.once("close", () => resolve()));
-  const received = await readBody(req);
-  if (res.destroyed) return;
+  const read = await readBody(req, ctx.limits.maxBody, ctx.limits.bodyIdleMs);
+  if ("refused" in read) return refuse(ctx, req, res, read.refused);
+  if (!("body" in read) || res.destroyed) return;
+  const received = read.body;
   // Absolute-form request targets (a client using the guard as a forward proxy) keep only their path.
   const rawUrl = req.url ?? "/";
   const path = /^https?:\/\//i.test(rawUrl)
@@ -395,6 +548,28 @@ function teeAnswer(ures: IncomingMessage, relayed: NonNullable<GuardOutcome["rel
   });
 }
 
+/**
+ * The server's own timeouts: headers and the whole request (Node answers 408 and closes the
+ * connection); never one on the socket, so an upstream answer that streams for minutes is not cut
+ * (Node counts `requestTimeout` until the request is received, not while it is answered).
+ */
+function serverOptions(t: Required<GuardTimeouts>): http.ServerOptions {
+  const requestTimeout = t.requestMs;
+  // Node refuses a headers timeout longer than the request timeout.
+  const headersTimeout = requestTimeout > 0 && t.headersMs > requestTimeout ? requestTimeout : t.headersMs;
+  const shortest = Math.min(...[headersTimeout, requestTimeout].filter((x) => x > 0));
+  return {
+    noDelay: true,
+    requestTimeout,
+    headersTimeout,
+    keepAliveTimeout: 5_000,
+    // How often Node looks for connections past those timeouts (its default is 30 s).
+    connectionsCheckingInterval: Number.isFinite(shortest)
+      ? Math.max(10, Math.min(30_000, Math.floor(shortest / 4)))
+      : 30_000,
+  };
+}
+
 /** Listens on host:port; a failure to listen becomes a GuardOptionError naming --listen. */
 async function listenOn(server: http.Server, host: string, port: number): Promise<void> {
   await new Promise<void>((resolve, reject) => {
@@ -446,31 +621,40 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
       anchorsFromWorkspace: options.anchorsFromWorkspace,
       summarizer: options.summarizer,
       workspace: options.workspace,
+      maxHeldBytes: options.maxHeldBytes,
       // What the core finds after the request went out (work done off the request path) is logged too.
       onLate: report,
     });
 
+  const given = options.timeouts ?? {};
+  const timeouts: Required<GuardTimeouts> = {
+    headersMs: given.headersMs ?? DEFAULT_TIMEOUTS.headersMs,
+    requestMs: given.requestMs ?? DEFAULT_TIMEOUTS.requestMs,
+    bodyIdleMs: given.bodyIdleMs ?? DEFAULT_TIMEOUTS.bodyIdleMs,
+  };
   const agents = {
     "http:": new http.Agent({ keepAlive: true }),
     "https:": new https.Agent({ keepAlive: true }),
   };
 
-  const ctx: GuardContext = { core, upstream, agents, emit, report };
+  const limits = { maxBody: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, bodyIdleMs: timeouts.bodyIdleMs };
+  const ctx: GuardContext = { core, upstream, agents, emit, report, limits };
 
-  const server = http.createServer(
-    { noDelay: true, requestTimeout: 0, headersTimeout: 0, keepAliveTimeout: 5_000 },
-    (req, res) => {
-      handleRequest(ctx, req, res).catch((e: unknown) => {
-        emit("error", `guard: request failed: ${oneLine(e instanceof Error ? e.message : String(e))}`);
-        if (!res.headersSent && !res.destroyed) {
-          res.writeHead(502, { "content-type": "application/json" });
-          res.end(
-            errorBody(undefined, req.headers, "compact-safe guard: the request could not be forwarded"),
-          );
-        } else res.destroy();
-      });
-    },
-  );
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    handleRequest(ctx, req, res).catch((e: unknown) => {
+      emit("error", `guard: request failed: ${oneLine(e instanceof Error ? e.message : String(e))}`);
+      if (!res.headersSent && !res.destroyed) {
+        res.writeHead(502, { "content-type": "application/json" });
+        res.end(errorBody(undefined, req.headers, "compact-safe guard: the request could not be forwarded"));
+      } else res.destroy();
+    });
+  };
+  const server = http.createServer(serverOptions(timeouts), onRequest);
+  // `expect: 100-continue`: a body declared over the limit is refused before the client sends it.
+  server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
+    if ((declaredLength(req) ?? 0) <= limits.maxBody) res.writeContinue();
+    onRequest(req, res);
+  });
 
   await listenOn(server, host, port);
 

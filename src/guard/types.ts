@@ -158,6 +158,14 @@ export interface GuardCoreOptions {
    * this is the slower reading, for comparing the two.
    */
   readWhole?: boolean;
+  /**
+   * The request bodies held for the sessions' next requests (each session's
+   * last main body, and the history read from it), in bytes, at most
+   * (default 256 MiB; see `held-sessions.ts`). Beyond it the least recently
+   * used sessions are let go of: one comes back from the state folder when it
+   * returns, or, without one, as after a restart.
+   */
+  maxHeldBytes?: number;
 }
 
 export interface GuardCore {

@@ -1,6 +1,6 @@
 /**
  * `compact-safe guard [--upstream URL] [--listen 127.0.0.1:PORT] [--state DIR] [--mode audit|repair]
- * [--anchors FILE] [--summarizer extractive] [--workspace DIR] [--log FILE] [--json] [-- COMMAND ARGS…]`: the guard, a local proxy on the agent's base-URL
+ * [--anchors FILE] [--summarizer extractive] [--workspace DIR] [--log FILE] [--json] [--max-body SIZE] [-- COMMAND ARGS…]`: the guard, a local proxy on the agent's base-URL
  * seam (src/guard/server.ts). Its first line on stderr is the URL it listens on (with --json, a
  * `{ "event": "listening", "url" }` object). Without a command it serves until SIGINT or SIGTERM and exits 0;
  * with one it runs the command pointed at the guard (guard-agents.ts), passes SIGTERM and SIGHUP to it (and
@@ -25,6 +25,7 @@ interface GuardFlags {
   workspace?: string;
   log?: string;
   json?: boolean;
+  maxBody?: string;
 }
 
 const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
@@ -49,7 +50,8 @@ export async function runGuard(flags: GuardFlags, command: string[], dashDash: b
   if (dashDash && command.length === 0) throw usageError("guard: no command after --");
   if (!dashDash && command.length > 0)
     throw usageError(`guard: put the command after -- (compact-safe guard -- ${command.join(" ")})`);
-  const { startGuard, parseUpstream } = await import("../../guard/server.js");
+  const { startGuard, parseUpstream, parseByteSize } = await import("../../guard/server.js");
+  const maxBodyBytes = flags.maxBody === undefined ? undefined : parseByteSize(flags.maxBody);
   const { planAgent } = await import("./guard-agents.js");
   if (flags.upstream !== undefined) parseUpstream(flags.upstream);
   const plan = command.length > 0 ? planAgent(command) : undefined;
@@ -76,6 +78,7 @@ export async function runGuard(flags: GuardFlags, command: string[], dashDash: b
     workspace,
     json: flags.json === true,
     log,
+    maxBodyBytes,
   });
   err(flags.json ? JSON.stringify({ event: "listening", url: guard.url }) : guard.url);
 
@@ -195,6 +198,10 @@ export function register(program: Command, setExit: (code: number) => void): voi
       "append the log lines (verdicts, notes, errors) to FILE instead of standard error",
     )
     .option("--json", "log lines as JSON objects, one per line")
+    .option(
+      "--max-body <size>",
+      "the largest request body the guard reads, in bytes or with a unit (64MiB, 32MB); a larger one is answered 413 (default 64MiB)",
+    )
     .argument("[command...]", "the agent to run through the guard, after --")
     .action(async function (this: Command, command: string[], o: GuardFlags) {
       // commander keeps the arguments it was given (untyped): whether `--` was among them.
