@@ -22,6 +22,7 @@ import { rawKey, type HistoryItem } from "./history.js";
 import { sessionFileName } from "./session.js";
 import type { GuardWire } from "./types.js";
 import { CONSTANTS } from "../model/constants.js";
+import { oneLine } from "./context.js";
 
 /** The modes of what the guard creates in its state folder: the owner's alone. */
 export const STATE_DIR_MODE = 0o700;
@@ -74,7 +75,7 @@ export class SessionJournal {
       try {
         await write();
       } catch (e) {
-        this.failed = (e instanceof Error ? e.message : String(e)).replace(/\s+/g, " ").slice(0, 200);
+        this.failed = oneLine(e);
       }
     });
   }
