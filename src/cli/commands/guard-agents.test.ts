@@ -164,6 +164,12 @@ test("pi's temporary folders: in a per-user owner-only parent, named by the guar
     assert.ok(existsSync(live) && existsSync(other));
     assert.ok(existsSync(join(real, "auth.json")), "a link's target is left alone");
     assert.deepEqual(removeStaleAgentFolders(join(root, "missing")), []);
+    // A parent that is a link (to a folder holding such a name) is not swept.
+    const elsewhere = join(root, "elsewhere");
+    mkdirSync(join(elsewhere, `pi-${dead}-zzz`), { recursive: true });
+    symlinkSync(elsewhere, join(root, "linked-parent"));
+    assert.deepEqual(removeStaleAgentFolders(join(root, "linked-parent")), []);
+    assert.ok(existsSync(join(elsewhere, `pi-${dead}-zzz`)));
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

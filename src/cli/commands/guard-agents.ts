@@ -255,8 +255,12 @@ function running(pid: number): boolean {
  * folder's links are removed, never followed. Returns the folders removed.
  */
 export function removeStaleAgentFolders(parent: string = agentTempParent()): string[] {
+  // Only a folder of the user's own, not a link to one (whose entries would be someone else's to remove).
+  const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
   let names: string[];
   try {
+    const st = lstatSync(parent);
+    if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) return [];
     names = readdirSync(parent);
   } catch {
     return [];
@@ -268,8 +272,12 @@ export function removeStaleAgentFolders(parent: string = agentTempParent()): str
     const pid = Number(m[1]);
     if (pid === process.pid || running(pid)) continue;
     const dir = join(parent, name);
-    rmSync(dir, { recursive: true, force: true });
-    removed.push(dir);
+    try {
+      rmSync(dir, { recursive: true, force: true });
+      removed.push(dir);
+    } catch {
+      // one that cannot be removed now is left for a later start: starting the guard matters more
+    }
   }
   return removed;
 }
