@@ -8,6 +8,8 @@ import type { GuardCoreOptions, GuardMode, GuardOutcome } from "./types.js";
 import type { WireHistory } from "./history.js";
 import type { ListLayout } from "./scan.js";
 import type { SessionIndex } from "./proofs.js";
+import { redactQuotedLine } from "../redact/quoted.js";
+import { safeHead } from "../redact/redact.js";
 import type { HeldSessions } from "./held-sessions.js";
 
 export interface CoreContext {
@@ -23,6 +25,12 @@ export interface CoreContext {
 /** The outcome of the request being judged, passed through untouched, with a note or none. */
 export type Same = (note?: string) => GuardOutcome;
 
-/** An error's message on one line, cut at 200 characters. */
-export const oneLine = (e: unknown): string =>
-  (e instanceof Error ? e.message : String(e)).replace(/\s+/g, " ").slice(0, 200);
+/**
+ * An error's message on one line, redacted, then cut at 200 characters (a
+ * message may quote the request; a secret the cut split would no longer
+ * match its rule, so the cut comes after the redaction).
+ */
+export function oneLine(e: unknown): string {
+  const line = redactQuotedLine((e instanceof Error ? e.message : String(e)).replace(/\s+/g, " "));
+  return line.length > 200 ? `${safeHead(line, 200)}…` : line;
+}

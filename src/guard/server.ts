@@ -24,6 +24,8 @@ import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerRespon
 import https from "node:https";
 import type { AddressInfo } from "node:net";
 import { CompactSafeError } from "../model/errors.js";
+import { redactValue } from "../redact/redact.js";
+import { redactQuotedLine, redactQuotedValue } from "../redact/quoted.js";
 import { createGuardCore } from "./core.js";
 import { RELAYED_MAX_BYTES } from "./relayed.js";
 import type { GuardCore, GuardMode, GuardOutcome, GuardVerdict, GuardWire } from "./types.js";
@@ -380,6 +382,14 @@ function refuse(
   res.end(text);
 }
 
+/** A log object's fields redacted: `losses` (whole texts) with `redactValue`, the rest as lines with `sources`. */
+function logFields(fields: Record<string, unknown>, sources: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(fields))
+    out[k] = k === "losses" ? redactValue(v) : redactQuotedValue(v, sources);
+  return out;
+}
+
 /** What the request handling of a running guard shares. */
 interface GuardContext {
   readonly core: GuardCore;
@@ -600,16 +610,33 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
   const { host, port } = parseListen(options.listen ?? "127.0.0.1:0");
   const upstream = options.upstream === undefined ? undefined : parseUpstream(options.upstream);
   const write = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
-  const emit = (event: "verdict" | "note" | "error", text: string, fields: Record<string, unknown> = {}) =>
+  // Every line is redacted, after any cut in it too: a quotation cut short is taken again from its text
+  // redacted whole when the line's `sources` give it (a verdict's lost texts), else loses the word the cut
+  // split (`redactQuotedLine`); a verdict's lost texts in JSON are whole, each redacted whole.
+  const emit = (
+    event: "verdict" | "note" | "error",
+    text: string,
+    fields: Record<string, unknown> = {},
+    sources: readonly string[] = [],
+  ) =>
     write(
       options.json
-        ? JSON.stringify({ event, ...fields, ...(event === "verdict" ? {} : { message: text }) })
-        : text,
+        ? JSON.stringify({
+            event,
+            ...logFields(fields, sources),
+            ...(event === "verdict" ? {} : { message: redactQuotedLine(text, sources) }),
+          })
+        : redactQuotedLine(text, sources),
     );
   /** A verdict and a note of one outcome, one line each. */
   const report = (outcome: GuardOutcome) => {
-    if (outcome.verdict)
-      emit("verdict", verdictLine(outcome.verdict), outcome.verdict as unknown as Record<string, unknown>);
+    if (outcome.verdict) {
+      const v = outcome.verdict;
+      emit("verdict", verdictLine(v), v as unknown as Record<string, unknown>, [
+        ...v.losses.user_texts,
+        ...v.losses.assistant_texts,
+      ]);
+    }
     if (outcome.note) emit("note", `guard: ${oneLine(outcome.note)}`, { session: outcome.session ?? null });
   };
   const core =

@@ -5,6 +5,10 @@
  * wire elements they came from in `meta.wire_raw` (provenance, never sent by
  * the exporters), so that a guard restarted on the folder splices the same
  * bytes. Requests' headers are never written: only the history.
+ *
+ * The state holds the conversation verbatim, so it is the owner's alone: a
+ * folder the guard creates is 0700, every file it creates 0600 (also in a
+ * folder that existed before), as Claude Code keeps its own transcripts.
  */
 import { join } from "node:path";
 import { mkdir, stat } from "node:fs/promises";
@@ -17,6 +21,11 @@ import { rawKey, type HistoryItem } from "./history.js";
 import { sessionFileName } from "./session.js";
 import type { GuardWire } from "./types.js";
 import { CONSTANTS } from "../model/constants.js";
+import { oneLine } from "./context.js";
+
+/** The modes of what the guard creates in its state folder: the owner's alone. */
+export const STATE_DIR_MODE = 0o700;
+export const STATE_FILE_MODE = 0o600;
 
 /** What the guard writes in its repair's compaction entry (`payload.guard`). */
 export interface GuardRepairRecord {
@@ -76,7 +85,7 @@ export class SessionJournal {
       try {
         await write();
       } catch (e) {
-        this.failed = (e instanceof Error ? e.message : String(e)).replace(/\s+/g, " ").slice(0, 200);
+        this.failed = oneLine(e);
       }
     });
   }
@@ -173,8 +182,8 @@ export class SessionJournal {
     this.root = header.id;
     this.leaf = entries.length > 0 ? entries[entries.length - 1]!.id : header.id;
     this.queue(async () => {
-      await mkdir(dir, { recursive: true });
-      await createJournal(this.file, header, entries);
+      await mkdir(dir, { recursive: true, mode: STATE_DIR_MODE });
+      await createJournal(this.file, header, entries, { mode: STATE_FILE_MODE });
     });
     return ids;
   }
@@ -204,7 +213,7 @@ export class SessionJournal {
     if (items.length === 0) return [];
     const { entries, ids } = this.chain(parent ?? this.leaf!, items);
     this.leaf = ids[ids.length - 1];
-    this.queue(() => appendEntries(this.file, entries));
+    this.queue(() => appendEntries(this.file, entries, { mode: STATE_FILE_MODE }));
     return ids;
   }
 
@@ -218,7 +227,7 @@ export class SessionJournal {
       payload: { ...fields, replacement: replacement.map(journalMessage) } as CompactionPayload,
     };
     this.leaf = e.id;
-    this.queue(() => appendEntries(this.file, [e]));
+    this.queue(() => appendEntries(this.file, [e], { mode: STATE_FILE_MODE }));
     return e.id;
   }
 }

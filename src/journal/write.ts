@@ -30,6 +30,8 @@ export interface CreateOptions extends RewriteOptions {
   overwrite?: boolean;
   /** Files the journal's content was read from: it is never written over one of them. */
   inputs?: readonly string[];
+  /** File mode of the new journal (default 0o644, less the umask); the guard's state is 0o600. */
+  mode?: number;
 }
 
 /** Thrown by `createJournal` when the file exists and `overwrite` is not set. */
@@ -104,7 +106,9 @@ async function exists(file: string): Promise<boolean> {
 export async function appendEntries(
   file: string,
   entries: readonly JournalEntry[],
-  options: LockOption = {},
+  options: LockOption & {
+    /** File mode when the append creates the file (default 0o666, less the umask). */ mode?: number;
+  } = {},
 ): Promise<void> {
   if (entries.length === 0) return;
   const text = serializeEntries(entries);
@@ -112,7 +116,7 @@ export async function appendEntries(
   file = await realJournalPath(file);
   await underLock(file, options, async () => {
     const created = !(await exists(file));
-    const fh = await open(file, "a+");
+    const fh = await open(file, "a+", options.mode);
     try {
       let prefix = "";
       const { size } = await fh.stat();
@@ -204,6 +208,7 @@ export async function createJournal(
       inputs: options.inputs,
       existsError: (f) => new JournalExistsError(f),
       beforeRename: options.beforeRename,
+      mode: options.mode,
     }),
   );
 }

@@ -1,6 +1,8 @@
 /**
  * Which session file the recall server reads: the one named; the newest
- * journal of the guard's state folder; or, by default, the newest session an
+ * session journal of the guard's state folder (a `.jsonl` file whose first
+ * line is a journal's header: never its followed-sessions index or any
+ * other file put there); or, by default, the newest session an
  * agent (Claude Code, Codex, pi) recorded for the project folder. Found again
  * on every question, so that a session started after the server is found.
  */
@@ -48,6 +50,34 @@ async function newestIn(dir: string): Promise<{ file: string; mtime: number } | 
     if (mtime !== undefined && (best === undefined || mtime > best.mtime)) best = { file, mtime };
   }
   return best;
+}
+
+/** Whether a file is a session journal: its first line is a journal's header entry. */
+async function isJournal(file: string): Promise<boolean> {
+  try {
+    const o = JSON.parse(await firstLine(file)) as {
+      kind?: unknown;
+      parent_id?: unknown;
+      payload?: { session_id?: unknown };
+    };
+    return o.kind === "header" && o.parent_id === null && typeof o.payload?.session_id === "string";
+  } catch {
+    return false;
+  }
+}
+
+/** The newest session journal of a folder (other `.jsonl` files are passed over), with its time. */
+async function newestJournalIn(dir: string): Promise<{ file: string; mtime: number } | undefined> {
+  const found: { file: string; mtime: number }[] = [];
+  for (const name of await listDir(dir)) {
+    if (!name.endsWith(".jsonl")) continue;
+    const file = join(dir, name);
+    const mtime = await mtimeOf(file);
+    if (mtime !== undefined) found.push({ file, mtime });
+  }
+  found.sort((a, b) => b.mtime - a.mtime);
+  for (const f of found) if (await isJournal(f.file)) return f;
+  return undefined;
 }
 
 /** Claude Code's folder for a project: the path with every character but letters and digits as `-`. */
@@ -137,7 +167,7 @@ export async function findSessionFile(source: HistorySource): Promise<Found> {
     return mtime !== undefined ? { file: source.file } : { missing: `${source.file}: no such session file` };
   }
   if (source.kind === "state") {
-    const f = await newestIn(source.dir);
+    const f = await newestJournalIn(source.dir);
     return f !== undefined
       ? { file: f.file }
       : { missing: `${source.dir}: no session journal in the guard's state folder yet` };

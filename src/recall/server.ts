@@ -10,7 +10,8 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { redactSecrets } from "../redact/redact.js";
+import { safeHead } from "../redact/redact.js";
+import { redactQuotedLine } from "../redact/quoted.js";
 import type { HistorySource } from "./find.js";
 import { RecallSource } from "./source.js";
 import { errorAnswer, historyOutline, recall, searchHistory, type ToolAnswer } from "./tools.js";
@@ -31,11 +32,12 @@ function result(a: ToolAnswer): CallToolResult {
 async function answer(source: RecallSource, run: (ix: HistoryIndex) => ToolAnswer): Promise<CallToolResult> {
   try {
     const loaded = await source.load();
-    if (!loaded.ok) return result(errorAnswer(redactSecrets(loaded.error)));
+    if (!loaded.ok) return result(errorAnswer(redactQuotedLine(loaded.error)));
     return result(run(loaded.index));
   } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
-    return result(errorAnswer(redactSecrets(`compact-safe recall failed: ${why}`.slice(0, 1000))));
+    // Redacted before the cut: a secret the cut split would no longer match its rule.
+    const why = redactQuotedLine(`compact-safe recall failed: ${e instanceof Error ? e.message : String(e)}`);
+    return result(errorAnswer(why.length > 1000 ? `${safeHead(why, 1000)}…` : why));
   }
 }
 

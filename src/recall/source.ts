@@ -6,6 +6,8 @@
  */
 import { stat } from "node:fs/promises";
 import { readSession } from "../route/session.js";
+import { redactQuotedLine } from "../redact/quoted.js";
+import { safeHead } from "../redact/redact.js";
 import { findSessionFile, type HistorySource } from "./find.js";
 import { indexHistory, type HistoryIndex } from "./history.js";
 
@@ -49,10 +51,11 @@ export class RecallSource {
       this.cached = { file, size: st.size, mtimeMs: st.mtimeMs, format: session.format, index };
       return { ok: true, file, format: session.format, index };
     } catch (e) {
-      const why = e instanceof Error ? e.message : String(e);
+      // Redacted before the cut (a parse error may quote the file's content).
+      const why = redactQuotedLine((e instanceof Error ? e.message : String(e)).replace(/\s+/g, " "));
       return {
         ok: false,
-        error: `${file}: cannot be read as a session (${why.replace(/\s+/g, " ").slice(0, 400)})`,
+        error: `${file}: cannot be read as a session (${why.length > 400 ? `${safeHead(why, 400)}…` : why})`,
       };
     }
   }

@@ -5,12 +5,19 @@
  * compactions with their verdicts. Every answer is redacted as everything
  * compact-safe shows, and bounded to the 8 KiB rule (`CONSTANTS.resultBoundBytes`,
  * all its texts together) with an `offset` to page on.
+ *
+ * Redacted before any cut, never after: an original is redacted whole, then
+ * paged; a call's input in a head line, a search hit's text, a query or ref
+ * echoed in an answer are redacted whole, then cut; a verdict's quotation
+ * of a lost text is taken again from that text redacted whole
+ * (`redactQuotedLine`). A secret a cut split would no longer match its rule.
  */
 import type { CompactionEntry, Message } from "../model/types.js";
 import { CONSTANTS } from "../model/constants.js";
 import { isText, isToolResult, isToolUse } from "../model/blocks.js";
 import { compactionRef, messageRef, parseRecallRef, toolRef } from "../model/refs.js";
-import { redactSecrets } from "../redact/redact.js";
+import { headWindow, redactSecrets, redactValue, safeHead } from "../redact/redact.js";
+import { redactQuotedLine } from "../redact/quoted.js";
 import { utf8Length } from "../contract/bounds.js";
 import { activePath, projectPath } from "../journal/tree.js";
 import { auditCompaction } from "../route/audit.js";
@@ -28,6 +35,23 @@ export const ANSWER_BOUND_BYTES = CONSTANTS.resultBoundBytes;
 const FRAME_BYTES = 512;
 /** Characters of a search hit quoted around its match. */
 const SNIPPET_CHARS = 240;
+/** Characters of a call's input in a head line, and of a query or ref echoed in an answer. */
+const CALL_CHARS = 300;
+export const ECHO_CHARS = 200;
+/** Characters past a cut read when redacting before it (a secret across the cut is replaced whole). */
+const REDACT_MARGIN = 4096;
+
+/** The first `max` characters of `text` redacted (read on past the cut, so that a secret across it goes whole), `…` when cut. */
+function redactedCut(text: string, max: number): string {
+  const window = headWindow(text, max, REDACT_MARGIN);
+  const r = redactSecrets(window);
+  return r.length > max || window.length < text.length ? `${safeHead(r, max)}…` : r;
+}
+
+/** A text the caller gave (a query, a ref), as an answer echoes it: redacted, then cut to ECHO_CHARS, quoted. */
+export function echo(text: string): string {
+  return JSON.stringify(redactedCut(text, ECHO_CHARS));
+}
 
 export const errorAnswer = (text: string): ToolAnswer => ({ texts: [text], isError: true });
 
@@ -53,7 +77,9 @@ export function pageOf(s: string, from: number, bytes: number): string {
 function paged(head: string, text: string, offset: number, tool: string, args: string): ToolAnswer {
   if (offset > text.length)
     return errorAnswer(`offset ${offset} is past the end (${text.length} characters in all)`);
-  const page = pageOf(text, offset, ANSWER_BOUND_BYTES - FRAME_BYTES);
+  // The head and the paging line's arguments come out of the page's room: the answer stays in its bound.
+  const room = ANSWER_BOUND_BYTES - FRAME_BYTES - utf8Length(head) - utf8Length(args);
+  const page = pageOf(text, offset, Math.max(1, room));
   const end = offset + page.length;
   const where =
     offset === 0 && end === text.length
@@ -70,14 +96,13 @@ const REF_FORMS = "tool:ID (a tool result), msg:HASH (a message) or compaction:I
 /** `recall(ref, offset)`: the original the ref names, redacted, from `offset` (characters). */
 export function recall(ix: HistoryIndex, refText: string, offset = 0): ToolAnswer {
   const ref = parseRecallRef(refText);
-  if (ref === undefined)
-    return errorAnswer(`not a recall ref: ${JSON.stringify(refText.slice(0, 200))} (expected ${REF_FORMS})`);
+  if (ref === undefined) return errorAnswer(`not a recall ref: ${echo(refText)} (expected ${REF_FORMS})`);
   const args = `ref ${JSON.stringify(refText.trim())}`;
   if (ref.kind === "tool") {
     const t = ix.tools.get(ref.id);
     if (t === undefined)
       return errorAnswer(
-        `no tool result for call ${JSON.stringify(ref.id)} in this session's history (${ix.tools.size} tool results saved); search_history finds refs`,
+        `no tool result for call ${echo(ref.id)} in this session's history (${ix.tools.size} tool results saved); search_history finds refs`,
       );
     const call = t.call === undefined ? "a call not in the history" : callLine(t.call);
     const head = `${toolRef(ref.id)}: the original ${t.isError ? "error " : ""}result of ${call}`;
@@ -100,7 +125,7 @@ export function recall(ix: HistoryIndex, refText: string, offset = 0): ToolAnswe
   const c = ix.compactions.find((e) => e.id === ref.id);
   if (c === undefined)
     return errorAnswer(
-      `no compaction ${JSON.stringify(ref.id)} in this session (${ix.compactions.length} recorded); history_outline lists them`,
+      `no compaction ${echo(ref.id)} in this session (${ix.compactions.length} recorded); history_outline lists them`,
     );
   const before = replacedContext(ix, c);
   const head = `${compactionRef(c.id)}: the ${before.length} messages of the live context it replaced`;
@@ -112,9 +137,9 @@ function replacedContext(ix: HistoryIndex, c: CompactionEntry): Message[] {
   return c.parent_id ? projectPath(activePath(ix.entries, c.parent_id)) : [];
 }
 
+/** A call as a head line names it: its name and input, the input redacted (each value, then the JSON) before the cut. */
 function callLine(call: { name: string; input: unknown }): string {
-  const args = JSON.stringify(call.input) ?? "null";
-  return `${call.name} ${args.length > 300 ? `${args.slice(0, 300)}…` : args}`;
+  return `${redactedCut(call.name, ECHO_CHARS)} ${redactedCut(JSON.stringify(redactValue(call.input)) ?? "null", CALL_CHARS)}`;
 }
 
 /** Messages as text: each opens with its place, role and ref; calls and results name their refs. */
@@ -143,11 +168,22 @@ function queryWords(query: string): string[] {
   return words;
 }
 
+/** The part of a (redacted) text around `at` that a search hit quotes, on one line. */
 function snippet(text: string, at: number): string {
   const from = Math.max(0, at - SNIPPET_CHARS / 3);
   const raw = text.slice(from, from + SNIPPET_CHARS);
   const one = raw.replace(/\s+/g, " ").trim();
   return `${from > 0 ? "…" : ""}${one}${from + SNIPPET_CHARS < text.length ? "…" : ""}`;
+}
+
+/**
+ * A search hit's snippet: its text redacted whole, then cut around the query's
+ * first word (where the redacted text has it; its start when the word was
+ * part of a secret).
+ */
+function hitSnippet(text: string, word: string): string {
+  const redacted = redactSecrets(text);
+  return snippet(redacted, Math.max(0, redacted.toLowerCase().indexOf(word)));
 }
 
 /**
@@ -158,6 +194,9 @@ function snippet(text: string, at: number): string {
 export function searchHistory(ix: HistoryIndex, query: string, limit = 10, offset = 0): ToolAnswer {
   const words = queryWords(query);
   if (words.length === 0) return errorAnswer("empty query: give one or more words to find");
+  const quoted = echo(query);
+  // The head echoes the query: its room comes out of the hits'.
+  const room = ANSWER_BOUND_BYTES - FRAME_BYTES - utf8Length(quoted);
   const lines: string[] = [];
   let bytes = 0;
   let matched = 0;
@@ -173,8 +212,8 @@ export function searchHistory(ix: HistoryIndex, query: string, limit = 10, offse
       break;
     }
     const where = ix.live.has(it.ref) ? "still in the live context" : "compacted away";
-    const line = `- ${it.ref} (${it.role}, message ${it.position + 1}, ${where}): ${redactSecrets(snippet(it.text, lower.indexOf(words[0]!)))}`;
-    if (bytes + utf8Length(line) + 1 > ANSWER_BOUND_BYTES - FRAME_BYTES) {
+    const line = `- ${it.ref} (${it.role}, message ${it.position + 1}, ${where}): ${hitSnippet(it.text, words[0]!)}`;
+    if (bytes + utf8Length(line) + 1 > room) {
       next = offset + lines.length;
       break;
     }
@@ -183,14 +222,10 @@ export function searchHistory(ix: HistoryIndex, query: string, limit = 10, offse
   }
   if (lines.length === 0)
     return {
-      texts: [
-        offset > 0
-          ? `no more matches for ${JSON.stringify(query)}`
-          : `no match for ${JSON.stringify(query)} in the saved history`,
-      ],
+      texts: [offset > 0 ? `no more matches for ${quoted}` : `no match for ${quoted} in the saved history`],
       isError: false,
     };
-  const head = `${lines.length} match${lines.length === 1 ? "" : "es"} for ${JSON.stringify(query)}, newest first${offset > 0 ? ` (after ${offset})` : ""}; recall a ref for its whole text:`;
+  const head = `${lines.length} match${lines.length === 1 ? "" : "es"} for ${quoted}, newest first${offset > 0 ? ` (after ${offset})` : ""}; recall a ref for its whole text:`;
   const more = next !== undefined ? [`[more: call search_history with offset ${next}]`] : [];
   return { texts: [[head, ...lines, ...more].join("\n")], isError: false };
 }
@@ -221,8 +256,10 @@ function summarized(
   return { results, messages: before.length, users };
 }
 
+/** One compaction in the outline, redacted (its verdict's quotation taken again from the lost text redacted whole). */
 function outlineBlock(ix: HistoryIndex, c: CompactionEntry, n: number): string {
   const a = auditCompaction(ix.entries, c);
+  const sources = [...a.losses.user_texts, ...a.losses.assistant_texts];
   const s = summarized(ix, c);
   const verdict =
     a.messages_before === 0
@@ -231,10 +268,13 @@ function outlineBlock(ix: HistoryIndex, c: CompactionEntry, n: number): string {
         ? "kept the survival contract"
         : `VIOLATION: ${a.reason}`;
   const shown = s.results.slice(0, 12);
-  return [
-    `${n}. ${compactionRef(c.id)} (${a.source}, ${a.path}, ${c.created_at}): ${a.messages_before} → ${a.messages_after} messages; ${verdict}`,
-    `   summarized or pruned: ${s.users} user message${s.users === 1 ? "" : "s"}, ${s.results.length} tool result${s.results.length === 1 ? "" : "s"} not kept word for word${shown.length > 0 ? `: ${shown.join(", ")}${s.results.length > shown.length ? ", …" : ""}` : ""}`,
-  ].join("\n");
+  return redactQuotedLine(
+    [
+      `${n}. ${compactionRef(c.id)} (${a.source}, ${a.path}, ${c.created_at}): ${a.messages_before} → ${a.messages_after} messages; ${verdict}`,
+      `   summarized or pruned: ${s.users} user message${s.users === 1 ? "" : "s"}, ${s.results.length} tool result${s.results.length === 1 ? "" : "s"} not kept word for word${shown.length > 0 ? `: ${shown.join(", ")}${s.results.length > shown.length ? ", …" : ""}` : ""}`,
+    ].join("\n"),
+    sources,
+  );
 }
 
 /** `history_outline(offset)`: the compactions, oldest first, with their verdicts and what each summarized. */
@@ -253,7 +293,7 @@ export function historyOutline(ix: HistoryIndex, offset = 0): ToolAnswer {
   let bytes = 0;
   let next: number | undefined;
   for (let i = offset; i < n; i++) {
-    const b = redactSecrets(outlineBlock(ix, ix.compactions[i]!, i + 1));
+    const b = outlineBlock(ix, ix.compactions[i]!, i + 1);
     if (blocks.length > 0 && bytes + utf8Length(b) + 1 > ANSWER_BOUND_BYTES - FRAME_BYTES) {
       next = i;
       break;

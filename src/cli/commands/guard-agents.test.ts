@@ -1,9 +1,25 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { agentOf, planAgent, readCodexConfig } from "./guard-agents.js";
+import {
+  agentOf,
+  agentTempParent,
+  planAgent,
+  readCodexConfig,
+  removeStaleAgentFolders,
+} from "./guard-agents.js";
 
 const GUARD = "http://127.0.0.1:4000";
 
@@ -123,5 +139,38 @@ test("pi: a temporary agent folder whose models.json points the provider at the 
     );
   } finally {
     rmSync(agentDir, { recursive: true, force: true });
+  }
+});
+
+test("pi's temporary folders: in a per-user owner-only parent, named by the guard's pid; those of guards no longer running are removed, links not followed", () => {
+  const root = mkdtempSync(join(tmpdir(), "cs-pi-stale-"));
+  try {
+    const parent = agentTempParent(root);
+    const real = join(root, "real-agent");
+    mkdirSync(real);
+    writeFileSync(join(real, "auth.json"), "{}");
+    mkdirSync(parent, { mode: 0o700 });
+    // A process that has ended: its pid is no longer running.
+    const dead = spawnSync(process.execPath, ["-e", ""]).pid;
+    const stale = join(parent, `pi-${dead}-abc123`);
+    const live = join(parent, `pi-${process.pid}-def456`);
+    const other = join(parent, "not-a-guard-folder");
+    for (const d of [stale, live, other]) mkdirSync(d);
+    writeFileSync(join(stale, "models.json"), '{"apiKey":"K"}');
+    symlinkSync(join(real, "auth.json"), join(stale, "auth.json"));
+    symlinkSync(real, join(stale, "sessions"));
+    assert.deepEqual(removeStaleAgentFolders(parent), [stale]);
+    assert.ok(!existsSync(stale));
+    assert.ok(existsSync(live) && existsSync(other));
+    assert.ok(existsSync(join(real, "auth.json")), "a link's target is left alone");
+    assert.deepEqual(removeStaleAgentFolders(join(root, "missing")), []);
+    // A parent that is a link (to a folder holding such a name) is not swept.
+    const elsewhere = join(root, "elsewhere");
+    mkdirSync(join(elsewhere, `pi-${dead}-zzz`), { recursive: true });
+    symlinkSync(elsewhere, join(root, "linked-parent"));
+    assert.deepEqual(removeStaleAgentFolders(join(root, "linked-parent")), []);
+    assert.ok(existsSync(join(elsewhere, `pi-${dead}-zzz`)));
+  } finally {
+    rmSync(root, { recursive: true, force: true });
   }
 });

@@ -20,7 +20,13 @@
  *   entry a symbolic link to the real one (sessions, auth and settings are
  *   written where they always are), points `PI_CODING_AGENT_DIR` at it and
  *   removes it when pi ends. Upstream by default the provider's `baseUrl`
- *   from models.json, else its public endpoint (anthropic, openai).
+ *   from models.json, else its public endpoint (anthropic, openai). The
+ *   folder (its models.json holds the user's keys) is made in a per-user,
+ *   owner-only parent, `compact-safe-guard-UID` in the temporary folder, and
+ *   named `pi-PID-…` after the guard's process: a guard killed before it
+ *   could remove it (SIGKILL) leaves it behind, and the next guard started
+ *   removes every such folder whose guard is no longer running
+ *   (`removeStaleAgentFolders`).
  * - anything else: `ANTHROPIC_BASE_URL` = the guard and `OPENAI_BASE_URL` =
  *   the guard's `/v1`.
  *
@@ -30,7 +36,9 @@
  * `upstreamTarget` in src/guard/server.ts).
  */
 import {
+  chmodSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -39,7 +47,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { homedir, tmpdir, userInfo } from "node:os";
 import { basename, join } from "node:path";
 import { GuardOptionError, parseUpstream } from "../../guard/server.js";
 
@@ -212,6 +220,68 @@ function readJsonObject(file: string): Record<string, unknown> | undefined {
 
 type PiProvider = { baseUrl?: unknown; api?: unknown };
 
+/** The parent of the guard's temporary agent folders: one per user, in the temporary folder. */
+export function agentTempParent(base: string = tmpdir()): string {
+  const who = typeof process.getuid === "function" ? String(process.getuid()) : userInfo().username;
+  return join(base, `compact-safe-guard-${who}`);
+}
+
+/** The parent, created owner-only; refused when it is not a folder of the user's own (a link, another's). */
+function ownParent(parent: string): string {
+  mkdirSync(parent, { recursive: true, mode: 0o700 });
+  const st = lstatSync(parent);
+  const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+  if (!st.isDirectory() || (uid !== undefined && st.uid !== uid))
+    throw new GuardOptionError(
+      `${parent}: not a folder of your own; the guard will not put pi's temporary agent folder (a copy of models.json) there`,
+    );
+  if ((st.mode & 0o077) !== 0) chmodSync(parent, 0o700);
+  return parent;
+}
+
+/** Whether a process with this id runs (one of another user's counts: it cannot be signalled, but it is there). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Removes the temporary agent folders (`pi-PID-…` in `parent`) of guards no
+ * longer running: a guard killed with SIGKILL could not remove its own. A
+ * folder's links are removed, never followed. Returns the folders removed.
+ */
+export function removeStaleAgentFolders(parent: string = agentTempParent()): string[] {
+  // Only a folder of the user's own, not a link to one (whose entries would be someone else's to remove).
+  const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+  let names: string[];
+  try {
+    const st = lstatSync(parent);
+    if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) return [];
+    names = readdirSync(parent);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const m = /^pi-(\d+)-/.exec(name);
+    if (m === null) continue;
+    const pid = Number(m[1]);
+    if (pid === process.pid || running(pid)) continue;
+    const dir = join(parent, name);
+    try {
+      rmSync(dir, { recursive: true, force: true });
+      removed.push(dir);
+    } catch {
+      // one that cannot be removed now is left for a later start: starting the guard matters more
+    }
+  }
+  return removed;
+}
+
 function piPlan(args: readonly string[], env: NodeJS.ProcessEnv): AgentPlan {
   const agentDir = expandTilde(nonEmpty(env.PI_CODING_AGENT_DIR) ?? join(homedir(), ".pi", "agent"));
   const modelsFile = join(agentDir, "models.json");
@@ -243,7 +313,9 @@ function piPlan(args: readonly string[], env: NodeJS.ProcessEnv): AgentPlan {
           `pi: provider ${JSON.stringify(provider)} has no baseUrl in ${modelsFile} and no known public endpoint; give --upstream URL`,
         );
       const base = anthropicApi ? anthropicBase(guard, upstream) : openaiBase(guard, upstream);
-      const dir = mkdtempSync(join(tmpdir(), "compact-safe-guard-pi-"));
+      const parent = ownParent(agentTempParent());
+      removeStaleAgentFolders(parent);
+      const dir = mkdtempSync(join(parent, `pi-${process.pid}-`));
       try {
         // Sessions, auth and settings stay in the real folder: every entry is a link to it (created there first
         // when missing, as pi itself would), so what pi writes lands where it always does.

@@ -52,7 +52,9 @@ export async function runGuard(flags: GuardFlags, command: string[], dashDash: b
     throw usageError(`guard: put the command after -- (compact-safe guard -- ${command.join(" ")})`);
   const { startGuard, parseUpstream, parseByteSize } = await import("../../guard/server.js");
   const maxBodyBytes = flags.maxBody === undefined ? undefined : parseByteSize(flags.maxBody);
-  const { planAgent } = await import("./guard-agents.js");
+  const { planAgent, removeStaleAgentFolders } = await import("./guard-agents.js");
+  // A guard killed before it could clean up (SIGKILL) left pi's temporary agent folder: removed now.
+  removeStaleAgentFolders();
   if (flags.upstream !== undefined) parseUpstream(flags.upstream);
   const plan = command.length > 0 ? planAgent(command) : undefined;
   const upstream = flags.upstream ?? plan?.upstream;
@@ -64,7 +66,8 @@ export async function runGuard(flags: GuardFlags, command: string[], dashDash: b
 
   const logFile = flags.log;
   const log = (line: string) => {
-    if (logFile !== undefined) appendFileSync(logFile, `${line}\n`);
+    // Created owner-only (the log names sessions and what their compactions lost, redacted).
+    if (logFile !== undefined) appendFileSync(logFile, `${line}\n`, { mode: 0o600 });
     else err(line);
   };
   const guard = await startGuard({

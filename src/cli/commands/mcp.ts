@@ -31,7 +31,7 @@ export function register(program: Command): void {
         "the compactions, newest first; history_outline(), the compactions with their verdicts. Answers are " +
         "bounded to 8 KiB and paged with offset.\n\n" +
         "SESSION is a journal or any session file compact-safe reads; --state DIR the guard's state folder (its " +
-        "newest journal); by default the newest session Claude Code, Codex or pi recorded for the project " +
+        "newest session journal, no other file there); by default the newest session Claude Code, Codex or pi recorded for the project " +
         "folder (--project, default the current folder), looked up again on each call.\n\n" +
         "Set up: claude mcp add compact-safe -- npx compact-safe mcp",
     )
