@@ -15,6 +15,9 @@
  * Responses, Chat Completions, models) to https://api.openai.com, with the
  * path as received.
  *
+ * The upstream call goes direct, or through the proxy the environment names for its URL (`HTTPS_PROXY`,
+ * `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`, either case: `upstream-agents.ts`), on keep-alive agents.
+ *
  * What it never does: listen on an address other than loopback, log or
  * write a header (auth headers go to the upstream only), change a byte the
  * core did not change, or fail a request because the core failed (the
@@ -25,6 +28,7 @@ import https from "node:https";
 import type { AddressInfo } from "node:net";
 import { CompactSafeError } from "../model/errors.js";
 import { createGuardCore } from "./core.js";
+import { createUpstreamAgents, type UpstreamAgents } from "./upstream-agents.js";
 import type { GuardCore, GuardMode, GuardOutcome, GuardVerdict, GuardWire } from "./types.js";
 
 /** An option of the guard that cannot be used (a listen address, an upstream URL). */
@@ -232,7 +236,8 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 interface GuardContext {
   readonly core: GuardCore;
   readonly upstream: URL | undefined;
-  readonly agents: Readonly<Record<"http:" | "https:", http.Agent>>;
+  /** The upstream agents: direct, or through the proxy the environment names (`upstream-agents.ts`). */
+  readonly agents: UpstreamAgents;
   readonly emit: (
     event: "verdict" | "note" | "error",
     text: string,
@@ -323,11 +328,8 @@ function forwardUpstream(
     headers["content-length"] = String(body.length);
 
   const lib = target.protocol === "https:" ? https : http;
-  const up = lib.request(target, {
-    method: req.method,
-    headers,
-    agent: agents[target.protocol === "https:" ? "https:" : "http:"],
-  });
+  const { agent, proxy } = agents.forTarget(target);
+  const up = lib.request(target, { method: req.method, headers, agent });
   // The agent went away: so does the upstream request (a stream the model is still writing is cut).
   res.on("close", () => {
     if (!res.writableFinished) up.destroy();
@@ -344,14 +346,16 @@ function forwardUpstream(
   up.on("error", (e: NodeJS.ErrnoException) => {
     if (res.destroyed || res.writableFinished) return;
     const reason = e.code ?? oneLine(e.message);
-    const message = `compact-safe guard: the upstream ${target.origin} could not be reached (${reason})`;
+    const via = proxy === null ? "" : ` through the proxy ${proxy}`;
+    const message = `compact-safe guard: the upstream ${target.origin} could not be reached${via} (${reason})`;
     emit(
       "error",
-      `guard: ${req.method} ${path.split("?")[0]}: upstream ${target.origin} unreachable (${reason}); answered 502`,
+      `guard: ${req.method} ${path.split("?")[0]}: upstream ${target.origin} unreachable${via} (${reason}); answered 502`,
       {
         status: 502,
         upstream: target.origin,
         code: e.code ?? null,
+        proxy,
       },
     );
     if (res.headersSent) {
@@ -419,10 +423,13 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
       onLate: report,
     });
 
-  const agents = {
-    "http:": new http.Agent({ keepAlive: true }),
-    "https:": new https.Agent({ keepAlive: true }),
-  };
+  // Direct keep-alive agents, or through the proxy HTTPS_PROXY / HTTP_PROXY name (NO_PROXY honoured).
+  const agents = createUpstreamAgents((origin, proxy) =>
+    emit("note", `guard: requests to ${origin} go through the proxy ${proxy} (from the environment)`, {
+      upstream: origin,
+      proxy,
+    }),
+  );
 
   const ctx: GuardContext = { core, upstream, agents, emit, report };
 
@@ -455,8 +462,7 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
           server.close(() => resolve());
           server.closeAllConnections();
         });
-        agents["http:"].destroy();
-        agents["https:"].destroy();
+        agents.destroy();
         await core.close();
       })();
       return closing;
