@@ -6,11 +6,17 @@
  * with one it runs the command pointed at the guard (guard-agents.ts), passes SIGTERM and SIGHUP to it (and
  * SIGINT when standard input is not a terminal: on a terminal the agent gets Ctrl-C from the terminal
  * itself), stops when it ends and exits with its exit code (128 + the signal's number when it was killed).
+ *
+ * State: with a command, the guard keeps its journals in the per-user state folder by default
+ * (`defaultStateDir`: `$COMPACT_SAFE_STATE_DIR`, else `$XDG_STATE_HOME/compact-safe/guard`, else
+ * `~/.local/state/compact-safe/guard`, made owner-only), so that two runs of the one-liner share what they
+ * saw; `--state DIR` overrides it, `--no-state` keeps it in memory. Without a command: in memory unless
+ * `--state DIR`.
  */
 import { spawn } from "node:child_process";
-import { appendFileSync, readFileSync, statSync } from "node:fs";
-import { constants } from "node:os";
-import { resolve } from "node:path";
+import { appendFileSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { constants, homedir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { EXIT, usageError } from "../errors.js";
 import { err } from "../output.js";
@@ -18,7 +24,8 @@ import { err } from "../output.js";
 interface GuardFlags {
   upstream?: string;
   listen?: string;
-  state?: string;
+  /** A folder, `false` for `--no-state`, undefined when neither was given. */
+  state?: string | false;
   mode?: string;
   anchors?: string;
   summarizer?: string;
@@ -40,6 +47,38 @@ async function anchorsText(file: string | undefined, workspace: string): Promise
   return escapeControlCharacters(readFileSync(file, "utf8")).text;
 }
 
+/**
+ * The per-user state folder of the guard: `$COMPACT_SAFE_STATE_DIR`, else `$XDG_STATE_HOME/compact-safe/guard`
+ * (an absolute `XDG_STATE_HOME` only, as the XDG base directory specification says), else
+ * `~/.local/state/compact-safe/guard`.
+ */
+export function defaultStateDir(env: NodeJS.ProcessEnv = process.env, home: string = homedir()): string {
+  const own = env.COMPACT_SAFE_STATE_DIR;
+  if (own !== undefined && own !== "") return resolve(own);
+  const xdg = env.XDG_STATE_HOME;
+  if (xdg !== undefined && isAbsolute(xdg)) return join(xdg, "compact-safe", "guard");
+  return join(home, ".local", "state", "compact-safe", "guard");
+}
+
+/**
+ * Where the guard keeps its state: `--state DIR`; `--no-state` (in memory); else, with a command, the
+ * per-user folder (made if missing, owner-only: mode 0700); else in memory.
+ */
+export function stateDirFor(state: string | false | undefined, withCommand: boolean): string | undefined {
+  if (state === false) return undefined;
+  if (state !== undefined) return state;
+  if (!withCommand) return undefined;
+  const dir = defaultStateDir();
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (e) {
+    throw usageError(
+      `guard: the state folder ${dir} could not be made (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); give --state DIR or --no-state`,
+    );
+  }
+  return dir;
+}
+
 export async function runGuard(flags: GuardFlags, command: string[], dashDash: boolean): Promise<number> {
   if (flags.mode !== undefined && flags.mode !== "audit" && flags.mode !== "repair")
     throw usageError(`--mode: expected audit or repair, got ${JSON.stringify(flags.mode)}`);
@@ -59,6 +98,7 @@ export async function runGuard(flags: GuardFlags, command: string[], dashDash: b
   if (flags.workspace !== undefined && !statSync(workspace, { throwIfNoEntry: false })?.isDirectory())
     throw usageError(`--workspace ${flags.workspace}: not a folder`);
   const anchors = await anchorsText(flags.anchors, workspace);
+  const stateDir = stateDirFor(flags.state, plan !== undefined);
 
   const logFile = flags.log;
   const log = (line: string) => {
@@ -69,7 +109,7 @@ export async function runGuard(flags: GuardFlags, command: string[], dashDash: b
     upstream,
     listen: flags.listen ?? "127.0.0.1:0",
     mode: (flags.mode as "audit" | "repair" | undefined) ?? "repair",
-    stateDir: flags.state,
+    stateDir,
     anchors,
     summarizer,
     workspace,
@@ -112,11 +152,12 @@ export async function runGuard(flags: GuardFlags, command: string[], dashDash: b
         command: program,
         via: launch.how,
         upstream: upstream ?? null,
+        state: stateDir ?? null,
       }),
     );
   else
     err(
-      `guard: running ${program} (${plan.agent}) through it via ${launch.how}; upstream ${upstream ?? "by wire"}`,
+      `guard: running ${program} (${plan.agent}) through it via ${launch.how}; upstream ${upstream ?? "by wire"}; state ${stateDir ?? "in memory"}`,
     );
 
   const child = spawn(program, launch.args, { stdio: "inherit", env: { ...process.env, ...launch.env } });
@@ -160,7 +201,9 @@ export function register(program: Command, setExit: (code: number) => void): voi
         "first line on standard error. Without a command it serves until SIGINT or SIGTERM. With one " +
         "(after --) it runs the command pointed at the guard: claude via ANTHROPIC_BASE_URL, codex via " +
         "OPENAI_BASE_URL or -c model_providers.ID.base_url, pi via a temporary models.json, anything else " +
-        "via ANTHROPIC_BASE_URL and OPENAI_BASE_URL; it passes signals and the exit code through. " +
+        "via ANTHROPIC_BASE_URL and OPENAI_BASE_URL; it passes signals and the exit code through. With a " +
+        "command it keeps its state (a journal per session) in the per-user state folder unless --state or " +
+        "--no-state; without one, in memory unless --state. " +
         "See the README's Guard section.\n\n" +
         "Exit codes: without a command 0 once stopped; with one, the command's exit code (128 + signal when it " +
         "was killed); 2 usage error (a bad address or upstream, a port in use, no command after --).",
@@ -175,7 +218,13 @@ export function register(program: Command, setExit: (code: number) => void): voi
       "loopback address to listen on (127.0.0.1, [::1] or localhost)",
       "127.0.0.1:0",
     )
-    .option("--state <dir>", "keep the guard's state (a journal per session) in DIR; default: in memory")
+    .option(
+      "--state <dir>",
+      "keep the guard's state (a journal per session) in DIR; default with a command: the per-user folder " +
+        "($COMPACT_SAFE_STATE_DIR, else $XDG_STATE_HOME/compact-safe/guard, else ~/.local/state/compact-safe/guard); " +
+        "without one: in memory",
+    )
+    .option("--no-state", "keep the state in memory only, even with a command")
     .option("--mode <mode>", "audit (judge and record) or repair (also splice back what was lost)", "repair")
     .option(
       "--anchors <file>",
