@@ -79,6 +79,26 @@ export function stateDirFor(state: string | false | undefined, withCommand: bool
   return dir;
 }
 
+const PROXY_VARS = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"];
+
+/**
+ * The command's environment, with the guard's loopback host added to `NO_PROXY` and `no_proxy` when the
+ * environment names a proxy: an agent that honours the proxy variables would otherwise send its requests
+ * for the guard (on 127.0.0.1) to the proxy, which cannot reach this machine's loopback.
+ */
+export function withGuardNoProxy(env: NodeJS.ProcessEnv, guardUrl: string): NodeJS.ProcessEnv {
+  if (!PROXY_VARS.some((k) => (env[k] ?? "") !== "")) return env;
+  const host = new URL(guardUrl).hostname;
+  const hosts = host.startsWith("[") ? [host.slice(1, -1), host] : [host];
+  const out = { ...env };
+  for (const k of ["NO_PROXY", "no_proxy"]) {
+    const list = (env[k] ?? env.NO_PROXY ?? env.no_proxy ?? "").split(/[\s,]+/).filter((h) => h !== "");
+    for (const h of hosts) if (!list.includes(h)) list.push(h);
+    out[k] = list.join(",");
+  }
+  return out;
+}
+
 export async function runGuard(flags: GuardFlags, command: string[], dashDash: boolean): Promise<number> {
   if (flags.mode !== undefined && flags.mode !== "audit" && flags.mode !== "repair")
     throw usageError(`--mode: expected audit or repair, got ${JSON.stringify(flags.mode)}`);
@@ -160,7 +180,10 @@ export async function runGuard(flags: GuardFlags, command: string[], dashDash: b
       `guard: running ${program} (${plan.agent}) through it via ${launch.how}; upstream ${upstream ?? "by wire"}; state ${stateDir ?? "in memory"}`,
     );
 
-  const child = spawn(program, launch.args, { stdio: "inherit", env: { ...process.env, ...launch.env } });
+  const child = spawn(program, launch.args, {
+    stdio: "inherit",
+    env: withGuardNoProxy({ ...process.env, ...launch.env }, guard.url),
+  });
   const forward = (signal: NodeJS.Signals) => {
     // On a terminal, Ctrl-C reaches the agent from the terminal itself: a second SIGINT would be two presses.
     if (signal === "SIGINT" && process.stdin.isTTY) return;
