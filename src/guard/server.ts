@@ -29,6 +29,7 @@ import type { AddressInfo } from "node:net";
 import { CompactSafeError } from "../model/errors.js";
 import { createGuardCore } from "./core.js";
 import { createUpstreamAgents, type UpstreamAgents } from "./upstream-agents.js";
+import { GuardTally, summaryLine, type GuardSummary } from "./summary.js";
 import type { GuardCore, GuardMode, GuardOutcome, GuardVerdict, GuardWire } from "./types.js";
 
 /** An option of the guard that cannot be used (a listen address, an upstream URL). */
@@ -57,6 +58,11 @@ export interface GuardOptions {
   log?: (line: string) => void;
   /** Log lines as JSON objects (`{ event: "verdict" | "note" | "error", ... }`), one per line. */
   json?: boolean;
+  /**
+   * Log one line when closed: the sessions seen, the compactions, kept, repaired and not repaired
+   * (`summary.ts`; with `json`, `{ event: "summary", ... }`). Default false (the CLI sets it).
+   */
+  summary?: boolean;
 }
 
 export interface GuardServer {
@@ -64,8 +70,10 @@ export interface GuardServer {
   url: string;
   /** The port it listens on. */
   port: number;
-  /** Stops listening, ends open connections, closes the core. */
+  /** Stops listening, ends open connections, closes the core (then logs the summary, with `summary`). */
   close(): Promise<void>;
+  /** What this run has seen so far: sessions, compactions, kept, repaired, not repaired. */
+  summary(): GuardSummary;
 }
 
 export const ANTHROPIC_UPSTREAM = "https://api.anthropic.com";
@@ -411,6 +419,12 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
       emit("verdict", verdictLine(outcome.verdict), outcome.verdict as unknown as Record<string, unknown>);
     if (outcome.note) emit("note", `guard: ${oneLine(outcome.note)}`, { session: outcome.session ?? null });
   };
+  // Every outcome, from a request or found after its answer, is counted for the summary, then reported.
+  const tally = new GuardTally();
+  const counted = (outcome: GuardOutcome) => {
+    tally.add(outcome);
+    report(outcome);
+  };
   const core =
     options.core ??
     createGuardCore({
@@ -420,7 +434,7 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
       summarizer: options.summarizer,
       workspace: options.workspace,
       // What the core finds after the request went out (work done off the request path) is logged too.
-      onLate: report,
+      onLate: counted,
     });
 
   // Direct keep-alive agents, or through the proxy HTTPS_PROXY / HTTP_PROXY name (NO_PROXY honoured).
@@ -431,7 +445,7 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
     }),
   );
 
-  const ctx: GuardContext = { core, upstream, agents, emit, report };
+  const ctx: GuardContext = { core, upstream, agents, emit, report: counted };
 
   const server = http.createServer(
     { noDelay: true, requestTimeout: 0, headersTimeout: 0, keepAliveTimeout: 5_000 },
@@ -464,8 +478,13 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
         });
         agents.destroy();
         await core.close();
+        if (options.summary) {
+          const s = tally.summary;
+          write(options.json ? JSON.stringify({ event: "summary", ...s }) : summaryLine(s));
+        }
       })();
       return closing;
     },
+    summary: () => tally.summary,
   };
 }

@@ -20,6 +20,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { EXIT, usageError } from "../errors.js";
 import { err } from "../output.js";
+import { registerStatus } from "./guard-status.js";
 
 interface GuardFlags {
   upstream?: string;
@@ -135,6 +136,8 @@ export async function runGuard(flags: GuardFlags, command: string[], dashDash: b
     workspace,
     json: flags.json === true,
     log,
+    // One line when it stops: sessions seen, compactions, kept, repaired, not repaired.
+    summary: true,
   });
   err(flags.json ? JSON.stringify({ event: "listening", url: guard.url }) : guard.url);
 
@@ -212,7 +215,7 @@ export async function runGuard(flags: GuardFlags, command: string[], dashDash: b
 }
 
 export function register(program: Command, setExit: (code: number) => void): void {
-  program
+  const guard = program
     .command("guard")
     .summary(
       "a local proxy between an agent and its model that enforces the contract on the agent's own compactions",
@@ -226,7 +229,8 @@ export function register(program: Command, setExit: (code: number) => void): voi
         "OPENAI_BASE_URL or -c model_providers.ID.base_url, pi via a temporary models.json, anything else " +
         "via ANTHROPIC_BASE_URL and OPENAI_BASE_URL; it passes signals and the exit code through. With a " +
         "command it keeps its state (a journal per session) in the per-user state folder unless --state or " +
-        "--no-state; without one, in memory unless --state. " +
+        "--no-state; without one, in memory unless --state. `guard status` lists the sessions of a state folder. When " +
+        "it stops it logs one summary line (sessions seen, compactions, kept, repaired, not repaired). " +
         "See the README's Guard section.\n\n" +
         "Exit codes: without a command 0 once stopped; with one, the command's exit code (128 + signal when it " +
         "was killed); 2 usage error (a bad address or upstream, a port in use, no command after --).",
@@ -272,4 +276,5 @@ export function register(program: Command, setExit: (code: number) => void): voi
       const raw = (this.parent as unknown as { rawArgs?: string[] } | null)?.rawArgs ?? process.argv;
       setExit(await runGuard(o, command, raw.includes("--")));
     });
+  registerStatus(guard, setExit, (command) => runGuard(guard.opts<GuardFlags>(), command, true));
 }
