@@ -1,6 +1,6 @@
 /**
  * `compact-safe guard status [--state DIR] [--json]`: the sessions the guard's state folder holds (default:
- * the per-user folder the one-liner writes, `defaultStateDir` in guard.ts), the most recently seen first,
+ * the per-user folder the one-liner writes, `defaultStateDir` below), the most recently seen first,
  * each with its agent, when it was last seen, the compactions the guard judged, its verdicts (kept,
  * violations) and its repairs, read from the session journals (`listStateSessions` in src/guard/state.ts).
  * Exit 0 (a folder that does not exist holds no session); 2 when DIR is not a folder.
@@ -8,7 +8,8 @@
  * `guard -- status …` is not this: a `--` before it makes `status` the command the guard runs.
  */
 import { statSync } from "node:fs";
-import { resolve } from "node:path";
+import { homedir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { EXIT, usageError } from "../errors.js";
 import { err, out, printJson, style } from "../output.js";
@@ -18,10 +19,22 @@ interface StatusFlags {
   json?: boolean;
 }
 
+/**
+ * The per-user state folder of the guard: `$COMPACT_SAFE_STATE_DIR`, else `$XDG_STATE_HOME/compact-safe/guard`
+ * (an absolute `XDG_STATE_HOME` only, as the XDG base directory specification says), else
+ * `~/.local/state/compact-safe/guard`.
+ */
+export function defaultStateDir(env: NodeJS.ProcessEnv = process.env, home: string = homedir()): string {
+  const own = env.COMPACT_SAFE_STATE_DIR;
+  if (own !== undefined && own !== "") return resolve(own);
+  const xdg = env.XDG_STATE_HOME;
+  if (xdg !== undefined && isAbsolute(xdg)) return join(xdg, "compact-safe", "guard");
+  return join(home, ".local", "state", "compact-safe", "guard");
+}
+
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 export async function runGuardStatus(flags: StatusFlags): Promise<number> {
-  const { defaultStateDir } = await import("./guard.js");
   const { listStateSessions } = await import("../../guard/state.js");
   const dir = resolve(flags.state ?? defaultStateDir());
   const st = statSync(dir, { throwIfNoEntry: false });

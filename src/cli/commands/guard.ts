@@ -15,12 +15,14 @@
  */
 import { spawn } from "node:child_process";
 import { appendFileSync, mkdirSync, readFileSync, statSync } from "node:fs";
-import { constants, homedir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
+import { constants } from "node:os";
+import { resolve } from "node:path";
 import type { Command } from "commander";
 import { EXIT, usageError } from "../errors.js";
 import { err } from "../output.js";
-import { registerStatus } from "./guard-status.js";
+import { defaultStateDir, registerStatus } from "./guard-status.js";
+
+export { defaultStateDir };
 
 interface GuardFlags {
   upstream?: string;
@@ -46,19 +48,6 @@ async function anchorsText(file: string | undefined, workspace: string): Promise
   if (st.size > MAX_ANCHORS_BYTES)
     throw usageError(`--anchors ${file}: larger than the ${MAX_ANCHORS_BYTES / 1024} KiB limit for anchors`);
   return escapeControlCharacters(readFileSync(file, "utf8")).text;
-}
-
-/**
- * The per-user state folder of the guard: `$COMPACT_SAFE_STATE_DIR`, else `$XDG_STATE_HOME/compact-safe/guard`
- * (an absolute `XDG_STATE_HOME` only, as the XDG base directory specification says), else
- * `~/.local/state/compact-safe/guard`.
- */
-export function defaultStateDir(env: NodeJS.ProcessEnv = process.env, home: string = homedir()): string {
-  const own = env.COMPACT_SAFE_STATE_DIR;
-  if (own !== undefined && own !== "") return resolve(own);
-  const xdg = env.XDG_STATE_HOME;
-  if (xdg !== undefined && isAbsolute(xdg)) return join(xdg, "compact-safe", "guard");
-  return join(home, ".local", "state", "compact-safe", "guard");
 }
 
 /**
