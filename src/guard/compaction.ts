@@ -10,7 +10,7 @@ import { allText } from "../contract/classify.js";
 import { validateSurvivalContract } from "../contract/validate.js";
 import { estimateTokens } from "../engine/tokens.js";
 import { liveStateSection } from "../engine/replacement.js";
-import { protectedLosses } from "../route/audit.js";
+import { protectedLosses, withoutSystemReminders } from "../route/audit.js";
 import { readLiveState } from "../workspace/live-state.js";
 import type { GuardCoreOptions, GuardOutcome, GuardVerdict } from "./types.js";
 import { readAnchors } from "../workspace/anchors.js";
@@ -82,7 +82,8 @@ function judgeCompaction(s: Session, h: WireHistory, id: SessionIdentity): Judge
   const after = afterAll.slice(0, afterAll.length - newTurns);
   const beforeMsgs = messagesOf(before);
   const afterMsgs = messagesOf(after);
-  const v = validateSurvivalContract(beforeMsgs, afterMsgs, { path: "summary" });
+  // Claude Code's <system-reminder> blocks are the harness's, not the user's words (as `audit` reads them).
+  const v = validateSurvivalContract(withoutSystemReminders(beforeMsgs), afterMsgs, { path: "summary" });
   const agent = s.agent !== "unknown" ? s.agent : id.agent;
   const verdict: GuardVerdict = {
     session: s.key,

@@ -15,6 +15,9 @@
  * Responses, Chat Completions, models) to https://api.openai.com, with the
  * path as received.
  *
+ * The upstream call goes direct, or through the proxy the environment names for its URL (`HTTPS_PROXY`,
+ * `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`, either case: `upstream-agents.ts`), on keep-alive agents.
+ *
  * What it never does: listen on an address other than loopback, log or
  * write a header (auth headers go to the upstream only), change a byte the
  * core did not change, or fail a request because the core failed (the
@@ -28,6 +31,8 @@ import { redactValue } from "../redact/redact.js";
 import { redactQuotedLine, redactQuotedValue } from "../redact/quoted.js";
 import { createGuardCore } from "./core.js";
 import { RELAYED_MAX_BYTES } from "./relayed.js";
+import { createUpstreamAgents, type UpstreamAgents } from "./upstream-agents.js";
+import { GuardTally, summaryLine, type GuardSummary } from "./summary.js";
 import type { GuardCore, GuardMode, GuardOutcome, GuardVerdict, GuardWire } from "./types.js";
 
 /** An option of the guard that cannot be used (a listen address, an upstream URL). */
@@ -68,6 +73,11 @@ export interface GuardOptions {
   timeouts?: GuardTimeouts;
   /** The request bodies the core holds for its sessions, in bytes, at most (see `GuardCoreOptions.maxHeldBytes`). */
   maxHeldBytes?: number;
+  /**
+   * Log one line when closed: the sessions seen, the compactions, kept, repaired and not repaired
+   * (`summary.ts`; with `json`, `{ event: "summary", ... }`). Default false (the CLI sets it).
+   */
+  summary?: boolean;
 }
 
 /** How long the guard waits for a request to arrive, in milliseconds (0: no limit). */
@@ -95,8 +105,10 @@ export interface GuardServer {
   url: string;
   /** The port it listens on. */
   port: number;
-  /** Stops listening, ends open connections, closes the core. */
+  /** Stops listening, ends open connections, closes the core (then logs the summary, with `summary`). */
   close(): Promise<void>;
+  /** What this run has seen so far: sessions, compactions, kept, repaired, not repaired. */
+  summary(): GuardSummary;
 }
 
 export const ANTHROPIC_UPSTREAM = "https://api.anthropic.com";
@@ -394,7 +406,8 @@ function logFields(fields: Record<string, unknown>, sources: readonly string[]):
 interface GuardContext {
   readonly core: GuardCore;
   readonly upstream: URL | undefined;
-  readonly agents: Readonly<Record<"http:" | "https:", http.Agent>>;
+  /** The upstream agents: direct, or through the proxy the environment names (`upstream-agents.ts`). */
+  readonly agents: UpstreamAgents;
   readonly emit: (
     event: "verdict" | "note" | "error",
     text: string,
@@ -491,11 +504,8 @@ function forwardUpstream(
     headers["content-length"] = String(body.length);
 
   const lib = target.protocol === "https:" ? https : http;
-  const up = lib.request(target, {
-    method: req.method,
-    headers,
-    agent: agents[target.protocol === "https:" ? "https:" : "http:"],
-  });
+  const { agent, proxy } = agents.forTarget(target);
+  const up = lib.request(target, { method: req.method, headers, agent });
   // The agent went away: so does the upstream request (a stream the model is still writing is cut).
   res.on("close", () => {
     if (!res.writableFinished) up.destroy();
@@ -513,14 +523,16 @@ function forwardUpstream(
   up.on("error", (e: NodeJS.ErrnoException) => {
     if (res.destroyed || res.writableFinished) return;
     const reason = e.code ?? oneLine(e.message);
-    const message = `compact-safe guard: the upstream ${target.origin} could not be reached (${reason})`;
+    const via = proxy === null ? "" : ` through the proxy ${proxy}`;
+    const message = `compact-safe guard: the upstream ${target.origin} could not be reached${via} (${reason})`;
     emit(
       "error",
-      `guard: ${req.method} ${path.split("?")[0]}: upstream ${target.origin} unreachable (${reason}); answered 502`,
+      `guard: ${req.method} ${path.split("?")[0]}: upstream ${target.origin} unreachable${via} (${reason}); answered 502`,
       {
         status: 502,
         upstream: target.origin,
         code: e.code ?? null,
+        proxy,
       },
     );
     if (res.headersSent) {
@@ -639,6 +651,12 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
     }
     if (outcome.note) emit("note", `guard: ${oneLine(outcome.note)}`, { session: outcome.session ?? null });
   };
+  // Every outcome, from a request or found after its answer, is counted for the summary, then reported.
+  const tally = new GuardTally();
+  const counted = (outcome: GuardOutcome) => {
+    tally.add(outcome);
+    report(outcome);
+  };
   const core =
     options.core ??
     createGuardCore({
@@ -650,7 +668,7 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
       workspace: options.workspace,
       maxHeldBytes: options.maxHeldBytes,
       // What the core finds after the request went out (work done off the request path) is logged too.
-      onLate: report,
+      onLate: counted,
     });
 
   const given = options.timeouts ?? {};
@@ -659,13 +677,16 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
     requestMs: given.requestMs ?? DEFAULT_TIMEOUTS.requestMs,
     bodyIdleMs: given.bodyIdleMs ?? DEFAULT_TIMEOUTS.bodyIdleMs,
   };
-  const agents = {
-    "http:": new http.Agent({ keepAlive: true }),
-    "https:": new https.Agent({ keepAlive: true }),
-  };
+  // Direct keep-alive agents, or through the proxy HTTPS_PROXY / HTTP_PROXY name (NO_PROXY honoured).
+  const agents = createUpstreamAgents((origin, proxy) =>
+    emit("note", `guard: requests to ${origin} go through the proxy ${proxy} (from the environment)`, {
+      upstream: origin,
+      proxy,
+    }),
+  );
 
   const limits = { maxBody: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, bodyIdleMs: timeouts.bodyIdleMs };
-  const ctx: GuardContext = { core, upstream, agents, emit, report, limits };
+  const ctx: GuardContext = { core, upstream, agents, emit, report: counted, limits };
 
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     handleRequest(ctx, req, res).catch((e: unknown) => {
@@ -697,11 +718,15 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
           server.close(() => resolve());
           server.closeAllConnections();
         });
-        agents["http:"].destroy();
-        agents["https:"].destroy();
+        agents.destroy();
         await core.close();
+        if (options.summary) {
+          const s = tally.summary;
+          write(options.json ? JSON.stringify({ event: "summary", ...s }) : summaryLine(s));
+        }
       })();
       return closing;
     },
+    summary: () => tally.summary,
   };
 }

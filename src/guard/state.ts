@@ -11,7 +11,7 @@
  * folder that existed before), as Claude Code keeps its own transcripts.
  */
 import { join } from "node:path";
-import { mkdir, stat } from "node:fs/promises";
+import { mkdir, readdir, stat } from "node:fs/promises";
 import type { CompactionPayload, JournalEntry, Message } from "../model/index.js";
 import { kindForMessage } from "../model/index.js";
 import { appendEntries, createJournal, headerEntry } from "../journal/write.js";
@@ -230,4 +230,105 @@ export class SessionJournal {
     this.queue(() => appendEntries(this.file, [e], { mode: STATE_FILE_MODE }));
     return e.id;
   }
+}
+
+/** One session of a state folder, as `compact-safe guard status` lists it (read from its journal). */
+export interface StateSessionSummary {
+  /** The session key the guard gave it (the journal header's `session_id`). */
+  session: string;
+  agent: string;
+  wire: string;
+  /** The journal's file name in the state folder. */
+  file: string;
+  /** When its journal was started, and when the guard last wrote to it (entry times, ISO 8601). */
+  first_seen: string;
+  last_seen: string;
+  /** The agent's compactions the guard judged, and its verdicts on them. */
+  compactions: number;
+  kept: number;
+  violations: number;
+  /** The guard's repairs recorded after those compactions. */
+  repairs: number;
+}
+
+/** Who writes the guard's repair entries (see `journalCompaction` in `compaction.ts`). */
+const REPAIR_SOURCE = "compact-safe-guard";
+
+/** What a guard journal's entries tell of its session (null when they hold no header). */
+export function summarizeStateJournal(
+  file: string,
+  entries: readonly JournalEntry[],
+): StateSessionSummary | null {
+  const header = entries.find((e) => e.kind === "header");
+  if (header === undefined) return null;
+  const hp = header.payload as Record<string, unknown>;
+  const out: StateSessionSummary = {
+    session: typeof hp.session_id === "string" ? hp.session_id : "unknown",
+    agent: typeof hp.agent === "string" ? hp.agent : "unknown",
+    wire: typeof hp.wire === "string" ? hp.wire : "unknown",
+    file,
+    first_seen: header.created_at,
+    last_seen: header.created_at,
+    compactions: 0,
+    kept: 0,
+    violations: 0,
+    repairs: 0,
+  };
+  for (const e of entries) {
+    if (e.created_at > out.last_seen) out.last_seen = e.created_at;
+    if (e.kind !== "compaction") continue;
+    const p = e.payload as unknown as Record<string, unknown>;
+    if (p.source_agent === REPAIR_SOURCE) {
+      out.repairs++;
+      continue;
+    }
+    out.compactions++;
+    const v = p.guard_verdict as { kept?: unknown } | undefined;
+    if (v?.kept === true) out.kept++;
+    else if (v?.kept === false) out.violations++;
+  }
+  return out;
+}
+
+/**
+ * The sessions of a guard state folder, the most recently seen first: every journal in it (not
+ * `followed-sessions.jsonl`) read with the journal reader. A file that cannot be read as a guard
+ * journal is named in `unreadable`. A folder that does not exist has no session.
+ */
+export async function listStateSessions(
+  dir: string,
+): Promise<{ sessions: StateSessionSummary[]; unreadable: string[] }> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return { sessions: [], unreadable: [] };
+    throw e;
+  }
+  const sessions: StateSessionSummary[] = [];
+  const unreadable: string[] = [];
+  for (const name of names.sort()) {
+    if (!name.endsWith(".jsonl") || name === "followed-sessions.jsonl") continue;
+    try {
+      const { entries } = await readJournal(join(dir, name));
+      const s = summarizeStateJournal(name, entries);
+      if (s === null) unreadable.push(name);
+      else sessions.push(s);
+    } catch {
+      unreadable.push(name);
+    }
+  }
+  // The most recently seen first; at the same time, by session key.
+  sessions.sort((a, b) =>
+    a.last_seen !== b.last_seen
+      ? a.last_seen < b.last_seen
+        ? 1
+        : -1
+      : a.session < b.session
+        ? -1
+        : a.session > b.session
+          ? 1
+          : 0,
+  );
+  return { sessions, unreadable };
 }

@@ -7,6 +7,17 @@
  * item; the importers make it a compaction entry) is judged the same way, on
  * what its replacement shows: an encrypted summary shows nothing, and the
  * audit says so (`provider_compaction.opaque`).
+ *
+ * The guard's journal (`compact-safe guard --state`) records, after an agent's
+ * compaction that lost what must survive, the guard's repair as a compaction
+ * of its own (`source_agent: compact-safe-guard`, its parent the agent's
+ * compaction entry). The audit judges that repair against the context before
+ * the agent's compaction (what the model read after it, against what it had
+ * before), and links the two: `repair_of` on the repair, `repaired_by` on the
+ * agent's compaction. A user text block that is only harness-injected
+ * `<system-reminder>…</system-reminder>` blocks (Claude Code adds them to the
+ * user's turns) is not the user's words: it is neither required to survive
+ * nor counted as lost.
  */
 import type { CompactionEntry, JournalEntry, Message } from "../model/index.js";
 import { providerCompactionIn } from "../model/index.js";
@@ -49,6 +60,39 @@ export interface CompactionAudit {
    * else the replacement shows), and the characters of the summary it shows.
    */
   provider_compaction: null | { provider: "anthropic" | "openai"; opaque: boolean; summary_chars: number };
+  /**
+   * (`auditEntries` only.) On the guard's repair: the id of the agent's compaction it repairs (then
+   * `messages_before` and the verdict are against the context before that compaction); null otherwise.
+   */
+  repair_of?: string | null;
+  /** (`auditEntries` only.) On an agent's compaction: the id of the guard's repair that follows it, or null. */
+  repaired_by?: string | null;
+}
+
+/** Who writes the guard's repair entries (`src/guard/compaction.ts`). */
+export const GUARD_REPAIR_SOURCE = "compact-safe-guard";
+
+/** A text that is only harness-injected `<system-reminder>` blocks (and white space): never the user's words. */
+const REMINDERS_ONLY = /^(?:\s*<system-reminder>(?:(?!<\/system-reminder>)[\s\S])*<\/system-reminder>)+\s*$/;
+
+/** Whether a user text is only Claude Code's `<system-reminder>…</system-reminder>` blocks. */
+export function isSystemReminder(text: string): boolean {
+  return text.includes("<system-reminder>") && REMINDERS_ONLY.test(text);
+}
+
+/**
+ * The messages with the user text blocks that are only system reminders left out (a message keeps its
+ * place, with the rest of its content): what the contract judges of a history. The same array when
+ * there is none.
+ */
+export function withoutSystemReminders(messages: readonly Message[]): readonly Message[] {
+  let changed = false;
+  const out = messages.map((m) => {
+    if (m.role !== "user" || !m.content.some((b) => isText(b) && isSystemReminder(b.text))) return m;
+    changed = true;
+    return { ...m, content: m.content.filter((b) => !(isText(b) && isSystemReminder(b.text))) };
+  });
+  return changed ? out : messages;
 }
 
 /** The first provider compaction in a replacement, as the audit reports it. */
@@ -67,8 +111,12 @@ function nativeCompaction(after: readonly Message[]): CompactionAudit["provider_
 
 export interface SessionAudit {
   compactions: CompactionAudit[];
-  /** How many kept the contract. */
+  /** How many kept the contract (of all the entries listed, the guard's repairs included). */
   kept: number;
+  /** Compactions that did not keep the contract and that a guard's repair which keeps it follows. */
+  repaired: number;
+  /** Compactions (not the guard's repairs) that did not keep the contract and were not repaired. */
+  unrepaired: number;
 }
 
 /** The pieces of the protected last round of `before` that `after` does not carry (by text or id). */
@@ -88,7 +136,8 @@ export function protectedLosses(before: readonly Message[], after: readonly Mess
   }
   const losses: AuditLosses = { user_texts: [], tool_calls: [], tool_results: [], assistant_texts: [] };
   for (const i of round.instructionIndices)
-    for (const b of userWords(before[i]!)) if (!userTexts.has(b.text)) losses.user_texts.push(b.text);
+    for (const b of userWords(before[i]!))
+      if (!userTexts.has(b.text) && !isSystemReminder(b.text)) losses.user_texts.push(b.text);
   for (let i = round.regionStart; i < before.length; i++) {
     const m = before[i]!;
     for (const b of m.content) {
@@ -114,7 +163,10 @@ export function auditCompaction(
 ): CompactionAudit {
   const before = options.before ?? (c.parent_id ? projectPath(activePath(entries, c.parent_id)) : []);
   const after = c.payload.replacement;
-  const verdict = validateSurvivalContract(before, after, { path: c.payload.path, fromEnd: options.fromEnd });
+  const verdict = validateSurvivalContract(withoutSystemReminders(before), after, {
+    path: c.payload.path,
+    fromEnd: options.fromEnd,
+  });
   const checkpoints = after.filter(isCheckpoint);
   return {
     id: c.id,
@@ -131,10 +183,51 @@ export function auditCompaction(
   };
 }
 
-/** Audits every compaction the entries record, in file order. */
+/** The agent's compaction a guard's repair entry follows, or undefined when `c` is no such repair. */
+function repairedCompaction(
+  c: CompactionEntry,
+  byId: ReadonlyMap<string, JournalEntry>,
+): CompactionEntry | undefined {
+  if (c.payload.source_agent !== GUARD_REPAIR_SOURCE || !c.parent_id) return undefined;
+  const parent = byId.get(c.parent_id);
+  return parent?.kind === "compaction" ? (parent as CompactionEntry) : undefined;
+}
+
+/**
+ * Audits every compaction the entries record, in file order. A guard's repair is judged against the
+ * context before the compaction it repairs (see the module comment).
+ */
 export function auditEntries(entries: readonly JournalEntry[]): SessionAudit {
-  const compactions = entries
-    .filter((e): e is CompactionEntry => e.kind === "compaction")
-    .map((c) => auditCompaction(entries, c));
-  return { compactions, kept: compactions.filter((a) => a.kept).length };
+  const byId = new Map(entries.map((e) => [e.id, e]));
+  const compactions: CompactionAudit[] = [];
+  const audited = new Map<string, CompactionAudit>();
+  for (const e of entries) {
+    if (e.kind !== "compaction") continue;
+    const c = e as CompactionEntry;
+    const of = repairedCompaction(c, byId);
+    const before =
+      of === undefined
+        ? undefined
+        : of.parent_id
+          ? projectPath(activePath(entries, of.parent_id))
+          : ([] as Message[]);
+    const a: CompactionAudit = {
+      ...auditCompaction(entries, c, { before }),
+      repair_of: of?.id ?? null,
+      repaired_by: null,
+    };
+    const agents = of === undefined ? undefined : audited.get(of.id);
+    if (agents !== undefined) agents.repaired_by = c.id;
+    audited.set(c.id, a);
+    compactions.push(a);
+  }
+  let repaired = 0;
+  let unrepaired = 0;
+  for (const a of compactions) {
+    if (a.kept || a.repair_of) continue;
+    const repair = a.repaired_by ? audited.get(a.repaired_by) : undefined;
+    if (repair?.kept === true) repaired++;
+    else unrepaired++;
+  }
+  return { compactions, kept: compactions.filter((a) => a.kept).length, repaired, unrepaired };
 }

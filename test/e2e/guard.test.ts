@@ -2,12 +2,17 @@
  * `compact-safe guard` as a user runs it: the built binary, a fake upstream
  * on 127.0.0.1, and `-- node -e ...` standing in for the agent.
  */
-import { describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import http, { type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ChildProcess } from "node:child_process";
-import { exited, run, spawnCli } from "./helpers.js";
+import { exited, run, spawnCli, tempDir } from "./helpers.js";
+
+// A guard run with a command keeps its state in the per-user folder by default: here, a temporary one.
+const stateHome = tempDir("cs-e2e-guard-state-");
+process.env.COMPACT_SAFE_STATE_DIR = stateHome.dir;
+after(() => stateHome.cleanup());
 
 const SECRET = "sk-ant-api03-e2eguardsecret0123456789abcdefghijklmnopqrstuvwxyz0123";
 

@@ -2,7 +2,9 @@
  * `compact-safe audit SESSION`: the survival contract's verdict on every
  * compaction a session records (Claude Code's, Codex's, pi's and
  * compact-safe's own), one line each and a summary line; exit 0 when every
- * one kept the contract, 1 otherwise. `-` reads the session from stdin.
+ * one kept the contract or was repaired by the guard (a guard `--state`
+ * journal: the repair keeps the contract against the context before the
+ * compaction), 1 otherwise. `-` reads the session from stdin.
  */
 import type { Command } from "commander";
 import { auditEntries, type CompactionAudit, type SessionAudit } from "../../route/index.js";
@@ -24,10 +26,25 @@ function lost(a: CompactionAudit): string {
   return parts.length > 0 ? `lost ${parts.join(", ")}` : "";
 }
 
+/** What follows an agent's compaction that did not keep the contract in a guard's journal: its repair. */
+function repairNote(a: CompactionAudit, byId: ReadonlyMap<string, CompactionAudit>): string {
+  if (a.kept || a.repaired_by == null) return "";
+  return byId.get(a.repaired_by)?.kept === true
+    ? `; ${style.green(`repaired by the guard (${a.repaired_by})`)}`
+    : `; the guard's repair (${a.repaired_by}) did not keep it either`;
+}
+
 /** One line per compaction. */
 export function auditLines(audit: SessionAudit): string[] {
+  const byId = new Map(audit.compactions.map((a) => [a.id, a]));
   const lines = audit.compactions.map((a) => {
     const head = `${a.id} (${a.source}, ${a.path}, ${a.messages_before} → ${a.messages_after} messages)`;
+    if (a.repair_of != null) {
+      const what = `the guard's repair of ${a.repair_of}`;
+      return a.kept
+        ? `${head}: ${what}: ${style.green("kept the contract against the context before it")}`
+        : `${head}: ${what}: ${style.red(`VIOLATION: ${a.reason}`)}${lost(a) ? ` (${lost(a)})` : ""}`;
+    }
     const native = a.provider_compaction;
     const notes = [
       native === null
@@ -43,13 +60,20 @@ export function auditLines(audit: SessionAudit): string[] {
       .join("; ");
     if (a.messages_before === 0) return `${head}: ${style.yellow("no history before it in the file")}`;
     if (a.kept && notes === "") return `${head}: ${style.green("kept the contract")}`;
-    return `${head}: ${a.kept ? style.yellow("kept the contract") : style.red(`VIOLATION: ${a.reason}`)}${notes ? ` (${notes})` : ""}`;
+    return `${head}: ${a.kept ? style.yellow("kept the contract") : style.red(`VIOLATION: ${a.reason}`)}${notes ? ` (${notes})` : ""}${repairNote(a, byId)}`;
   });
-  const n = audit.compactions.length;
+  // The guard's repairs are not counted as compactions of their own: they are told with the one they repair.
+  const own = audit.compactions.filter((a) => a.repair_of == null);
+  const n = own.length;
+  const repairs = audit.compactions.length - n;
   lines.push(
     n === 0
       ? "no compaction recorded in this session"
-      : `${audit.kept} of ${n} compaction${n === 1 ? "" : "s"} kept the survival contract`,
+      : `${own.filter((a) => a.kept).length} of ${n} compaction${n === 1 ? "" : "s"} kept the survival contract` +
+          (repairs === 0
+            ? ""
+            : `; ${audit.repaired} violation${audit.repaired === 1 ? "" : "s"} repaired by the guard` +
+              (audit.unrepaired > 0 ? `, ${audit.unrepaired} not repaired` : "")),
   );
   return lines;
 }
@@ -62,13 +86,16 @@ export function register(program: Command, setExit: (code: number) => void): voi
       "For every compaction recorded in SESSION (Claude Code's, Codex's, pi's and compact-safe's own), the " +
         "contract's verdict on the live context just before it against the replacement it installed: " +
         "which user texts, tool calls, tool results and assistant texts of the protected last round were lost, " +
-        "whether the summary is a placeholder, whether checkpoints stacked. SESSION `-` reads standard input.\n\n" +
-        "Exit codes: 0 every compaction kept the contract (or there is none); 1 at least one did not; " +
+        "whether the summary is a placeholder, whether checkpoints stacked. In a guard's --state journal, the " +
+        "guard's repair after a compaction is judged against the context before that compaction and told with " +
+        "it. SESSION `-` reads standard input.\n\n" +
+        "Exit codes: 0 every compaction kept the contract or was repaired by the guard (or there is none); " +
+        "1 at least one did not; " +
         "2 usage or input error.",
     )
     .argument("<session>", "a journal or a session file of any importable format, or - for standard input")
     .option("--format <format>", `force the input format (${FORMAT_NAMES.join(", ")}); default: detected`)
-    .option("--json", "print { compactions: [...], kept } (see README)")
+    .option("--json", "print { compactions: [...], kept, repaired, unrepaired } (see docs/COMMANDS.md)")
     .action(async (file: string, o: { format?: string; json?: boolean }) => {
       const format = parseFormat(o.format);
       // `-` (standard input) is read by the same path as a file (see stdin.ts).
@@ -76,6 +103,6 @@ export function register(program: Command, setExit: (code: number) => void): voi
       const audit = auditEntries(entries);
       if (o.json) printJson(audit);
       else for (const l of auditLines(audit)) out(l);
-      setExit(audit.kept === audit.compactions.length ? EXIT.OK : EXIT.VIOLATION);
+      setExit(audit.unrepaired === 0 ? EXIT.OK : EXIT.VIOLATION);
     });
 }

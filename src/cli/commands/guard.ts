@@ -6,19 +6,29 @@
  * with one it runs the command pointed at the guard (guard-agents.ts), passes SIGTERM and SIGHUP to it (and
  * SIGINT when standard input is not a terminal: on a terminal the agent gets Ctrl-C from the terminal
  * itself), stops when it ends and exits with its exit code (128 + the signal's number when it was killed).
+ *
+ * State: with a command, the guard keeps its journals in the per-user state folder by default
+ * (`defaultStateDir`: `$COMPACT_SAFE_STATE_DIR`, else `$XDG_STATE_HOME/compact-safe/guard`, else
+ * `~/.local/state/compact-safe/guard`, made owner-only), so that two runs of the one-liner share what they
+ * saw; `--state DIR` overrides it, `--no-state` keeps it in memory. Without a command: in memory unless
+ * `--state DIR`.
  */
 import { spawn } from "node:child_process";
-import { appendFileSync, readFileSync, statSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { constants } from "node:os";
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { EXIT, usageError } from "../errors.js";
 import { err } from "../output.js";
+import { defaultStateDir, registerStatus } from "./guard-status.js";
+
+export { defaultStateDir };
 
 interface GuardFlags {
   upstream?: string;
   listen?: string;
-  state?: string;
+  /** A folder, `false` for `--no-state`, undefined when neither was given. */
+  state?: string | false;
   mode?: string;
   anchors?: string;
   summarizer?: string;
@@ -39,6 +49,45 @@ async function anchorsText(file: string | undefined): Promise<string | undefined
   if (st.size > MAX_ANCHORS_BYTES)
     throw usageError(`--anchors ${file}: larger than the ${MAX_ANCHORS_BYTES / 1024} KiB limit for anchors`);
   return escapeControlCharacters(readFileSync(file, "utf8")).text;
+}
+
+/**
+ * Where the guard keeps its state: `--state DIR`; `--no-state` (in memory); else, with a command, the
+ * per-user folder (made if missing, owner-only: mode 0700); else in memory.
+ */
+export function stateDirFor(state: string | false | undefined, withCommand: boolean): string | undefined {
+  if (state === false) return undefined;
+  if (state !== undefined) return state;
+  if (!withCommand) return undefined;
+  const dir = defaultStateDir();
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (e) {
+    throw usageError(
+      `guard: the state folder ${dir} could not be made (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); give --state DIR or --no-state`,
+    );
+  }
+  return dir;
+}
+
+const PROXY_VARS = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"];
+
+/**
+ * The command's environment, with the guard's loopback host added to `NO_PROXY` and `no_proxy` when the
+ * environment names a proxy: an agent that honours the proxy variables would otherwise send its requests
+ * for the guard (on 127.0.0.1) to the proxy, which cannot reach this machine's loopback.
+ */
+export function withGuardNoProxy(env: NodeJS.ProcessEnv, guardUrl: string): NodeJS.ProcessEnv {
+  if (!PROXY_VARS.some((k) => (env[k] ?? "") !== "")) return env;
+  const host = new URL(guardUrl).hostname;
+  const hosts = host.startsWith("[") ? [host.slice(1, -1), host] : [host];
+  const out = { ...env };
+  for (const k of ["NO_PROXY", "no_proxy"]) {
+    const list = (env[k] ?? env.NO_PROXY ?? env.no_proxy ?? "").split(/[\s,]+/).filter((h) => h !== "");
+    for (const h of hosts) if (!list.includes(h)) list.push(h);
+    out[k] = list.join(",");
+  }
+  return out;
 }
 
 export async function runGuard(flags: GuardFlags, command: string[], dashDash: boolean): Promise<number> {
@@ -63,6 +112,7 @@ export async function runGuard(flags: GuardFlags, command: string[], dashDash: b
   if (flags.workspace !== undefined && !statSync(workspace, { throwIfNoEntry: false })?.isDirectory())
     throw usageError(`--workspace ${flags.workspace}: not a folder`);
   const anchors = await anchorsText(flags.anchors);
+  const stateDir = stateDirFor(flags.state, plan !== undefined);
 
   const logFile = flags.log;
   const log = (line: string) => {
@@ -74,7 +124,7 @@ export async function runGuard(flags: GuardFlags, command: string[], dashDash: b
     upstream,
     listen: flags.listen ?? "127.0.0.1:0",
     mode: (flags.mode as "audit" | "repair" | undefined) ?? "repair",
-    stateDir: flags.state,
+    stateDir,
     anchors,
     anchorsFromWorkspace: anchors === undefined,
     summarizer,
@@ -82,6 +132,8 @@ export async function runGuard(flags: GuardFlags, command: string[], dashDash: b
     json: flags.json === true,
     log,
     maxBodyBytes,
+    // One line when it stops: sessions seen, compactions, kept, repaired, not repaired.
+    summary: true,
   });
   err(flags.json ? JSON.stringify({ event: "listening", url: guard.url }) : guard.url);
 
@@ -119,14 +171,18 @@ export async function runGuard(flags: GuardFlags, command: string[], dashDash: b
         command: program,
         via: launch.how,
         upstream: upstream ?? null,
+        state: stateDir ?? null,
       }),
     );
   else
     err(
-      `guard: running ${program} (${plan.agent}) through it via ${launch.how}; upstream ${upstream ?? "by wire"}`,
+      `guard: running ${program} (${plan.agent}) through it via ${launch.how}; upstream ${upstream ?? "by wire"}; state ${stateDir ?? "in memory"}`,
     );
 
-  const child = spawn(program, launch.args, { stdio: "inherit", env: { ...process.env, ...launch.env } });
+  const child = spawn(program, launch.args, {
+    stdio: "inherit",
+    env: withGuardNoProxy({ ...process.env, ...launch.env }, guard.url),
+  });
   const forward = (signal: NodeJS.Signals) => {
     // On a terminal, Ctrl-C reaches the agent from the terminal itself: a second SIGINT would be two presses.
     if (signal === "SIGINT" && process.stdin.isTTY) return;
@@ -155,7 +211,7 @@ export async function runGuard(flags: GuardFlags, command: string[], dashDash: b
 }
 
 export function register(program: Command, setExit: (code: number) => void): void {
-  program
+  const guard = program
     .command("guard")
     .summary(
       "a local proxy between an agent and its model that enforces the contract on the agent's own compactions",
@@ -167,7 +223,10 @@ export function register(program: Command, setExit: (code: number) => void): voi
         "first line on standard error. Without a command it serves until SIGINT or SIGTERM. With one " +
         "(after --) it runs the command pointed at the guard: claude via ANTHROPIC_BASE_URL, codex via " +
         "OPENAI_BASE_URL or -c model_providers.ID.base_url, pi via a temporary models.json, anything else " +
-        "via ANTHROPIC_BASE_URL and OPENAI_BASE_URL; it passes signals and the exit code through. " +
+        "via ANTHROPIC_BASE_URL and OPENAI_BASE_URL; it passes signals and the exit code through. With a " +
+        "command it keeps its state (a journal per session) in the per-user state folder unless --state or " +
+        "--no-state; without one, in memory unless --state. `guard status` lists the sessions of a state folder. When " +
+        "it stops it logs one summary line (sessions seen, compactions, kept, repaired, not repaired). " +
         "See the README's Guard section.\n\n" +
         "Exit codes: without a command 0 once stopped; with one, the command's exit code (128 + signal when it " +
         "was killed); 2 usage error (a bad address or upstream, a port in use, no command after --).",
@@ -182,7 +241,13 @@ export function register(program: Command, setExit: (code: number) => void): voi
       "loopback address to listen on (127.0.0.1, [::1] or localhost)",
       "127.0.0.1:0",
     )
-    .option("--state <dir>", "keep the guard's state (a journal per session) in DIR; default: in memory")
+    .option(
+      "--state <dir>",
+      "keep the guard's state (a journal per session) in DIR; default with a command: the per-user folder " +
+        "($COMPACT_SAFE_STATE_DIR, else $XDG_STATE_HOME/compact-safe/guard, else ~/.local/state/compact-safe/guard); " +
+        "without one: in memory",
+    )
+    .option("--no-state", "keep the state in memory only, even with a command")
     .option("--mode <mode>", "audit (judge and record) or repair (also splice back what was lost)", "repair")
     .option(
       "--anchors <file>",
@@ -211,4 +276,5 @@ export function register(program: Command, setExit: (code: number) => void): voi
       const raw = (this.parent as unknown as { rawArgs?: string[] } | null)?.rawArgs ?? process.argv;
       setExit(await runGuard(o, command, raw.includes("--")));
     });
+  registerStatus(guard, setExit, (command) => runGuard(guard.opts<GuardFlags>(), command, true));
 }
