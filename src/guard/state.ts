@@ -292,7 +292,7 @@ export function summarizeStateJournal(
 
 /**
  * The sessions of a guard state folder, the most recently seen first: every journal in it (not
- * `followed-sessions.jsonl`) read with the journal reader. A file that cannot be read as a guard
+ * an older guard's `followed-sessions.jsonl`) read with the journal reader. A file that cannot be read as a guard
  * journal is named in `unreadable`. A folder that does not exist has no session.
  */
 export async function listStateSessions(

@@ -1,7 +1,7 @@
 /**
  * Which session file the recall server reads: the one named; the newest
  * session journal of the guard's state folder (a `.jsonl` file whose first
- * line is a journal's header: never its followed-sessions index or any
+ * line is a journal's header: never its sessions index or any
  * other file put there); or, by default, the newest session an
  * agent (Claude Code, Codex, pi) recorded for the project folder. Found again
  * on every question, so that a session started after the server is found.
