@@ -4,7 +4,7 @@
  * what proves a session across a restart, and the layouts of the histories
  * read from a session's last body.
  */
-import type { GuardCoreOptions, GuardMode, GuardOutcome } from "./types.js";
+import type { GuardCoreOptions, GuardMode, GuardOutcome, WireRequest } from "./types.js";
 import type { WireHistory } from "./history.js";
 import type { ListLayout } from "./scan.js";
 import type { SessionIndex } from "./proofs.js";
@@ -20,6 +20,8 @@ export interface CoreContext {
   readonly index: SessionIndex;
   /** The layout of each history read from the last body (`extendHistory`), for `fastInfoOf`. */
   readonly extended: WeakMap<WireHistory, { layout: ListLayout; noMarkerBefore: number }>;
+  /** An outcome counted (a request that could not be read) and its note given once per session. */
+  readonly tally: (request: WireRequest, out: GuardOutcome) => GuardOutcome;
 }
 
 /** The outcome of the request being judged, passed through untouched, with a note or none. */

@@ -16,7 +16,10 @@
 import type { GuardCore, GuardCoreOptions, GuardOutcome, WireRequest } from "./types.js";
 import type { WireHistory } from "./history.js";
 import { routeOf } from "./wires.js";
-import { headerSession } from "./session.js";
+import { headerSession, sessionFileName } from "./session.js";
+import { SUMMARIZATION_BYTES } from "./detect.js";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { fastExtension, fastInfoOf } from "./extend.js";
 import { resolveHashed, SessionIndex, summarizationOutcome } from "./proofs.js";
 import { HeldSessions } from "./held-sessions.js";
@@ -112,7 +115,33 @@ async function handle(ctx: CoreContext, request: WireRequest): Promise<GuardOutc
   const failed = (e: unknown): void =>
     answer({ body: request.body, changed: false, wire, note: `not judged: ${oneLine(e)}`, notJudged: true });
 
-  if (known === undefined || !held.sessions.has(known)) {
+  if (hs !== undefined && "key" in hs && newForSure(ctx, hs.key, request.body)) {
+    // A session its header names that the guard never held: nothing of it can be repaired, so its first
+    // request goes out untouched at once, and is read after its answer (in the session's queue, before
+    // its next request is decided), as the fast path does.
+    const key = hs.key;
+    answer({ body: request.body, changed: false, wire, session: key, deferred: true });
+    const told = (o: GuardOutcome): void => late(ctx.options, ctx.tally(request, o));
+    held
+      .serial(key, async () => {
+        await afterAnswer(request);
+        const read = prepare(ctx, request, wire, hs);
+        if ("outcome" in read) return told(read.outcome);
+        await judgeNow(ctx, request, read, told);
+      })
+      .catch((e: unknown) =>
+        told({
+          body: request.body,
+          changed: false,
+          wire,
+          note: `not judged: ${oneLine(e)}`,
+          notJudged: true,
+        }),
+      );
+    return answered;
+  }
+
+  if (known === undefined || (!held.sessions.has(known) && !held.queued(known))) {
     // A new session, or one keyed by its body: the synchronous path.
     const read = prepare(ctx, request, wire, hs);
     if ("outcome" in read)
@@ -145,6 +174,18 @@ async function handle(ctx: CoreContext, request: WireRequest): Promise<GuardOutc
   return answered;
 }
 
+/**
+ * Whether a request whose header names session `key` is surely a new
+ * session's: not held, no journal of it in the state folder, and not an
+ * agent's summarization request (whose answer the guard may give or relay).
+ */
+function newForSure(ctx: CoreContext, key: string, body: Buffer): boolean {
+  if (ctx.held.sessions.has(key) || ctx.held.queued(key)) return false;
+  const dir = ctx.options.stateDir;
+  if (dir !== undefined && existsSync(join(dir, sessionFileName(key)))) return false;
+  return !SUMMARIZATION_BYTES.some((p) => body.indexOf(p, 0, "utf8") >= 0);
+}
+
 /** Sessions whose unreadable request was logged, at most this many remembered (then forgotten all at once). */
 const MAX_LOGGED = 10_000;
 
@@ -168,26 +209,29 @@ function oncePerSession(logged: Set<string>, request: WireRequest, out: GuardOut
 export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
   const index = new SessionIndex(options.stateDir);
   const indexRead = index.load();
+  const counts = { requests: 0, notJudged: 0 };
+  const logged = new Set<string>();
   const ctx: CoreContext = {
     options,
     mode: options.mode ?? "repair",
     held: new HeldSessions(options),
     index,
     extended: new WeakMap(),
+    tally: (request, out) => {
+      if (!out.notJudged) return out;
+      counts.notJudged++;
+      return oncePerSession(logged, request, out);
+    },
   };
   const { held } = ctx;
-  const counts = { requests: 0, notJudged: 0 };
-  const logged = new Set<string>();
+
   return {
     counts: () => ({ ...counts }),
     handle: async (request) => {
       counts.requests++;
       try {
         await indexRead;
-        const out = await handle(ctx, request);
-        if (!out.notJudged) return out;
-        counts.notJudged++;
-        return oncePerSession(logged, request, out);
+        return ctx.tally(request, await handle(ctx, request));
       } catch (e) {
         return { body: request.body, changed: false, note: `not judged: ${oneLine(e)}`, notJudged: true };
       }

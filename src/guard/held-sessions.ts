@@ -101,6 +101,11 @@ export class HeldSessions {
     this.maxHeldBytes = options.maxHeldBytes ?? DEFAULT_MAX_HELD_BYTES;
   }
 
+  /** Whether work of the session is queued or running (its requests not all judged yet). */
+  queued(key: string): boolean {
+    return this.locks.has(key);
+  }
+
   /** Runs `fn` after the session's earlier requests (requests of one session are judged in order). */
   serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const locks = this.locks;
