@@ -18,13 +18,21 @@ import { isBranchSummary, isCheckpoint, isPlainUser } from "../contract/classify
 import { CHECKPOINT_MARKER } from "../contract/markers.js";
 import { protectedRound } from "../contract/rounds.js";
 import { isAlreadyBounded } from "../contract/bounds.js";
-import { auditCompaction, type CompactionAudit } from "../route/audit.js";
+import { auditCompaction, type AuditLosses, type CompactionAudit } from "../route/audit.js";
+import { redactQuotedLine } from "../redact/quoted.js";
 import { activePath, projectPath } from "../journal/tree.js";
 import { redactedHead, redactedTail, redactSecrets } from "../redact/redact.js";
 import { CompactSafeError } from "../model/errors.js";
 import { STUB_PREFIX } from "../engine/prune.js";
 import { blockCostText, fastEstimator, type TokenEstimator } from "../engine/tokens.js";
 
+/** Every text a compaction lost, whole: what the contract's reason may quote cut short. */
+const lostTexts = (l: AuditLosses): string[] => [
+  ...l.user_texts,
+  ...l.assistant_texts,
+  ...l.tool_calls,
+  ...l.tool_results,
+];
 export const REPORT_MODEL_VERSION = 1;
 
 /** What became of a message of the history before a compaction. */
@@ -491,7 +499,9 @@ function buildView(
     model: typeof c.payload.model === "string" ? c.payload.model : null,
     verdict: {
       kept: audit.kept,
-      reason: audit.reason === null ? null : bounded(redactSecrets(audit.reason), 2000),
+      // Redacted before the contract's cut: its quotation is taken again from the lost text redacted whole.
+      reason:
+        audit.reason === null ? null : bounded(redactQuotedLine(audit.reason, lostTexts(audit.losses)), 2000),
       placeholder: audit.placeholder,
       stacked_checkpoints: audit.stacked_checkpoints,
       provider_compaction: audit.provider_compaction,

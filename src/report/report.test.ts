@@ -7,6 +7,7 @@ import type { Message } from "../model/index.js";
 import { auditEntries } from "../route/audit.js";
 import { importFile } from "../formats/index.js";
 import { exampleSession, linearJournal } from "../../test/support.js";
+import { SECRET_SAMPLES, leakedFragments, plant } from "../../test/secret-samples.js";
 import {
   buildReportModel,
   reportEntries,
@@ -227,4 +228,34 @@ test("the page's script never parses markup: no innerHTML, outerHTML, insertAdja
   ])
     assert.ok(!script.includes(sink), `templates/report.js uses ${sink}`);
   assert.ok(script.includes("textContent"));
+});
+
+test("the verdict's reason quotes a lost text cut short: no part of a secret the cut splits reaches the report", () => {
+  for (const sample of SECRET_SAMPLES) {
+    // The contract quotes the lost instruction's first 60 characters: the secret is planted across that cut.
+    for (const at of [40, 50, 58]) {
+      const h = [...history().slice(0, 6), u(plant(sample, at, 400, false)), ...history().slice(7)];
+      const entries = journal(h);
+      entries.push({
+        id: "c",
+        parent_id: `m${h.length - 1}`,
+        kind: "compaction",
+        created_at: "2026-12-01T00:00:01Z",
+        payload: {
+          summary: "did things",
+          tokens_before: 1,
+          tokens_after: 1,
+          model: "x",
+          path: "summary",
+          coverage: null,
+          trigger: "auto",
+          source_agent: "claude-code",
+          replacement: [u("This session is being continued from a previous conversation. did things")],
+        },
+      });
+      const v = buildReportModel(entries, { source, window: 200_000 }).views[0]!;
+      assert.equal(v.verdict.kept, false);
+      assert.deepEqual(leakedFragments(v.verdict.reason ?? "", sample), [], `${sample.kind} at ${at}`);
+    }
+  }
 });
