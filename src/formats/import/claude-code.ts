@@ -42,7 +42,43 @@ const BY_DESIGN: Record<string, string> = {
   "pr-link": "pull-request link (UI metadata)",
   "custom-title": "session title (UI metadata)",
   tag: "session tag (UI metadata)",
+  // Claude Code 2.1.33x: its own bookkeeping beside the conversation.
+  "last-prompt": "last prompt pointer (UI metadata; the prompt itself is a user line)",
+  "cost-state": "cost and duration counters (UI metadata)",
+  mode: "permission mode (UI metadata)",
+  "atis-latch": "client state latch (UI metadata)",
+  "api-request": "request log entry (what was sent; the conversation is in the user and assistant lines)",
+  "api-request-shape": "request log: the request's shape (a copy of what was sent, not a turn)",
+  "api-request-blob": "request log: a piece of a request's content (a copy of what was sent, not a turn)",
 };
+
+/**
+ * `attachment` lines Claude Code 2.1.33x writes for the harness's own context,
+ * which it renders into each request (the environment, the date, the model's
+ * identity, tool, agent and skill listings, a snapshot of its system prompt):
+ * not the user's words nor a turn. An attachment of another type is skipped
+ * as not known.
+ */
+const HARNESS_ATTACHMENTS: ReadonlySet<string> = new Set([
+  "environment",
+  "model",
+  "date",
+  "deferred_tools_delta",
+  "agent_listing_delta",
+  "skill_listing",
+  "session_context",
+  "remote_session_change",
+  "prompt_snapshot",
+]);
+
+/** Why a line that is not a user or assistant message is skipped by design, or undefined when it is not known. */
+function byDesign(o: Record<string, unknown>): string | undefined {
+  if (o.type !== "attachment") return BY_DESIGN[String(o.type)];
+  const kind = isRecord(o.attachment) ? o.attachment.type : undefined;
+  return typeof kind === "string" && HARNESS_ATTACHMENTS.has(kind)
+    ? `harness context attachment (${kind}), rendered into the request by Claude Code, not a turn`
+    : undefined;
+}
 
 export const HEADER_ID = "header";
 
@@ -173,10 +209,16 @@ class ClaudeCodeImport {
       return;
     }
     if (o.type !== "user" && o.type !== "assistant") {
-      const reason = BY_DESIGN[String(o.type)];
+      const reason = byDesign(o);
       if (o.type === "system")
         rb.skip(line, `system event (${String(o.subtype ?? "no subtype")}), not sent to the model`, true);
       else if (reason) rb.skip(line, reason, true);
+      else if (o.type === "attachment")
+        rb.skip(
+          line,
+          `unknown attachment type ${JSON.stringify((o.attachment as { type?: unknown })?.type)}`,
+          false,
+        );
       else rb.skip(line, `unknown entry type ${JSON.stringify(o.type)}`, false);
       return;
     }
