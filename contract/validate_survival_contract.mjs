@@ -169,10 +169,47 @@ export function isCheckpoint(m) {
   return first.startsWith(marker + "\n") && OWN_RECEIPT.test(first);
 }
 
-// Texts the exporters write where the history has none: never the user's instructions.
+// Texts compact-safe writes, never the user's instructions: the exporters' (where the history has
+// none) and the guard's restatement after a compaction it repaired.
 const EXPORTER_OPENER = "[compact-safe: the conversation continues from here]";
 const EXPORTER_RESULT_PREFIX = "[compact-safe: tool result for ";
-const isExporterTextBlock = (t) => t === EXPORTER_OPENER || t.startsWith(EXPORTER_RESULT_PREFIX);
+const GUARD_PREFIX = "[compact-safe guard] ";
+const isExporterTextBlock = (t) =>
+  t === EXPORTER_OPENER || t.startsWith(EXPORTER_RESULT_PREFIX) || t.startsWith(GUARD_PREFIX);
+
+// A provider's own compaction (an Anthropic compaction block, a Responses compaction item), as the
+// canonical block `provider_compaction`: the provider's summary of the history it replaced.
+const PROVIDER_COMPACTION = "provider_compaction";
+const isProviderSummary = (m) => blocksOf(m).some((b) => b.type === PROVIDER_COMPACTION);
+const isGuardRestatement = (m) =>
+  m.role === "user" &&
+  blocksOf(m).length > 0 &&
+  blocksOf(m).every(
+    (b) => b.type === "text" && typeof b.text === "string" && b.text.startsWith(GUARD_PREFIX),
+  );
+
+/**
+ * The checkpoints of a history as { message, texts }: each checkpoint message; and each provider
+ * summary with no checkpoint message anywhere after it (one before a checkpoint message is the
+ * start that checkpoint's compaction kept), whose texts are the summary it shows and the guard's
+ * restatement when that is the message right after it.
+ */
+export function checkpointsIn(messages) {
+  const lastTextual = messages.findLastIndex((m) => isCheckpoint(m));
+  const out = [];
+  messages.forEach((m, i) => {
+    if (isCheckpoint(m)) out.push({ message: m, texts: textsOf(m), provider: false });
+    else if (i > lastTextual && isProviderSummary(m)) {
+      const shown = blocksOf(m)
+        .filter((b) => b.type === PROVIDER_COMPACTION && typeof b.summary === "string" && b.summary !== "")
+        .map((b) => b.summary);
+      const next = messages[i + 1];
+      const restated = next !== undefined && isGuardRestatement(next) ? textsOf(next) : [];
+      out.push({ message: m, texts: [...shown, ...restated], provider: true });
+    }
+  });
+  return out;
+}
 
 /** The user's own words: non-empty texts of a user message (beside tool results too), less exporter texts. */
 function userWordsOf(m) {
@@ -418,7 +455,8 @@ export function validateLastRoundCoverage(original, replacement, opts = {}) {
           }
           break;
         default:
-          if (KNOWN_TYPES.has(b.type)) break;
+          // A provider's summary in the region is folded into the new checkpoint, as a checkpoint's text is.
+          if (KNOWN_TYPES.has(b.type) || b.type === PROVIDER_COMPACTION) break;
           // Unknown blocks are kept opaque: the whole block, untouched.
           if (!take((r) => deepEqual(r, b))) {
             const id =
@@ -490,8 +528,8 @@ export function validateSurvivalContract(original, replacement, opts = {}) {
   }
 
   // Checkpoint count.
-  const checkpoints = replacement.filter(isCheckpoint);
-  const needOne = route === "summary" || original.some(isCheckpoint);
+  const checkpoints = checkpointsIn(replacement);
+  const needOne = route === "summary" || checkpointsIn(original).length > 0;
   if (needOne && checkpoints.length === 0) return fail("missing checkpoint");
   if (needOne && checkpoints.length > 1) return fail(`more than one checkpoint (${checkpoints.length})`);
   if (!needOne && checkpoints.length > 0) {
@@ -500,13 +538,15 @@ export function validateSurvivalContract(original, replacement, opts = {}) {
     );
   }
 
+  // A provider's summary is the provider's own: not judged as a placeholder.
   for (const cp of checkpoints) {
-    if (isPlaceholderOnly(cp)) return fail(`placeholder-only checkpoint ${quote(textsOf(cp).join(""), 60)}`);
+    if (!cp.provider && isPlaceholderOnly(cp.message))
+      return fail(`placeholder-only checkpoint ${quote(cp.texts.join(""), 60)}`);
   }
 
   if (anchors !== "") {
     if (route === "summary") {
-      if (!textsOf(checkpoints[0]).join("").includes(anchors))
+      if (!checkpoints[0].texts.join("\n").includes(anchors))
         return fail("anchors not restated in the checkpoint");
     } else {
       const inText = (msgs) => msgs.some((m) => textsOf(m).some((t) => t.includes(anchors)));

@@ -1,6 +1,7 @@
 /** Recognising checkpoints, branch summaries and plain user messages, by structure. */
 import type { Message, TextBlock } from "../model/types.js";
 import { isText } from "../model/blocks.js";
+import { isProviderCompaction } from "../model/provider-compaction.js";
 import {
   ALL_BRANCH_SUMMARY_MARKERS,
   ALL_CHECKPOINT_MARKERS,
@@ -87,6 +88,80 @@ export function isCheckpoint(m: Message): boolean {
 
 /** Not a checkpoint: a filter made once (see DECISIONS.md, hot code makes no closure per call). */
 export const notCheckpoint = (m: Message): boolean => !isCheckpoint(m);
+
+/**
+ * A message holding a provider's own compaction (an Anthropic `compaction`
+ * block, an OpenAI Responses `compaction` item): the provider's summary of
+ * the history it replaced, opaque when encrypted.
+ */
+export function isProviderSummary(m: Message): boolean {
+  return m.content.some(isProviderCompaction);
+}
+
+/**
+ * The guard's restatement as a message of its own: a user message whose
+ * every block is a text opening with `[compact-safe guard] `. The guard
+ * writes it right after a provider's summary, which cannot take content.
+ */
+export function isGuardRestatement(m: Message): boolean {
+  return (
+    m.role === "user" &&
+    m.content.length > 0 &&
+    m.content.every((b) => isText(b) && b.text.startsWith(GUARD_TEXT_PREFIX))
+  );
+}
+
+/** One checkpoint of a history (see `checkpointsOf`). */
+export interface CheckpointAt {
+  /** The checkpoint's message. */
+  at: number;
+  /** A provider's summary (not a checkpoint message): its texts are the guard's restatement after it. */
+  provider: boolean;
+  /** The guard's restatement as the message right after a provider's summary, part of the checkpoint. */
+  restatedAt?: number;
+}
+
+/**
+ * The checkpoints of a history, in order: every checkpoint message, and
+ * every provider's summary that no checkpoint message follows, with the
+ * guard's restatement right after it (a message of its own only there) as
+ * part of it: one checkpoint. A provider's summary that a checkpoint message
+ * follows is the start of the history that checkpoint's compaction kept as
+ * it was (valid input for that provider), not a checkpoint of its own.
+ */
+export function checkpointsOf(messages: readonly Message[]): CheckpointAt[] {
+  const out: CheckpointAt[] = [];
+  let textual = false;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (isCheckpoint(m)) {
+      out.push({ at: i, provider: false });
+      textual = true;
+    } else if (!textual && isProviderSummary(m)) {
+      const next = messages[i + 1];
+      out.push(
+        next !== undefined && isGuardRestatement(next)
+          ? { at: i, provider: true, restatedAt: i + 1 }
+          : { at: i, provider: true },
+      );
+    }
+  }
+  return out.reverse();
+}
+
+/**
+ * A checkpoint's text: a checkpoint message's texts; for a provider's
+ * summary, the summary it shows (none when encrypted), then the guard's
+ * restatement after it.
+ */
+export function checkpointText(messages: readonly Message[], c: CheckpointAt): string {
+  if (!c.provider) return allText(messages[c.at]!);
+  const shown = messages[c.at]!.content.flatMap((b) =>
+    isProviderCompaction(b) && b.summary !== "" ? [b.summary] : [],
+  );
+  if (c.restatedAt !== undefined) shown.push(allText(messages[c.restatedAt]!));
+  return shown.join("\n");
+}
 
 export function isBranchSummary(m: Message): boolean {
   return opensWith(m, ALL_BRANCH_SUMMARY_MARKERS) !== undefined;

@@ -7,6 +7,8 @@ import { canonicalJson, isAssistantRole, isText, isToolResult, isToolUse } from 
 import {
   allText,
   checkpointMarkerOf,
+  checkpointsOf,
+  checkpointText,
   isBranchSummary,
   isCheckpoint,
   isExporterTextBlock,
@@ -75,6 +77,11 @@ interface ReplacementIndex {
 }
 
 const KNOWN = new Set(["text", "thinking", "redacted_thinking", "tool_use", "tool_result", "image_url"]);
+/**
+ * A provider's own summary in the protected round is folded into the new
+ * checkpoint, as an earlier checkpoint's text is: not required to survive.
+ */
+const PROVIDER_SUMMARY = "provider_compaction";
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key);
@@ -212,7 +219,7 @@ function coveredByIdentity(
           return false;
       } else if (b.type === "thinking" || b.type === "redacted_thinking") {
         if (assistant && !assistantThinking.take(b)) return false;
-      } else if (b.type === "image_url" || !KNOWN.has(b.type)) {
+      } else if (b.type === "image_url" || (!KNOWN.has(b.type) && b.type !== PROVIDER_SUMMARY)) {
         if (!blocks.take(b)) return false;
       }
     }
@@ -300,7 +307,7 @@ export function validateLastRoundCoverage(
       } else if (b.type === "image_url") {
         const url = imageUrl(b);
         if (!idx.imageUrls.take(url)) return fail(`last round: image ${quote(url, 40)} missing (${at(i)})`);
-      } else if (!KNOWN.has(b.type)) {
+      } else if (!KNOWN.has(b.type) && b.type !== PROVIDER_SUMMARY) {
         if (!idx.opaque.take(canonicalJson(b))) {
           const r = b as { id?: unknown; tool_use_id?: unknown };
           const id = typeof r.id === "string" ? r.id : typeof r.tool_use_id === "string" ? r.tool_use_id : "";
@@ -402,7 +409,8 @@ export function validateSurvivalContract(
   const pairing = validatePairing(original, replacement);
   if (!pairing.valid) return pairing;
 
-  const checkpoints = replacement.filter(isCheckpoint);
+  // A provider's summary counts as the checkpoint, with the guard's restatement after it (`checkpointsOf`).
+  const checkpoints = checkpointsOf(replacement);
   if (path === "summary") {
     if (checkpoints.length === 0) return fail("missing checkpoint (the summary path writes exactly one)");
     if (checkpoints.length > 1)
@@ -410,7 +418,7 @@ export function validateSurvivalContract(
         `more than one checkpoint (${checkpoints.length}); a later compaction must replace the earlier one`,
       );
   } else {
-    const before = original.filter(isCheckpoint).length;
+    const before = checkpointsOf(original).length;
     if (before > 0 && checkpoints.length !== 1) {
       return fail(
         checkpoints.length === 0
@@ -421,15 +429,18 @@ export function validateSurvivalContract(
     if (before === 0 && checkpoints.length > 0) return fail("prune-only wrote a new checkpoint");
   }
 
+  // A provider's summary is the provider's (encrypted, or its own text): not judged as a placeholder.
   for (const c of checkpoints) {
-    const kind = placeholderKind(checkpointSummaryPart(c));
-    if (kind) return fail(`placeholder-only checkpoint (${kind}): ${quote(checkpointSummaryPart(c), 40)}`);
+    if (c.provider) continue;
+    const m = replacement[c.at]!;
+    const kind = placeholderKind(checkpointSummaryPart(m));
+    if (kind) return fail(`placeholder-only checkpoint (${kind}): ${quote(checkpointSummaryPart(m), 40)}`);
   }
 
   const anchors = options.anchors?.trim() ?? "";
   if (anchors.length > 0) {
     if (path === "summary") {
-      if (!checkpoints.some((c) => allText(c).includes(anchors)))
+      if (!checkpoints.some((c) => checkpointText(replacement, c).includes(anchors)))
         return fail("anchors not restated in the checkpoint");
     } else if (textsContaining(original, anchors) && !textsContaining(replacement, anchors)) {
       return fail("anchors dropped by prune-only");

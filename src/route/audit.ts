@@ -22,7 +22,7 @@
 import type { CompactionEntry, JournalEntry, Message } from "../model/index.js";
 import { providerCompactionIn } from "../model/index.js";
 import { isAssistantRole, isText, isToolResult, isToolUse } from "../model/blocks.js";
-import { isCheckpoint, userWords } from "../contract/classify.js";
+import { checkpointsOf, userWords } from "../contract/classify.js";
 import { protectedRound } from "../contract/rounds.js";
 import { checkpointSummaryPart, validateSurvivalContract } from "../contract/validate.js";
 import { placeholderKind } from "../contract/placeholder.js";
@@ -167,7 +167,8 @@ export function auditCompaction(
     path: c.payload.path,
     fromEnd: options.fromEnd,
   });
-  const checkpoints = after.filter(isCheckpoint);
+  // As the validator counts them: a provider's summary is a checkpoint (the guard's restatement after it part of it).
+  const checkpoints = checkpointsOf(after);
   return {
     id: c.id,
     source: typeof c.payload.source_agent === "string" ? c.payload.source_agent : "compact-safe",
@@ -177,7 +178,9 @@ export function auditCompaction(
     kept: verdict.valid,
     reason: verdict.valid ? null : (verdict.reason ?? "violation"),
     losses: protectedLosses(before, after),
-    placeholder: checkpoints.some((m) => placeholderKind(checkpointSummaryPart(m)) !== undefined),
+    placeholder: checkpoints.some(
+      (c) => !c.provider && placeholderKind(checkpointSummaryPart(after[c.at]!)) !== undefined,
+    ),
     stacked_checkpoints: checkpoints.length > 1,
     provider_compaction: nativeCompaction(after),
   };
