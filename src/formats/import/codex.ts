@@ -187,14 +187,18 @@ export function resultBlock(p: Record<string, unknown>): Block | undefined {
 export function responseItemsToMessages(items: readonly unknown[]): Message[] {
   const out: Message[] = [];
   let side: Side | undefined;
+  // A `compaction` item is a message of its own (as `itemsToMessages` reads it): the summary of what came before.
+  let alone = false;
   for (const it of items) {
     if (!isRecord(it)) continue;
     const ms = modelSideBlocks(it);
     const rs = resultBlock(it);
     if (ms) {
-      if (side === "assistant") out[out.length - 1]!.content.push(...ms);
+      const summary = ms.some(isProviderCompaction);
+      if (side === "assistant" && !alone && !summary) out[out.length - 1]!.content.push(...ms);
       else out.push({ role: "assistant", content: ms });
       side = "assistant";
+      alone = summary;
     } else if (rs) {
       if (side === "results") out[out.length - 1]!.content.push(rs);
       else out.push({ role: "user", content: [rs] });

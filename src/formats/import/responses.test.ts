@@ -166,3 +166,26 @@ test("the Codex reader and this one group the same items alike and see the same 
   const typed = doc.input.map((i) => (i.type === undefined ? { type: "message", ...i } : i));
   assert.deepEqual(view(itemsToMessages(typed)), view(responseItemsToMessages(typed)));
 });
+
+test("a compaction item is a message of its own, in both readers: the model's items around it are not joined to it", () => {
+  const item = { type: "compaction", id: "cmp_1", encrypted_content: "gAAAAABpHxRlbmNyeXB0ZWQ=" };
+  const items = [
+    { type: "message", role: "user", content: [{ type: "input_text", text: "Fix the login test" }] },
+    { type: "function_call", call_id: "c0", name: "exec_command", arguments: '{"cmd":"ls"}' },
+    item,
+    { type: "function_call", call_id: "c1", name: "exec_command", arguments: '{"cmd":"cat a"}' },
+    { type: "function_call_output", call_id: "c1", output: "a" },
+  ];
+  for (const ms of [itemsToMessages(items), responseItemsToMessages(items)]) {
+    assert.deepEqual(
+      ms.map((m) => [m.role, m.content.map((b) => b.type).join(",")]),
+      [
+        ["user", "text"],
+        ["assistant", "tool_use"],
+        ["assistant", "provider_compaction"],
+        ["assistant", "tool_use"],
+        ["user", "tool_result"],
+      ],
+    );
+  }
+});

@@ -28,7 +28,8 @@
  *   `thinking` block with the summary text;
  * - `compaction` (the opaque summary of `/responses/compact`, `context_management`
  *   or Codex's remote compaction): a `provider_compaction` block holding the
- *   item whole (`native`), written back as it was; the importer makes it a
+ *   item whole (`native`), written back as it was, in an assistant message of
+ *   its own (the summary of what came before, not part of a turn); the importer makes it a
  *   compaction entry (see `linearImport`);
  * - anything else (`web_search_call`, `file_search_call`, `image_generation_call`,
  *   `code_interpreter_call`, `mcp_*`, `item_reference`, unknown
@@ -584,6 +585,9 @@ export function itemsToMessages(items: readonly unknown[], options: ItemsToMessa
   const out: Message[] = [];
   let side: Side | undefined;
   let carried = false;
+  // A `compaction` item is a message of its own: the provider's summary of the history before it, not
+  // part of the model's turn around it (the contract counts it as the checkpoint).
+  let alone = false;
   items.forEach((raw, i) => {
     const path = `${base}[${i}]`;
     let read: { side: Side; role?: Role; blocks: Block[] };
@@ -615,7 +619,9 @@ export function itemsToMessages(items: readonly unknown[], options: ItemsToMessa
     } else if (
       out.length > 0 &&
       side === read.side &&
-      (read.side === "assistant" || read.side === "results")
+      (read.side === "assistant" || read.side === "results") &&
+      !alone &&
+      !read.blocks.some(isProviderCompaction)
     ) {
       target = out[out.length - 1]!;
       carried = false;
@@ -629,6 +635,7 @@ export function itemsToMessages(items: readonly unknown[], options: ItemsToMessa
     }
     target.content.push(...read.blocks);
     side = read.side;
+    alone = read.blocks.some(isProviderCompaction);
     options.onItem?.(i, target, read.blocks);
   });
   return out;
