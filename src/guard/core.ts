@@ -107,7 +107,10 @@ async function handle(ctx: CoreContext, request: WireRequest): Promise<GuardOutc
   const route = routeOf(request.method, request.url);
   if ("passthrough" in route) return { body: request.body, changed: false, note: route.passthrough };
   const wire = route.wire;
-  if (route.compactRequest) return compactRequest(ctx, request);
+  if (route.compactRequest) {
+    const c = compactRequest(ctx, request);
+    return c.summarizing ? summarizationOutcome(ctx, c.outcome, c.summarizing) : c.outcome;
+  }
   const hs = headerSession(wire, request.headers);
   const known = hs === undefined ? undefined : "key" in hs ? hs.key : held.headerKeys.get(hs.fp);
   let answer!: (o: GuardOutcome) => void;

@@ -54,6 +54,8 @@ export const SUMMARIZATION_BYTES: readonly string[] = [
   "You are performing a CONTEXT CHECKPOINT COMPACTION",
   "<conversation>",
   "# Conversation\\n",
+  // Codex's remote compaction in the body of an ordinary Responses request (its last input item).
+  '"compaction_trigger"',
 ];
 
 /** The agent whose summarization request this is (its last user message opens with that agent's prompt). */

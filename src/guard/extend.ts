@@ -21,6 +21,9 @@ import { chatItems } from "./wire-chat.js";
 import { responsesItems, responsesSystem } from "./wire-responses.js";
 import { readWork } from "./wires.js";
 
+/** `"compaction"` as JSON writes it as a key or a whole string value (never inside another string). */
+const COMPACTION_KEY = '"compaction"';
+
 /** The last main body as the fast path keeps it: its bytes, where its list sits, and the history read from it. */
 export interface LastBody {
   body: Buffer;
@@ -228,5 +231,7 @@ export function fastExtension(f: FastInfo, body: Buffer): Extension | undefined 
   if (!rest) return undefined;
   const added = body.subarray(f.stableEnd, rest.end);
   if (SUMMARIZATION_BYTES.some((p) => added.indexOf(p, 0, "utf8") >= 0)) return undefined;
+  // Nor a request for the provider's own compaction in a field after the list (Anthropic's `compaction`).
+  if (body.indexOf(COMPACTION_KEY, rest.end, "utf8") >= 0) return undefined;
   return { tail: values, elements: [...tail.elements, ...rest.elements], end: rest.end };
 }

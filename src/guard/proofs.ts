@@ -34,7 +34,14 @@ import type { SessionIdentity } from "./session.js";
 import type { Session, Splice } from "./held-sessions.js";
 import { commonPrefix, conversation, hasTools, isSummaryItem, relation, type Relation } from "./detect.js";
 import { readPiConversation } from "./answer.js";
-import { answerText, fingerprintOf, foundIn, normalized, type Fingerprint } from "./relayed.js";
+import {
+  fingerprintOf,
+  foundIn,
+  normalized,
+  relayedSummary,
+  summaryTextOf,
+  type Fingerprint,
+} from "./relayed.js";
 import type { CoreContext } from "./context.js";
 
 /** Branches a session keeps beside its current one (the oldest let go first). */
@@ -148,7 +155,9 @@ export function provenCompaction(views: readonly View[], conv: readonly HistoryI
   const keys = lasts.map((l) => new Set(l.map((i) => i.key)));
   const summaries = keys.map((k) => conv.filter((i) => isSummaryItem(i) && !k.has(i.key)));
   const byRelayed = views.flatMap((v, k) =>
-    v.fps.length > 0 && summaries[k]!.some((i) => foundIn(allText(i.message), v.fps).size > 0) ? [k] : [],
+    v.fps.length > 0 && summaries[k]!.some((i) => foundIn(summaryTextOf(i.message), v.fps).size > 0)
+      ? [k]
+      : [],
   );
   if (byRelayed.length > 0) return byRelayed.length === 1 ? byRelayed[0] : undefined;
   const byRun = views.flatMap((_, k) =>
@@ -282,8 +291,11 @@ async function summarizedBranch(
   agent: string,
 ): Promise<Target | undefined> {
   const conv = conversation(h.items);
-  const keyed = id.source !== "hash" ? await ctx.held.load(id, h.wire) : undefined;
-  const sessions = id.source !== "hash" ? (keyed ? [keyed] : []) : await hashedCandidates(ctx, h.wire);
+  // A session keyed by a hash of its start: a summarization request that carries its whole history
+  // (a provider's compaction request) has that start, so that key, unless it is pi's (its history as text).
+  const own = id.source !== "hash" || agent !== "pi";
+  const keyed = own ? await ctx.held.load(id, h.wire) : undefined;
+  const sessions = own ? (keyed ? [keyed] : []) : await hashedCandidates(ctx, h.wire);
   const branches = sessions.flatMap((s) =>
     [s.agent_items, ...(s.branches ?? []).map((b) => b.agent_items)].map((items) => ({
       key: s.key,
@@ -295,7 +307,6 @@ async function summarizedBranch(
     return last ? { key: found[0]!.key, tail: markOf(last) } : undefined;
   };
   if (agent !== "pi") {
-    if (id.source === "hash") return undefined;
     const common = branches.map((b) => commonPrefix(b.conv, conv));
     const most = Math.max(0, ...common);
     return most === 0 ? undefined : one(branches.filter((_, k) => common[k] === most));
@@ -342,7 +353,7 @@ export async function summarizationOutcome(
   }
   return {
     ...outcome,
-    relayed: (body, encoding) => recordRelayed(ctx, target, answerText(body, encoding)),
+    relayed: (body, encoding) => recordRelayed(ctx, target, relayedSummary(body, encoding)),
   };
 }
 

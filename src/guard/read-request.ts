@@ -30,7 +30,7 @@ function absorbLater(ctx: CoreContext, history: WireHistory, id: SessionIdentity
   const items = history.items;
   let at = items.length - 1;
   if (summarizationRequestOf(items) === undefined) {
-    // A compaction request without a prompt (Codex's /responses/compact): the whole history.
+    // A compaction request without a prompt (a provider's compaction): the whole history.
     ctx.held.serial(id.key, () => absorbHistory(ctx, history, id, items.length)).catch(() => undefined);
     return;
   }
@@ -39,27 +39,80 @@ function absorbLater(ctx: CoreContext, history: WireHistory, id: SessionIdentity
   ctx.held.serial(id.key, () => absorbHistory(ctx, history, id, at)).catch(() => undefined);
 }
 
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
 /**
- * Codex's remote compaction request (`/responses/compact`): passed through
- * untouched (the provider answers it with its own `compaction` item), its
- * history read into the session as the history before the compaction.
+ * What asks the provider, in a request's body, to compact the history the
+ * request carries and to answer with its own summary alone: Codex's remote
+ * compaction (its built-in `openai` provider) sent as an ordinary Responses
+ * request whose last input item is `{"type":"compaction_trigger"}`, and
+ * Anthropic's on-demand compaction (a Messages request with the `compaction`
+ * parameter). Codex's `POST …/responses/compact` is known by its path.
  */
-export function compactRequest(ctx: CoreContext, request: WireRequest): GuardOutcome {
+export function providerCompactionAsk(wire: GuardWire, doc: Record<string, unknown>): string | undefined {
+  if (wire === "openai-responses") {
+    const input = doc.input;
+    const last = Array.isArray(input) ? input[input.length - 1] : undefined;
+    return isRecord(last) && last.type === "compaction_trigger" ? "compaction_trigger" : undefined;
+  }
+  if (wire === "anthropic-messages") return isRecord(doc.compaction) ? "the compaction parameter" : undefined;
+  return undefined;
+}
+
+/**
+ * A request that asks the provider for its own compaction (`/responses/compact`,
+ * or `providerCompactionAsk`): passed through untouched (the provider answers
+ * it with its `compaction` item or block), its history (the trigger item
+ * aside) read into the session as the history before the compaction, and,
+ * like an agent's summarization request, its answer relayed: the provider's
+ * summary in it proves the compaction in the request that carries it.
+ */
+function providerCompaction(
+  ctx: CoreContext,
+  request: WireRequest,
+  history: WireHistory,
+  ask: string,
+): { outcome: GuardOutcome; summarizing: Summarizing } {
+  const doc = history.doc;
+  const before =
+    ask === "compaction_trigger"
+      ? readWire(history.wire, { ...doc, input: (doc.input as unknown[]).slice(0, -1) })
+      : history;
+  const id = sessionOf(request.headers, before);
+  absorbLater(ctx, before, id);
+  return {
+    outcome: {
+      body: request.body,
+      changed: false,
+      wire: history.wire,
+      session: id.key,
+      note: `the agent's request for the provider's own compaction (${ask}); passed through, its history read`,
+    },
+    summarizing: { history: before, id, agent: id.agent },
+  };
+}
+
+/** Codex's remote compaction request (`POST …/responses/compact`): see `providerCompaction`. */
+export function compactRequest(
+  ctx: CoreContext,
+  request: WireRequest,
+): { outcome: GuardOutcome; summarizing?: Summarizing } {
   const wire = "openai-responses";
-  const untouched = { body: request.body, changed: false, wire } as const;
   let history: WireHistory;
   try {
     history = readWire(wire, parseBody(request.body));
   } catch (e) {
-    return { ...untouched, note: `compaction request not read: ${oneLine(e)}` };
+    return {
+      outcome: {
+        body: request.body,
+        changed: false,
+        wire,
+        note: `compaction request not read: ${oneLine(e)}`,
+      },
+    };
   }
-  const id = sessionOf(request.headers, history);
-  absorbLater(ctx, history, id);
-  return {
-    ...untouched,
-    session: id.key,
-    note: "the agent's remote compaction request (/responses/compact); passed through, its history read",
-  };
+  return providerCompaction(ctx, request, history, "/responses/compact");
 }
 
 /**
@@ -93,6 +146,8 @@ export function prepare(
   } catch (e) {
     return { outcome: untouched(`not judged: ${oneLine(e)}`, { wire, notJudged: true }) };
   }
+  const ask = providerCompactionAsk(wire, history.doc);
+  if (ask !== undefined) return providerCompaction(ctx, request, history, ask);
   const id = sessionOf(request.headers, history);
   const summarizer = summarizationRequestOf(history.items);
   if (summarizer) absorbLater(ctx, history, id);

@@ -8,6 +8,9 @@
  */
 import { createHash } from "node:crypto";
 import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
+import type { Message } from "../model/types.js";
+import { isProviderCompaction } from "../model/provider-compaction.js";
+import { allText } from "../contract/classify.js";
 
 /** The most of an answer the server keeps to read its text (a longer answer is not read). */
 export const RELAYED_MAX_BYTES = 1024 * 1024;
@@ -63,6 +66,96 @@ function textOfEvents(text: string): string {
     }
   }
   return deltas !== "" ? deltas : completed;
+}
+
+/**
+ * What tells a provider's compaction (an Anthropic `compaction` block, a
+ * Responses `compaction` item) from any other: its readable summary, else its
+ * encrypted content; "" when it has neither.
+ */
+export function compactionIdentity(raw: Rec): string {
+  const content = str(raw.content);
+  return content !== "" ? content : str(raw.encrypted_content);
+}
+
+/** The provider's compaction in one answer object (an Anthropic Message's block, a Response's item), or "". */
+function compactionOfObject(doc: Rec): string {
+  const list = Array.isArray(doc.content) ? doc.content : Array.isArray(doc.output) ? doc.output : [];
+  for (const b of list) if (isRec(b) && b.type === "compaction") return compactionIdentity(b);
+  return "";
+}
+
+/**
+ * The provider's compaction in a stream of server-sent events: a Responses
+ * `compaction` output item (done, or in the completed response), an
+ * Anthropic `compaction` block (its start, then `compaction_delta`, which
+ * carries the block's final value).
+ */
+function compactionOfEvents(text: string): string {
+  let found = "";
+  for (const line of text.split(/\r?\n/)) {
+    if (!line.startsWith("data:") || !line.includes("compaction")) continue;
+    let ev: unknown;
+    try {
+      ev = JSON.parse(line.slice(5).trim());
+    } catch {
+      continue;
+    }
+    if (!isRec(ev)) continue;
+    if (ev.type === "response.output_item.done" && isRec(ev.item) && ev.item.type === "compaction")
+      found = compactionIdentity(ev.item) || found;
+    else if (ev.type === "response.completed" && isRec(ev.response))
+      found = compactionOfObject(ev.response) || found;
+    else if (
+      ev.type === "content_block_start" &&
+      isRec(ev.content_block) &&
+      ev.content_block.type === "compaction"
+    )
+      found = compactionIdentity(ev.content_block) || found;
+    else if (ev.type === "content_block_delta" && isRec(ev.delta) && ev.delta.type === "compaction_delta")
+      found = compactionIdentity(ev.delta) || found;
+  }
+  return found;
+}
+
+/**
+ * The summary an answer to a summarization request holds: the provider's
+ * compaction when it answered with one (Codex's remote compaction, Anthropic's
+ * on-demand compaction: its readable summary, else its encrypted content),
+ * else the model's text (`answerText`).
+ */
+export function relayedSummary(body: Buffer, contentEncoding?: string): string {
+  let text: string;
+  try {
+    text = decoded(body, contentEncoding).toString("utf8");
+  } catch {
+    return "";
+  }
+  const start = text.trimStart();
+  let compaction = "";
+  if (start.startsWith("{")) {
+    try {
+      const doc = JSON.parse(start) as unknown;
+      if (isRec(doc)) compaction = compactionOfObject(doc);
+    } catch {
+      return "";
+    }
+  } else compaction = compactionOfEvents(text);
+  return compaction !== "" ? compaction : answerText(body, contentEncoding);
+}
+
+/**
+ * The text by which a summary a request carries is matched with a relayed
+ * one: the message's texts, then each provider compaction's identity (its
+ * readable summary, else its encrypted content).
+ */
+export function summaryTextOf(m: Message): string {
+  const ids = m.content.flatMap((b) => {
+    if (!isProviderCompaction(b)) return [];
+    const id = compactionIdentity(b.native);
+    return id === "" ? [] : [id];
+  });
+  return ids.length === 0 ? allText(m) : [allText(m), ...ids].join("\n");
 }
 
 function decoded(body: Buffer, encoding: string | undefined): Buffer {

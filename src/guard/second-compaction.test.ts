@@ -172,7 +172,7 @@ test("Codex's remote compaction request (/responses/compact) is passed through a
   const c = await core.handle(req);
   assert.equal(c.body, req.body);
   assert.equal(c.changed, false);
-  assert.match(c.note ?? "", /remote compaction request/);
+  assert.match(c.note ?? "", /provider.s own compaction \(\/responses\/compact\)/);
   const o = await core.handle(
     codex([user("fix the parser"), { type: "compaction", id: "cmp", encrypted_content: "E" }, user("next")]),
   );

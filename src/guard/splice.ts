@@ -8,9 +8,7 @@
  * is one the provider takes and that keeps the contract.
  */
 import type { Message } from "../model/types.js";
-import { isCheckpoint } from "../contract/classify.js";
-import { GUARD_TEXT_PREFIX } from "../contract/markers.js";
-import { isText } from "../model/blocks.js";
+import { isCheckpoint, isGuardRestatement } from "../contract/classify.js";
 import { isSummaryItem } from "./detect.js";
 import { protectedRound } from "../contract/rounds.js";
 import { boundedResultContent, boundResultContent } from "../contract/bounds.js";
@@ -174,16 +172,6 @@ export function anchorsElement(wire: GuardWire, anchors: string): unknown {
   return userTextElement(wire, `${ANCHORS_HEADING}\n${anchors}`);
 }
 
-/** A message that holds nothing but the guard's own restated text (an earlier repair's, after an opaque summary). */
-function isGuardOnly(it: HistoryItem): boolean {
-  const m = it.message;
-  return (
-    m.role === "user" &&
-    m.content.length > 0 &&
-    m.content.every((b) => isText(b) && b.text.startsWith(GUARD_TEXT_PREFIX))
-  );
-}
-
 /**
  * The raw elements to splice: the protected last round of `before` (and the
  * current instructions before it, their text only), mapped back to the raw
@@ -204,7 +192,7 @@ export function buildSplice(
     if (i < round.regionStart && !instructionsBefore.has(i)) continue;
     const it = before[i]!;
     if (it.message.role === "system" && it.parts.length === 0) continue;
-    if (isSummaryItem(it) || isGuardOnly(it)) continue;
+    if (isSummaryItem(it) || isGuardRestatement(it.message)) continue;
     const textOnly = i < round.regionStart;
     for (const raw of it.raw) {
       const el =

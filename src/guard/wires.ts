@@ -11,7 +11,9 @@ export type Route = { wire: GuardWire; compactRequest?: true } | { passthrough: 
 /** The wire of a request, or why it is passed through without being read. */
 export function routeOf(method: string, url: string): Route {
   const path = (url.split("?")[0] ?? "").replace(/\/+$/, "");
-  if (method.toUpperCase() !== "POST") return { passthrough: `${method} request, not judged` };
+  // No history in it (Codex's WebSocket attempt is such a GET: forwarded without its upgrade, it falls back to HTTPS).
+  if (method.toUpperCase() !== "POST")
+    return { passthrough: `${method} request (no history in it), passed through` };
   if (/\/messages\/count_tokens$/.test(path)) return { passthrough: "count_tokens, not judged" };
   if (/(^|\/)v1\/messages$/.test(path) || /(^|\/)messages$/.test(path)) return { wire: "anthropic-messages" };
   if (/(^|\/)responses$/.test(path)) return { wire: "openai-responses" };
