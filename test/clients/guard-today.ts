@@ -97,7 +97,7 @@ function saidOf(lines: readonly string[]): string {
 type CodexBinary = { bin: string; version: string } | { skipped: string };
 
 /** Asks the registry for the newest Codex and installs it into `codex-VERSION` (the pinned one is reused). */
-async function installNewestCodex(ctx: ClientContext): Promise<CodexBinary> {
+export async function installNewestCodex(ctx: ClientContext): Promise<CodexBinary> {
   let r;
   try {
     r = await runProcess(npm, ["view", CODEX_PACKAGE, "version", "--fetch-retries=0"], {

@@ -100,6 +100,7 @@ import { installNewestClaude, PINNED_CLIENTS, type NewestClaude } from "./instal
 import { runProcess, type ProcessResult } from "./run-process.js";
 import type { ClientContext, SessionVerdict } from "./types.js";
 import { todayChecks } from "./guard-today.js";
+import { remoteChecks } from "./codex-remote.js";
 
 const CLAUDE_SESSION = "claude-code/entire-1a-8a83a35a9b-0.jsonl";
 /** A rollout without a recorded provider: it runs on a custom provider, where Codex compacts locally. */
@@ -1469,6 +1470,7 @@ export const GUARD_PARTS: readonly string[] = [
   "upstream",
   "extractive",
   "today",
+  "remote",
 ];
 
 export async function guardChecks(ctx: ClientContext): Promise<SessionVerdict[]> {
@@ -1496,6 +1498,7 @@ export async function guardChecks(ctx: ClientContext): Promise<SessionVerdict[]>
         verdicts.push(await extractiveSummarizerCheck(ctx, agent));
       }
     if (run("today")) verdicts.push(...(await todayChecks(ctx)));
+    if (run("remote")) verdicts.push(...(await remoteChecks(ctx)));
   } finally {
     for (const child of started) child.kill("SIGKILL");
   }

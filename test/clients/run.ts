@@ -11,10 +11,11 @@
  * agents, see guard.ts; `openai`: the Responses example on openai 6 and 7, see openai.ts;
  * `recall`: Claude Code and Codex with `compact-safe mcp` configured, recalling the stubs of a
  * prune-only fork, see recall.ts);
- * `--guard-only streams,scenarios,newest,fresh,upstream,extractive,today` runs some of
+ * `--guard-only streams,scenarios,newest,fresh,upstream,extractive,today,remote` runs some of
  * the guard's groups of checks only (`fresh`: a new Claude Code session on
  * its default model through `compact-safe guard -- claude`, pinned and newest;
- * `today`: the agents as they are today, see guard-today.ts).
+ * `today`: the agents as they are today, see guard-today.ts; `remote`: Codex's remote
+ * compaction on its built-in provider, without and through the guard, see codex-remote.ts).
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
