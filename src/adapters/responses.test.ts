@@ -139,6 +139,9 @@ test("every item kind reads into messages and writes back deepEqual; blobs and a
       "assistant",
       "user",
       "assistant",
+      // The compaction item, a message of its own: the summary of what came before it.
+      "assistant",
+      "assistant",
       "user",
       "assistant",
       "user",
@@ -146,6 +149,10 @@ test("every item kind reads into messages and writes back deepEqual; blobs and a
       "user",
       "assistant",
     ],
+  );
+  assert.deepEqual(
+    messages[5]!.content.map((b) => b.type),
+    ["provider_compaction"],
   );
 });
 
