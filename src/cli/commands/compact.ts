@@ -45,6 +45,7 @@ interface CompactCliOptions {
   force?: boolean;
   summarizer: "extractive" | "openai" | "anthropic" | "anthropic-native" | "openai-native";
   prefixFrom?: string;
+  nativeMode?: "on-demand" | "threshold";
   model?: string;
   baseUrl?: string;
   timeout?: number;
@@ -104,6 +105,8 @@ function backoffFromEnv(): number | undefined {
 async function makeSummarizer(o: CompactCliOptions): Promise<Summarizer> {
   if (o.prefixFrom !== undefined && o.summarizer !== "anthropic-native")
     throw usageError("--prefix-from applies to --summarizer anthropic-native only");
+  if (o.nativeMode !== undefined && o.summarizer !== "anthropic-native")
+    throw usageError("--native-mode applies to --summarizer anthropic-native only");
   if (o.summarizer === "extractive") {
     if (o.model !== undefined || o.baseUrl !== undefined || o.timeout !== undefined)
       throw usageError(
@@ -143,6 +146,7 @@ async function makeSummarizer(o: CompactCliOptions): Promise<Summarizer> {
       baseURL: o.baseUrl,
       apiKey: key,
       timeoutMs: o.timeout,
+      mode: o.nativeMode,
       ...prefix,
     });
   }
@@ -345,6 +349,12 @@ function defineCommand(program: Command): Command {
     .option(
       "--prefix-from <request.json>",
       "anthropic-native: a Messages API request body the session sent; its system and tools are sent as they are, so the prompt cache pays",
+    )
+    .addOption(
+      new Option(
+        "--native-mode <mode>",
+        "anthropic-native: on-demand (the compaction parameter, any span size; the default) or threshold (the older compact_20260112 edit, spans of at least 50,000 input tokens)",
+      ).choices(["on-demand", "threshold"]),
     )
     .option("--model <model>", "model of the openai/anthropic summarizer (required for them)")
     .option(
