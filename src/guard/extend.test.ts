@@ -331,7 +331,7 @@ for (const wire of ["anthropic-messages", "openai-chat", "openai-responses"] as 
           // heads alone: a compaction is judged against the body read again).
           const told: unknown[][] = [[], [], []];
           const cores = [
-            { readWhole: false },
+            { readWhole: false, maxParsedBytes: Number.MAX_SAFE_INTEGER },
             { readWhole: true },
             { readWhole: false, maxParsedBytes: 0 },
           ].map((o, k) =>
@@ -378,7 +378,8 @@ for (const wire of ["anthropic-messages", "openai-chat", "openai-responses"] as 
 }
 
 test("an extension turn parses and reads only what it adds (and the tail whose cache markers moved)", async () => {
-  const core = createGuardCore({});
+  // Its last history held parsed (`maxParsedBytes`), read whole, and (below) held lean as by default.
+  const core = createGuardCore({ maxParsedBytes: Number.MAX_SAFE_INTEGER });
   const whole = createGuardCore({ readWhole: true });
   const big = "x".repeat(2_000);
   let list: El[] = [{ role: "user", content: "start the task" }];
@@ -435,7 +436,7 @@ test("an extension turn parses and reads only what it adds (and the tail whose c
 
   // Held lean (its last body and item heads, not its history parsed): the same turn parses the fields
   // outside the list and the elements the fast path parses, not what the body repeats.
-  const lean = createGuardCore({ maxParsedBytes: 0 });
+  const lean = createGuardCore({});
   await lean.handle(anthropicRequest(list.slice(0, -2)));
   await lean.idle();
   const l0 = { ...readWork };

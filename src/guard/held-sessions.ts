@@ -26,11 +26,12 @@ export const DEFAULT_MAX_HELD_BYTES = 256 * 1024 * 1024;
 /**
  * The bodies whose parsed history is held at once, in bytes (the most
  * recently used sessions'; a parsed history takes about 3.5 times its body).
- * Beyond it a session holds its last body and a key and role per message,
- * and reads the body again when a compaction is judged against it; its next
- * request is read whole, not from the last one (`extendHistory`).
+ * Beyond it a session is held lean: its last body and a head per item; it
+ * reads the body again when a compaction is judged against it, and its next
+ * extension from the heads and the new body (`leanExtension`), about as
+ * cheaply as from a parsed history (`extendHistory`). By default none.
  */
-export const DEFAULT_MAX_PARSED_BYTES = 8 * 1024 * 1024;
+export const DEFAULT_MAX_PARSED_BYTES = 0;
 
 /**
  * A session's last history: the head (key, role) of each item, always; the

@@ -167,9 +167,9 @@ export interface GuardCoreOptions {
    */
   maxHeldBytes?: number;
   /**
-   * The bodies whose parsed history is held too, in bytes (default 8 MiB,
-   * the most recently used sessions'; a parsed history takes about 3.5 times
-   * its body). The other sessions hold their last body and a key per message,
+   * The bodies whose parsed history is held too, in bytes (default 0: none;
+   * the most recently used sessions' within it; a parsed history takes about
+   * 3.5 times its body). The other sessions hold their last body and a key per message,
    * and read the body again when a compaction is judged against it.
    */
   maxParsedBytes?: number;
