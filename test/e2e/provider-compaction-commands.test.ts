@@ -83,7 +83,9 @@ test("an Anthropic body that opens with a compaction block: every command, syste
 
     // compact: a new journal whose live context keeps the system prompt and the block first.
     const journal = join(dir, "c.jsonl");
-    const receipt = JSON.parse(await ok(["compact", file, "--out", journal, "--json"])) as Receipt;
+    const receipt = JSON.parse(
+      await ok(["compact", file, "--out", journal, "--target", "1500", "--json"]),
+    ) as Receipt;
     assert.equal(receipt.path, "summary");
     assert.deepEqual(receipt.provider_compactions, { kept: 1, folded: 0 });
     const checkExport = async (): Promise<Json[]> => {
@@ -160,7 +162,9 @@ test("an OpenAI Responses body with instructions and a compaction item: every co
     await ok(["import", file, "--out", join(dir, "imported.jsonl")]);
 
     const journal = join(dir, "c.jsonl");
-    const receipt = JSON.parse(await ok(["compact", file, "--out", journal, "--json"])) as Receipt;
+    const receipt = JSON.parse(
+      await ok(["compact", file, "--out", journal, "--target", "1500", "--json"]),
+    ) as Receipt;
     assert.deepEqual(receipt.provider_compactions, { kept: 1, folded: 0 });
     const checkExport = async (): Promise<Json[]> => {
       const b = JSON.parse(await ok(["export", journal, "--to", "responses"])) as { input: Json[] };
@@ -197,8 +201,11 @@ test("a Codex rollout after a remote compaction: compact, --fork, report, export
     assert.equal(audit.code, 1, audit.stderr); // Codex's remote compaction dropped the user's instruction
     assert.doesNotMatch(audit.stdout, /system text/);
 
+    // The replacement history as Codex recorded it (the developer message as a system item: the
+    // Responses exporter writes canonical system messages so; the API takes both).
     const body = JSON.parse(await ok(["export", file, "--to", "responses"])) as { input: Json[] };
-    assert.deepEqual(body.input.slice(0, 3), compacted.replacement_history);
+    assert.deepEqual({ ...body.input[0], role: "developer" }, developer);
+    assert.deepEqual(body.input.slice(1, 3), compacted.replacement_history.slice(1));
 
     const model = JSON.parse(await ok(["report", file, "--json"])) as {
       preview_note: string | null;
@@ -209,17 +216,19 @@ test("a Codex rollout after a remote compaction: compact, --fork, report, export
     await ok(["report", file, "--out", join(dir, "page.html")]);
 
     const journal = join(dir, "c.jsonl");
-    const receipt = JSON.parse(await ok(["compact", file, "--out", journal, "--json"])) as Receipt;
+    const receipt = JSON.parse(
+      await ok(["compact", file, "--out", journal, "--target", "1500", "--json"]),
+    ) as Receipt;
     assert.deepEqual(receipt.provider_compactions, { kept: 1, folded: 0 });
     const exported = JSON.parse(await ok(["export", journal, "--to", "responses"])) as { input: Json[] };
-    assert.deepEqual(exported.input[0], developer);
+    assert.deepEqual({ ...exported.input[0], role: "developer" }, developer);
     assert.deepEqual(exported.input[1], item);
     await ok(["restore", journal]);
 
     // The fork: Codex's shape, the item as the prefix of its replacement history.
     const forkFile = join(dir, "fork.jsonl");
     const forkReceipt = JSON.parse(
-      await ok(["compact", file, "--fork", "--out", forkFile, "--json"]),
+      await ok(["compact", file, "--fork", "--out", forkFile, "--target", "1500", "--json"]),
     ) as Receipt & { fork: { path: string } };
     assert.equal(forkReceipt.fork.path, forkFile);
     const fork = readFileSync(forkFile, "utf8")
