@@ -135,8 +135,8 @@
       if (i === state.view) b.className = "on";
       var badge = el(
         "span",
-        "badge " + (v.verdict.kept ? "ok" : "bad"),
-        v.verdict.kept ? "✓ kept" : "✗ violation",
+        "badge " + verdictClass(v),
+        v.verdict.kept ? "✓ kept" : v.verdict.kept === null ? "– not judged" : "✗ violation",
       );
       b.appendChild(badge);
       b.appendChild(el("div", null, v.preview ? "preview (not written)" : v.source));
@@ -161,12 +161,21 @@
     if (model.views.length === 0) nav.appendChild(el("div", "empty", "no compaction to show"));
   }
 
+  /** ok, bad, or unjudged (no history before the compaction: neither kept nor lost). */
+  function verdictClass(v) {
+    return v.verdict.kept ? "ok" : v.verdict.kept === null ? "unjudged" : "bad";
+  }
+
   function renderVerdict(v) {
     var box = $("verdict");
     clear(box);
     box.setAttribute("data-kept", String(v.verdict.kept));
-    var head = v.verdict.kept ? "kept the survival contract" : "VIOLATION of the survival contract";
-    box.appendChild(el("span", v.verdict.kept ? "ok" : "bad", (v.verdict.kept ? "✓ " : "✗ ") + head));
+    var head = v.verdict.kept
+      ? "✓ kept the survival contract"
+      : v.verdict.kept === null
+        ? "– not judgeable: no history before it in the file"
+        : "✗ VIOLATION of the survival contract";
+    box.appendChild(el("span", verdictClass(v), head));
     var notes = [];
     var l = v.verdict.losses;
     var lostParts = [

@@ -362,17 +362,20 @@ export const anthropicReply = {
       opts,
     );
   },
+  /** An error in the API's shape; `errorCode` adds `error.details.error_code` (the compaction errors carry one). */
   error(
     status: number,
     type: string,
     message: string,
-    e: { headers?: Record<string, string>; delayMs?: number } = {},
+    e: { headers?: Record<string, string>; delayMs?: number; errorCode?: string } = {},
   ): FakeStep {
+    const error: Record<string, unknown> = { type, message };
+    if (e.errorCode !== undefined) error.details = { error_code: e.errorCode };
     return {
       status,
       headers: e.headers,
       delayMs: e.delayMs,
-      body: { type: "error", error: { type, message }, request_id: nextId("req_") },
+      body: { type: "error", error, request_id: nextId("req_") },
     };
   },
   promptTooLong(): FakeStep {
@@ -405,15 +408,19 @@ export const anthropicReply = {
  * `compact-2026-01-12`; `context_management.edits: [{ type: "compact_20260112",
  * trigger: { type: "input_tokens", value }, instructions, pause_after_compaction }]`):
  * a request without the beta header, or with a trigger under 50,000 tokens, is
- * refused with 400 as the API refuses it; otherwise the answer is a `compaction`
- * block holding `summary` (null for a failed compaction), `stop_reason:
- * "compaction"` when `pause_after_compaction` is set, and a `usage` whose
- * `iterations` hold the compaction's own entry (cache reads included).
+ * refused with 400 as the API refuses it; a request whose input is under the
+ * trigger is not compacted, and the model answers it as an ordinary turn, as the
+ * API does; otherwise the answer is a `compaction` block holding `summary` (null
+ * for a failed compaction), `stop_reason: "compaction"` when
+ * `pause_after_compaction` is set, and a `usage` whose `iterations` hold the
+ * compaction's own entry (cache reads included). The input's size is
+ * `inputTokens` when given (a test standing for a large session), else the
+ * body's length over four.
  */
 export function anthropicCompaction(
   request: RecordedRequest,
   summary: string | null,
-  opts: ReplyOptions & { cacheRead?: number } = {},
+  opts: ReplyOptions & { cacheRead?: number; inputTokens?: number } = {},
 ): FakeStep {
   const beta = String(request.headers["anthropic-beta"] ?? "");
   const edits = request.body?.context_management?.edits;
@@ -440,6 +447,9 @@ export function anthropicCompaction(
       "invalid_request_error",
       "context_management.edits.0.trigger.value: must be at least 50000",
     );
+  const inputTokens = opts.inputTokens ?? Math.ceil(request.rawBody.length / 4);
+  if (inputTokens < value)
+    return anthropicReply.text("Continuing the work: the next step is to run the tests.", opts);
   const cacheRead = opts.cacheRead ?? 0;
   const iteration = {
     type: "compaction",
@@ -471,6 +481,108 @@ export function anthropicCompaction(
       context_management: { applied_edits: [] },
       usage: {
         input_tokens: 10,
+        output_tokens: 0,
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
+        iterations: [iteration],
+      },
+    },
+  };
+}
+
+/**
+ * The Anthropic Messages API's on-demand compaction as documented (beta
+ * `compact-2026-09-04`; the top-level `compaction: { type: "summarize",
+ * instructions? }` parameter; `@anthropic-ai/sdk` 1.14's `BetaCompactionConfig`
+ * and error classes): a request with the parameter and without the beta header,
+ * with `context_management` beside it, or with another `type`, is refused with
+ * 400; one whose messages hold no user or assistant content is refused with
+ * `compaction_nothing_to_summarize`, one that ends on an assistant turn with an
+ * unanswered tool call with `compaction_incomplete_turn` (the error's
+ * `details.error_code`). Any other is compacted whatever its size (there is no
+ * trigger): the answer holds the `compaction` block alone (`summary`, null for a
+ * failed compaction, and a signature), `stop_reason: "compaction"`, and a `usage`
+ * whose `iterations` hold the compaction's own entry. A request without the
+ * parameter is answered as an ordinary turn.
+ */
+export function anthropicOnDemandCompaction(
+  request: RecordedRequest,
+  summary: string | null,
+  opts: ReplyOptions & { cacheRead?: number } = {},
+): FakeStep {
+  const body = request.body ?? {};
+  const compaction = body.compaction;
+  if (compaction === undefined || compaction === null)
+    return anthropicReply.text("A plain answer: nothing was compacted.", opts);
+  const beta = String(request.headers["anthropic-beta"] ?? "");
+  if (!beta.split(",").includes("compact-2026-09-04"))
+    return anthropicReply.error(
+      400,
+      "invalid_request_error",
+      "compaction: this parameter requires the compact-2026-09-04 beta",
+    );
+  if (body.context_management !== undefined)
+    return anthropicReply.error(
+      400,
+      "invalid_request_error",
+      "compaction: cannot be combined with context_management",
+    );
+  if (compaction.type !== "summarize")
+    return anthropicReply.error(400, "invalid_request_error", `compaction.type: Input should be 'summarize'`);
+  const messages: { role?: string; content?: unknown }[] = Array.isArray(body.messages) ? body.messages : [];
+  const conversational = messages.filter(
+    (m) =>
+      (m.role === "user" || m.role === "assistant") &&
+      (typeof m.content === "string" ? m.content !== "" : Array.isArray(m.content) && m.content.length > 0),
+  );
+  if (conversational.length === 0)
+    return anthropicReply.error(
+      400,
+      "invalid_request_error",
+      "messages: there is no user or assistant content to summarize",
+      { errorCode: "compaction_nothing_to_summarize" },
+    );
+  const last = messages.at(-1);
+  if (
+    last?.role === "assistant" &&
+    Array.isArray(last.content) &&
+    last.content.some((b: { type?: string }) => b?.type === "tool_use")
+  )
+    return anthropicReply.error(
+      400,
+      "invalid_request_error",
+      "messages: the conversation ends on an assistant turn that is not finished (a tool call has no result)",
+      { errorCode: "compaction_incomplete_turn" },
+    );
+  const iteration = {
+    type: "compaction",
+    input_tokens: 200,
+    output_tokens: 900,
+    cache_read_input_tokens: opts.cacheRead ?? 0,
+    cache_creation_input_tokens: 0,
+    cache_creation: null,
+  };
+  return {
+    status: 200,
+    headers: opts.headers,
+    delayMs: opts.delayMs,
+    body: {
+      id: nextId("msg_"),
+      type: "message",
+      role: "assistant",
+      model: opts.model ?? body.model ?? "fake-model",
+      content: [
+        {
+          type: "compaction",
+          content: summary,
+          encrypted_content: null,
+          signature: "fake-signature-over-the-summary",
+        },
+      ],
+      stop_reason: "compaction",
+      stop_sequence: null,
+      usage: {
+        input_tokens: 0,
         output_tokens: 0,
         cache_read_input_tokens: 0,
         cache_creation_input_tokens: 0,

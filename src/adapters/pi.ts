@@ -41,7 +41,7 @@ import { protectedRound } from "../contract/rounds.js";
 import { allText, isBranchSummary, isCheckpoint, isPlainUser } from "../contract/classify.js";
 import { validateSurvivalContract } from "../contract/validate.js";
 import { PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX, importPi } from "../formats/import/pi.js";
-import { auditEntries, type CompactionAudit } from "../route/audit.js";
+import { auditEntries, NOT_JUDGEABLE, type CompactionAudit } from "../route/audit.js";
 import { readAnchors } from "../workspace/anchors.js";
 import { readLiveState } from "../workspace/live-state.js";
 import { fromPiMessage, type PiAgentMessage } from "./pi-convert.js";
@@ -390,8 +390,10 @@ export function compactSafeExtension(options: CompactSafePiOptions = {}): (pi: E
           ctx,
           a.kept
             ? `compact-safe: ${who} compaction ${a.id} kept the survival contract (${a.messages_before} → ${a.messages_after} messages)`
-            : `compact-safe: ${who} compaction ${a.id} did not keep the survival contract: ${a.reason}`,
-          a.kept ? "info" : "warning",
+            : a.kept === null
+              ? `compact-safe: ${who} compaction ${a.id} cannot be judged: ${NOT_JUDGEABLE}`
+              : `compact-safe: ${who} compaction ${a.id} did not keep the survival contract: ${a.reason}`,
+          a.kept === false ? "warning" : "info",
         );
         pi.appendEntry(PI_AUDIT_ENTRY, {
           compaction: a.id,

@@ -15,6 +15,9 @@ import {
 } from "../../test/responses-items.js";
 import { startFakeServer, type RecordedRequest } from "../../test/clients/fake-server.js";
 import type { ServerResponse } from "node:http";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { repoRoot } from "../../test/support.js";
 
 const ENC = "gAAAAABo+kL0w3Y5/x==\u00e9?not-base64 at all";
 const ARGS = '{ "command" : ["ls",  "-la"], "note": "spaced \\u00e9" }';
@@ -396,6 +399,47 @@ test("compactResponsesItems: the replacement as items, unchanged items the origi
   await assert.rejects(
     compactResponsesItems([{ type: "function_call", call_id: 1 } as unknown as ResponseInputItem]),
     /^ModelError: items\[0\]\.call_id: expected a string/,
+  );
+});
+
+test("compactResponsesItems keeps a provider's compaction item as the prefix of the replacement; forced away, the checkpoint names it", async () => {
+  // A Responses body shaped as the API writes it: instructions, a developer message, the work the
+  // server compacted, its opaque compaction item, then the work after it.
+  const body = JSON.parse(
+    readFileSync(
+      join(repoRoot, "test", "fixtures", "provider-compaction", "responses-compaction-body.json"),
+      "utf8",
+    ),
+  ) as { input: ResponseInputItem[] };
+  const items = body.input;
+  const item = items.find((i) => (i as { type?: string }).type === "compaction")!;
+  const r = await compactResponsesItems(items, { target: 1500 });
+  assert.ok(r.ok, r.ok ? "" : r.error.message);
+  assert.equal(r.result.path, "summary");
+  // The developer message, then the item itself (the caller's object), then the rest compacted.
+  assert.equal(r.items[0], items[0]);
+  assert.equal(r.items[1], item);
+  assert.equal(r.items.filter((i) => (i as { type?: string }).type === "compaction").length, 1);
+  assert.equal(r.result.coverage.provider_compactions_kept, 1);
+  const checkpoint = JSON.stringify(
+    r.items.find((i) => JSON.stringify(i).includes("[compact-safe checkpoint]")),
+  );
+  assert.match(
+    checkpoint,
+    /provider compaction kept first: an encrypted provider summary of 3 earlier messages \(openai\)/,
+  );
+
+  // Forced away (a result meant for another provider): no item, the checkpoint says what stood there.
+  const folded = await compactResponsesItems(items, { target: 1500, providerCompaction: "fold" });
+  assert.ok(folded.ok, folded.ok ? "" : folded.error.message);
+  assert.equal(folded.items.filter((i) => (i as { type?: string }).type === "compaction").length, 0);
+  assert.equal(folded.result.coverage.provider_compactions_folded, 1);
+  const note = JSON.stringify(
+    folded.items.find((i) => JSON.stringify(i).includes("[compact-safe checkpoint]")),
+  );
+  assert.match(
+    note,
+    /an encrypted provider summary of 3 earlier messages stood here \(openai: only it could read the summary/,
   );
 });
 

@@ -36,6 +36,8 @@ import { CONSTANTS } from "../model/constants.js";
 import { errorResult, succeed, type CompactOptions, type CompactResult } from "./result.js";
 import { carriedCheckpointTokens, fixedCost, summaryBudget, targetMissed } from "./budget.js";
 import { summarizeWithLadder } from "./ladder.js";
+import { withProviderCompactions } from "./provider-prefix.js";
+import { compactionProvidersIn } from "../model/provider-compaction.js";
 
 export type {
   CompactError,
@@ -253,8 +255,12 @@ async function compact(messages: readonly Message[], options: CompactOptions): P
   // When even stubbing every old result could not reach the target (a bound first, then the pruned
   // history's size before its redaction), the prune-only history is not built at all: it would be thrown
   // away for the summary path.
+  // A provider's compaction the caller folds away is folded by the summary path only (prune-only keeps it).
+  const summaryOnly =
+    options.summaryOnly ||
+    (options.providerCompaction === "fold" && !options.pruneOnly && compactionProvidersIn(messages).size > 0);
   const plan =
-    options.pruneOnly || (!options.summaryOnly && tokensBefore - pruneSavingsBound <= target)
+    options.pruneOnly || (!summaryOnly && tokensBefore - pruneSavingsBound <= target)
       ? planPrune(messages, round.regionStart, round.instructionIndices)
       : undefined;
   if (plan && (options.pruneOnly || pruneSizeBeforeRedaction(messages, round, estimator, plan) <= target)) {
@@ -280,13 +286,16 @@ function planSummary(
     retainedUserTokens: options.retainedUserTokens,
     estimator,
     round,
+    providerCompaction: options.providerCompaction,
   };
-  const spanFrom = (start: number) => [
-    ...messages.slice(0, start),
+  // What the note summarizes: the messages before the verbatim part (a provider's compaction kept first
+  // taken out of it, a folded one as its stand-in) and the checkpoints after it.
+  const spanFrom = (start: number, parts: ReplacementParts) => [
+    ...withProviderCompactions(messages, parts.providers, 0, start),
     ...messages.slice(start).filter(isCheckpoint),
   ];
   const noteBudget = (parts: ReplacementParts, verbatim: number): number => {
-    const span = spanFrom(parts.keepStart);
+    const span = spanFrom(parts.keepStart, parts);
     return (
       options.summaryMaxTokens ??
       summaryBudget(
@@ -321,7 +330,7 @@ function planSummary(
     verbatim = verbatimTokens(parts, options.liveState, estimator);
     budget = noteBudget(parts, verbatim);
   }
-  return { parts, verbatim, budget, counted, span: spanFrom(parts.keepStart) };
+  return { parts, verbatim, budget, counted, span: spanFrom(parts.keepStart, parts) };
 }
 
 /**

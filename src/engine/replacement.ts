@@ -1,19 +1,13 @@
 /**
  * buildReplacementHistory: the live context that replaces a history, in the
- * contract's order (system content, older plain user messages within a
- * budget, branch summaries, exactly one checkpoint, the bounded protected
- * round). It validates its own output and fails closed. Pure.
+ * contract's order (system content, a provider's own compaction kept first,
+ * older plain user messages within a budget, branch summaries, exactly one
+ * checkpoint, the bounded protected round). It validates its own output and fails closed. Pure.
  */
 import type { Block, CompactionPath, CoverageReceipt, Message, TextBlock } from "../model/types.js";
 import { canonicalJson, isAssistantRole, isToolResult } from "../model/blocks.js";
 import { CHECKPOINT_MARKER } from "../contract/markers.js";
-import {
-  isBranchSummary,
-  isCheckpoint,
-  isPlainUser,
-  notCheckpoint,
-  userWords,
-} from "../contract/classify.js";
+import { isBranchSummary, isPlainUser, notCheckpoint, userWords } from "../contract/classify.js";
 import { protectedRound, type ProtectedRound } from "../contract/rounds.js";
 import { boundedResultContent } from "../contract/bounds.js";
 import { validateSurvivalContract } from "../contract/validate.js";
@@ -23,6 +17,13 @@ import { redactRepeated, redactSecrets } from "../redact/redact.js";
 import { CONSTANTS } from "../model/constants.js";
 import { countedScope } from "../model/scope.js";
 import { messageRef, recallHint } from "../model/refs.js";
+import {
+  providerCompactions,
+  providerNotes,
+  withProviderCompactions,
+  type ProviderCompactionMode,
+  type ProviderCompactions,
+} from "./provider-prefix.js";
 
 export const DEFAULT_RETAINED_USER_TOKENS = CONSTANTS.retainedUserTokens;
 
@@ -44,6 +45,12 @@ export interface ReplacementOptions {
    * recent tail of whole units before it too (`recentTailStart`).
    */
   keepStart?: number;
+  /**
+   * A provider's own compaction in the history: `keep` (default) keeps the last one as the
+   * replacement's prefix, right after the system content; `fold` folds it into the checkpoint, which
+   * names it (see `provider-prefix.ts`).
+   */
+  providerCompaction?: ProviderCompactionMode;
 }
 
 export type ReplacementResult =
@@ -107,10 +114,12 @@ export function buildCheckpoint(
   coverage: CoverageReceipt,
   anchors: string,
   liveState?: LiveState,
+  /** Lines of the Coverage section after the receipt (the provider compactions kept first or folded). */
+  notes: readonly string[] = [],
 ): Message {
   const text =
     `${CHECKPOINT_MARKER}\n${summary.trim()}\n\n` +
-    `## Coverage\n${formatReceipt(coverage)}\n${RECALL_RECEIPT}\n\n` +
+    `## Coverage\n${formatReceipt(coverage)}\n${notes.map((n) => `${n}\n`).join("")}${RECALL_RECEIPT}\n\n` +
     `## Anchors\n${anchors.length > 0 ? anchors : "(none)"}\n\n` +
     liveStateSection(liveState);
   return { role: "user", content: [{ type: "text", text }] };
@@ -242,6 +251,10 @@ function retainOlderUsers(
 /** The verbatim parts of a replacement, everything but the checkpoint's summary. */
 export interface ReplacementParts {
   system: Message[];
+  /** A provider's own compaction kept as the prefix, after the system content (0 or 1 message). */
+  provider: Message[];
+  /** The provider compactions kept first or folded (see `provider-prefix.ts`). */
+  providers: ProviderCompactions;
   users: Message[];
   branches: Message[];
   /** The verbatim part from `keepStart` (the recent tail, then the protected round), bounded. */
@@ -264,8 +277,11 @@ export function replacementParts(
   const anchors = options.anchors?.trim() ?? "";
   const keepStart = Math.min(options.keepStart ?? round.regionStart, round.regionStart);
 
+  // 0. A provider's own compaction: the last one is kept first (taken out of where it stood), others folded.
+  const providers = providerCompactions(messages, keepStart, options.providerCompaction);
+
   // 1. System content, verbatim, duplicates collapsed (system messages inside the kept part stay in place).
-  const region = messages.slice(keepStart).filter(notCheckpoint);
+  const region = withProviderCompactions(messages, providers, keepStart).filter(notCheckpoint);
   const seenSystem = new Set(region.filter((m) => m.role === "system").map((m) => canonicalJson(m.content)));
   const system: Message[] = [];
   for (let i = 0; i < keepStart; i++) {
@@ -291,10 +307,14 @@ export function replacementParts(
 
   // 5. The recent tail and the protected round, with tool results bounded to 8 KiB.
   const kept = region.map(boundMessage);
-  let tail = 0;
-  for (let i = keepStart; i < round.regionStart; i++) if (!isCheckpoint(messages[i]!)) tail++;
+  const tail = withProviderCompactions(messages, providers, keepStart, round.regionStart).filter(
+    notCheckpoint,
+  ).length;
   const coverage = coverageReceipt("summary", kept.slice(tail), anchors);
-  return { system, users, branches, kept, keepStart, coverage, anchors, round };
+  if (providers.kept) coverage.provider_compactions_kept = 1;
+  if (providers.folded.length > 0) coverage.provider_compactions_folded = providers.folded.length;
+  const provider = providers.kept ? [providers.kept.prefix] : [];
+  return { system, provider, providers, users, branches, kept, keepStart, coverage, anchors, round };
 }
 
 /**
@@ -306,9 +326,9 @@ export function verbatimTokens(
   liveState: LiveState | undefined,
   estimator: TokenEstimator = fastEstimator,
 ): number {
-  const frame = buildCheckpoint("", parts.coverage, parts.anchors, liveState);
+  const frame = buildCheckpoint("", parts.coverage, parts.anchors, liveState, providerNotes(parts.providers));
   return estimateTokens(
-    [...parts.system, ...parts.users, ...parts.branches, frame, ...parts.kept],
+    [...parts.system, ...parts.provider, ...parts.users, ...parts.branches, frame, ...parts.kept],
     estimator,
   );
 }
@@ -318,11 +338,17 @@ export function buildReplacementHistory(
   options: ReplacementOptions,
 ): ReplacementResult {
   const parts = options.parts ?? replacementParts(messages, options);
-  const { system, users, branches, kept, coverage, anchors, round } = parts;
+  const { system, provider, providers, users, branches, kept, coverage, anchors, round } = parts;
   // 4. Exactly one checkpoint.
-  const checkpoint = buildCheckpoint(options.summary, coverage, anchors, options.liveState);
+  const checkpoint = buildCheckpoint(
+    options.summary,
+    coverage,
+    anchors,
+    options.liveState,
+    providerNotes(providers),
+  );
 
-  const replacement = [...system, ...users, ...branches, checkpoint, ...kept];
+  const replacement = [...system, ...provider, ...users, ...branches, checkpoint, ...kept];
   const verdict = validateSurvivalContract(messages, replacement, { anchors, path: "summary", round });
   if (!verdict.valid) return { ok: false, error: `replacement refused: ${verdict.reason}` };
   return { ok: true, replacement, checkpoint, coverage };

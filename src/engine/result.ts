@@ -76,6 +76,16 @@ export interface CompactOptions {
    * (`providerRequestTokens`); a host passes what its own conversion sends.
    */
   requestSizes?: (messages: readonly Message[]) => Readonly<Record<string, number>>;
+  /**
+   * A provider's own compaction in the history (an Anthropic `compaction` block, an OpenAI
+   * `compaction` item): `keep` (default) keeps the last one as the replacement's prefix, right after
+   * the system content, where its provider takes it, and compacts what follows; `fold` forces it away
+   * (a result meant for another provider): the summary path folds it into the checkpoint, which names
+   * it ("an encrypted provider summary of N earlier messages stood here"), and the coverage receipt
+   * counts it (`provider_compactions_folded`). Any other provider compaction before the kept messages
+   * is folded either way.
+   */
+  providerCompaction?: "keep" | "fold";
 }
 
 /**

@@ -11,6 +11,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { importText } from "./detect.js";
 import { exportLive } from "./registry.js";
+import { checkProviderShape } from "./export/check-shape.js";
 import { CompactSafeError, type CompactionEntry, type Message } from "../model/index.js";
 import { liveContext } from "../journal/index.js";
 import { auditEntries } from "../route/audit.js";
@@ -60,6 +61,27 @@ test("an Anthropic body's compaction block comes back from export --to anthropic
   );
 });
 
+test("export --to anthropic opens with the compaction block, after the system prompt, and the shape check takes it", () => {
+  const body = JSON.parse(exported("anthropic", anthropicText, "body.json")) as {
+    system?: unknown;
+    messages: { role: string; content: Record<string, unknown>[] }[];
+  };
+  // The system prompt survives the provider's compaction (it goes with every request).
+  assert.deepEqual(body.system, [{ type: "text", text: "You are a coding agent." }]);
+  // The block is the first block of the conversation: no opener before it (compaction_block_misplaced).
+  assert.equal(body.messages[0]!.role, "assistant");
+  assert.equal(body.messages[0]!.content[0]!.type, "compaction");
+  assert.deepEqual(checkProviderShape(body, "anthropic"), { ok: true });
+  // Anywhere else the block is what the API refuses.
+  const misplaced = {
+    messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }, ...body.messages],
+  };
+  assert.match(
+    (checkProviderShape(misplaced, "anthropic") as { reason: string }).reason,
+    /^messages\[1\]\.content\[0\]: a compaction block must be the first block of the conversation/,
+  );
+});
+
 test("a Responses compaction item comes back from export --to responses byte for byte, in place", () => {
   const body = JSON.parse(exported("responses", responsesText, "items.json")) as {
     input: Record<string, unknown>[];
@@ -93,17 +115,25 @@ function compactions(text: string, file: string): { entries: CompactionEntry[]; 
   };
 }
 
-test("a history holding a provider compaction is compacted there: an entry whose replacement starts at the block", () => {
+test("a history holding a provider compaction is compacted there: an entry whose replacement is the system prompt, then the block", () => {
   const a = compactions(anthropicText, "body.json");
   assert.equal(a.entries.length, 1);
   const c = a.entries[0]!;
   assert.equal(c.payload.source_agent, "anthropic");
   assert.equal(c.payload.path, "summary");
   assert.match(c.payload.summary, /^The user asked to fix the failing login test/);
-  assert.equal(c.payload.replacement[0]!.content[0]!.type, "provider_compaction");
-  // The live context is what the provider keeps: the block on, then what followed.
-  assert.equal(a.live[0]!.content[0]!.type, "provider_compaction");
-  assert.equal(a.live.length, 2);
+  // The system prompt is the request's, never summarized by the provider: it stays before the block.
+  assert.deepEqual(c.payload.replacement[0], {
+    role: "system",
+    content: [{ type: "text", text: "You are a coding agent." }],
+  });
+  assert.equal(c.payload.replacement[1]!.content[0]!.type, "provider_compaction");
+  // How many messages of the conversation the block summarized, for a checkpoint that has to fold it.
+  assert.equal(c.payload.replacement[1]!.meta?.compacted_messages, 3);
+  // The live context is what the provider keeps: the system prompt, the block on, then what followed.
+  assert.equal(a.live[0]!.role, "system");
+  assert.equal(a.live[1]!.content[0]!.type, "provider_compaction");
+  assert.equal(a.live.length, 3);
 
   const o = compactions(responsesText, "items.json");
   assert.equal(o.entries.length, 1);

@@ -21,7 +21,7 @@ import { conversation, hasTools, lastSummary, trailingNewTurns } from "./detect.
 import type { Restated } from "./splice.js";
 import type { SessionJournal } from "./state.js";
 import { providerEdits } from "./provider-edits.js";
-import { sentOf, type Session } from "./held-sessions.js";
+import { heldHistory, sentOf, type Session } from "./held-sessions.js";
 import { repair, type Repaired } from "./repair.js";
 import type { CoreContext, Same } from "./context.js";
 
@@ -160,6 +160,7 @@ export async function compaction(
   h: WireHistory,
   id: SessionIdentity,
   same: Same,
+  body: Buffer,
 ): Promise<GuardOutcome> {
   const { options } = ctx;
   const j = judgeCompaction(s, h, id);
@@ -179,7 +180,7 @@ export async function compaction(
   if (s.journal) journalCompaction(s.journal, h, j, repaired);
   const turns = afterAll.slice(afterAll.length - newTurns);
   const ids = s.journal ? s.journal.append(turns) : turns.map(() => undefined);
-  s.agent_items = afterAll;
+  s.hist = heldHistory(afterAll, body, h.wire);
   s.conv_ids = [...conversation(after).map(() => undefined), ...ids];
   s.splice = repaired?.splice;
   s.had_tools = hasTools(h.doc);

@@ -11,6 +11,7 @@ import type { SessionIndex } from "./proofs.js";
 import { redactQuotedLine } from "../redact/quoted.js";
 import { safeHead } from "../redact/redact.js";
 import type { HeldSessions } from "./held-sessions.js";
+import type { Background } from "./background.js";
 
 export interface CoreContext {
   readonly options: GuardCoreOptions;
@@ -20,6 +21,8 @@ export interface CoreContext {
   readonly index: SessionIndex;
   /** The layout of each history read from the last body (`extendHistory`), for `fastInfoOf`. */
   readonly extended: WeakMap<WireHistory, { layout: ListLayout; noMarkerBefore: number }>;
+  /** When the work left for after answers runs (`background.ts`). */
+  readonly background: Background;
   /** An outcome counted (a request that could not be read) and its note given once per session. */
   readonly tally: (request: WireRequest, out: GuardOutcome) => GuardOutcome;
 }

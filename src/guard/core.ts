@@ -26,12 +26,16 @@ import { HeldSessions } from "./held-sessions.js";
 import { compactRequest, prepare, type Prepared } from "./read-request.js";
 import { judge } from "./judge.js";
 import { oneLine, type CoreContext } from "./context.js";
+import { Background } from "./background.js";
 
 /** Lets the caller of an answered request go on (the request is sent upstream) before more work is done. */
 const offPath = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 /** The longest the work left for after an answer waits for that answer to end. */
 const AFTER_ANSWER_MAX_MS = 1_000;
+
+/** The longest that work then waits for a moment with no request on its way (see `background.ts`). */
+const QUIET_MAX_WAIT_MS = 250;
 
 /** Resolves once the answer to `request` has gone out (see `WireRequest.answered`), at most AFTER_ANSWER_MAX_MS. */
 function afterAnswer(request: WireRequest): Promise<void> {
@@ -79,7 +83,9 @@ async function judgeNow(
     await offPath();
     const t = s.toScan;
     s.toScan = undefined;
-    if (t) s.fast = fastInfoOf(t.body, t.history, t.known);
+    const f = t && fastInfoOf(t.body, t.history, t.known);
+    // A partial history is never held (its items before the ones read are stubs).
+    s.fast = f && t.history.partial ? { ...f, history: undefined } : f;
   }
 }
 
@@ -128,9 +134,14 @@ async function handle(ctx: CoreContext, request: WireRequest): Promise<GuardOutc
     held
       .serial(key, async () => {
         await afterAnswer(request);
-        const read = prepare(ctx, request, wire, hs);
-        if ("outcome" in read) return told(read.outcome);
-        await judgeNow(ctx, request, read, told);
+        const release = await ctx.background.turn(key);
+        try {
+          const read = prepare(ctx, request, wire, hs);
+          if ("outcome" in read) return told(read.outcome);
+          await judgeNow(ctx, request, read, told);
+        } finally {
+          release();
+        }
       })
       .catch((e: unknown) =>
         told({
@@ -155,23 +166,39 @@ async function handle(ctx: CoreContext, request: WireRequest): Promise<GuardOutc
     return answered;
   }
 
-  // A session known from its headers: decided in its queue, after its earlier requests' work.
+  // A session known from its headers: decided in its queue, after its earlier requests' work (which
+  // goes first now, without waiting for a quiet moment).
+  ctx.background.hurry(known);
   held
     .serial(known, async () => {
       const s = held.sessions.get(known);
       const last = s?.fast !== undefined && !(s.splice && mode === "repair") ? s.fast : undefined;
       const ext = last && fastExtension(last, request.body);
       const deliver = ext ? (o: GuardOutcome) => late(ctx.options, o) : answer;
+      let release: (() => void) | undefined;
       if (ext) {
         answer({ body: request.body, changed: false, wire, session: known, deferred: true });
         await afterAnswer(request);
+        release = await ctx.background.turn(known);
       }
-      const p = prepare(ctx, request, wire, hs, last && ext ? { last, ext } : undefined);
-      if ("outcome" in p)
-        return deliver(p.summarizing ? await summarizationOutcome(ctx, p.outcome, p.summarizing) : p.outcome);
-      if (p.id.key === known) return judgeNow(ctx, request, p, deliver);
-      // Another session after all (never waited for here: queues do not wait on each other).
-      held.serial(p.id.key, () => judgeNow(ctx, request, p, deliver)).catch(failed);
+      try {
+        const p = prepare(
+          ctx,
+          request,
+          wire,
+          hs,
+          last && ext ? { last, heads: s!.hist.heads, ext } : undefined,
+        );
+        if ("outcome" in p)
+          return deliver(
+            p.summarizing ? await summarizationOutcome(ctx, p.outcome, p.summarizing) : p.outcome,
+          );
+        if (p.id.key === known) return await judgeNow(ctx, request, p, deliver);
+        // Another session after all (never waited for here: queues do not wait on each other).
+        held.serial(p.id.key, () => judgeNow(ctx, request, p, deliver)).catch(failed);
+      } finally {
+        release?.();
+      }
     })
     .catch(failed);
   return answered;
@@ -220,6 +247,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
     held: new HeldSessions(options),
     index,
     extended: new WeakMap(),
+    background: new Background(QUIET_MAX_WAIT_MS),
     tally: (request, out) => {
       if (!out.notJudged) return out;
       counts.notJudged++;
@@ -232,6 +260,7 @@ export function createGuardCore(options: GuardCoreOptions = {}): GuardCore {
     counts: () => ({ ...counts }),
     handle: async (request) => {
       counts.requests++;
+      ctx.background.track(request.answered);
       try {
         await indexRead;
         return ctx.tally(request, await handle(ctx, request));

@@ -9,7 +9,7 @@ import { isText, isToolResult } from "../model/blocks.js";
 import { isProviderCompaction } from "../model/provider-compaction.js";
 import { isCheckpoint, isPlainUser } from "../contract/classify.js";
 import type { Message } from "../model/types.js";
-import type { HistoryItem } from "./history.js";
+import type { HistoryItem, ItemHead } from "./history.js";
 
 /** How each agent's summarization request opens its last user message (first words only). */
 const SUMMARIZATION_OPENERS: readonly { agent: string; test: (text: string) => boolean }[] = [
@@ -77,11 +77,11 @@ export function summarizationRequestOf(items: readonly HistoryItem[]): string | 
 }
 
 /** The non-system items (the system prompt may change between requests without changing the history). */
-export const conversation = (items: readonly HistoryItem[]): HistoryItem[] =>
+export const conversation = <T extends ItemHead>(items: readonly T[]): T[] =>
   items.filter((i) => i.message.role !== "system");
 
 /** How many leading conversation items two histories share (compared by key). */
-export function commonPrefix(a: readonly HistoryItem[], b: readonly HistoryItem[]): number {
+export function commonPrefix(a: readonly ItemHead[], b: readonly ItemHead[]): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
   while (i < n && a[i]!.key === b[i]!.key) i++;
@@ -121,7 +121,7 @@ export type Relation =
  * or quota request on the same session id) and leaves the session as it was.
  */
 export function relation(
-  last: readonly HistoryItem[],
+  last: readonly ItemHead[],
   next: readonly HistoryItem[],
   lastHadTools: boolean,
   nextHasTools: boolean,

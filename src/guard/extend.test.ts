@@ -12,9 +12,9 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { CODEX_SUMMARY_PREFIX } from "../formats/import/codex.js";
 import { createGuardCore } from "./core.js";
-import { extendHistory, fastExtension, fastInfoOf, type FastInfo } from "./extend.js";
-import { parseBody, readWire, readWork } from "./wires.js";
-import type { WireHistory } from "./history.js";
+import { extendHistory, fastExtension, fastInfoOf, leanExtension } from "./extend.js";
+import { listKeyOf, parseBody, readWire, readWork } from "./wires.js";
+import { headOf, type WireHistory } from "./history.js";
 import type { GuardOutcome, GuardWire, WireRequest } from "./types.js";
 
 type El = Record<string, unknown>;
@@ -122,9 +122,34 @@ function shape(h: WireHistory): unknown {
 
 const readWhole = (wire: GuardWire, body: Buffer) => readWire(wire, parseBody(body));
 
+/**
+ * The lean reading (a session that holds its last body and item heads, not
+ * the history parsed): every item's head is the whole reading's; the items
+ * from the first one it reads again on are the whole reading's; before, stubs.
+ */
+function checkLean(
+  last: NonNullable<ReturnType<typeof fastInfoOf>>,
+  body: Buffer,
+  ext: NonNullable<ReturnType<typeof fastExtension>>,
+  whole: WireHistory,
+): void {
+  const lean = leanExtension(last, last.history.items.map(headOf), body, ext);
+  assert.ok(lean, "an extension the fast path takes is read from the heads and the body");
+  assert.equal(lean.history.partial, true);
+  assert.deepEqual(lean.history.items.map(headOf), whole.items.map(headOf));
+  const stubs = lean.history.items.filter((i) => i.parts.length > 0 && i.raw.length === 0).length;
+  const firstRead = lean.history.items.findIndex((i) => i.parts.length > 0 && i.raw.length > 0);
+  if (firstRead >= 0) {
+    const tail = (h: WireHistory) => shape({ ...h, items: h.items.slice(firstRead) }) as { items: unknown };
+    assert.deepEqual(tail(lean.history).items, tail(whole).items);
+    assert.equal(stubs, firstRead - lean.history.items.filter((i) => i.parts.length === 0).length);
+  }
+  assert.equal(lean.history.doc[lean.history.listKey], lean.history.list);
+}
+
 /** One turn after another: the fast path's reading where it applies, checked against the whole reading. */
 function checkTurns(wire: GuardWire, bodies: Buffer[]): number {
-  let last: FastInfo | undefined;
+  let last: ReturnType<typeof fastInfoOf>;
   let extended = 0;
   for (const body of bodies) {
     const whole = readWhole(wire, body);
@@ -132,6 +157,7 @@ function checkTurns(wire: GuardWire, bodies: Buffer[]): number {
     let known: Parameters<typeof fastInfoOf>[2];
     const ext = last && fastExtension(last, body);
     if (last && ext) {
+      checkLean(last, body, ext, whole);
       const read = extendHistory(last, body, ext);
       assert.ok(read, "an extension the fast path takes is read from the last body");
       assert.deepEqual(shape(read.history), shape(whole));
@@ -187,6 +213,32 @@ for (const wire of ["anthropic-messages", "openai-chat", "openai-responses"] as 
     assert.ok(extendedTotal > 100, `the fast path took extensions (${extendedTotal})`);
   });
 }
+
+test("a large body parsed an element of its list at a time is the value JSON.parse gives; broken JSON is refused alike", () => {
+  const big = "x".repeat(300 * 1024);
+  for (const wire of ["anthropic-messages", "openai-chat", "openai-responses"] as GuardWire[]) {
+    const key = listKeyOf(wire);
+    const els = [{ role: "user", content: big }, { role: "user", content: 'é "q" 日本' }, 3, null];
+    for (const text of [
+      JSON.stringify({ model: "m", [key]: els, after: { a: [1, 2] } }),
+      JSON.stringify({ [key]: els }, null, 2),
+    ]) {
+      const body = Buffer.from(text);
+      assert.deepEqual(JSON.stringify(parseBody(body, key)), JSON.stringify(JSON.parse(text)));
+    }
+    const good = JSON.stringify({ model: "m", [key]: els });
+    for (const bad of [
+      good.replace(`"${key}":[`, `"${key}":[,`),
+      `${good} trailing`,
+      good.replace(big, `${big}\\u00`),
+      good.slice(0, -1),
+    ])
+      assert.throws(() => parseBody(Buffer.from(bad), key), /^Error: body is not JSON$/);
+    // The list key twice: JSON.parse keeps the last, and so does this.
+    const twice = `{"${key}":[1],"${key}":[${JSON.stringify(big)}]}`;
+    assert.deepEqual(parseBody(Buffer.from(twice), key), JSON.parse(twice));
+  }
+});
 
 test("bytes that are not that plain are read whole: the list key twice or escaped, trailing fields changed", () => {
   const wire: GuardWire = "anthropic-messages";
@@ -261,6 +313,7 @@ function seen(o: GuardOutcome): unknown {
 
 for (const wire of ["anthropic-messages", "openai-chat", "openai-responses"] as GuardWire[]) {
   test(`${wire}: the core's outcomes are the same read from the last body or whole (extensions, edits, compactions, side requests)`, async () => {
+    const lean0 = readWork.leanReads;
     await fc.assert(
       fc.asyncProperty(
         fc.array(elementsOf[wire], { minLength: 1, maxLength: 8 }),
@@ -274,12 +327,18 @@ for (const wire of ["anthropic-messages", "openai-chat", "openai-responses"] as 
         ),
         fc.constantFrom("repair", "audit"),
         async (start, turns, mode) => {
-          const told: unknown[][] = [[], []];
-          const cores = [false, true].map((whole, k) =>
+          // Read from the last body with its history parsed, read whole, and held lean (its body and item
+          // heads alone: a compaction is judged against the body read again).
+          const told: unknown[][] = [[], [], []];
+          const cores = [
+            { readWhole: false, maxParsedBytes: Number.MAX_SAFE_INTEGER },
+            { readWhole: true },
+            { readWhole: false, maxParsedBytes: 0 },
+          ].map((o, k) =>
             createGuardCore({
               mode: mode as "repair" | "audit",
-              readWhole: whole,
-              onLate: (o) => told[k]!.push(seen(o)),
+              ...o,
+              onLate: (out) => told[k]!.push(seen(out)),
             }),
           );
           let list = [userEl[wire]("start the task"), ...start];
@@ -304,19 +363,23 @@ for (const wire of ["anthropic-messages", "openai-chat", "openai-responses"] as 
           for (const r of requests) {
             const outs = await Promise.all(cores.map((c) => c.handle(r)));
             await Promise.all(cores.map((c) => c.idle()));
-            assert.deepEqual(seen(outs[1]!), seen(outs[0]!));
+            assert.deepEqual(seen(outs[0]!), seen(outs[1]!));
+            assert.deepEqual(seen(outs[2]!), seen(outs[1]!));
           }
           await Promise.all(cores.map((c) => c.close()));
-          assert.deepEqual(told[1], told[0]);
+          assert.deepEqual(told[0], told[1]);
+          assert.deepEqual(told[2], told[1]);
         },
       ),
       { numRuns: 60 },
     );
+    assert.ok(readWork.leanReads - lean0 > 20, `read lean ${readWork.leanReads - lean0} times`);
   });
 }
 
 test("an extension turn parses and reads only what it adds (and the tail whose cache markers moved)", async () => {
-  const core = createGuardCore({});
+  // Its last history held parsed (`maxParsedBytes`), read whole, and (below) held lean as by default.
+  const core = createGuardCore({ maxParsedBytes: Number.MAX_SAFE_INTEGER });
   const whole = createGuardCore({ readWhole: true });
   const big = "x".repeat(2_000);
   let list: El[] = [{ role: "user", content: "start the task" }];
@@ -370,6 +433,21 @@ test("an extension turn parses and reads only what it adds (and the tail whose c
   await core.idle();
   assert.equal(readWork.parsedBytes - r0.parsedBytes, own([withMarker(added[1]!)]));
   assert.equal(readWork.readElements - r0.readElements, 1);
+
+  // Held lean (its last body and item heads, not its history parsed): the same turn parses the fields
+  // outside the list and the elements the fast path parses, not what the body repeats.
+  const lean = createGuardCore({});
+  await lean.handle(anthropicRequest(list.slice(0, -2)));
+  await lean.idle();
+  const l0 = { ...readWork };
+  const leanOut = await lean.handle(anthropicRequest(list));
+  await lean.idle();
+  assert.equal(leanOut.deferred, true, "taken on the fast path");
+  const leanParsed = readWork.parsedBytes - l0.parsedBytes;
+  assert.ok(leanParsed * 50 < next.body.length, `${leanParsed} bytes parsed of ${next.body.length}`);
+  assert.equal(readWork.readElements - l0.readElements, 3);
+  assert.equal(readWork.leanReads - l0.leanReads, 1, "read from the heads and the body");
+  await lean.close();
   await core.close();
   await whole.close();
 });

@@ -12,7 +12,7 @@
  * tests check it on generated histories); anything unexpected returns
  * undefined, and the caller reads the body whole.
  */
-import { rawKey, type HistoryItem, type WireHistory } from "./history.js";
+import { headOf, rawKey, stubOf, type HeldHead, type HistoryItem, type WireHistory } from "./history.js";
 import { SUMMARIZATION_BYTES } from "./detect.js";
 import { elementsFrom, hasCacheMarker, listLayout, restFrom, type ListLayout } from "./scan.js";
 import type { GuardWire } from "./types.js";
@@ -27,10 +27,13 @@ const COMPACTION_KEY = '"compaction"';
 /** The last main body as the fast path keeps it: its bytes, where its list sits, and the history read from it. */
 export interface LastBody {
   body: Buffer;
+  wire: GuardWire;
+  listKey: WireHistory["listKey"];
   layout: ListLayout;
   /** The first element that may come back with other bytes (its first with a cache marker; the list's length when none). */
   tailFrom: number;
-  history: WireHistory;
+  /** The history read from it, while the session holds it parsed (see `DEFAULT_MAX_PARSED_BYTES`). */
+  history?: WireHistory;
 }
 
 /** What the fast path found in the new body: the elements from `tailFrom` on, parsed, and the offsets of all elements from there. */
@@ -74,21 +77,20 @@ function systemItems(wire: GuardWire, doc: Record<string, unknown>, list: readon
  * end of the last list), where the reading of the last list started a new
  * item, as it does on a list read from there.
  */
-function restart(last: WireHistory, tailFrom: number): { from: number; kept: number } {
-  const items = last.items;
+function restart(wire: GuardWire, heads: readonly HeldHead[], listLength: number, tailFrom: number) {
   let firstList = 0;
-  while (firstList < items.length && items[firstList]!.parts.length === 0) firstList++;
-  if (last.wire === "anthropic-messages") {
-    let k = items.length;
-    while (k > firstList && items[k - 1]!.parts[0]!.element >= tailFrom) k--;
-    return { from: tailFrom, kept: k };
+  while (firstList < heads.length && heads[firstList]!.el < 0) firstList++;
+  if (wire === "anthropic-messages") {
+    let k = heads.length;
+    while (k > firstList && heads[k - 1]!.el >= tailFrom) k--;
+    return { from: tailFrom, kept: k, firstList };
   }
-  const limit = Math.min(tailFrom, last.list.length - 1);
-  for (let k = items.length - 1; k >= firstList; k--) {
-    const first = items[k]!.parts[0]!;
-    if (first.element <= limit && (first.from ?? 0) === 0) return { from: first.element, kept: k };
+  const limit = Math.min(tailFrom, listLength - 1);
+  for (let k = heads.length - 1; k >= firstList; k--) {
+    const h = heads[k]!;
+    if (h.el <= limit && h.whole) return { from: h.el, kept: k, firstList };
   }
-  return { from: 0, kept: firstList };
+  return { from: 0, kept: firstList, firstList };
 }
 
 const parse = (b: Buffer, start: number, end: number): unknown => {
@@ -98,7 +100,7 @@ const parse = (b: Buffer, start: number, end: number): unknown => {
 
 /** The history of `body` read from the last one (see the module comment), with its list's layout; undefined when not. */
 export function extendHistory(
-  last: LastBody,
+  last: LastBody & { history: WireHistory },
   body: Buffer,
   ext: Extension,
 ): { history: WireHistory; layout: ListLayout } | undefined {
@@ -134,12 +136,9 @@ export function extendHistory(
       doc[h.listKey] = list;
     }
 
-    const { from, kept } = restart(h, m);
-    const firstList = h.items.findIndex((i) => i.parts.length > 0);
-    const system = sameOutside
-      ? h.items.slice(0, firstList < 0 ? h.items.length : firstList)
-      : systemItems(h.wire, doc, list);
-    const keptItems = h.items.slice(firstList < 0 ? h.items.length : firstList, kept);
+    const { from, kept, firstList } = restart(h.wire, h.items.map(headOf), h.list.length, m);
+    const system = sameOutside ? h.items.slice(0, firstList) : systemItems(h.wire, doc, list);
+    const keptItems = h.items.slice(firstList, kept);
     const read = listItems(h.wire, list, from);
     readWork.readElements += list.length - from;
     const history: WireHistory = {
@@ -148,6 +147,65 @@ export function extendHistory(
       listKey: h.listKey,
       list,
       items: [...system, ...keptItems, ...read],
+    };
+    const layout: ListLayout = {
+      start: last.layout.start,
+      end: ext.end,
+      elements: [...last.layout.elements.slice(0, m), ...ext.elements],
+    };
+    return { history, layout };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The history of `body` read from the last one when the session no longer
+ * holds that one's parsed history, only its body and item heads: the
+ * elements that body repeats are not parsed (but for those the reading
+ * starts again at), the fields outside the list are, and the items before
+ * the first one read again are the heads' stubs (`WireHistory.partial`).
+ * Undefined when anything is unexpected (the caller reads the body whole).
+ */
+export function leanExtension(
+  last: LastBody,
+  heads: readonly HeldHead[],
+  body: Buffer,
+  ext: Extension,
+): { history: WireHistory; layout: ListLayout } | undefined {
+  try {
+    const n = last.layout.elements.length;
+    const m = last.tailFrom;
+    if (ext.tail.length !== n - m || ext.elements.length < ext.tail.length) return undefined;
+    const { from, kept, firstList } = restart(last.wire, heads, n, m);
+    if (from > m) return undefined;
+    const list: unknown[] = new Array<unknown>(m);
+    // The elements the reading starts again at, before the tail: the same bytes at the same offsets.
+    for (let i = from; i < m; i++) {
+      const [a, b] = last.layout.elements[i]!;
+      list[i] = parse(body, a, b);
+    }
+    list.push(...ext.tail, ...ext.elements.slice(ext.tail.length).map(([a, b]) => parse(body, a, b)));
+    const outside = Buffer.concat([
+      body.subarray(0, last.layout.start),
+      Buffer.from("[]"),
+      body.subarray(ext.end + 1),
+    ]);
+    const where = listLayout(outside, last.listKey);
+    if (!where || where.start !== last.layout.start || where.elements.length > 0) return undefined;
+    const doc = parse(outside, 0, outside.length);
+    if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return undefined;
+    const d = doc as Record<string, unknown>;
+    d[last.listKey] = list;
+    const read = listItems(last.wire, list, from);
+    readWork.readElements += list.length - from;
+    const history: WireHistory = {
+      wire: last.wire,
+      doc: d,
+      listKey: last.listKey,
+      list,
+      items: [...systemItems(last.wire, d, list), ...heads.slice(firstList, kept).map(stubOf), ...read],
+      partial: true,
     };
     const layout: ListLayout = {
       start: last.layout.start,
@@ -183,7 +241,7 @@ export function fastInfoOf(
   body: Buffer,
   h: WireHistory,
   known?: { layout: ListLayout; noMarkerBefore: number },
-): FastInfo | undefined {
+): (FastInfo & { history: WireHistory }) | undefined {
   const layout = known?.layout ?? listLayout(body, h.listKey);
   if (!layout || layout.elements.length !== h.list.length) return undefined;
   const n = layout.elements.length;
@@ -191,6 +249,8 @@ export function fastInfoOf(
   while (m < n && !hasCacheMarker(body, layout.elements[m]![0], layout.elements[m]![1])) m++;
   return {
     body,
+    wire: h.wire,
+    listKey: h.listKey,
     layout,
     tailFrom: m,
     history: h,

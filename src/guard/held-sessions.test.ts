@@ -24,7 +24,7 @@ function sessionOf(key: string, bytes: number): Session {
     key,
     agent: "pi",
     wire: "openai-chat",
-    agent_items: [],
+    hist: { heads: [] },
     conv_ids: [],
     had_tools: false,
     toScan: { body: Buffer.alloc(bytes), history },

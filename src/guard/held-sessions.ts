@@ -9,8 +9,8 @@
  * takes the synchronous path (read whole, judged before it goes out).
  */
 import type { GuardCoreOptions, GuardWire } from "./types.js";
-import { rawKey, type HistoryItem, type WireHistory } from "./history.js";
-import { readWire } from "./wires.js";
+import { headOf, rawKey, type HeldHead, type HistoryItem, type WireHistory } from "./history.js";
+import { listKeyOf, parseBody, readWire } from "./wires.js";
 import type { SessionIdentity } from "./session.js";
 import type { ListLayout } from "./scan.js";
 import type { FastInfo } from "./extend.js";
@@ -20,14 +20,98 @@ import { SessionJournal } from "./state.js";
 /** Sessions held in memory at once (the others are read back from the state folder when they return). */
 const MAX_SESSIONS = 64;
 
-/** The request bodies held at once, in bytes (each also holds the history parsed from it, of the same order). */
+/** The request bodies held at once, in bytes. */
 export const DEFAULT_MAX_HELD_BYTES = 256 * 1024 * 1024;
 
-/** The bytes of the request bodies a session holds (its last main body, before and after it is scanned). */
+/**
+ * The bodies whose parsed history is held at once, in bytes (the most
+ * recently used sessions'; a parsed history takes about 3.5 times its body).
+ * Beyond it a session is held lean: its last body and a head per item; it
+ * reads the body again when a compaction is judged against it, and its next
+ * extension from the heads and the new body (`leanExtension`), about as
+ * cheaply as from a parsed history (`extendHistory`). By default none.
+ */
+export const DEFAULT_MAX_PARSED_BYTES = 0;
+
+/**
+ * A session's last history: the head (key, role) of each item, always; the
+ * items themselves while they are parsed; and the request body they are
+ * read again from (the first `upTo` items of its history).
+ */
+export interface HeldHistory {
+  heads: HeldHead[];
+  items?: HistoryItem[];
+  source?: { body: Buffer; wire: GuardWire; upTo: number };
+}
+
+/**
+ * A history held: `items`, with the body they were read from (none: they
+ * are held as they are). Of a partial history (`WireHistory.partial`), the
+ * heads alone: its items are read again from the body when needed.
+ */
+export function heldHistory(
+  items: HistoryItem[],
+  body?: Buffer,
+  wire?: GuardWire,
+  partial?: true,
+): HeldHistory {
+  const source =
+    body !== undefined && wire !== undefined ? { source: { body, wire, upTo: items.length } } : {};
+  if (partial && !("source" in source)) throw new Error("a partial history is held only with its body");
+  return { heads: items.map(headOf), ...(partial ? {} : { items }), ...source };
+}
+
+/** The items of a held history, read again from its body when they were let go of (kept until then). */
+export function itemsOf(h: HeldHistory): HistoryItem[] {
+  if (h.items) return h.items;
+  const src = h.source!;
+  const items = readWire(src.wire, parseBody(src.body, listKeyOf(src.wire))).items.slice(0, src.upTo);
+  if (items.length !== h.heads.length || items.some((it, i) => it.key !== h.heads[i]!.key))
+    throw new Error("the session's last history read again from its body is not the one held");
+  h.items = items;
+  return items;
+}
+
+/** Lets go of a held history's parsed items where its body can give them again. */
+function lighten(h: HeldHistory): void {
+  if (h.source) h.items = undefined;
+}
+
+/** The request bodies a session holds, each once. */
+function bodiesOf(s: Session): Set<Buffer> {
+  const out = new Set<Buffer>();
+  const add = (b: Buffer | undefined) => void (b !== undefined && out.add(b));
+  add(s.toScan?.body);
+  add(s.fast?.body);
+  add(s.hist.source?.body);
+  for (const b of s.branches ?? []) add(b.hist.source?.body);
+  return out;
+}
+
+/** The bytes of the request bodies a session holds (its last main body, its branches', each once). */
 export function heldBytes(s: Session): number {
-  const a = s.toScan?.body;
-  const b = s.fast?.body;
-  return (a?.length ?? 0) + (b !== undefined && b !== a ? b.length : 0);
+  let n = 0;
+  for (const b of bodiesOf(s)) n += b.length;
+  return n;
+}
+
+/** Lets go of what a session holds parsed (kept: its bodies, and its items that no body gives again). */
+function lightenSession(s: Session): void {
+  lighten(s.hist);
+  for (const b of s.branches ?? []) lighten(b.hist);
+  if (s.fast) s.fast = { ...s.fast, history: undefined };
+}
+
+/** The bytes of the bodies whose parsed history the session holds. */
+function parsedBytes(s: Session): number {
+  const parsed = new Set<Buffer>();
+  if (s.toScan) parsed.add(s.toScan.body);
+  if (s.fast?.history) parsed.add(s.fast.body);
+  if (s.hist.items && s.hist.source) parsed.add(s.hist.source.body);
+  for (const b of s.branches ?? []) if (b.hist.items && b.hist.source) parsed.add(b.hist.source.body);
+  let n = 0;
+  for (const b of parsed) n += b.length;
+  return n;
 }
 
 export interface Splice {
@@ -47,8 +131,8 @@ export interface Session {
   key: string;
   agent: string;
   wire: GuardWire;
-  /** The agent's last main history, as it sent it (system included). */
-  agent_items: HistoryItem[];
+  /** The agent's last main history, as it sent it (system included): read its items with `itemsOf`. */
+  hist: HeldHistory;
   /** Entry id of each conversation (non-system) item of those (undefined inside a compaction's replacement, or without state). */
   conv_ids: (string | undefined)[];
   splice?: Splice;
@@ -66,11 +150,12 @@ export interface Session {
 
 /** The history sent: the agent's items with the splice after its summary. */
 export function sentOf(s: Session): HistoryItem[] {
-  if (!s.splice) return s.agent_items;
-  const at = s.agent_items.findIndex((i) => i.key === s.splice!.checkpointKey);
-  if (at < 0) return s.agent_items;
-  const summary = s.splice.checkpoint ?? s.agent_items[at]!;
-  return [...s.agent_items.slice(0, at), summary, ...s.splice.items, ...s.agent_items.slice(at + 1)];
+  const items = itemsOf(s.hist);
+  if (!s.splice) return items;
+  const at = items.findIndex((i) => i.key === s.splice!.checkpointKey);
+  if (at < 0) return items;
+  const summary = s.splice.checkpoint ?? items[at]!;
+  return [...items.slice(0, at), summary, ...s.splice.items, ...items.slice(at + 1)];
 }
 
 /** The agent's summary item read back from its raw elements, when they are the summary the splice follows. */
@@ -96,9 +181,11 @@ export class HeldSessions {
   private readonly flushing = new Map<string, Promise<void>>();
 
   private readonly maxHeldBytes: number;
+  private readonly maxParsedBytes: number;
 
   constructor(private readonly options: GuardCoreOptions) {
     this.maxHeldBytes = options.maxHeldBytes ?? DEFAULT_MAX_HELD_BYTES;
+    this.maxParsedBytes = options.maxParsedBytes ?? DEFAULT_MAX_PARSED_BYTES;
   }
 
   /** Whether work of the session is queued or running (its requests not all judged yet). */
@@ -144,14 +231,22 @@ export class HeldSessions {
    * once it is done) and the most recent one.
    */
   private bound(): void {
-    let total = this.heldBytes();
-    if (total <= this.maxHeldBytes) return;
     const newest = [...this.sessions.keys()].at(-1);
+    const idle = (s: Session) => s.key !== newest && !this.locks.has(s.key);
+    let total = this.heldBytes();
     for (const s of [...this.sessions.values()]) {
       if (total <= this.maxHeldBytes) break;
-      if (s.key === newest || this.locks.has(s.key)) continue;
+      if (!idle(s)) continue;
       total -= heldBytes(s);
       this.letGo(s);
+    }
+    let parsed = 0;
+    for (const s of this.sessions.values()) parsed += parsedBytes(s);
+    for (const s of this.sessions.values()) {
+      if (parsed <= this.maxParsedBytes) break;
+      if (this.locks.has(s.key)) continue;
+      parsed -= parsedBytes(s);
+      lightenSession(s);
     }
   }
 
@@ -205,7 +300,7 @@ export class HeldSessions {
       key: id.key,
       agent: loaded.agent,
       wire: loaded.wire ?? wire,
-      agent_items: agentItems,
+      hist: heldHistory(agentItems),
       conv_ids: agentItems.flatMap((it, i) => (it.message.role === "system" ? [] : [entryIds[i]])),
       splice,
       had_tools: true,

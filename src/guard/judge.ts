@@ -11,7 +11,7 @@ import type { SessionIdentity } from "./session.js";
 import { commonPrefix, conversation, hasTools } from "./detect.js";
 import { insertAfter, wireCheck } from "./splice.js";
 import { SessionJournal } from "./state.js";
-import type { Session } from "./held-sessions.js";
+import { heldHistory, type Session } from "./held-sessions.js";
 import { compaction } from "./compaction.js";
 import type { CoreContext, Same } from "./context.js";
 import { chooseBranch, keepCurrent } from "./proofs.js";
@@ -39,7 +39,7 @@ export async function judge(
   // The branch it continues (made the session's current one), or none: a compaction that proves none.
   const rel = chooseBranch(ctx, session, history);
   if (rel === "unproven") return newBranch(ctx, session, request, history, same);
-  const lastConv = conversation(session.agent_items);
+  const lastConv = conversation(session.hist.heads);
   const nextConv = conversation(items);
   switch (rel.kind) {
     case "side":
@@ -48,7 +48,7 @@ export async function judge(
       const added = nextConv.slice(lastConv.length);
       const ids = session.journal ? session.journal.append(added) : added.map(() => undefined);
       session.conv_ids = [...session.conv_ids.slice(0, lastConv.length), ...ids];
-      session.agent_items = items;
+      session.hist = heldHistory(items, request.body, wire, history.partial);
       mainIs(ctx, session, request, history);
       session.had_tools = hasTools(history.doc);
       return applySplice(ctx, session, history, same);
@@ -62,7 +62,7 @@ export async function judge(
         const added = nextConv.slice(rel.common);
         const newIds = session.journal ? session.journal.append(added, parent) : added.map(() => undefined);
         session.conv_ids = [...ids.slice(0, rel.common), ...newIds];
-        session.agent_items = items;
+        session.hist = heldHistory(items, request.body, wire, history.partial);
         mainIs(ctx, session, request, history);
         session.had_tools = hasTools(history.doc);
         const out = applySplice(ctx, session, history, same);
@@ -73,11 +73,11 @@ export async function judge(
       }
       // A rewrite inside the last compaction's replacement: judged as a compaction.
       mainIs(ctx, session, request, history);
-      return compaction(ctx, session, history, id, same);
+      return compaction(ctx, session, history, id, same, request.body);
     }
     case "compaction":
       mainIs(ctx, session, request, history);
-      return compaction(ctx, session, history, id, same);
+      return compaction(ctx, session, history, id, same, request.body);
   }
 }
 
@@ -96,7 +96,7 @@ function startSession(
     key: id.key,
     agent: id.agent,
     wire,
-    agent_items: items,
+    hist: heldHistory(items, request.body, wire),
     conv_ids: conversation(items).map(() => undefined),
     had_tools: hasTools(history.doc),
   };
@@ -125,7 +125,7 @@ function newBranch(
 ): GuardOutcome {
   keepCurrent(s);
   const items = history.items;
-  s.agent_items = items;
+  s.hist = heldHistory(items, request.body, history.wire);
   s.splice = undefined;
   s.had_tools = hasTools(history.doc);
   if (s.journal) {
@@ -173,18 +173,19 @@ export async function absorbHistory(
   history: WireHistory,
   id: SessionIdentity,
   upTo: number,
+  body: Buffer,
 ): Promise<number> {
   const session = await ctx.held.load(id, history.wire);
   if (!session) return 0;
   const items = history.items.slice(0, upTo);
-  const lastConv = conversation(session.agent_items);
+  const lastConv = conversation(session.hist.heads);
   const nextConv = conversation(items);
   if (commonPrefix(lastConv, nextConv) !== lastConv.length) return 0;
   const added = nextConv.slice(lastConv.length);
   if (added.length === 0) return 0;
   const ids = session.journal ? session.journal.append(added) : added.map(() => undefined);
   session.conv_ids = [...session.conv_ids.slice(0, lastConv.length), ...ids];
-  session.agent_items = items;
+  session.hist = heldHistory(items, body, history.wire);
   // The next request is compared with this history, not the last body's bytes.
   session.fast = undefined;
   session.toScan = undefined;

@@ -29,9 +29,9 @@ import { join } from "node:path";
 import { allText } from "../contract/classify.js";
 import type { Message } from "../model/types.js";
 import type { GuardOutcome, GuardWire } from "./types.js";
-import type { HistoryItem, WireHistory } from "./history.js";
+import type { HistoryItem, ItemHead, WireHistory } from "./history.js";
 import type { SessionIdentity } from "./session.js";
-import type { Session, Splice } from "./held-sessions.js";
+import { itemsOf, type HeldHistory, type Session, type Splice } from "./held-sessions.js";
 import { commonPrefix, conversation, hasTools, isSummaryItem, relation, type Relation } from "./detect.js";
 import { readPiConversation } from "./answer.js";
 import {
@@ -53,7 +53,7 @@ const MAX_DISK_CANDIDATES = 16;
 
 /** One of a session's other branches: what `Session` holds of its current one. */
 export interface Branch {
-  agent_items: HistoryItem[];
+  hist: HeldHistory;
   conv_ids: (string | undefined)[];
   splice?: Splice;
   had_tools: boolean;
@@ -63,7 +63,7 @@ export interface Branch {
 
 function currentBranch(s: Session): Branch {
   return {
-    agent_items: s.agent_items,
+    hist: s.hist,
     conv_ids: s.conv_ids,
     splice: s.splice,
     had_tools: s.had_tools,
@@ -80,7 +80,7 @@ export function keepCurrent(s: Session): void {
 function swapIn(s: Session, i: number): void {
   const b = s.branches![i]!;
   s.branches = [...s.branches!.filter((_, k) => k !== i), currentBranch(s)].slice(-MAX_OTHER_BRANCHES);
-  s.agent_items = b.agent_items;
+  s.hist = b.hist;
   s.conv_ids = b.conv_ids;
   s.splice = b.splice;
   s.had_tools = b.had_tools;
@@ -95,13 +95,13 @@ interface ItemMark {
 }
 
 const digest = (s: string): string => createHash("sha256").update(s).digest("hex").slice(0, 32);
-const markOf = (it: HistoryItem): ItemMark => ({ n: it.key.length, sha: digest(it.key) });
-const holds = (items: readonly HistoryItem[], m: ItemMark): boolean =>
+const markOf = (it: ItemHead): ItemMark => ({ n: it.key.length, sha: digest(it.key) });
+const holds = (items: readonly ItemHead[], m: ItemMark): boolean =>
   items.some((i) => i.message.role !== "system" && i.key.length === m.n && digest(i.key) === m.sha);
 
 /** A branch as the proofs read it: its last history and the summaries relayed to it. */
 interface View {
-  items: readonly HistoryItem[];
+  items: readonly ItemHead[];
   fps: readonly Fingerprint[];
 }
 
@@ -112,7 +112,7 @@ interface View {
  */
 function viewsOf(ctx: CoreContext, s: Session): View[] {
   const relayed = ctx.index.relayedTo(s.key);
-  return [s.agent_items, ...(s.branches ?? []).map((b) => b.agent_items)].map((items) => ({
+  return [s.hist, ...(s.branches ?? []).map((b) => b.hist)].map(({ heads: items }) => ({
     items,
     fps: relayed.filter((r) => holds(items, r.tail)).map((r) => r.fp),
   }));
@@ -124,7 +124,7 @@ function viewsOf(ctx: CoreContext, s: Session): View[] {
  */
 function runIdentifies(
   conv: readonly HistoryItem[],
-  last: readonly HistoryItem[],
+  last: readonly ItemHead[],
   others: readonly Set<string>[],
 ): boolean {
   const at = new Map<string, number[]>();
@@ -297,9 +297,10 @@ async function summarizedBranch(
   const keyed = own ? await ctx.held.load(id, h.wire) : undefined;
   const sessions = own ? (keyed ? [keyed] : []) : await hashedCandidates(ctx, h.wire);
   const branches = sessions.flatMap((s) =>
-    [s.agent_items, ...(s.branches ?? []).map((b) => b.agent_items)].map((items) => ({
+    [s.hist, ...(s.branches ?? []).map((b) => b.hist)].map((hist) => ({
       key: s.key,
-      conv: conversation(items),
+      hist,
+      conv: conversation(hist.heads),
     })),
   );
   const one = (found: typeof branches): Target | undefined => {
@@ -316,7 +317,9 @@ async function summarizedBranch(
   const read = readPiConversation(text);
   const wanted = textsOf(text.includes("<previous-summary>") ? read.slice(1) : read);
   if (wanted.length === 0) return undefined;
-  return one(branches.filter((b) => inOrder(wanted, textsOf(b.conv.map((i) => i.message)))));
+  return one(
+    branches.filter((b) => inOrder(wanted, textsOf(conversation(itemsOf(b.hist)).map((i) => i.message)))),
+  );
 }
 
 /** Records `text`, an answer to the summarization request of `t`, as relayed to that branch. */

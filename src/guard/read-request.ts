@@ -5,11 +5,11 @@
  * recognised (answered, with `summarizer: "extractive"`, or passed through).
  */
 import type { GuardOutcome, GuardWire, WireRequest } from "./types.js";
-import type { WireHistory } from "./history.js";
-import { parseBody, readWire } from "./wires.js";
+import type { HeldHead, WireHistory } from "./history.js";
+import { listKeyOf, parseBody, readWire, readWork } from "./wires.js";
 import { sessionOf, type headerSession, type SessionIdentity } from "./session.js";
-import { extendHistory, type Extension, type FastInfo } from "./extend.js";
-import { summarizationRequestOf } from "./detect.js";
+import { extendHistory, leanExtension, type Extension, type FastInfo } from "./extend.js";
+import { commonPrefix, conversation, summarizationRequestOf } from "./detect.js";
 import { extractiveAnswer } from "./answer.js";
 import { oneLine, type CoreContext } from "./context.js";
 import { absorbHistory } from "./judge.js";
@@ -26,17 +26,17 @@ export type Prepared =
  * user message, when that message holds the prompt's text alone), read into
  * the session after the session's earlier requests (`absorbHistory`).
  */
-function absorbLater(ctx: CoreContext, history: WireHistory, id: SessionIdentity): void {
+function absorbLater(ctx: CoreContext, history: WireHistory, id: SessionIdentity, body: Buffer): void {
   const items = history.items;
   let at = items.length - 1;
   if (summarizationRequestOf(items) === undefined) {
     // A compaction request without a prompt (a provider's compaction): the whole history.
-    ctx.held.serial(id.key, () => absorbHistory(ctx, history, id, items.length)).catch(() => undefined);
+    ctx.held.serial(id.key, () => absorbHistory(ctx, history, id, items.length, body)).catch(() => undefined);
     return;
   }
   while (at >= 0 && items[at]!.message.role !== "user") at--;
   if (at < 0 || !items[at]!.message.content.every(isText)) return;
-  ctx.held.serial(id.key, () => absorbHistory(ctx, history, id, at)).catch(() => undefined);
+  ctx.held.serial(id.key, () => absorbHistory(ctx, history, id, at, body)).catch(() => undefined);
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>
@@ -75,12 +75,17 @@ function providerCompaction(
   ask: string,
 ): { outcome: GuardOutcome; summarizing: Summarizing } {
   const doc = history.doc;
-  const before =
-    ask === "compaction_trigger"
-      ? readWire(history.wire, { ...doc, input: (doc.input as unknown[]).slice(0, -1) })
-      : history;
+  const trimmed =
+    ask === "compaction_trigger" ? { ...doc, input: (doc.input as unknown[]).slice(0, -1) } : undefined;
+  const before = trimmed === undefined ? history : readWire(history.wire, trimmed);
   const id = sessionOf(request.headers, before);
-  absorbLater(ctx, before, id);
+  // Held, the history is read again from its body: the body it was read from, without the trigger.
+  absorbLater(
+    ctx,
+    before,
+    id,
+    trimmed === undefined ? request.body : Buffer.from(JSON.stringify(trimmed), "utf8"),
+  );
   return {
     outcome: {
       body: request.body,
@@ -101,7 +106,7 @@ export function compactRequest(
   const wire = "openai-responses";
   let history: WireHistory;
   try {
-    history = readWire(wire, parseBody(request.body));
+    history = readWire(wire, parseBody(request.body, listKeyOf(wire)));
   } catch (e) {
     return {
       outcome: {
@@ -115,6 +120,36 @@ export function compactRequest(
   return providerCompaction(ctx, request, history, "/responses/compact");
 }
 
+/** What a request the fast path let through is read from: the session's last body, its heads, and what the bytes showed. */
+export interface FromLast {
+  last: FastInfo;
+  heads: readonly HeldHead[];
+  ext: Extension;
+}
+
+/**
+ * The history of a request the fast path let through, read from the
+ * session's last body (`extendHistory` where its parsed history is held,
+ * else `leanExtension`, kept only when it extends the heads held); undefined
+ * when it is to be read whole.
+ */
+function fromLast(ctx: CoreContext, body: Buffer, from: FromLast | undefined): WireHistory | undefined {
+  if (!from || ctx.options.readWhole) return undefined;
+  const { last, heads, ext } = from;
+  const read = last.history
+    ? extendHistory({ ...last, history: last.history }, body, ext)
+    : leanExtension(last, heads, body, ext);
+  if (!read) return undefined;
+  if (read.history.partial) {
+    const held = conversation(heads);
+    const now = conversation(read.history.items);
+    if (commonPrefix(held, now) !== held.length) return undefined;
+    readWork.leanReads++;
+  }
+  ctx.extended.set(read.history, { layout: read.layout, noMarkerBefore: last.tailFrom });
+  return read.history;
+}
+
 /**
  * Reads the request (parse, session, summarization request): the
  * synchronous path's work before judging. With `from` (a request the fast
@@ -126,9 +161,8 @@ export function prepare(
   request: WireRequest,
   wire: GuardWire,
   hs: ReturnType<typeof headerSession>,
-  from?: { last: FastInfo; ext: Extension },
+  from?: FromLast,
 ): Prepared {
-  const { options, extended } = ctx;
   const untouched = (note: string, extra: Partial<GuardOutcome> = {}): GuardOutcome => ({
     body: request.body,
     changed: false,
@@ -137,21 +171,18 @@ export function prepare(
   });
   let history: WireHistory;
   try {
-    const read =
-      from && !options.readWhole && from.last.history.wire === wire
-        ? extendHistory(from.last, request.body, from.ext)
-        : undefined;
-    if (read) extended.set(read.history, { layout: read.layout, noMarkerBefore: from!.last.tailFrom });
-    history = read?.history ?? readWire(wire, parseBody(request.body));
+    history = fromLast(ctx, request.body, from) ?? readWire(wire, parseBody(request.body, listKeyOf(wire)));
   } catch (e) {
     return { outcome: untouched(`not judged: ${oneLine(e)}`, { wire, notJudged: true }) };
   }
-  const ask = providerCompactionAsk(wire, history.doc);
+  // (Never a partial history: such a request's bytes keep it off the fast path.)
+  const ask = history.partial ? undefined : providerCompactionAsk(wire, history.doc);
   if (ask !== undefined) return providerCompaction(ctx, request, history, ask);
   const id = sessionOf(request.headers, history);
-  const summarizer = summarizationRequestOf(history.items);
-  if (summarizer) absorbLater(ctx, history, id);
-  if (summarizer && options.summarizer === "extractive") {
+  // A partial history is an extension on its bytes, with no summarization request in what it adds.
+  const summarizer = history.partial ? undefined : summarizationRequestOf(history.items);
+  if (summarizer) absorbLater(ctx, history, id, request.body);
+  if (summarizer && ctx.options.summarizer === "extractive") {
     try {
       const a = extractiveAnswer(history, summarizer);
       return {

@@ -17,7 +17,7 @@ import { kindForMessage } from "../model/index.js";
 import { appendEntries, createJournal, headerEntry } from "../journal/write.js";
 import { readJournal } from "../journal/read.js";
 import { activePath, newEntryId, nowIso, projectPath } from "../journal/tree.js";
-import { rawKey, type HistoryItem } from "./history.js";
+import { currentKey, rawKey, type HistoryItem } from "./history.js";
 import { sessionFileName } from "./session.js";
 import type { GuardWire } from "./types.js";
 import { CONSTANTS } from "../model/constants.js";
@@ -156,7 +156,7 @@ export class SessionJournal {
         typeof g.splice_count === "number"
       )
         out.splice = {
-          checkpointKey: g.checkpoint_key,
+          checkpointKey: currentKey(g.checkpoint_key),
           from: g.splice_from,
           count: g.splice_count,
           ...(typeof g.restated === "string" && Array.isArray(g.checkpoint_raw)

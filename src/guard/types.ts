@@ -160,12 +160,19 @@ export interface GuardCoreOptions {
   readWhole?: boolean;
   /**
    * The request bodies held for the sessions' next requests (each session's
-   * last main body, and the history read from it), in bytes, at most
-   * (default 256 MiB; see `held-sessions.ts`). Beyond it the least recently
-   * used sessions are let go of: one comes back from the state folder when it
-   * returns, or, without one, as after a restart.
+   * last main body), in bytes, at most (default 256 MiB; see
+   * `held-sessions.ts`). Beyond it the least recently used sessions are let
+   * go of: one comes back from the state folder when it returns, or, without
+   * one, as after a restart.
    */
   maxHeldBytes?: number;
+  /**
+   * The bodies whose parsed history is held too, in bytes (default 0: none;
+   * the most recently used sessions' within it; a parsed history takes about
+   * 3.5 times its body). The other sessions hold their last body and a key per message,
+   * and read the body again when a compaction is judged against it.
+   */
+  maxParsedBytes?: number;
 }
 
 export interface GuardCore {

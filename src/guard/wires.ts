@@ -4,6 +4,7 @@ import type { WireHistory } from "./history.js";
 import { readAnthropic } from "./wire-anthropic.js";
 import { readResponses } from "./wire-responses.js";
 import { readChat } from "./wire-chat.js";
+import { listLayout } from "./scan.js";
 
 /** `compactRequest`: Codex's remote compaction (`POST …/responses/compact`), which carries the session's whole history. */
 export type Route = { wire: GuardWire; compactRequest?: true } | { passthrough: string };
@@ -28,7 +29,7 @@ export function routeOf(method: string, url: string): Route {
  * timed) so that tests can tell that a request extending the last one is
  * read in proportion to what it adds (`extend.ts`).
  */
-export const readWork = { parsedBytes: 0, readElements: 0 };
+export const readWork = { parsedBytes: 0, readElements: 0, leanReads: 0 };
 
 export function readWire(wire: GuardWire, doc: Record<string, unknown>): WireHistory {
   const h = readWhole(wire, doc);
@@ -47,12 +48,48 @@ function readWhole(wire: GuardWire, doc: Record<string, unknown>): WireHistory {
   }
 }
 
-/** Parses a body as a JSON object; throws a one-line Error otherwise. */
-export function parseBody(body: Buffer): Record<string, unknown> {
+/** Bodies from this size on are parsed a list element at a time (`parseBody`). */
+const BY_ELEMENT_BYTES = 256 * 1024;
+
+/**
+ * The value `JSON.parse` gives for a body whose `listKey` list its bytes show
+ * plainly (`listLayout`), parsed an element at a time: no string of the whole
+ * body is made, and what parsing leaves behind is small values the young
+ * generation collects, not megabytes the old one keeps until a full
+ * collection. Undefined when the bytes do not show the list so.
+ */
+function parseByElement(body: Buffer, listKey: string): unknown {
+  const layout = listLayout(body, listKey);
+  if (!layout) return undefined;
+  const outside = Buffer.concat([
+    body.subarray(0, layout.start),
+    Buffer.from("[]"),
+    body.subarray(layout.end + 1),
+  ]);
+  const doc = JSON.parse(outside.toString("utf8")) as unknown;
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return doc;
+  (doc as Record<string, unknown>)[listKey] = layout.elements.map(([a, b]) =>
+    JSON.parse(body.toString("utf8", a, b)),
+  );
+  return doc;
+}
+
+/** The wire's history list. */
+export const listKeyOf = (wire: GuardWire): "messages" | "input" =>
+  wire === "openai-responses" ? "input" : "messages";
+
+/**
+ * Parses a body as a JSON object; throws a one-line Error otherwise. With the
+ * wire's `listKey`, a large body is parsed an element of that list at a time
+ * (the same value).
+ */
+export function parseBody(body: Buffer, listKey?: string): Record<string, unknown> {
   let doc: unknown;
   readWork.parsedBytes += body.length;
   try {
-    doc = JSON.parse(body.toString("utf8"));
+    const byElement =
+      listKey !== undefined && body.length >= BY_ELEMENT_BYTES ? parseByElement(body, listKey) : undefined;
+    doc = byElement ?? JSON.parse(body.toString("utf8"));
   } catch {
     throw new Error("body is not JSON");
   }

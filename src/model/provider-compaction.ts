@@ -69,6 +69,13 @@ export function refuseForeignCompaction(messages: readonly Message[], target: st
   );
 }
 
+/** The providers whose compactions `messages` hold (empty when none). */
+export function compactionProvidersIn(messages: readonly Message[]): Set<CompactionProvider> {
+  const out = new Set<CompactionProvider>();
+  for (const m of messages) for (const b of m.content) if (isProviderCompaction(b)) out.add(b.provider);
+  return out;
+}
+
 /** The first provider compaction of a message, with its index, or undefined. */
 export function providerCompactionIn(m: Message): { at: number; block: ProviderCompactionBlock } | undefined {
   const at = m.content.findIndex(isProviderCompaction);

@@ -138,6 +138,10 @@ export interface CoverageReceipt {
   last_round_tool_results: number;
   last_round_assistant: number;
   anchors_chars: number;
+  /** A provider's own compaction kept as the replacement's prefix (1; absent when none). */
+  provider_compactions_kept?: number;
+  /** Provider compactions folded into the checkpoint, which names each (absent when none). */
+  provider_compactions_folded?: number;
 }
 
 export interface CompactionPayload {

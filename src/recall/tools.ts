@@ -20,7 +20,7 @@ import { headWindow, redactSecrets, redactValue, safeHead } from "../redact/reda
 import { redactQuotedLine } from "../redact/quoted.js";
 import { utf8Length } from "../contract/bounds.js";
 import { activePath, projectPath } from "../journal/tree.js";
-import { auditCompaction } from "../route/audit.js";
+import { auditCompaction, NOT_JUDGEABLE } from "../route/audit.js";
 import type { HistoryIndex } from "./history.js";
 
 /** A tool's answer: its texts (each one content item), and whether it is an error. */
@@ -261,12 +261,11 @@ function outlineBlock(ix: HistoryIndex, c: CompactionEntry, n: number): string {
   const a = auditCompaction(ix.entries, c);
   const sources = [...a.losses.user_texts, ...a.losses.assistant_texts];
   const s = summarized(ix, c);
-  const verdict =
-    a.messages_before === 0
-      ? "no history before it in the file"
-      : a.kept
-        ? "kept the survival contract"
-        : `VIOLATION: ${a.reason}`;
+  const verdict = !a.judgeable
+    ? NOT_JUDGEABLE
+    : a.kept
+      ? "kept the survival contract"
+      : `VIOLATION: ${a.reason}`;
   const shown = s.results.slice(0, 12);
   return redactQuotedLine(
     [

@@ -107,7 +107,10 @@ export interface ReportCheckpoint {
 }
 
 export interface ReportVerdict {
-  kept: boolean;
+  /** As `audit` gives it: null when the compaction cannot be judged (`judgeable` false). */
+  kept: boolean | null;
+  /** False when the file holds no history before the compaction (see `CompactionAudit.judgeable`). */
+  judgeable: boolean;
   reason: string | null;
   placeholder: boolean;
   stacked_checkpoints: boolean;
@@ -499,6 +502,7 @@ function buildView(
     model: typeof c.payload.model === "string" ? c.payload.model : null,
     verdict: {
       kept: audit.kept,
+      judgeable: audit.judgeable,
       // Redacted before the contract's cut: its quotation is taken again from the lost text redacted whole.
       reason:
         audit.reason === null ? null : bounded(redactQuotedLine(audit.reason, lostTexts(audit.losses)), 2000),

@@ -131,13 +131,14 @@ test("audit of a guard journal: the agent's compaction a violation repaired by t
     const parsed = JSON.parse(j.stdout) as Record<string, unknown> & {
       compactions: Record<string, unknown>[];
     };
-    assert.deepEqual(Object.keys(parsed), ["compactions", "kept", "repaired", "unrepaired"]);
+    assert.deepEqual(Object.keys(parsed), ["compactions", "kept", "not_judgeable", "repaired", "unrepaired"]);
     assert.deepEqual(Object.keys(parsed.compactions[0]!), [
       "id",
       "source",
       "path",
       "messages_before",
       "messages_after",
+      "judgeable",
       "kept",
       "reason",
       "losses",

@@ -45,9 +45,15 @@ export interface CompactionAudit {
   /** Messages of the live context just before it, and of its replacement. */
   messages_before: number;
   messages_after: number;
-  /** The contract's verdict: true when the replacement keeps what must survive. */
-  kept: boolean;
-  /** The first violation the validator names (null when kept). */
+  /**
+   * Whether the contract can judge it: false when the file holds no conversation before it (nothing,
+   * or only the system prompt: a session that opens with a provider's compaction, a fork's first
+   * line), then it is neither kept nor lost (`kept` null).
+   */
+  judgeable: boolean;
+  /** The contract's verdict: true when the replacement keeps what must survive; null when not judgeable. */
+  kept: boolean | null;
+  /** The first violation the validator names (null when kept or not judgeable). */
   reason: string | null;
   losses: AuditLosses;
   /** The checkpoint's summary is a placeholder (empty, "(no summary available)", a refusal). */
@@ -95,6 +101,14 @@ export function withoutSystemReminders(messages: readonly Message[]): readonly M
   return changed ? out : messages;
 }
 
+/** Why a compaction cannot be judged (`judgeable` false), as `audit` and the other readers say it. */
+export const NOT_JUDGEABLE = "no history before it in the file";
+
+/** Whether a context holds any conversation (a message that is not the system prompt) to judge a compaction against. */
+export function hasHistory(before: readonly Message[]): boolean {
+  return before.some((m) => m.role !== "system");
+}
+
 /** The first provider compaction in a replacement, as the audit reports it. */
 function nativeCompaction(after: readonly Message[]): CompactionAudit["provider_compaction"] {
   for (const m of after) {
@@ -113,6 +127,8 @@ export interface SessionAudit {
   compactions: CompactionAudit[];
   /** How many kept the contract (of all the entries listed, the guard's repairs included). */
   kept: number;
+  /** How many could not be judged (no history before them in the file): counted neither as kept nor as lost. */
+  not_judgeable: number;
   /** Compactions that did not keep the contract and that a guard's repair which keeps it follows. */
   repaired: number;
   /** Compactions (not the guard's repairs) that did not keep the contract and were not repaired. */
@@ -163,10 +179,13 @@ export function auditCompaction(
 ): CompactionAudit {
   const before = options.before ?? (c.parent_id ? projectPath(activePath(entries, c.parent_id)) : []);
   const after = c.payload.replacement;
-  const verdict = validateSurvivalContract(withoutSystemReminders(before), after, {
-    path: c.payload.path,
-    fromEnd: options.fromEnd,
-  });
+  const judgeable = hasHistory(before);
+  const verdict = judgeable
+    ? validateSurvivalContract(withoutSystemReminders(before), after, {
+        path: c.payload.path,
+        fromEnd: options.fromEnd,
+      })
+    : undefined;
   // As the validator counts them: a provider's summary is a checkpoint (the guard's restatement after it part of it).
   const checkpoints = checkpointsOf(after);
   return {
@@ -175,8 +194,9 @@ export function auditCompaction(
     path: c.payload.path,
     messages_before: before.length,
     messages_after: after.length,
-    kept: verdict.valid,
-    reason: verdict.valid ? null : (verdict.reason ?? "violation"),
+    judgeable,
+    kept: verdict === undefined ? null : verdict.valid,
+    reason: verdict === undefined || verdict.valid ? null : (verdict.reason ?? "violation"),
     losses: protectedLosses(before, after),
     placeholder: checkpoints.some(
       (c) => !c.provider && placeholderKind(checkpointSummaryPart(after[c.at]!)) !== undefined,
@@ -227,10 +247,16 @@ export function auditEntries(entries: readonly JournalEntry[]): SessionAudit {
   let repaired = 0;
   let unrepaired = 0;
   for (const a of compactions) {
-    if (a.kept || a.repair_of) continue;
+    if (a.kept !== false || a.repair_of) continue;
     const repair = a.repaired_by ? audited.get(a.repaired_by) : undefined;
     if (repair?.kept === true) repaired++;
     else unrepaired++;
   }
-  return { compactions, kept: compactions.filter((a) => a.kept).length, repaired, unrepaired };
+  return {
+    compactions,
+    kept: compactions.filter((a) => a.kept === true).length,
+    not_judgeable: compactions.filter((a) => !a.judgeable).length,
+    repaired,
+    unrepaired,
+  };
 }

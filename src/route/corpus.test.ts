@@ -32,7 +32,8 @@ const PINNED: Record<string, string[]> = {
     "claude-code lost u1 c2 r2 a1",
   ],
   "claude-code/entire-d3-7d736cbc10-0.jsonl": [],
-  "claude-code/entire-fc-99c919b212-0.jsonl": ["claude-code kept u0 c0 r0 a0 no-history"],
+  // Opens its file with the compaction: nothing before it to judge, neither kept nor lost.
+  "claude-code/entire-fc-99c919b212-0.jsonl": ["claude-code unjudged u0 c0 r0 a0 no-history"],
   "codex/acidicsoil-rollout-2025-11-17T15-30-28.jsonl": [],
   "codex/coda-rollout-2025-10-04T22-31-15.jsonl": [],
   "codex/moonmind-rollout-2025-11-12T17-48-11.jsonl": [],
@@ -55,7 +56,7 @@ corpusSuite("route", () => {
       const { entries } = await importFile(file);
       got[relative(corpusDir, file)] = auditEntries(entries).compactions.map(
         (c) =>
-          `${c.source} ${c.kept ? "kept" : "lost"} u${c.losses.user_texts.length} c${c.losses.tool_calls.length} ` +
+          `${c.source} ${c.kept === null ? "unjudged" : c.kept ? "kept" : "lost"} u${c.losses.user_texts.length} c${c.losses.tool_calls.length} ` +
           `r${c.losses.tool_results.length} a${c.losses.assistant_texts.length}` +
           `${c.placeholder ? " placeholder" : ""}${c.stacked_checkpoints ? " stacked" : ""}` +
           `${c.messages_before === 0 ? " no-history" : ""}`,

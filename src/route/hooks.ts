@@ -29,7 +29,7 @@ import { activePath, projectPath } from "../journal/tree.js";
 import { CompactSafeError } from "../model/errors.js";
 import type { CompactionEntry, JournalEntry, Message } from "../model/types.js";
 import { readAnchors } from "../workspace/anchors.js";
-import { auditCompaction, type AuditLosses, type CompactionAudit } from "./audit.js";
+import { auditCompaction, NOT_JUDGEABLE, type AuditLosses, type CompactionAudit } from "./audit.js";
 import { windowHolds, type Dependence } from "./hook-window.js";
 
 export const HOOK_AGENTS = ["claude-code", "codex", "pi"] as const;
@@ -56,9 +56,10 @@ export interface CodexHookOutput {
 export interface PiHookOutput {
   /** The verdict in one line, for pi's interface (or stderr). */
   line: string;
+  /** False when the compaction broke the contract (true when it kept it, or could not be judged). */
   kept: boolean;
   /** What the extension keeps in the session (a `compact-safe-audit` custom entry). */
-  record: { compaction: string; kept: boolean; reason: string | null; losses: AuditLosses };
+  record: { compaction: string; kept: boolean | null; reason: string | null; losses: AuditLosses };
   /** What to restate to the model with the next prompt, when anything. */
   restatement?: string;
 }
@@ -219,7 +220,7 @@ export async function claudeCodeHook(
     const known = lastMessage >= 0 && (entries[lastMessage]!.payload as Message).meta?.is_sidechain !== true;
     if (lastCompaction > lastMessage) {
       const { audit: last, needs } = redactedAudit(entries, entries[lastCompaction] as CompactionEntry);
-      if (!last.kept) {
+      if (last.kept === false) {
         out.push(
           `compact-safe: the compaction just made did not keep the survival contract (${last.reason}).`,
         );
@@ -263,10 +264,12 @@ export async function codexHook(
   if (last === undefined) return { output: undefined, warnings };
   const message = last.kept
     ? `compact-safe: this compaction kept the survival contract (${last.messages_after} messages after it).`
-    : [
-        `compact-safe: this compaction did not keep the survival contract (${last.reason}).`,
-        ...lostParts(last, true),
-      ].join("\n");
+    : last.kept === null
+      ? `compact-safe: this compaction cannot be judged: ${NOT_JUDGEABLE}.`
+      : [
+          `compact-safe: this compaction did not keep the survival contract (${last.reason}).`,
+          ...lostParts(last, true),
+        ].join("\n");
   return { output: { systemMessage: message.slice(0, MAX_MESSAGE_CHARS) }, warnings };
 }
 
@@ -300,16 +303,19 @@ export async function piHook(
   if (!c) throw new CompactSafeError("empty_session", `${file}: no compaction recorded to audit`);
   const line = c.kept
     ? `compact-safe: pi's compaction ${c.id} kept the survival contract (${c.messages_after} messages after it)`
-    : `compact-safe: pi's compaction ${c.id} did not keep the survival contract: ${c.reason}`;
+    : c.kept === null
+      ? `compact-safe: pi's compaction ${c.id} cannot be judged: ${NOT_JUDGEABLE}`
+      : `compact-safe: pi's compaction ${c.id} did not keep the survival contract: ${c.reason}`;
   const parts: string[] = [];
-  if (!c.kept) {
+  if (c.kept === false) {
     parts.push(`compact-safe: the compaction just made lost part of the last round (${c.reason}).`);
     parts.push(...lostParts(c, false));
   }
   if (anchors) parts.push(`Pinned anchors (restated verbatim):\n${anchors}`);
   const output: PiHookOutput = {
     line,
-    kept: c.kept,
+    // Not judgeable is no violation to warn about (the record says it was not judged).
+    kept: c.kept !== false,
     record: { compaction: c.id, kept: c.kept, reason: c.reason, losses: c.losses },
   };
   if (parts.length > 0) output.restatement = parts.join("\n\n").slice(0, MAX_CONTEXT_CHARS);

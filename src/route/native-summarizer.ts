@@ -15,9 +15,12 @@ import { toAnthropicRequest } from "../formats/export/anthropic.js";
 export type { AnthropicNativeOptions } from "../summarizers/anthropic-native.js";
 
 /**
- * A summarizer that asks the Anthropic Messages API's own compaction
- * (`compact_20260112`, beta `compact-2026-01-12`) for the summary of the span,
- * on a request with the session's system, tools and leading messages.
+ * A summarizer that asks the Anthropic Messages API's own compaction for the
+ * summary of the span, on a request with the session's system, tools and
+ * leading messages: on demand (the `compaction` parameter, beta
+ * `compact-2026-09-04`, any span size) by default, or with `mode: "threshold"`
+ * the older `compact_20260112` edit (beta `compact-2026-01-12`, spans of at
+ * least 50,000 input tokens).
  */
 export function anthropicNativeSummarizer(options: AnthropicNativeOptions): Summarizer {
   return anthropicNativeSummarizerWith(options, toAnthropicRequest);

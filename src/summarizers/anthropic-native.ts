@@ -1,13 +1,24 @@
 /**
  * Provider-native compaction as a summarizer: the Anthropic Messages API's
- * own server-side compaction (beta `compact-2026-01-12`, edit
- * `compact_20260112`) writes the summary of the span, from compact-safe's
- * state-first instructions, on a request that reuses the live prefix (the
- * session's system, tools and leading messages, so the prompt cache the last
- * turn wrote pays for it). The answer is a `compaction` content block with
- * `stop_reason: "compaction"` (`pause_after_compaction: true`: nothing is
- * sampled after it); its `content` is the summary, which the engine builds the
- * replacement around as for any other summarizer.
+ * own server-side compaction writes the summary of the span, from
+ * compact-safe's state-first instructions, on a request that reuses the live
+ * prefix (the session's system, tools and leading messages, so the prompt
+ * cache the last turn wrote pays for it). Two forms of the API, chosen by
+ * `mode`:
+ *
+ * - `"on-demand"` (the default): the top-level `compaction: { type:
+ *   "summarize", instructions }` parameter (beta `compact-2026-09-04`). The
+ *   request is a compaction request: every message in it is summarized, with
+ *   no trigger and so no minimum size, and the answer holds only the
+ *   `compaction` block (`stop_reason: "compaction"`).
+ * - `"threshold"`: the older `context_management` edit `compact_20260112`
+ *   (beta `compact-2026-01-12`) with `pause_after_compaction: true`. The
+ *   server compacts only a request of at least its trigger (50,000 input
+ *   tokens at the least), so a smaller span gets no compaction block. Kept for
+ *   a platform or gateway that offers the older beta alone.
+ *
+ * Either way the block's `content` is the summary, which the engine builds
+ * the replacement around as for any other summarizer.
  *
  * The canonical messages become the wire's `system` and `messages` through
  * the exporter (`toAnthropicRequest`, in the formats layer above this one),
@@ -36,17 +47,29 @@ import {
   type LlmSummarizerOptions,
 } from "./llm-common.js";
 
-/** The beta header value that enables server-side compaction. */
+/** The beta header value of on-demand compaction (the top-level `compaction` parameter). */
+export const ANTHROPIC_ON_DEMAND_BETA = "compact-2026-09-04";
+/** The `compaction.type` of on-demand compaction (the only one the API has). */
+export const ANTHROPIC_ON_DEMAND_TYPE = "summarize";
+/** The beta header value of compaction at a token threshold (the `compact_20260112` edit). */
 export const ANTHROPIC_COMPACTION_BETA = "compact-2026-01-12";
-/** The `context_management` edit type of server-side compaction. */
+/** The `context_management` edit type of compaction at a token threshold. */
 export const ANTHROPIC_COMPACTION_EDIT = "compact_20260112";
-/** The smallest `trigger.value` the API accepts (input tokens); the default trigger of this summarizer. */
+/** The smallest `trigger.value` the API accepts (input tokens); the default trigger of the threshold mode. */
 export const MIN_COMPACTION_TRIGGER = 50_000;
 
+/** How the summarizer asks for the compaction: the `compaction` parameter, or the `compact_20260112` edit. */
+export type AnthropicNativeMode = "on-demand" | "threshold";
+/** The modes, the default first. */
+export const ANTHROPIC_NATIVE_MODES: readonly AnthropicNativeMode[] = ["on-demand", "threshold"];
+
 /**
- * The text of the user turn added after the span when the span does not end
- * with one (a request ends with a user turn; an assistant turn last would be a
- * prefill). It comes after the shared prefix, so the cache still pays.
+ * The text of the user turn the threshold mode adds after the span when the
+ * span does not end with one (an ordinary request ends with a user turn; an
+ * assistant turn last would be a prefill). It comes after the shared prefix,
+ * so the cache still pays. The on-demand mode adds nothing: a compaction
+ * request summarizes the conversation as it stands, an assistant turn last
+ * included.
  */
 export const COMPACTION_TURN_TEXT =
   "[compact-safe: the conversation above is being compacted; write its summary as the compaction instructions say.]";
@@ -79,7 +102,15 @@ export interface AnthropicNativeOptions extends LlmSummarizerOptions {
   system?: string | readonly Record<string, unknown>[];
   /** The tool definitions exactly as the session's own requests send them (default: none). */
   tools?: readonly Record<string, unknown>[];
-  /** `trigger.value` in input tokens (default and minimum 50,000: the server compacts any request that reaches it). */
+  /**
+   * `"on-demand"` (default): the `compaction` parameter, beta `compact-2026-09-04`, any span size.
+   * `"threshold"`: the `compact_20260112` edit, beta `compact-2026-01-12`, spans of at least `triggerTokens`.
+   */
+  mode?: AnthropicNativeMode;
+  /**
+   * Threshold mode only: `trigger.value` in input tokens (default and minimum 50,000: the server
+   * compacts any request that reaches it). Given with the on-demand mode, it is refused at construction.
+   */
   triggerTokens?: number;
 }
 
@@ -96,10 +127,17 @@ export function anthropicNativeSummarizerWith(
   const model = requireModel(fn, options?.model);
   const apiKey = resolveApiKey(fn, options.apiKey, "ANTHROPIC_API_KEY", options.env ?? process.env);
   const timeoutMs = resolveTimeout(fn, options.timeoutMs);
+  const mode = resolveMode(fn, options.mode);
+  if (mode === "on-demand" && options.triggerTokens !== undefined)
+    throw new SummarizerError(
+      "deterministic",
+      `${fn}: triggerTokens applies to mode "threshold" only (on-demand compaction has no trigger: it summarizes the span whatever its size)`,
+    );
   const trigger = resolveTrigger(fn, options.triggerTokens);
   if (options.tools !== undefined && !Array.isArray(options.tools))
     throw new SummarizerError("deterministic", `${fn}: tools must be an array of tool definitions`);
-  const label = `anthropic-native summarizer (model ${model}${options.baseURL ? ` at ${options.baseURL}` : ""})`;
+  const label = `anthropic-native summarizer (model ${model}${mode === "threshold" ? ", threshold mode" : ""}${options.baseURL ? ` at ${options.baseURL}` : ""})`;
+  const beta = mode === "on-demand" ? ANTHROPIC_ON_DEMAND_BETA : ANTHROPIC_COMPACTION_BETA;
   const timedOut = () => new SummarizerError("transient", `${label}: timed out after ${timeoutMs} ms`);
 
   return {
@@ -117,7 +155,7 @@ export function anthropicNativeSummarizerWith(
         fetch: capturingFetch(sink, options.fetch ?? globalThis.fetch),
         logLevel: "off",
       });
-      const body = nativeRequestBody(request, { model, options, trigger, wire });
+      const body = nativeRequestBody(request, { model, options, mode, trigger, wire });
       let message: Anthropic.Beta.Messages.BetaMessage;
       try {
         message = await withWholeRequestTimeout(
@@ -125,7 +163,7 @@ export function anthropicNativeSummarizerWith(
           request.signal,
           timedOut,
           (signal) =>
-            client.beta.messages.create({ ...body, betas: [ANTHROPIC_COMPACTION_BETA] } as never, {
+            client.beta.messages.create({ ...body, betas: [beta] } as never, {
               signal,
             }) as Promise<Anthropic.Beta.Messages.BetaMessage>,
         );
@@ -139,9 +177,19 @@ export function anthropicNativeSummarizerWith(
           classes: { APIError, APIConnectionError, APIConnectionTimeoutError, APIUserAbortError },
         });
       }
-      return readCompaction(message, { label, model, trigger });
+      return readCompaction(message, { label, model, mode, trigger });
     },
   };
+}
+
+function resolveMode(fn: string, value: unknown): AnthropicNativeMode {
+  const v = value ?? ANTHROPIC_NATIVE_MODES[0];
+  if (!ANTHROPIC_NATIVE_MODES.includes(v as AnthropicNativeMode))
+    throw new SummarizerError(
+      "deterministic",
+      `${fn}: mode must be ${ANTHROPIC_NATIVE_MODES.map((m) => JSON.stringify(m)).join(" or ")}; got ${JSON.stringify(v)}`,
+    );
+  return v as AnthropicNativeMode;
 }
 
 function resolveTrigger(fn: string, value: unknown): number {
@@ -154,14 +202,24 @@ function resolveTrigger(fn: string, value: unknown): number {
   return v;
 }
 
-/** The request body (without the beta header): the live prefix, the user turn if needed, and the compaction edit. */
+/**
+ * The request body (without the beta header): the live prefix, then, on demand, the
+ * `compaction` parameter; at a threshold, the user turn if needed and the compaction edit.
+ */
 export function nativeRequestBody(
   request: SummaryRequest,
-  c: { model: string; options: AnthropicNativeOptions; trigger: number; wire: AnthropicWire },
+  c: {
+    model: string;
+    options: AnthropicNativeOptions;
+    mode?: AnthropicNativeMode;
+    trigger?: number;
+    wire: AnthropicWire;
+  },
 ): Record<string, unknown> {
+  const mode = c.mode ?? ANTHROPIC_NATIVE_MODES[0];
   const converted = c.wire(redactForProvider(request.messages));
   const messages = [...converted.messages];
-  if (messages.length === 0 || messages[messages.length - 1]!.role !== "user")
+  if (mode === "threshold" && (messages.length === 0 || messages[messages.length - 1]!.role !== "user"))
     messages.push({ role: "user", content: [{ type: "text", text: COMPACTION_TURN_TEXT }] });
   const system = c.options.system ?? converted.system;
   const body: Record<string, unknown> = {
@@ -171,11 +229,16 @@ export function nativeRequestBody(
   if (system !== undefined) body.system = system;
   if (c.options.tools !== undefined && c.options.tools.length > 0) body.tools = c.options.tools;
   body.messages = messages;
+  if (mode === "on-demand") {
+    // Cannot be combined with context_management (the API refuses both in one request).
+    body.compaction = { type: ANTHROPIC_ON_DEMAND_TYPE, instructions: nativeInstructions(request) };
+    return body;
+  }
   body.context_management = {
     edits: [
       {
         type: ANTHROPIC_COMPACTION_EDIT,
-        trigger: { type: "input_tokens", value: c.trigger },
+        trigger: { type: "input_tokens", value: c.trigger ?? MIN_COMPACTION_TRIGGER },
         instructions: nativeInstructions(request),
         pause_after_compaction: true,
       },
@@ -299,15 +362,16 @@ export function redactForProvider(messages: readonly Message[]): Message[] {
 
 /**
  * The summary from the response: the (last) `compaction` block's content. No
- * compaction block means the server did not compact (the request under the
- * trigger, a model without compaction, an ignored edit): a deterministic
- * failure, since asking again would not change it. A block whose content is
- * null or empty gives `text: ""`, which the engine refuses as an empty summary
- * (one corrective retry, as for every summarizer).
+ * compaction block means the server did not compact (at a threshold: the
+ * request under the trigger; either way: a model or gateway without that form
+ * of compaction, an ignored parameter): a deterministic failure, since asking
+ * again would not change it. A block whose content is null or empty gives
+ * `text: ""`, which the engine refuses as an empty summary (one corrective
+ * retry, as for every summarizer).
  */
 function readCompaction(
   message: Anthropic.Beta.Messages.BetaMessage | undefined,
-  c: { label: string; model: string; trigger: number },
+  c: { label: string; model: string; mode: AnthropicNativeMode; trigger: number },
 ): SummaryResult {
   const blocks: unknown[] = Array.isArray(message?.content) ? message.content : [];
   const compaction = blocks
@@ -315,9 +379,13 @@ function readCompaction(
     .at(-1);
   const stop = (message as { stop_reason?: unknown } | undefined)?.stop_reason;
   if (compaction === undefined) {
+    const why =
+      c.mode === "on-demand"
+        ? `the server did not compact (a model or gateway without on-demand compaction, beta ${ANTHROPIC_ON_DEMAND_BETA}, answers instead; where only the older ${ANTHROPIC_COMPACTION_EDIT} edit is offered, mode "threshold" (--native-mode threshold) uses it, for spans of at least ${MIN_COMPACTION_TRIGGER} input tokens)`
+        : `the server did not compact; it compacts only a request of at least the trigger (${c.trigger} input tokens; ${MIN_COMPACTION_TRIGGER} is the API's minimum) and only on models with compaction (for a smaller span use mode "on-demand" (--native-mode on-demand), the default)`;
     throw new SummarizerError(
       "deterministic",
-      `${c.label}: the response has no compaction block (stop_reason ${JSON.stringify(stop ?? null)}): the server did not compact; it compacts only a request of at least the trigger (${c.trigger} input tokens; 50,000 is the API's minimum) and only on models with compaction (for a smaller span use --summarizer anthropic)`,
+      `${c.label}: the response has no compaction block (stop_reason ${JSON.stringify(stop ?? null)}): ${why}`,
     );
   }
   const result: SummaryResult = {

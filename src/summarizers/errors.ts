@@ -54,8 +54,10 @@ interface ErrorFacts {
 /**
  * The message, code and type of an error body in any of the shapes seen in
  * practice: OpenAI `{ error: { message, type, code } }`, Anthropic
- * `{ type: "error", error: { type, message } }`, vLLM `{ object: "error",
- * message, type, code }`, llama.cpp `{ error: { code, message, type } }`.
+ * `{ type: "error", error: { type, message, details?: { error_code } } }` (the
+ * `error_code` is the code: `compaction_nothing_to_summarize`, …), vLLM
+ * `{ object: "error", message, type, code }`, llama.cpp `{ error: { code,
+ * message, type } }`.
  */
 export function errorFacts(body: unknown): ErrorFacts {
   const top = rec(body);
@@ -64,7 +66,7 @@ export function errorFacts(body: unknown): ErrorFacts {
   const src = inner ?? top;
   return {
     message: str(src.message) ?? str(top.message) ?? str(top.error) ?? str(top.detail),
-    code: str(src.code) ?? str(top.code),
+    code: str(src.code) ?? str(rec(src.details)?.error_code) ?? str(top.code),
     type: str(src.type) ?? (inner ? undefined : str(top.type)),
   };
 }

@@ -145,6 +145,7 @@ corpusSuite("e2e", () => {
         "coverage",
         "journal",
         "path",
+        "provider_compactions",
         "summary_budget",
         "target",
         "target_missed",
@@ -154,6 +155,8 @@ corpusSuite("e2e", () => {
       ]);
       assert.equal(receipt.journal, j);
       assert.equal(receipt.target, target);
+      // No corpus session holds a provider's own compaction.
+      assert.deepEqual(receipt.provider_compactions, { kept: 0, folded: 0 });
       // Why a missed target was missed is said; a reached one says nothing.
       assert.equal(
         receipt.target_missed === null,

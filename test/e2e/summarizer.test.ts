@@ -4,7 +4,14 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { exampleSession } from "../support.js";
-import { anthropicCompaction, anthropicReply, openaiReply, startFakeProvider } from "../fake-provider.js";
+import {
+  anthropicCompaction,
+  anthropicOnDemandCompaction,
+  anthropicReply,
+  openaiReply,
+  startFakeProvider,
+  type FakeStep,
+} from "../fake-provider.js";
 import { readJournalSync } from "../../src/journal/index.js";
 import { oneLineError, run, tempDir } from "./helpers.js";
 
@@ -245,12 +252,27 @@ function compactNative(j: string, base: string, dir: string, extra: string[] = [
   );
 }
 
-test("anthropic-native: a compaction appended with the provider's summary; refused (400), not compacted, or an empty compaction: one-line error, non-zero exit, journal byte-identical", async () => {
-  const answers = [
-    (r: Parameters<typeof anthropicCompaction>[0]) => anthropicCompaction(r, SUMMARY),
-    () => anthropicReply.error(400, "invalid_request_error", "compaction is not supported on this model"),
+test("anthropic-native on demand (the default), on a session far under 50,000 tokens: a compaction appended with the provider's summary; the provider's 4xx (its error shape), 529, no compaction, an empty or placeholder compaction, a timeout: one-line reason, non-zero exit, journal byte-identical", async () => {
+  type Req = Parameters<typeof anthropicOnDemandCompaction>[0];
+  const answers: ((r: Req) => FakeStep)[] = [
+    (r) => anthropicOnDemandCompaction(r, SUMMARY),
+    () =>
+      anthropicReply.error(
+        400,
+        "invalid_request_error",
+        "messages: there is no user or assistant content to summarize",
+        {
+          errorCode: "compaction_nothing_to_summarize",
+        },
+      ),
+    () =>
+      anthropicReply.error(529, "overloaded_error", "Compaction is temporarily unavailable.", {
+        errorCode: "compaction_unavailable",
+      }),
     () => anthropicReply.text("A plain answer."),
-    (r: Parameters<typeof anthropicCompaction>[0]) => anthropicCompaction(r, null),
+    (r) => anthropicOnDemandCompaction(r, null),
+    (r) => anthropicOnDemandCompaction(r, "(no summary available)"),
+    () => ({ kind: "hang" }),
   ];
   let phase = 0;
   const provider = await startFakeProvider((r) => answers[phase]!(r));
@@ -259,43 +281,112 @@ test("anthropic-native: a compaction appended with the provider's summary; refus
     const ok = await journal(dir);
     const r = await compactNative(ok, provider.anthropicBaseURL, dir, ["--json"]);
     assert.equal(r.code, 0, r.stderr);
+    const receipt = JSON.parse(r.stdout) as { path: string; tokens_before: number };
+    assert.equal(receipt.path, "summary");
+    assert.ok(receipt.tokens_before < 50_000, `${receipt.tokens_before} tokens`);
     const comp = readJournalSync(ok).entries.filter((e) => e.kind === "compaction");
     assert.equal(comp.length, 1);
     assert.ok(JSON.stringify(comp[0]!.payload).includes("found an interrupted gc"));
-    assert.equal(provider.requests[0]!.body.context_management.edits[0].type, "compact_20260112");
+    const sent = provider.requests[0]!;
+    assert.ok(String(sent.headers["anthropic-beta"]).split(",").includes("compact-2026-09-04"));
+    assert.equal(sent.body.compaction.type, "summarize");
+    assert.match(sent.body.compaction.instructions, /^Write the handoff note of the conversation above/);
+    assert.equal(sent.body.context_management, undefined);
 
-    const failures: [string, number, RegExp, number][] = [
+    const failures: [string, number, RegExp, number, string[]][] = [
       [
         "refused",
         3,
-        /^compact-safe: summarizer failed: anthropic-native summarizer .*compaction is not supported on this model/,
+        /^compact-safe: summarizer failed: anthropic-native summarizer \(model fake-model at [^)]+\): HTTP 400 compaction_nothing_to_summarize: messages: there is no user or assistant content to summarize$/,
         1,
+        [],
+      ],
+      [
+        "unavailable",
+        3,
+        /^compact-safe: summarizer failed: anthropic-native summarizer .*HTTP 529 compaction_unavailable: Compaction is temporarily unavailable\. \(gave up after 3 retries\)$/,
+        4,
+        [],
       ],
       [
         "not compacted",
         3,
         /^compact-safe: summarizer failed: anthropic-native summarizer .*no compaction block \(stop_reason "end_turn"\)/,
         1,
+        [],
       ],
       [
         "empty",
         1,
         /^compact-safe: compaction refused \(unusable_summary\): the summary was empty \(after one corrective retry\)$/,
         2,
+        [],
+      ],
+      [
+        "placeholder",
+        1,
+        /^compact-safe: compaction refused \(unusable_summary\): the summary was a placeholder .*\(after one corrective retry\)$/,
+        2,
+        [],
+      ],
+      [
+        "timeout",
+        3,
+        /^compact-safe: summarizer failed: anthropic-native summarizer .*timed out after 200 ms \(gave up after 3 retries\)$/,
+        4,
+        ["--timeout", "0.2"],
       ],
     ];
-    for (const [name, code, message, calls] of failures) {
+    for (const [name, code, message, calls, extra] of failures) {
       phase++;
       const j = join(dir, `${name.replace(" ", "-")}.jsonl`);
       assert.equal((await run(["import", small, "--out", j])).code, 0);
       const before = readFileSync(j);
       const count = provider.requestCount;
-      const f = await compactNative(j, provider.anthropicBaseURL, dir);
+      const f = await compactNative(j, provider.anthropicBaseURL, dir, extra);
       assert.equal(f.code, code, `${name}: ${f.stderr}`);
       assert.match(oneLineError(f.stderr), message, name);
       assert.equal(provider.requestCount - count, calls, `${name}: requests`);
       assert.deepEqual(readFileSync(j), before, `${name}: the journal is untouched`);
     }
+  } finally {
+    await provider.close();
+    cleanup();
+  }
+});
+
+test("anthropic-native --native-mode threshold: the compact_20260112 edit, which the server does not apply to a session under 50,000 tokens (exit 3, the reason in one line, journal byte-identical); --native-mode is checked", async () => {
+  const provider = await startFakeProvider((r) => anthropicCompaction(r, SUMMARY));
+  const { dir, cleanup } = tempDir();
+  try {
+    const j = await journal(dir);
+    const before = readFileSync(j);
+    const r = await compactNative(j, provider.anthropicBaseURL, dir, ["--native-mode", "threshold"]);
+    assert.equal(r.code, 3, r.stderr);
+    assert.match(
+      oneLineError(r.stderr),
+      /^compact-safe: summarizer failed: anthropic-native summarizer \(model fake-model, threshold mode at [^)]+\): the response has no compaction block \(stop_reason "end_turn"\): .*at least the trigger \(50000 input tokens.*--native-mode on-demand/,
+    );
+    assert.deepEqual(readFileSync(j), before);
+    assert.equal(provider.requestCount, 1);
+    const sent = provider.requests[0]!;
+    assert.ok(String(sent.headers["anthropic-beta"]).split(",").includes("compact-2026-01-12"));
+    assert.equal(sent.body.context_management.edits[0].type, "compact_20260112");
+    assert.equal(sent.body.compaction, undefined);
+
+    const other = await run(
+      ["compact", j, "--summarizer", "anthropic", "--model", "m", "--native-mode", "threshold"],
+      {
+        env: { ANTHROPIC_API_KEY: "x" },
+      },
+    );
+    assert.equal(other.code, 2);
+    assert.match(oneLineError(other.stderr), /--native-mode applies to --summarizer anthropic-native only/);
+    const bad = await compactNative(j, provider.anthropicBaseURL, dir, ["--native-mode", "later"]);
+    assert.equal(bad.code, 2);
+    assert.match(oneLineError(bad.stderr), /--native-mode.*later/);
+    assert.equal(provider.requestCount, 1, "nothing sent for a usage error");
+    assert.deepEqual(readFileSync(j), before);
   } finally {
     await provider.close();
     cleanup();

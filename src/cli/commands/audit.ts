@@ -7,7 +7,7 @@
  * compaction), 1 otherwise. `-` reads the session from stdin.
  */
 import type { Command } from "commander";
-import { auditEntries, type CompactionAudit, type SessionAudit } from "../../route/index.js";
+import { auditEntries, NOT_JUDGEABLE, type CompactionAudit, type SessionAudit } from "../../route/index.js";
 import { FORMAT_NAMES } from "../../formats/registry.js";
 import { EXIT } from "../errors.js";
 import { loadSession, parseFormat } from "../io.js";
@@ -58,18 +58,26 @@ export function auditLines(audit: SessionAudit): string[] {
     ]
       .filter((s) => s !== "")
       .join("; ");
-    if (a.messages_before === 0) return `${head}: ${style.yellow("no history before it in the file")}`;
+    if (!a.judgeable)
+      return `${head}: ${style.yellow(`not judgeable: ${NOT_JUDGEABLE}`)}${notes ? ` (${notes})` : ""}`;
     if (a.kept && notes === "") return `${head}: ${style.green("kept the contract")}`;
     return `${head}: ${a.kept ? style.yellow("kept the contract") : style.red(`VIOLATION: ${a.reason}`)}${notes ? ` (${notes})` : ""}${repairNote(a, byId)}`;
   });
   // The guard's repairs are not counted as compactions of their own: they are told with the one they repair.
+  // A compaction that cannot be judged is counted neither as kept nor as lost.
   const own = audit.compactions.filter((a) => a.repair_of == null);
-  const n = own.length;
-  const repairs = audit.compactions.length - n;
+  const judged = own.filter((a) => a.judgeable);
+  const n = judged.length;
+  const unjudged = own.length - n;
+  const repairs = audit.compactions.length - own.length;
+  const notJudged = unjudged === 0 ? "" : `${unjudged} not judgeable (${NOT_JUDGEABLE})`;
   lines.push(
-    n === 0
+    own.length === 0
       ? "no compaction recorded in this session"
-      : `${own.filter((a) => a.kept).length} of ${n} compaction${n === 1 ? "" : "s"} kept the survival contract` +
+      : n === 0
+        ? `no compaction could be judged: ${notJudged}`
+        : `${judged.filter((a) => a.kept).length} of ${n} compaction${n === 1 ? "" : "s"} kept the survival contract` +
+          (notJudged ? `; ${notJudged}` : "") +
           (repairs === 0
             ? ""
             : `; ${audit.repaired} violation${audit.repaired === 1 ? "" : "s"} repaired by the guard` +
@@ -95,7 +103,10 @@ export function register(program: Command, setExit: (code: number) => void): voi
     )
     .argument("<session>", "a journal or a session file of any importable format, or - for standard input")
     .option("--format <format>", `force the input format (${FORMAT_NAMES.join(", ")}); default: detected`)
-    .option("--json", "print { compactions: [...], kept, repaired, unrepaired } (see docs/COMMANDS.md)")
+    .option(
+      "--json",
+      "print { compactions: [...], kept, not_judgeable, repaired, unrepaired } (see docs/COMMANDS.md)",
+    )
     .action(async (file: string, o: { format?: string; json?: boolean }) => {
       const format = parseFormat(o.format);
       // `-` (standard input) is read by the same path as a file (see stdin.ts).

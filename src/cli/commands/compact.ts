@@ -7,7 +7,8 @@
 import type { Command } from "commander";
 import { Option } from "commander";
 import { readFile } from "node:fs/promises";
-import type { CoverageReceipt } from "../../model/index.js";
+import type { CoverageReceipt, Message } from "../../model/index.js";
+import { isProviderCompaction } from "../../model/index.js";
 import { FORMAT_NAMES, forkFormats, type FormatName } from "../../formats/registry.js";
 import { readBackgroundFile } from "../../workspace/index.js";
 import { formatReceipt } from "../../engine/replacement.js";
@@ -45,6 +46,7 @@ interface CompactCliOptions {
   force?: boolean;
   summarizer: "extractive" | "openai" | "anthropic" | "anthropic-native" | "openai-native";
   prefixFrom?: string;
+  nativeMode?: "on-demand" | "threshold";
   model?: string;
   baseUrl?: string;
   timeout?: number;
@@ -58,9 +60,17 @@ interface CompactCliOptions {
   background?: string;
   focus?: string;
   pruneOnly?: boolean;
+  foldProviderCompaction?: boolean;
   dryRun?: boolean;
   fork?: boolean;
   json?: boolean;
+}
+
+/** How many provider compactions (Anthropic compaction blocks, OpenAI compaction items) `messages` hold. */
+function compactionsIn(messages: readonly Message[]): number {
+  let n = 0;
+  for (const m of messages) for (const b of m.content) if (isProviderCompaction(b)) n++;
+  return n;
 }
 
 /** The `--json` receipt of `compact`. */
@@ -75,6 +85,12 @@ export interface CompactReceipt {
   /** The summary's size bound in tokens: --summary-tokens, or what the target left; null on prune-only. */
   summary_budget: number | null;
   coverage: CoverageReceipt;
+  /**
+   * A provider's own compaction in the history (an Anthropic compaction block, an OpenAI compaction
+   * item): how many the replacement keeps (the prefix after the system content, or in place on the
+   * prune-only path), and how many it folded into the checkpoint, which names each.
+   */
+  provider_compactions: { kept: number; folded: number };
   /** Id of the new compaction entry; null on --dry-run (nothing was written). */
   checkpoint_id: string | null;
   /** The journal written; null on --dry-run. */
@@ -104,6 +120,8 @@ function backoffFromEnv(): number | undefined {
 async function makeSummarizer(o: CompactCliOptions): Promise<Summarizer> {
   if (o.prefixFrom !== undefined && o.summarizer !== "anthropic-native")
     throw usageError("--prefix-from applies to --summarizer anthropic-native only");
+  if (o.nativeMode !== undefined && o.summarizer !== "anthropic-native")
+    throw usageError("--native-mode applies to --summarizer anthropic-native only");
   if (o.summarizer === "extractive") {
     if (o.model !== undefined || o.baseUrl !== undefined || o.timeout !== undefined)
       throw usageError(
@@ -143,6 +161,7 @@ async function makeSummarizer(o: CompactCliOptions): Promise<Summarizer> {
       baseURL: o.baseUrl,
       apiKey: key,
       timeoutMs: o.timeout,
+      mode: o.nativeMode,
       ...prefix,
     });
   }
@@ -206,6 +225,7 @@ function routeOptions(
     workspace,
     background,
     pruneOnly: o.pruneOnly === true,
+    providerCompaction: o.foldProviderCompaction === true ? "fold" : "keep",
     dryRun: o.dryRun === true,
     backoffMs: backoffFromEnv(),
     // The route holds the ladder's budget (5 minutes) to no less than one request's timeout.
@@ -269,6 +289,10 @@ function report(
       target_missed: r.target_missed ?? null,
       summary_budget: r.summary_budget ?? null,
       coverage: r.coverage,
+      provider_compactions: {
+        kept: compactionsIn(r.replacement),
+        folded: r.coverage.provider_compactions_folded ?? 0,
+      },
       checkpoint_id: journal === null ? null : outcome.entry.id,
       journal,
       ...(fork ? { fork } : {}),
@@ -287,6 +311,13 @@ function report(
   if (r.summary_budget !== undefined)
     out(`  note: ${num(r.summary_budget)}-token budget, ${num(r.summary.length)} characters`);
   out(`  coverage: ${formatReceipt(r.coverage)}`);
+  const kept = compactionsIn(r.replacement);
+  const folded = r.coverage.provider_compactions_folded ?? 0;
+  if (kept + folded > 0)
+    out(
+      `  provider compaction: ${kept > 0 ? `${kept} kept${r.path === "summary" ? " first, before the checkpoint" : " in place"}` : ""}` +
+        `${kept > 0 && folded > 0 ? "; " : ""}${folded > 0 ? `${folded} folded into the checkpoint, which names ${folded === 1 ? "it" : "them"}` : ""}`,
+    );
   if (r.path === "prune-only")
     out(
       `  pruned: ${r.prune.stubbed} results stubbed, ${r.prune.deduplicated} repeated reads dropped, ${num(r.prune.bytesRemoved)} bytes removed`,
@@ -346,6 +377,12 @@ function defineCommand(program: Command): Command {
       "--prefix-from <request.json>",
       "anthropic-native: a Messages API request body the session sent; its system and tools are sent as they are, so the prompt cache pays",
     )
+    .addOption(
+      new Option(
+        "--native-mode <mode>",
+        "anthropic-native: on-demand (the compaction parameter, any span size; the default) or threshold (the older compact_20260112 edit, spans of at least 50,000 input tokens)",
+      ).choices(["on-demand", "threshold"]),
+    )
     .option("--model <model>", "model of the openai/anthropic summarizer (required for them)")
     .option(
       "--base-url <url>",
@@ -386,6 +423,12 @@ function defineCommand(program: Command): Command {
     .option("--background <file>", "JSON list of background-work handles { id, kind, command?, status? }")
     .option("--focus <text>", "what the summary should keep in focus")
     .option("--prune-only", "only try the prune-only path (no summary)")
+    .option(
+      "--fold-provider-compaction",
+      "fold a provider's own compaction (an Anthropic compaction block, an OpenAI compaction item) into the " +
+        "checkpoint, which names it, instead of keeping it first: the result can then go to any provider " +
+        "(an encrypted summary's content is lost)",
+    )
     .option(
       "--fork",
       `write the result back as a NEW session of the agent FILE came from (${forkFormats()}), beside FILE or at --out, ` +

@@ -185,7 +185,8 @@ export interface SourceMessage {
  * `compaction` block, an OpenAI `compaction` item) is where the provider's
  * context restarts: what comes before the block is an entry as usual, and
  * the block on is the replacement of a `compaction` entry `c<line>`
- * (`source_agent` the provider), so `context`, `audit` and `report` see the
+ * (`source_agent` the provider), after the system messages before it (see
+ * `providerReplacement`), so `context`, `audit` and `report` see the
  * compaction there and the live context is what the provider keeps.
  */
 export function linearImport(
@@ -237,7 +238,7 @@ export function linearImport(
       live.push(payload);
     }
     if (!native) continue;
-    const replacement = [{ ...message, content: message.content.slice(native.at) }];
+    const replacement = providerReplacement(live, { ...message, content: message.content.slice(native.at) });
     const c = importedCompactionEntry({
       id: `c${suffix}`,
       parentId: last,
@@ -250,10 +251,26 @@ export function linearImport(
       triggerRecorded: false,
       replacement,
     });
-    push(c, line, replacement[0]!.content);
+    push(c, line, replacement.at(-1)!.content);
     live = [...replacement];
   }
   return finishImport(entries, rb, lines, options);
+}
+
+/**
+ * The replacement a provider's own compaction installs: the system messages of the context before
+ * it (the request's system prompt or instructions: the provider summarizes the conversation, never
+ * them, and they go with every request), then the message that opens with the block or item. The
+ * number of conversation messages it summarized is recorded on that message's `meta`
+ * (`compacted_messages`, when there were any in the file), so that a later compaction that has to
+ * fold it can say what stood there.
+ */
+export function providerReplacement(before: readonly Message[], opening: Message): Message[] {
+  const system = before.filter((m) => m.role === "system");
+  const earlier = before.length - system.length;
+  const first =
+    earlier > 0 ? { ...opening, meta: { ...opening.meta, compacted_messages: earlier } } : opening;
+  return [...system, first];
 }
 
 /**

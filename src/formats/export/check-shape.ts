@@ -1,6 +1,7 @@
 /**
  * Checks that a request body has the shape the provider accepts: the first
- * message from the user, roles alternating where the API demands it (OpenAI
+ * message from the user (Anthropic: or an assistant message that opens with
+ * a compaction block, which may stand nowhere else), roles alternating where the API demands it (OpenAI
  * takes any order; Anthropic combines consecutive same-role messages), every
  * call immediately followed by its result, thinking only where the provider
  * takes it, and nothing of compact-safe's own (meta, usage) sent along. The
@@ -35,7 +36,10 @@ function checkAnthropic(body: Record<string, unknown>): ShapeCheck {
         return fail(`${at}: unexpected field "${k}" (only role and content are sent)`);
     if (m.role !== "user" && m.role !== "assistant")
       return fail(`${at}: role must be "user" or "assistant", got ${JSON.stringify(m.role)}`);
-    if (i === 0 && m.role !== "user") return fail(`${at}: the first message must be from the user`);
+    const opensWithCompaction =
+      i === 0 && Array.isArray(m.content) && isRecord(m.content[0]) && m.content[0].type === "compaction";
+    if (i === 0 && m.role !== "user" && !opensWithCompaction)
+      return fail(`${at}: the first message must be from the user (or open with a compaction block)`);
     // Consecutive messages of one role are allowed: the Messages API combines them into one turn.
     const prev = i > 0 ? (messages[i - 1] as Record<string, unknown>) : undefined;
     if (typeof m.content === "string") {
@@ -57,6 +61,14 @@ function checkAnthropic(body: Record<string, unknown>): ShapeCheck {
     for (const [j, b] of m.content.entries()) {
       const bat = `${at}.content[${j}]`;
       if (!isRecord(b) || typeof b.type !== "string") return fail(`${bat}: not a content block`);
+      if (b.type === "compaction") {
+        // The API's rule (`compaction_block_misplaced`): the first block of the conversation, never elsewhere.
+        if (i !== 0 || j !== 0 || m.role !== "assistant")
+          return fail(
+            `${bat}: a compaction block must be the first block of the conversation, in an assistant message`,
+          );
+        continue;
+      }
       if (!isAnthropicBlockType(b.type))
         return fail(`${bat}: block type ${JSON.stringify(b.type)} is not taken by the Anthropic API`);
       if (b.type === "text" && (typeof b.text !== "string" || b.text.trim().length === 0))

@@ -17,7 +17,9 @@
  *    (`[compact-safe: tool result for <id>; its call is not in the history] ...`),
  *    which the contract never takes for a user instruction.
  * 4. Empty messages are dropped; the first non-system message must be from the
- *    user (a minimal user message is inserted otherwise).
+ *    user (a minimal user message is inserted otherwise), unless, for
+ *    Anthropic, it opens with a compaction block, which must be the first
+ *    block of the conversation.
  *    Blocks keep only the fields the provider takes (OpenAI: no `is_error`,
  *    no `cache_control`).
  * 5. Anthropic: system messages move to `system` (one text block each, never
@@ -205,7 +207,11 @@ export function prepareForProvider(messages: readonly Message[], provider: Provi
   // 4: empties, first user message.
   const msgs = out.filter((m) => m.content.length > 0);
   const firstConvo = msgs.findIndex((m) => m.role !== "system");
-  if (firstConvo >= 0 && msgs[firstConvo]!.role !== "user") {
+  // An Anthropic compaction block must be the first block of the conversation (the API refuses a
+  // message before it: `compaction_block_misplaced`): a conversation that opens with it gets no opener.
+  const opensWithCompaction =
+    provider === "anthropic" && msgs[firstConvo]?.content[0]?.type === "provider_compaction";
+  if (firstConvo >= 0 && msgs[firstConvo]!.role !== "user" && !opensWithCompaction) {
     msgs.splice(firstConvo, 0, { role: "user", content: [{ type: "text", text: CONVERSATION_START_TEXT }] });
   }
 

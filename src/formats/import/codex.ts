@@ -43,6 +43,19 @@ import { ReportBuilder } from "../common/report.js";
 import { SourceLines, type PriorToolIds, type ToolIdOptions } from "../../model/tool-ids.js";
 import type { ImportResult } from "../common/types.js";
 
+/**
+ * A remote compaction's replacement with the number of conversation messages its `compaction` item
+ * summarized recorded on the message that holds the item (`meta.compacted_messages`; see
+ * `providerReplacement`).
+ */
+function withCompactedCount(replacement: Message[], before: readonly Message[]): Message[] {
+  const earlier = before.filter((m) => m.role !== "system").length;
+  if (earlier === 0) return replacement;
+  return replacement.map((m) =>
+    m.content.some(isProviderCompaction) ? { ...m, meta: { ...m.meta, compacted_messages: earlier } } : m,
+  );
+}
+
 /** The text Codex puts before a compaction summary (codex-rs/core/templates/compact/summary_prefix.md). */
 export const CODEX_SUMMARY_PREFIX =
   "Another language model started to solve this problem and produced a summary of its thinking process. You also have access to the state of the tools that were used by that language model. Use this to build on the work that has already been done and avoid duplicating work. Here is the summary produced by the other language model, use the information in this summary to  assist with your own analysis:";
@@ -419,7 +432,7 @@ class CodexImport {
       ? message
       : `${CODEX_SUMMARY_PREFIX}\n${message}`;
     const replacement = Array.isArray(p.replacement_history)
-      ? responseItemsToMessages(p.replacement_history)
+      ? withCompactedCount(responseItemsToMessages(p.replacement_history), this.live)
       : rebuiltReplacement(this.live, summaryText, ts);
     const entry = importedCompactionEntry({
       id,

@@ -26,6 +26,7 @@ const ANTHROPIC_BLOCKS = new Set([
   "redacted_thinking",
   "image",
   "document",
+  "compaction",
 ]);
 
 function looksAnthropic(messages: unknown[]): boolean {

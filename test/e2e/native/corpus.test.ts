@@ -5,7 +5,7 @@
  * contract holds between its live context and the replacement, the checkpoint holds
  * the compaction's summary, and the one request sent reuses the live prefix (the
  * system and tools of --prefix-from as given, the session's leading messages as the
- * exporter writes them) with the documented `compact_20260112` edit.
+ * exporter writes them) with the documented on-demand `compaction` parameter.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -13,12 +13,12 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { corpusDir, corpusSuite } from "../../support.js";
 import { run, tempDir } from "../helpers.js";
-import { anthropicCompaction, startFakeProvider } from "../../fake-provider.js";
+import { anthropicOnDemandCompaction, startFakeProvider } from "../../fake-provider.js";
 import { importFile } from "../../../src/formats/detect.js";
 import { liveContext } from "../../../src/journal/tree.js";
 import { readJournalSync } from "../../../src/journal/index.js";
 import { toAnthropicRequest } from "../../../src/formats/export/anthropic.js";
-import { COMPACTION_TURN_TEXT, redactForProvider } from "../../../src/summarizers/anthropic-native.js";
+import { redactForProvider } from "../../../src/summarizers/anthropic-native.js";
 import { validateSurvivalContract } from "../../../src/contract/index.js";
 import type { CompactionEntry } from "../../../src/model/index.js";
 
@@ -53,7 +53,9 @@ const PREFIX = {
 corpusSuite("anthropic-native summarizer", () => {
   test(`compact --summarizer anthropic-native on ${SESSION}: the contract holds, the request reuses the live prefix`, async () => {
     const session = join(corpusDir, SESSION);
-    const provider = await startFakeProvider((r) => anthropicCompaction(r, SUMMARY, { cacheRead: 90_000 }));
+    const provider = await startFakeProvider((r) =>
+      anthropicOnDemandCompaction(r, SUMMARY, { cacheRead: 90_000 }),
+    );
     const { dir, cleanup } = tempDir();
     try {
       const prefix = join(dir, "request.json");
@@ -99,21 +101,17 @@ corpusSuite("anthropic-native summarizer", () => {
       assert.equal(provider.requestCount, 1);
       const sent = provider.requests[0]!;
       assert.equal(sent.path, "/v1/messages");
-      assert.ok(String(sent.headers["anthropic-beta"]).split(",").includes("compact-2026-01-12"));
-      const edit = sent.body.context_management.edits[0];
-      assert.equal(edit.type, "compact_20260112");
-      assert.deepEqual(edit.trigger, { type: "input_tokens", value: 50_000 });
-      assert.equal(edit.pause_after_compaction, true);
-      assert.match(edit.instructions, /^Write the handoff note of the conversation above/);
-      assert.match(edit.instructions, /## Next step/);
+      assert.ok(String(sent.headers["anthropic-beta"]).split(",").includes("compact-2026-09-04"));
+      assert.equal(sent.body.context_management, undefined);
+      assert.equal(sent.body.compaction.type, "summarize");
+      assert.match(sent.body.compaction.instructions, /^Write the handoff note of the conversation above/);
+      assert.match(sent.body.compaction.instructions, /## Next step/);
       assert.deepEqual(sent.body.system, PREFIX.system);
       assert.deepEqual(sent.body.tools, PREFIX.tools);
       // The leading messages: the live context's, as the exporter writes it (redacted as sent out).
       const expected = toAnthropicRequest(redactForProvider(live)).messages;
-      const sentMessages: { role: string; content: { type: string; text?: string }[] }[] = sent.body.messages;
-      // A span that ends with an assistant turn gets one user turn after the prefix asking for the compaction.
-      const asks = sentMessages.at(-1)!.content[0]?.text === COMPACTION_TURN_TEXT;
-      const leading = asks ? sentMessages.slice(0, -1) : sentMessages;
+      // On demand, the messages are the span as it stands: nothing is added after them.
+      const leading: unknown[] = sent.body.messages;
       assert.ok(leading.length >= 10, `${leading.length} leading messages`);
       assert.ok(leading.length < expected.length, "the protected round is not sent");
       assert.deepEqual(leading, expected.slice(0, leading.length));
