@@ -271,3 +271,38 @@ test("the small provider-compaction sessions: compact and report exit 0, export 
     cleanup();
   }
 });
+
+test("the rollout the real Codex 0.169.0 recorded after a remote compaction: every command", async () => {
+  const file = join(repoRoot, "test", "fixtures", "codex", "codex-0.169.0-remote-compaction.jsonl");
+  const { dir, cleanup } = tempDir();
+  try {
+    await ok(["context", file, "--json"]);
+    // Codex's own compaction lost the round (the calls and results before it): a real loss, said as such.
+    const audit = await run(["audit", file, "--json"]);
+    assert.equal(audit.code, 1, audit.stderr);
+    const aj = JSON.parse(audit.stdout) as { compactions: { judgeable: boolean; reason: string | null }[] };
+    assert.equal(aj.compactions.length, 1);
+    assert.equal(aj.compactions[0]!.judgeable, true);
+    assert.doesNotMatch(aj.compactions[0]!.reason ?? "", /system text/);
+    const body = JSON.parse(await ok(["export", file, "--to", "responses"])) as { input: Json[] };
+    assert.ok(
+      body.input.some((i) => i.type === "compaction"),
+      "the provider's item is exported where it stood",
+    );
+    // Anthropic cannot carry an OpenAI item: refused on one line, naming the export that can.
+    const refused = await run(["export", file, "--to", "anthropic"]);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /^compact-safe: .*export to responses instead\n$/);
+    await ok(["report", file, "--json"]);
+    await ok(["report", file, "--out", join(dir, "page.html")]);
+    for (const extra of [[], ["--fork"]]) {
+      const r = JSON.parse(
+        await ok(["compact", file, ...extra, "--out", join(dir, `c${extra.length}.jsonl`), "--json"]),
+      ) as { compacted: boolean; reason?: string };
+      // A short session: nothing to compact is an answer, not an error.
+      if (!r.compacted) assert.match(r.reason ?? "", /^nothing to compact/);
+    }
+  } finally {
+    cleanup();
+  }
+});
