@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { readWire, routeOf } from "./wires.js";
 import { partRaw } from "./history.js";
 import { conversation } from "./detect.js";
+import { leakedFragments, SECRET_SAMPLES } from "../../test/secret-samples.js";
 
 test("routes: the three wires, count_tokens and other requests passed through", () => {
   assert.deepEqual(routeOf("POST", "/v1/messages?beta=true"), { wire: "anthropic-messages" });
@@ -39,6 +40,24 @@ const anthropicDoc = () => ({
       ],
     },
   ],
+});
+
+test("an unknown endpoint's note: its path redacted, then cut at 80 characters (no part of a secret the cut falls in)", () => {
+  for (const sample of SECRET_SAMPLES) {
+    const secret = encodeURIComponent(sample.text);
+    // The cut at 80 falls inside the secret, at several places.
+    for (const lead of [40, 60, 75]) {
+      const path = `/${"p".repeat(lead - 2)}/${secret}`;
+      const r = routeOf("POST", path);
+      assert.ok("passthrough" in r);
+      assert.deepEqual(
+        leakedFragments(r.passthrough, sample),
+        [],
+        `${sample.kind} at ${lead}: ${r.passthrough}`,
+      );
+      assert.ok(r.passthrough.length < 130, "still cut");
+    }
+  }
 });
 
 test("anthropic: every canonical message maps back to its raw element (a split message to its block range)", () => {

@@ -5,9 +5,20 @@ import { readAnthropic } from "./wire-anthropic.js";
 import { readResponses } from "./wire-responses.js";
 import { readChat } from "./wire-chat.js";
 import { listLayout } from "./scan.js";
+import { redactQuotedLine } from "../redact/quoted.js";
+import { safeHead } from "../redact/redact.js";
 
 /** `compactRequest`: Codex's remote compaction (`POST …/responses/compact`), which carries the session's whole history. */
 export type Route = { wire: GuardWire; compactRequest?: true } | { passthrough: string };
+
+/** A path with its percent-escapes decoded (as it stands when one is malformed). */
+function decodedPath(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
 
 /** The wire of a request, or why it is passed through without being read. */
 export function routeOf(method: string, url: string): Route {
@@ -20,7 +31,15 @@ export function routeOf(method: string, url: string): Route {
   if (/(^|\/)responses$/.test(path)) return { wire: "openai-responses" };
   if (/(^|\/)responses\/compact$/.test(path)) return { wire: "openai-responses", compactRequest: true };
   if (/(^|\/)chat\/completions$/.test(path)) return { wire: "openai-chat" };
-  return { passthrough: `unknown endpoint ${path.slice(0, 80)}, not judged` };
+  // Decoded, redacted whole and then each segment as a text of its own (a rule may want a secret to
+  // stand alone), then cut (a secret the cut split would no longer match its rule).
+  const shown = redactQuotedLine(decodedPath(path).replace(/\s+/g, " "))
+    .split("/")
+    .map((seg) => redactQuotedLine(seg))
+    .join("/");
+  return {
+    passthrough: `unknown endpoint ${shown.length > 80 ? `${safeHead(shown, 80)}…` : shown}, not judged`,
+  };
 }
 
 /**
