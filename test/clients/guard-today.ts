@@ -375,11 +375,58 @@ function runCodex(ctx: ClientContext, agent: Agent, home: string, prompt: string
   );
 }
 
+/**
+ * The one-liner `compact-safe guard -- codex exec …` for a user whose
+ * config.toml sets `openai_base_url` (which Codex prefers to
+ * `OPENAI_BASE_URL`): Codex's requests must go through the guard (its stop
+ * line counts the session) and on to the URL the user configured.
+ */
+async function codexOneLinerCheck(ctx: ClientContext, name: string): Promise<SessionVerdict> {
+  const check = `${name} one-liner (guard -- codex exec) with openai_base_url in config.toml: through the guard, on to the configured URL`;
+  ctx.log(`guard today: ${check}`);
+  const server = await startFakeServer((req, res) => answerResponses(req, res));
+  const home = mkdtempSync(join(tmpdir(), "cs-guard-today-codex1-"));
+  try {
+    writeFileSync(join(home, "config.toml"), `model = "gpt-5"\nopenai_base_url = "${server.url}/v1"\n`);
+    const run = await runProcess(
+      process.execPath,
+      [
+        ctx.cli,
+        "guard",
+        "--state",
+        join(home, "state"),
+        "--",
+        join(ctx.bin, "codex"),
+        "exec",
+        "--skip-git-repo-check",
+        PROMPT_1,
+      ],
+      { cwd: home, env: { HOME: home, CODEX_HOME: home, CODEX_API_KEY: "fake-key" }, timeoutMs: 180_000 },
+    );
+    const posts = server.requests.filter((q) => q.method === "POST" && q.path.startsWith("/v1/responses"));
+    const seen = /guard: stopped: (\d+) sessions? seen/.exec(run.stderr)?.[1];
+    const bad = notJudged(run.stderr);
+    const ok =
+      run.code === 0 && posts.length > 0 && seen !== undefined && Number(seen) >= 1 && bad.length === 0;
+    return {
+      client: "guard",
+      session: "-",
+      check,
+      ok,
+      detail: `exit ${run.code}; ${posts.length} Responses requests reached the configured URL; the guard saw ${seen ?? "?"} session(s)${bad.length ? `; ${bad[0]}` : ""}${ok ? "" : `: ${logTail(run.stderr)}`}`,
+    };
+  } finally {
+    await server.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
 async function codexChecks(ctx: ClientContext): Promise<SessionVerdict[]> {
   const out: SessionVerdict[] = [];
   const pinned = { ...codex() };
   out.push(await scenarioCheck(ctx, pinned));
   out.push(await codexSecondCompactionCheck(ctx, codex()));
+  out.push(await codexOneLinerCheck(ctx, `codex ${PINNED_CLIENTS[CODEX_PACKAGE]}`));
   let newest: CodexBinary;
   try {
     newest = await installNewestCodex(ctx);
@@ -419,6 +466,7 @@ async function codexChecks(ctx: ClientContext): Promise<SessionVerdict[]> {
   const name = `codex ${newest.version} (newest)`;
   out.push(await scenarioCheck(nctx, { ...codex(), name }));
   out.push(await codexSecondCompactionCheck(nctx, { ...codex(), name }));
+  out.push(await codexOneLinerCheck(nctx, name));
   return out;
 }
 

@@ -87,6 +87,47 @@ test("Codex: the built-in openai provider through OPENAI_BASE_URL; a configured 
   }
 });
 
+test("Codex: openai_base_url in config.toml or on the command (which Codex prefers to OPENAI_BASE_URL) is the upstream, and the guard's URL is given the same way", () => {
+  const home = mkdtempSync(join(tmpdir(), "cs-codex-home-"));
+  try {
+    writeFileSync(join(home, "config.toml"), 'model = "gpt-5"\nopenai_base_url = "http://127.0.0.1:9/v1"\n');
+    const p = planAgent(["codex", "exec", "hi"], {
+      CODEX_HOME: home,
+      OPENAI_BASE_URL: "http://elsewhere/v1",
+    });
+    assert.equal(p.upstream, "http://127.0.0.1:9/v1");
+    const l = p.launch(GUARD, p.upstream);
+    assert.deepEqual(l.env, { OPENAI_BASE_URL: `${GUARD}/v1` });
+    assert.deepEqual(l.args, ["-c", `openai_base_url="${GUARD}/v1"`, "exec", "hi"]);
+    // The user's own override on the command: its URL is the upstream, and it is replaced, not left to win.
+    const own = planAgent(
+      [
+        "codex",
+        "-c",
+        'openai_base_url="http://127.0.0.1:8/v1"',
+        "--config=openai_base_url=x",
+        "exec",
+        "--",
+        "-c",
+        "openai_base_url=y",
+      ],
+      { CODEX_HOME: home },
+    );
+    assert.equal(own.upstream, "x");
+    assert.deepEqual(own.launch(GUARD, "http://127.0.0.1:8/v1").args, [
+      "-c",
+      `openai_base_url="${GUARD}/v1"`,
+      "exec",
+      "--",
+      "-c",
+      "openai_base_url=y",
+    ]);
+    assert.equal(readCodexConfig('openai_base_url = "u"\n[x]\nopenai_base_url = "v"\n').openaiBaseUrl, "u");
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
 test("pi: a temporary agent folder whose models.json points the provider at the guard, the rest linked, removed after", () => {
   const agentDir = mkdtempSync(join(tmpdir(), "cs-pi-agent-"));
   try {

@@ -106,10 +106,19 @@ function tomlString(raw: string): string | undefined {
   return literal ? literal[1] : undefined;
 }
 
-/** What the guard needs of a Codex config.toml: the top-level `model_provider` and each provider's `base_url`. */
-export function readCodexConfig(text: string): { provider?: string; baseUrls: Map<string, string> } {
+/**
+ * What the guard needs of a Codex config.toml: the top-level `model_provider`
+ * and `openai_base_url` (the built-in openai provider's URL, which Codex
+ * prefers to `OPENAI_BASE_URL`), and each provider's `base_url`.
+ */
+export function readCodexConfig(text: string): {
+  provider?: string;
+  openaiBaseUrl?: string;
+  baseUrls: Map<string, string>;
+} {
   let section = "";
   let provider: string | undefined;
+  let openaiBaseUrl: string | undefined;
   const baseUrls = new Map<string, string>();
   for (const rawLine of text.split(/\r?\n/)) {
     const line = rawLine.trim();
@@ -125,10 +134,27 @@ export function readCodexConfig(text: string): { provider?: string; baseUrls: Ma
     const value = tomlString(kv[2]);
     if (value === undefined) continue;
     if (key === "model_provider") provider = value;
+    if (key === "openai_base_url") openaiBaseUrl = value;
     const m = /^model_providers\.(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_-]+))\.base_url$/.exec(key);
     if (m) baseUrls.set(m[1] ?? m[2] ?? m[3], value);
   }
-  return { provider, baseUrls };
+  return { provider, ...(openaiBaseUrl !== undefined ? { openaiBaseUrl } : {}), baseUrls };
+}
+
+/** The command line without its `-c KEY=…` / `--config KEY=…` / `--config=KEY=…` overrides of `key`. */
+function withoutOverride(args: readonly string[], key: string): string[] {
+  const out: string[] = [];
+  const isKey = (pair: string) => pair.includes("=") && pair.slice(0, pair.indexOf("=")).trim() === key;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--") {
+      out.push(...args.slice(i));
+      break;
+    }
+    if ((a === "-c" || a === "--config") && i + 1 < args.length && isKey(args[i + 1])) i++;
+    else if (!(a.startsWith("--config=") && isKey(a.slice("--config=".length)))) out.push(a);
+  }
+  return out;
 }
 
 /** `-c key=value` / `--config key=value` / `--config=key=value` pairs on a Codex command line. */
@@ -157,15 +183,31 @@ function codexPlan(args: readonly string[], env: NodeJS.ProcessEnv): AgentPlan {
   const overrides = codexOverrides(args);
   const provider = overrides.get("model_provider") ?? config.provider ?? "openai";
   if (provider === "openai") {
+    // `openai_base_url` (config.toml, or -c on the command) wins over OPENAI_BASE_URL in Codex: where the
+    // user set it, the guard's URL is given the same way, in place of theirs.
+    const configured = overrides.get("openai_base_url") ?? config.openaiBaseUrl;
     return {
       agent: "codex",
-      upstream: nonEmpty(env.OPENAI_BASE_URL),
-      launch: (guard, upstream) => ({
-        env: { OPENAI_BASE_URL: openaiBase(guard, upstream) },
-        args: [...args],
-        how: "OPENAI_BASE_URL (Codex's built-in openai provider)",
-        cleanup: () => {},
-      }),
+      upstream: nonEmpty(configured) ?? nonEmpty(env.OPENAI_BASE_URL),
+      launch: (guard, upstream) => {
+        const base = openaiBase(guard, upstream);
+        return {
+          env: { OPENAI_BASE_URL: base },
+          args:
+            configured === undefined
+              ? [...args]
+              : [
+                  "-c",
+                  `openai_base_url=${JSON.stringify(base)}`,
+                  ...withoutOverride(args, "openai_base_url"),
+                ],
+          how:
+            configured === undefined
+              ? "OPENAI_BASE_URL (Codex's built-in openai provider)"
+              : "-c openai_base_url and OPENAI_BASE_URL (Codex's built-in openai provider)",
+          cleanup: () => {},
+        };
+      },
     };
   }
   const configured = overrides.get(`model_providers.${provider}.base_url`) ?? config.baseUrls.get(provider);
