@@ -57,19 +57,27 @@ export function queuedContent(raw: unknown): Block[] {
   return Array.isArray(raw) ? fromAnthropicContent(raw) : [];
 }
 
+const of = (p: QueuedPrompt | undefined): string => (p ? ` of line ${p.line}` : "");
+
 export class PromptQueue {
   private readonly pending: QueuedPrompt[] = [];
   private readonly delivered: QueuedPrompt[] = [];
 
   /** One `queue-operation` line; returns why it is skipped as a line (its effect is kept here). */
-  operation(o: Record<string, unknown>, line: number, ts: string): string {
+  operation(o: Record<string, unknown>, line: number, ts: string): { reason: string; known: boolean } {
     const op = typeof o.operation === "string" ? o.operation : "?";
     if (op === "enqueue") {
       const content = queuedContent(o.content);
       const text = textOf(content);
       this.pending.push({ content, text, line, notification: isHarnessElement(text), claimed: false });
-      return "queue operation (enqueue): a prompt queued while the agent worked; read when it leaves the queue";
+      return {
+        reason:
+          "queue operation (enqueue): a prompt queued while the agent worked; read when it leaves the queue",
+        known: true,
+      };
     }
+    if (op !== "remove" && op !== "dequeue" && op !== "popAll")
+      return { reason: `queue operation of an unknown kind ${JSON.stringify(o.operation)}`, known: false };
     const p = this.take(o.content);
     const reason = typeof o.reason === "string" ? o.reason : undefined;
     if (op === "remove" && DELIVERED_MID_TURN.has(reason)) {
@@ -78,11 +86,20 @@ export class PromptQueue {
         p.deliveredAt = ts;
         this.delivered.push(p);
       }
-      return `queue operation (remove${reason ? `, ${reason}` : ""}): the queued prompt${p ? ` of line ${p.line}` : ""} was delivered mid-turn`;
+      return {
+        reason: `queue operation (remove${reason ? `, ${reason}` : ""}): the queued prompt${of(p)} was delivered mid-turn`,
+        known: true,
+      };
     }
     if (op === "dequeue")
-      return `queue operation (dequeue): the queued prompt${p ? ` of line ${p.line}` : ""} starts a turn as a user line`;
-    return `queue operation (${op}${reason ? `, ${reason}` : ""}): the queued prompt${p ? ` of line ${p.line}` : ""} left the queue unread (not an instruction)`;
+      return {
+        reason: `queue operation (dequeue): the queued prompt${of(p)} starts a turn as a user line`,
+        known: true,
+      };
+    return {
+      reason: `queue operation (${op}${reason ? `, ${reason}` : ""}): the queued prompt${of(p)} left the queue unread (not an instruction)`,
+      known: true,
+    };
   }
 
   /** The prompt an operation takes: the one with its content when it carries one, else the oldest. */

@@ -50,6 +50,41 @@ const BY_DESIGN: Record<string, string> = {
   "api-request": "request log entry (what was sent; the conversation is in the user and assistant lines)",
   "api-request-shape": "request log: the request's shape (a copy of what was sent, not a turn)",
   "api-request-blob": "request log: a piece of a request's content (a copy of what was sent, not a turn)",
+  "api-request-resumed": "request log: a resumed request (a copy of what was sent, not a turn)",
+  // The other entry types Claude Code 2.1.332's own table lists beside its transcript types (user,
+  // assistant, system, attachment, progress): session metadata, none of them a turn.
+  "tools-used": "names of the tools used so far (session metadata)",
+  "file-history-delta": "file-history change (undo data, not part of the conversation)",
+  "content-replacement":
+    "what a tool result was shortened to in later requests (the full result is read from its user line)",
+  "continued-in": "pointer to the session this one continues in (session metadata)",
+  "resume-head-vouch": "resume bookkeeping (session metadata)",
+  "derived-from": "the session this one was derived from (session metadata)",
+  "fork-context-ref": "reference to a forked context (session metadata)",
+  "frame-link": "link to a UI frame (session metadata)",
+  "observer-ref": "reference to an observer (session metadata)",
+  "data-flow-records": "data-flow records (session metadata)",
+  "data-flow-incomplete": "data-flow marker (session metadata)",
+  "ended-by-model": "the model ended the session (session metadata)",
+  "ai-title": "session title (UI metadata)",
+  relocated: "the session's working directory moved (session metadata)",
+  "agent-name": "agent name (UI metadata)",
+  "agent-color": "agent colour (UI metadata)",
+  "agent-setting": "agent setting (UI metadata)",
+  "artifact-comment-monitor": "artifact comment monitor state (UI metadata)",
+  "artifact-autoreact-ledger": "artifact auto-react ledger (UI metadata)",
+  "bridge-session": "bridge session state (session metadata)",
+  "history-suppression": "prompt-history suppression (UI metadata)",
+  "attribution-snapshot": "attribution snapshot (session metadata)",
+  "permission-mode": "permission mode (UI metadata)",
+  "isolation-latch": "client state latch (UI metadata)",
+  "session-owner": "session owner (session metadata)",
+  "dev-mods": "developer modifications (client state)",
+  "memory-mode": "memory mode (client state)",
+  "worktree-state": "worktree state (session metadata)",
+  "host-row": "host bookkeeping (session metadata)",
+  "repl-mode": "REPL mode (client state)",
+  "hybrid-organization": "organization state (client state)",
 };
 
 /**
@@ -211,7 +246,8 @@ class ClaudeCodeImport {
       return;
     }
     if (o.type === "queue-operation") {
-      rb.skip(line, this.queue.operation(o, line, ts), true);
+      const { reason, known } = this.queue.operation(o, line, ts);
+      rb.skip(line, reason, known);
       return;
     }
     if (o.type === "attachment" && isRecord(o.attachment) && o.attachment.type === "queued_command" && uuid) {
