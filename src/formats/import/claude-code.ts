@@ -17,6 +17,9 @@
  * - `system` / `compact_boundary` plus the `isCompactSummary` user message that
  *   follows it become one `compaction` entry whose replacement is the summary
  *   (Claude Code's checkpoint). Its parent is the boundary's `logicalParentUuid`.
+ * - A prompt typed while the agent worked (`queue-operation` lines, a
+ *   `queued_command` attachment) is a user message where the model read it
+ *   (see claude-code-queue.ts); one withdrawn unread is not read.
  */
 import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../../model/index.js";
 import { kindForMessage } from "../../model/index.js";
