@@ -7,15 +7,11 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { importClaudeCode } from "./claude-code.js";
 import { liveContext } from "../../journal/tree.js";
 import { protectedRound } from "../../contract/rounds.js";
-import { isPlainUser } from "../../contract/classify.js";
 import { unwrapUserText } from "../../summarizers/extractive/user-text.js";
 import type { JournalEntry, Message } from "../../model/index.js";
-import { corpusDir, corpusSuite } from "../../../test/support.js";
 
 const SID = "3a782158-6c7c-4d4d-9c73-eae031da5b18";
 const base = { isSidechain: false, userType: "external", cwd: "/w", sessionId: SID, version: "2.0.76" };
@@ -184,50 +180,12 @@ test("a queued notification of the harness (one tagged element) is read as injec
   assert.equal(unwrapUserText(note, m).kind, "injected");
 });
 
+test("a resumed session that repeats the queue's lines reads the prompt once", () => {
+  const r = importClaudeCode(jsonl([...midTurn, ...midTurn.slice(3, 4), ...midTurn.slice(6, 7)]), "s.jsonl");
+  assert.equal(texts(live(r.entries)).filter((t) => t === "user:stop").length, 1);
+});
+
 test("a prompt delivered as the file ends (no answer recorded yet) is the last user message", () => {
   const r = importClaudeCode(jsonl(midTurn.slice(0, 8)), "s.jsonl");
   assert.deepEqual(texts(live(r.entries)).slice(-2), ["user:tool_result", "user:stop"]);
-});
-
-corpusSuite("Claude Code queued prompts", () => {
-  const files = [
-    "entire-7d-66f047ac98-0.jsonl",
-    "entire-98-78b713483d-0.jsonl",
-    "entire-ad-a8171575ce-0.jsonl",
-    "entire-fc-99c919b212-0.jsonl",
-  ];
-  test("every prompt delivered mid-turn is a user message right before the first new assistant message after its remove", () => {
-    let users = 0;
-    for (const f of files) {
-      const text = readFileSync(join(corpusDir, "claude-code", f), "utf8");
-      const raw = text.split("\n").map((l) => {
-        try {
-          return JSON.parse(l) as Record<string, unknown>;
-        } catch {
-          return {};
-        }
-      });
-      const r = importClaudeCode(text, f);
-      const queued = r.entries.filter(
-        (e) => e.kind === "user" && (e.payload as Message).meta?.queued === true,
-      );
-      const enqueued = raw.filter((o) => o.type === "queue-operation" && o.operation === "enqueue");
-      assert.equal(
-        queued.length,
-        enqueued.length,
-        `${f}: every enqueue of these sessions was delivered mid-turn`,
-      );
-      for (const q of queued) {
-        const child = r.entries.find((e) => e.parent_id === q.id)!;
-        assert.ok(
-          child.kind === "assistant" || (child.payload as Message).meta?.queued === true,
-          `${f}: ${q.id}`,
-        );
-        const m = q.payload as Message;
-        if (isPlainUser(m) && m.meta?.is_meta !== true) users++;
-      }
-    }
-    // entire-7d: "stop", "the branch name"; entire-ad: 3; entire-fc: 2 (entire-98's six are agent notifications).
-    assert.equal(users, 7);
-  });
 });

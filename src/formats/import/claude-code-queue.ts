@@ -38,7 +38,7 @@ export interface QueuedPrompt {
   deliveredAt?: string;
   /** The harness's notification, not the user's words. */
   notification: boolean;
-  /** A `queued_command` attachment already carries it (the queue must not add it again). */
+  /** A `queued_command` attachment already carries it, or it repeats an earlier enqueue (the queue must not add it again). */
   claimed: boolean;
 }
 
@@ -62,6 +62,7 @@ const of = (p: QueuedPrompt | undefined): string => (p ? ` of line ${p.line}` : 
 export class PromptQueue {
   private readonly pending: QueuedPrompt[] = [];
   private readonly delivered: QueuedPrompt[] = [];
+  private readonly seen = new Set<string>();
 
   /** One `queue-operation` line; returns why it is skipped as a line (its effect is kept here). */
   operation(o: Record<string, unknown>, line: number, ts: string): { reason: string; known: boolean } {
@@ -69,7 +70,11 @@ export class PromptQueue {
     if (op === "enqueue") {
       const content = queuedContent(o.content);
       const text = textOf(content);
-      this.pending.push({ content, text, line, notification: isHarnessElement(text), claimed: false });
+      // A session resumed or forked repeats earlier lines: an enqueue of the same time and text is read once.
+      const key = `${typeof o.timestamp === "string" ? o.timestamp : line}\0${text}`;
+      const repeat = this.seen.has(key);
+      this.seen.add(key);
+      this.pending.push({ content, text, line, notification: isHarnessElement(text), claimed: repeat });
       return {
         reason:
           "queue operation (enqueue): a prompt queued while the agent worked; read when it leaves the queue",
