@@ -7,7 +7,10 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { importClaudeCode } from "./claude-code.js";
+import { repoRoot } from "../../../test/support.js";
 import { liveContext } from "../../journal/tree.js";
 import { protectedRound } from "../../contract/rounds.js";
 import { unwrapUserText } from "../../summarizers/extractive/user-text.js";
@@ -188,4 +191,32 @@ test("a resumed session that repeats the queue's lines reads the prompt once", (
 test("a prompt delivered as the file ends (no answer recorded yet) is the last user message", () => {
   const r = importClaudeCode(jsonl(midTurn.slice(0, 8)), "s.jsonl");
   assert.deepEqual(texts(live(r.entries)).slice(-2), ["user:tool_result", "user:stop"]);
+});
+
+test("a real Claude Code 2.1.332 session (recorded): the prompt sent while Bash ran is one user message after the result, before the answer; no line unknown", () => {
+  const file = join(repoRoot, "test", "fixtures", "claude-code", "claude-code-2.1.332-queued-prompt.jsonl");
+  const r = importClaudeCode(readFileSync(file, "utf8"), file);
+  assert.deepEqual(
+    r.report.skipped.filter((s) => !s.by_design),
+    [],
+  );
+  const ms = live(r.entries);
+  assert.deepEqual(texts(ms), [
+    "user:run the slow command",
+    "assistant:tool_use",
+    "user:tool_result",
+    "user:also please don't amend commits",
+    "assistant:Done (fake model).",
+  ]);
+  // The attachment line (26) is the message; the remove (25) adds nothing more; the answer hangs off it.
+  const q = r.entries.find((e) => e.kind === "user" && (e.payload as Message).meta?.queued === true)!;
+  assert.equal(q.id, "58c53ed1-ef37-47cd-ac0b-a132e04e3579");
+  assert.equal(r.entries.find((e) => e.parent_id === q.id)!.kind, "assistant");
+  assert.match(
+    r.report.skipped.find((s) => s.line === 25)!.reason,
+    /remove, absorbed_mid_turn\): the queued prompt of line 22/,
+  );
+  assert.match(r.report.skipped.find((s) => s.line === 18)!.reason, /tools used/);
+  const round = protectedRound(ms);
+  assert.ok(round.instructionIndices.includes(3), "the user's current instruction, in the last round");
 });
