@@ -4,6 +4,7 @@
  * line's default target and on second compactions (`defaultBars`). The rows
  * are what `fidelity.ts` measured, one per compaction.
  */
+import type { QueuedMeasure } from "./fidelity-queued.js";
 import type { ContinuationCues, Count, Kept } from "./fidelity-facts.js";
 import type { SectionChange } from "./fidelity-second.js";
 
@@ -69,6 +70,8 @@ export interface Row {
   default_error?: string | null;
   /** A second compaction after the default run (null: none, e.g. the default run wrote no note). */
   second?: SecondRun | null;
+  /** Prompts queued while the agent worked, named or not (`fidelity-queued.ts`). */
+  queued?: QueuedMeasure;
 }
 
 export interface Skipped {

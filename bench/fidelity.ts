@@ -58,6 +58,7 @@ import {
   type Kept,
 } from "./fidelity-facts.js";
 import { compareSections, cutInObjectiveOrNextStep, shorterStillTrue } from "./fidelity-second.js";
+import { measureQueued, queuedAtEnd, queuedAtEndBar, queuedBars } from "./fidelity-queued.js";
 import {
   bars,
   COUNT_KEYS,
@@ -111,6 +112,14 @@ const cliDefaults = {
   window: CONSTANTS.window,
   requestSizes: (ms: readonly Message[]) => providerRequestTokens(ms, fastEstimator.text),
 };
+
+/** What `compact` at the default target gives the resumed agent to read, and its note alone (null: no replacement). */
+async function defaultTexts(ms: readonly Message[]): Promise<{ kept: string; note: string } | null> {
+  const d = await compactMessagesSafe([...ms], { summarizer: extractiveSummarizer(), ...cliDefaults });
+  return d.ok
+    ? { kept: messagesText(d.replacement), note: d.checkpoint ? messagesText([d.checkpoint]) : "" }
+    : null;
+}
 
 /** The second compaction: `first`'s replacement, then what the session did next, compacted again. */
 async function secondCompaction(first: Message[], firstNote: string, after: Message[]): Promise<SecondRun> {
@@ -202,6 +211,13 @@ async function measure(file: string, entries: JournalEntry[], c: CompactionEntry
     row.default_error = null;
     row.second = run.has_note ? await secondCompaction(d.replacement, note, afterCut(entries, c)) : null;
   }
+  row.queued = measureQueued(
+    before,
+    d.ok
+      ? { kept: messagesText(d.replacement), note: d.checkpoint ? messagesText([d.checkpoint]) : "" }
+      : null,
+    { kept: messagesText(c.payload.replacement), note: agentSummary },
+  );
   const r = await compactMessagesSafe(before, {
     summarizer: extractiveSummarizer(),
     summaryMaxTokens,
@@ -287,10 +303,12 @@ async function main(argv: string[]): Promise<number> {
   const started = process.hrtime.bigint();
   const rows: Row[] = [];
   const skipped: Skipped[] = [];
+  const queuedEnds: Awaited<ReturnType<typeof queuedAtEnd>>[] = [];
   for (const file of corpusFiles()) {
     const imported = await importFile(file).catch(() => undefined);
     if (!imported) continue;
     const entries = imported.entries;
+    queuedEnds.push(await queuedAtEnd(basename(file), projectPath(activePath(entries)), defaultTexts));
     for (const e of entries) {
       // Every compaction an agent recorded (Claude Code's compact_boundary, pi's and gjc's compaction,
       // Codex's compacted item: whatever the importers turn into a compaction entry).
@@ -305,7 +323,12 @@ async function main(argv: string[]): Promise<number> {
   const atDefault = (r: Row) => r.default_target;
   const defaultKept = totals(rows, "kept", atDefault);
   const defaultNote = totals(rows, "note", atDefault);
-  const result = [...bars(rows, kept), ...defaultBars(rows, defaultKept)];
+  const result = [
+    ...bars(rows, kept),
+    ...defaultBars(rows, defaultKept),
+    ...queuedBars(rows.map((r) => r.queued)),
+    queuedAtEndBar(queuedEnds),
+  ];
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const allMet = result.every((b) => b.met);
   if (json) {
@@ -315,6 +338,7 @@ async function main(argv: string[]): Promise<number> {
           default_target: `the command line's: half the ${CONSTANTS.window}-token window, or half the live size when that is smaller`,
           rows,
           skipped,
+          queued_at_end: queuedEnds.filter((q) => q !== null),
           totals: { kept, note, default_target: { kept: defaultKept, note: defaultNote } },
           bars: result,
           all_met: allMet,

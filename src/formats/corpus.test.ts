@@ -25,6 +25,10 @@ import { toAnthropicRequest } from "./export/anthropic.js";
 import { toOpenAIRequest } from "./export/openai.js";
 import { prepareForProvider, type Provider } from "./export/prepare.js";
 import type { ImportResult } from "./common/types.js";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { importClaudeCode } from "./import/claude-code.js";
+import { isPlainUser } from "../contract/classify.js";
 
 /** The broken lines named in SOURCES.md, with the line numbers found in the files. */
 const KNOWN_BROKEN: Record<string, { line: number; reason: RegExp }[]> = {
@@ -152,4 +156,48 @@ corpusSuite("formats", () => {
       assert.deepEqual(normalise(liveContext(backO.entries), "openai"), normalise(live, "openai"));
     });
   }
+});
+
+/** Prompts queued while Claude Code worked, read where the model read them (claude-code-queue.test.ts has the shapes). */
+corpusSuite("Claude Code queued prompts", () => {
+  const files = [
+    "entire-7d-66f047ac98-0.jsonl",
+    "entire-98-78b713483d-0.jsonl",
+    "entire-ad-a8171575ce-0.jsonl",
+    "entire-fc-99c919b212-0.jsonl",
+  ];
+  test("every prompt delivered mid-turn is a user message right before the first new assistant message after its remove", () => {
+    let users = 0;
+    for (const f of files) {
+      const text = readFileSync(join(corpusDir, "claude-code", f), "utf8");
+      const raw = text.split("\n").map((l) => {
+        try {
+          return JSON.parse(l) as Record<string, unknown>;
+        } catch {
+          return {};
+        }
+      });
+      const r = importClaudeCode(text, f);
+      const queued = r.entries.filter(
+        (e) => e.kind === "user" && (e.payload as Message).meta?.queued === true,
+      );
+      const enqueued = raw.filter((o) => o.type === "queue-operation" && o.operation === "enqueue");
+      assert.equal(
+        queued.length,
+        enqueued.length,
+        `${f}: every enqueue of these sessions was delivered mid-turn`,
+      );
+      for (const q of queued) {
+        const child = r.entries.find((e) => e.parent_id === q.id)!;
+        assert.ok(
+          child.kind === "assistant" || (child.payload as Message).meta?.queued === true,
+          `${f}: ${q.id}`,
+        );
+        const m = q.payload as Message;
+        if (isPlainUser(m) && m.meta?.is_meta !== true) users++;
+      }
+    }
+    // entire-7d: "stop", "the branch name"; entire-ad: 3; entire-fc: 2 (entire-98's six are agent notifications).
+    assert.equal(users, 7);
+  });
 });

@@ -88,7 +88,7 @@ test("an attachment of a type not known is named as such, not skipped by design"
       {
         parentUuid: "m1",
         type: "attachment",
-        attachment: { type: "queued_command" },
+        attachment: { type: "not_a_known_kind" },
         uuid: "q1",
         sessionId: SID,
       },
@@ -97,5 +97,79 @@ test("an attachment of a type not known is named as such, not skipped by design"
   );
   const unknown = r.report.skipped.filter((s) => !s.by_design);
   assert.equal(unknown.length, 1);
-  assert.equal(unknown[0]!.reason, 'unknown attachment type "queued_command"');
+  assert.equal(unknown[0]!.reason, 'unknown attachment type "not_a_known_kind"');
+});
+
+/**
+ * Every entry type Claude Code 2.1.332's own table of entry types names
+ * beside its transcript types (user, assistant, system, attachment,
+ * progress), as its binary lists them.
+ */
+const METADATA_TYPES_2_1_332 = [
+  "file-history-snapshot",
+  "file-history-delta",
+  "last-prompt",
+  "continued-in",
+  "resume-head-vouch",
+  "content-replacement",
+  "data-flow-records",
+  "data-flow-incomplete",
+  "derived-from",
+  "api-request-shape",
+  "api-request-blob",
+  "api-request",
+  "api-request-resumed",
+  "fork-context-ref",
+  "frame-link",
+  "summary",
+  "custom-title",
+  "ended-by-model",
+  "ai-title",
+  "tag",
+  "relocated",
+  "agent-name",
+  "agent-color",
+  "agent-setting",
+  "pr-link",
+  "artifact-comment-monitor",
+  "artifact-autoreact-ledger",
+  "bridge-session",
+  "history-suppression",
+  "attribution-snapshot",
+  "mode",
+  "permission-mode",
+  "isolation-latch",
+  "session-owner",
+  "dev-mods",
+  "memory-mode",
+  "atis-latch",
+  "tools-used",
+  "worktree-state",
+  "cost-state",
+  "queue-operation",
+  "observer-ref",
+  "host-row",
+  "repl-mode",
+  "hybrid-organization",
+];
+
+test("every metadata entry type of Claude Code 2.1.332 (tools-used among them) is skipped by design, each with its reason", () => {
+  const r = importClaudeCode(
+    session(
+      METADATA_TYPES_2_1_332.filter((t) => t !== "queue-operation").map((type) => ({
+        type,
+        sessionId: SID,
+        timestamp: at,
+      })),
+    ),
+    "fresh.jsonl",
+  );
+  const unknown = r.report.skipped.filter((s) => !s.by_design);
+  assert.deepEqual(unknown, [], JSON.stringify(unknown));
+  assert.match(r.report.skipped.find((s) => /tools used/.test(s.reason))!.reason, /session metadata/);
+  assert.equal(
+    r.entries.filter((e) => e.kind === "user" || e.kind === "assistant").length,
+    2,
+    "no line of them is read as a turn",
+  );
 });

@@ -17,6 +17,9 @@
  * - `system` / `compact_boundary` plus the `isCompactSummary` user message that
  *   follows it become one `compaction` entry whose replacement is the summary
  *   (Claude Code's checkpoint). Its parent is the boundary's `logicalParentUuid`.
+ * - A prompt typed while the agent worked (`queue-operation` lines, a
+ *   `queued_command` attachment) is a user message where the model read it
+ *   (see claude-code-queue.ts); one withdrawn unread is not read.
  */
 import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../../model/index.js";
 import { kindForMessage } from "../../model/index.js";
@@ -33,11 +36,11 @@ import { ReportBuilder } from "../common/report.js";
 import { SourceLines, type ToolIdOptions } from "../../model/tool-ids.js";
 import type { ImportResult } from "../common/types.js";
 import { importedCompactionEntry } from "../common/imported-compaction.js";
+import { isHarnessElement, PromptQueue, queuedContent, type QueuedPrompt } from "./claude-code-queue.js";
 
 const BY_DESIGN: Record<string, string> = {
   progress: "progress event (hook/tool progress, not part of the conversation)",
   "file-history-snapshot": "file-history snapshot (undo data, not part of the conversation)",
-  "queue-operation": "queue operation (a prompt queued in the UI; the prompt itself is a user line)",
   summary: "session title summary (UI label, not part of the conversation)",
   "pr-link": "pull-request link (UI metadata)",
   "custom-title": "session title (UI metadata)",
@@ -50,6 +53,41 @@ const BY_DESIGN: Record<string, string> = {
   "api-request": "request log entry (what was sent; the conversation is in the user and assistant lines)",
   "api-request-shape": "request log: the request's shape (a copy of what was sent, not a turn)",
   "api-request-blob": "request log: a piece of a request's content (a copy of what was sent, not a turn)",
+  "api-request-resumed": "request log: a resumed request (a copy of what was sent, not a turn)",
+  // The other entry types Claude Code 2.1.332's own table lists beside its transcript types (user,
+  // assistant, system, attachment, progress): session metadata, none of them a turn.
+  "tools-used": "names of the tools used so far (session metadata)",
+  "file-history-delta": "file-history change (undo data, not part of the conversation)",
+  "content-replacement":
+    "what a tool result was shortened to in later requests (the full result is read from its user line)",
+  "continued-in": "pointer to the session this one continues in (session metadata)",
+  "resume-head-vouch": "resume bookkeeping (session metadata)",
+  "derived-from": "the session this one was derived from (session metadata)",
+  "fork-context-ref": "reference to a forked context (session metadata)",
+  "frame-link": "link to a UI frame (session metadata)",
+  "observer-ref": "reference to an observer (session metadata)",
+  "data-flow-records": "data-flow records (session metadata)",
+  "data-flow-incomplete": "data-flow marker (session metadata)",
+  "ended-by-model": "the model ended the session (session metadata)",
+  "ai-title": "session title (UI metadata)",
+  relocated: "the session's working directory moved (session metadata)",
+  "agent-name": "agent name (UI metadata)",
+  "agent-color": "agent colour (UI metadata)",
+  "agent-setting": "agent setting (UI metadata)",
+  "artifact-comment-monitor": "artifact comment monitor state (UI metadata)",
+  "artifact-autoreact-ledger": "artifact auto-react ledger (UI metadata)",
+  "bridge-session": "bridge session state (session metadata)",
+  "history-suppression": "prompt-history suppression (UI metadata)",
+  "attribution-snapshot": "attribution snapshot (session metadata)",
+  "permission-mode": "permission mode (UI metadata)",
+  "isolation-latch": "client state latch (UI metadata)",
+  "session-owner": "session owner (session metadata)",
+  "dev-mods": "developer modifications (client state)",
+  "memory-mode": "memory mode (client state)",
+  "worktree-state": "worktree state (session metadata)",
+  "host-row": "host bookkeeping (session metadata)",
+  "repl-mode": "REPL mode (client state)",
+  "hybrid-organization": "organization state (client state)",
 };
 
 /**
@@ -180,6 +218,8 @@ class ClaudeCodeImport {
   readonly lines = new SourceLines();
   /** The first user/assistant line of each uuid, with its message as read. */
   readonly once = new ReadOnce("uuid", "message");
+  /** Prompts queued while the agent worked (`queue-operation` lines). */
+  readonly queue = new PromptQueue();
 
   constructor(
     rb: ReportBuilder,
@@ -206,6 +246,15 @@ class ClaudeCodeImport {
 
     if (o.type === "system" && o.subtype === "compact_boundary" && uuid) {
       this.pendingBoundaries.set(uuid, { o, line });
+      return;
+    }
+    if (o.type === "queue-operation") {
+      const { reason, known } = this.queue.operation(o, line, ts);
+      rb.skip(line, reason, known);
+      return;
+    }
+    if (o.type === "attachment" && isRecord(o.attachment) && o.attachment.type === "queued_command" && uuid) {
+      this.queuedCommand(line, o, o.attachment, uuid, ts);
       return;
     }
     if (o.type !== "user" && o.type !== "assistant") {
@@ -280,7 +329,8 @@ class ClaudeCodeImport {
   }
 
   /** An assistant line: a new entry, or a part of the message streamed over several lines (same `message.id`). */
-  assistant({ o, msg, uuid, ts, sidechain, content, meta, parentEntry }: MessageLine): void {
+  assistant({ o, msg, uuid, ts, sidechain, content, meta, parentEntry: parentIn }: MessageLine): void {
+    let parentEntry = parentIn;
     if (typeof msg.model === "string" && msg.model !== "<synthetic>") this.lastModel = msg.model;
     const msgId = typeof msg.id === "string" ? msg.id : undefined;
     const group = msgId ? this.groups.get(msgId) : undefined;
@@ -299,6 +349,7 @@ class ClaudeCodeImport {
       this.rb.imported();
       return;
     }
+    if (!sidechain) parentEntry = this.placeDelivered(parentEntry);
     Object.assign(meta, { message_id: msgId, model: msg.model, source_uuids: [uuid] });
     if (typeof o.requestId === "string") meta.request_id = o.requestId;
     const payload: Message = { role: "assistant", content, meta };
@@ -356,8 +407,72 @@ class ClaudeCodeImport {
     this.rb.imported();
   }
 
+  /**
+   * A `queued_command` attachment (Claude Code 2.1.33x): the queued prompt as
+   * it was delivered mid-turn, a user message where the attachment stands.
+   * Its queue operations then add nothing more.
+   */
+  queuedCommand(
+    line: number,
+    o: Record<string, unknown>,
+    a: Record<string, unknown>,
+    uuid: string,
+    ts: string,
+  ): void {
+    const content = queuedContent(a.prompt);
+    const text = textOf(content);
+    this.queue.claim(text);
+    if (content.length === 0 || o.isSidechain === true) {
+      this.rb.skip(line, "queued command attachment without a prompt of this conversation", true);
+      return;
+    }
+    const origin = isRecord(a.origin) ? a.origin.kind : undefined;
+    const meta: Record<string, unknown> = { source_uuid: uuid, timestamp: ts, queued: true };
+    if ((origin !== undefined && origin !== "human") || isHarnessElement(text)) meta.is_meta = true;
+    this.lines.blocks(content, line);
+    this.userEntry(uuid, this.resolve(o.parentUuid) ?? this.main.at(-1)?.id ?? HEADER_ID, content, ts, meta);
+    this.entryFor.set(uuid, uuid);
+    this.lines.entry(uuid, line);
+    this.rb.imported();
+  }
+
+  /** A user entry of the main line (a queued prompt; its line is counted by the caller). */
+  userEntry(id: string, parent: string, content: Block[], ts: string, meta: Record<string, unknown>): void {
+    const payload: Message = { role: "user", content, meta };
+    this.add({ id, parent_id: parent, kind: kindForMessage(payload), created_at: ts, payload }, false);
+  }
+
+  /**
+   * The prompts delivered mid-turn since the last assistant message, as user
+   * messages after `parent` (where the model read them, before its next
+   * message); returns the entry the next message hangs off.
+   */
+  placeDelivered(parent: string): string {
+    let at = parent;
+    for (const p of this.queue.takeDelivered()) at = this.placePrompt(p, at);
+    return at;
+  }
+
+  placePrompt(p: QueuedPrompt, parent: string): string {
+    const id = `queued-${p.line}`;
+    const meta: Record<string, unknown> = {
+      timestamp: p.deliveredAt,
+      queued: true,
+      queued_line: p.line,
+    };
+    if (p.notification) meta.is_meta = true;
+    const ts = p.deliveredAt ?? String((this.header.payload as Record<string, unknown>).created_at ?? "");
+    this.lines.blocks(p.content, p.line);
+    this.lines.entry(id, p.deliveredLine ?? p.line);
+    this.userEntry(id, parent, p.content, ts, meta);
+    return id;
+  }
+
   /** The entries: header, sidechains, main line; a boundary without its summary is a broken line. */
   finish(file: string, options: ToolIdOptions): ImportResult {
+    // Delivered at the end of the file (no answer recorded yet): the model was sent them last.
+    this.placeDelivered(this.main.at(-1)?.id ?? HEADER_ID);
+
     for (const { o, line } of this.pendingBoundaries.values()) {
       this.rb.skip(
         line,
