@@ -7,7 +7,14 @@
 import type { Block, CompactionPath, CoverageReceipt, Message, TextBlock } from "../model/types.js";
 import { canonicalJson, isAssistantRole, isToolResult } from "../model/blocks.js";
 import { CHECKPOINT_MARKER } from "../contract/markers.js";
-import { isBranchSummary, isPlainUser, notCheckpoint, userWords } from "../contract/classify.js";
+import {
+  isBranchSummary,
+  isPlainUser,
+  isProviderSummary,
+  notCheckpoint,
+  userWords,
+} from "../contract/classify.js";
+import { redactKept } from "./prune.js";
 import { protectedRound, type ProtectedRound } from "../contract/rounds.js";
 import { boundedResultContent } from "../contract/bounds.js";
 import { validateSurvivalContract } from "../contract/validate.js";
@@ -248,6 +255,18 @@ function retainOlderUsers(
   return out;
 }
 
+/**
+ * A message of the recent tail as kept (`bounded`), redacted: its texts, tool inputs and results (not
+ * system content, a provider's compaction, branch summaries or signed thinking, which are kept as they
+ * are). A current instruction in the tail keeps its words verbatim (the contract compares them, as
+ * prune-only keeps them: see DECISIONS.md); what else it carries is redacted. Call ids and the pairing
+ * of calls with results are unchanged.
+ */
+function redactTailMessage(bounded: Message, original: Message, instructions: ReadonlySet<Message>): Message {
+  if (bounded.role === "system" || isBranchSummary(bounded) || isProviderSummary(bounded)) return bounded;
+  return redactKept(bounded, instructions.has(original));
+}
+
 /** The verbatim parts of a replacement, everything but the checkpoint's summary. */
 export interface ReplacementParts {
   system: Message[];
@@ -305,11 +324,17 @@ export function replacementParts(
   // 3. Branch summaries before the kept part, verbatim (those inside it stay in place).
   const branches = messages.slice(0, keepStart).filter(isBranchSummary);
 
-  // 5. The recent tail and the protected round, with tool results bounded to 8 KiB.
-  const kept = region.map(boundMessage);
+  // 5. The recent tail and the protected round, with tool results bounded to 8 KiB; the recent tail
+  // redacted as prune-only redacts what it keeps outside the round (the round itself is the contract's).
   const tail = withProviderCompactions(messages, providers, keepStart, round.regionStart).filter(
     notCheckpoint,
   ).length;
+  const kept = region.map(boundMessage);
+  if (tail > 0) {
+    const instructions = new Set<Message>();
+    for (const i of round.instructionIndices) if (i >= keepStart) instructions.add(messages[i]!);
+    for (let k = 0; k < tail; k++) kept[k] = redactTailMessage(kept[k]!, region[k]!, instructions);
+  }
   const coverage = coverageReceipt("summary", kept.slice(tail), anchors);
   if (providers.kept) coverage.provider_compactions_kept = 1;
   if (providers.folded.length > 0) coverage.provider_compactions_folded = providers.folded.length;
