@@ -199,15 +199,11 @@ function sectionBodies(
   };
 }
 
-/** A command that checks the work (tests, build, lint, type check). */
-const CHECK =
-  /\b(test|tests|lint|build|check|tsc|pytest|jest|vitest|cargo|go (?:test|build|vet)|make|mise run|ruff|mypy|eslint)\b/;
-
-/** The latest command run that checks the work. */
+/** The latest command run that checks the work (tests, build, lint, type check: by its program, `checks.ts`). */
 function lastCheck(c: Collected): { cmd: string; outcome: string; last: number } | undefined {
   let best: { cmd: string; outcome: string; last: number } | undefined;
   for (const e of c.commands.values())
-    if (CHECK.test(e.cmd) && !THROWAWAY.test(e.cmd) && (best === undefined || e.last > best.last))
+    if (e.check !== undefined && !THROWAWAY.test(e.cmd) && (best === undefined || e.last > best.last))
       best = { cmd: e.cmd, outcome: e.outcome, last: e.last };
   return best;
 }
@@ -335,7 +331,7 @@ function nextStepParts(c: Collected): Part[] {
     // Checks only (tests, build, lint): a failed merge or commit is history, not a check still failing.
     .filter(
       ([, e]) =>
-        e.command !== undefined && e.fixed !== true && CHECK.test(e.command) && !THROWAWAY.test(e.command),
+        e.command !== undefined && e.fixed !== true && e.check === true && !THROWAWAY.test(e.command),
     )
     .sort((x, y) => y[1].last - x[1].last)
     .slice(0, 3)
