@@ -12,7 +12,7 @@ import {
   isPlainUser,
   isProviderSummary,
   notCheckpoint,
-  userWords,
+  ownUserWords,
 } from "../contract/classify.js";
 import { redactKept } from "./prune.js";
 import { protectedRound, type ProtectedRound } from "../contract/rounds.js";
@@ -225,7 +225,11 @@ function retainOlderUsers(
     if (required.has(i)) continue;
     const m = messages[i]!;
     if (!isPlainUser(m)) continue;
-    const texts = redactTexts(userWords(m));
+    // The user's own words only: a skill's body, a command's caveat or output, hook output, a system
+    // reminder or an interruption marker is the harness's (`ownUserWords`), not an older user message.
+    const own = ownUserWords(m);
+    if (own.length === 0) continue;
+    const texts = redactTexts(own);
     // Text-only messages without secrets are kept as they are (and their estimate is cached); others keep
     // only their (redacted) text.
     const candidate: Message =

@@ -14,6 +14,7 @@ import type { Message, ToolResultBlock, ToolUseBlock } from "../../model/index.j
 import {
   checkpointMarkerOf,
   isPlainUserMessage,
+  ownUserWords,
   modifiedPathsOf,
   oneLine,
   redactedHead,
@@ -275,11 +276,14 @@ function walk(c: Collected, messages: readonly Message[], quoteCap: number, text
       continue;
     }
     if (isPlainUserMessage(m)) {
-      const raw = textOf(m);
-      if (isInterruption(raw)) {
+      const all = textOf(m);
+      // The user's own words (`ownUserWords`): what the harness wrote into the turn is left out by its structure.
+      const own = ownUserWords(m);
+      const raw = own.length === 0 ? "" : own.length === 1 ? own[0]!.text : own.map((b) => b.text).join("\n");
+      if (isInterruption(all)) {
         // An empty interruption is no constraint; the words the user writes after it are.
         afterInterruption = true;
-      } else {
+      } else if (raw !== "") {
         const u = unwrapUserText(raw, m);
         // Expanded prompts and command output are not the user's words: they are left out of the note.
         if (u.kind === "direction" || u.kind === "command") {
@@ -288,7 +292,7 @@ function walk(c: Collected, messages: readonly Message[], quoteCap: number, text
           const text = redactEnds(u.text, quoteCap, redactRepeated);
           c.userMessages.push(text);
           if (!c.userRefs.has(text)) c.userRefs.set(text, lazyRef(m));
-          if (c.retained.has(raw)) c.kept.add(text);
+          if (c.retained.has(raw) || c.retained.has(all)) c.kept.add(text);
           c.lastUserOrder = order + 1;
           if (u.kind === "direction" && (afterInterruption || isConstraint(u.text))) c.constraints.push(text);
           afterInterruption = false;
