@@ -7,7 +7,7 @@
 import type { BackgroundHandle, SummaryRequest } from "../types.js";
 import { oneLine, oneLineWindow } from "../transcript.js";
 import { clipWords, shortened, wholeHead } from "./whole.js";
-import { redactSecrets } from "../../redact/redact.js";
+import { redactedHead, redactSecrets } from "../../redact/redact.js";
 import { recallHint } from "../../model/refs.js";
 import { COMMAND_CHARS, NOTE_CHARS, REDACT_MARGIN, type CallInfo, type Collected } from "./collect.js";
 import { EARLIER_SUMMARY, SECTIONS, type SummarySection } from "./sections.js";
@@ -595,9 +595,14 @@ function runningItems(c: Collected, background: readonly BackgroundHandle[]): It
 }
 
 /** A call still running, as measured (`redact` false) or as written (every part redacted before it is cut). */
-/** A text on one line cut to `max` characters, redacted on to the end of the word at the cut (`oneLineWindow`). */
+/**
+ * A text on one line cut to `max` characters, redacted on to the end of the word at the cut (`oneLineWindow`).
+ * A text of several lines is redacted before its lines are joined (a key's body lines, each with a prefix,
+ * are no longer seen as the key's once joined to its header), then again as one line.
+ */
 function redactedLine(raw: string, max: number): string {
-  return redactedCut(oneLineWindow(raw, max, REDACT_MARGIN), max);
+  const text = raw.includes("\n") ? redactedHead(raw, 4 * max + REDACT_MARGIN, REDACT_MARGIN) : raw;
+  return redactedCut(oneLineWindow(text, max, REDACT_MARGIN), max);
 }
 
 function describeCall(info: CallInfo, redact: boolean): string {
