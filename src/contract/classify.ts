@@ -94,7 +94,7 @@ const AGENTS_HEADING = /^# AGENTS\.md instructions for [^\n]*\n+(?=<INSTRUCTIONS
 
 /**
  * A user text the harness wrote (recognised by its structure, never by a word inside it): wholly made of
- * harness elements (a slash command that carries arguments is the user's), an interruption marker, a
+ * harness elements (a slash command the user typed is theirs: `/name args`), an interruption marker, a
  * hook's report, or an instructions file with its heading.
  */
 export function isHarnessText(text: string): boolean {
@@ -106,15 +106,16 @@ export function isHarnessText(text: string): boolean {
   if (heading !== null) t = t.slice(heading[0].length);
   if (t.charCodeAt(0) !== 0x3c /* < */) return false;
   let at = 0;
-  let args = false;
+  let typed = false;
   while (at < t.length) {
     ELEMENT.lastIndex = at;
     const m = ELEMENT.exec(t);
     if (m === null || !HARNESS_TAG.test(m[1]!)) return false;
-    if (m[1] === "command-args" && /^<command-args>\s*(?!<\/command-args>)\S/.test(m[0])) args = true;
+    // A slash command (its name) is what the user typed: theirs, with or without arguments.
+    if (m[1] === "command-name") typed = true;
     at = ELEMENT.lastIndex;
   }
-  return !args;
+  return !typed;
 }
 
 /**
