@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import type { Block, Message } from "../../model/index.js";
 import { checkOf, failureLineOf } from "./checks.js";
 import { extractiveSummary, splitSections } from "./index.js";
+import { CHECKPOINT_MARKER } from "../../contract/markers.js";
 
 test("checkOf: a check by the program a command runs, never by a word in a path or an argument", () => {
   const checks: [string, string][] = [
@@ -176,4 +177,34 @@ test("a grep whose path names a test is no check run", () => {
   ];
   const next = splitSections(extractiveSummary({ messages })).sections.get("Next step") ?? "";
   assert.doesNotMatch(next, /last check run/, next);
+});
+
+test("a second compaction: the earlier note's failing check is not carried when the same check (unpiped) passed since", () => {
+  const failing: Message[] = [
+    user("Fix the parser."),
+    assistant(bash("a", "go test ./parse/... 2>&1 | tail -20")),
+    result("a", "--- FAIL: TestParse (0.00s)\nFAIL\tgithub.com/o/r/parse\t0.01s"),
+    assistant({ type: "text", text: "The parser test fails." }),
+  ];
+  const first = extractiveSummary({ messages: failing });
+  assert.match(splitSections(first).sections.get("Next step") ?? "", /Still failing/);
+  const checkpoint = user(
+    `${CHECKPOINT_MARKER}\n${first}\n\n## Coverage\nsummary; last round kept: 0 messages (0 tool results, 0 assistant); anchors 0 chars`,
+  );
+  const after = (cmd: string): Message[] => [
+    checkpoint,
+    user("Go on."),
+    assistant(bash("b", cmd)),
+    result("b", "ok  \tgithub.com/o/r/parse\t0.01s"),
+    assistant({ type: "text", text: "It passes." }),
+  ];
+  const next = splitSections(
+    extractiveSummary({ messages: after("go test ./parse/... -count=1") }),
+  ).sections.get("Next step");
+  assert.doesNotMatch(next ?? "", /Still failing/, next);
+  // Another package passing says nothing of this one.
+  const other = splitSections(extractiveSummary({ messages: after("go test ./lex/...") })).sections.get(
+    "Next step",
+  );
+  assert.match(other ?? "", /Still failing/, other);
 });

@@ -13,6 +13,7 @@ import { COMMAND_CHARS, NOTE_CHARS, REDACT_MARGIN, type CallInfo, type Collected
 import { EARLIER_SUMMARY, SECTIONS, type SummarySection } from "./sections.js";
 import { QUOTED_DATA_NOTE, fenceFor, quoteData, unquoteData } from "./quote.js";
 import { isOpen, planHeader, planLine, type Plan } from "./plan.js";
+import { checkOf } from "./checks.js";
 import {
   demoteHeaders,
   fitted,
@@ -336,12 +337,17 @@ function nextStepParts(c: Collected): Part[] {
     .sort((x, y) => y[1].last - x[1].last)
     .slice(0, 3)
     .map(([line, e]) => `- ${quoteData(clipWords(line, 160))} from \`${clipWords(e.command!, 100)}\``);
-  // The earlier note's failing checks whose command has not run since.
+  // The earlier note's failing checks whose command (or the same check, however piped or filtered) has not
+  // run since.
   for (const f of c.earlier.failing) {
     const cmd = /from `([^`]+)`$/.exec(f)?.[1];
+    const key = cmd === undefined || cmd.endsWith("…") ? undefined : checkOf(cmd)?.key;
     if (
       failing.length < 5 &&
-      (cmd === undefined || ![...c.commands.keys()].some((k) => k.startsWith(cmd.replace(/…$/, ""))))
+      (cmd === undefined ||
+        ![...c.commands.values()].some(
+          (e) => e.cmd.startsWith(cmd.replace(/…$/, "")) || (key !== undefined && e.check?.key === key),
+        ))
     )
       failing.push(f);
   }
