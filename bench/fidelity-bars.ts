@@ -5,6 +5,7 @@
  * are what `fidelity.ts` measured, one per compaction.
  */
 import type { QueuedMeasure } from "./fidelity-queued.js";
+import type { CheckOutcomes } from "./fidelity-checks.js";
 import type { ContinuationCues, Count, Kept } from "./fidelity-facts.js";
 import type { SectionChange } from "./fidelity-second.js";
 
@@ -35,6 +36,8 @@ export interface DefaultRun extends Side {
   has_note: boolean;
   /** The note's Objective and Next step sections that hold a cut marker. */
   cut_in: string[];
+  /** Checks whose output says they failed, as the note's "Commands run" lists them (null: no note). */
+  checks?: CheckOutcomes | null;
 }
 
 /** The second compaction: the default run's replacement plus what the session did next, compacted again. */
@@ -291,6 +294,7 @@ export function defaultBars(rows: readonly Row[], t: Totals): Bar[] {
       agent: `${next.agent.next_step_named}/${n}`,
       met: n > 0 && next.compact_safe.next_step_named >= next.agent.next_step_named,
     },
+    checkOutcomesBar(notes),
     {
       name: "second compaction: no section shorter than after the first while still true",
       compact_safe: `${shorter.length} of ${compared.length} sections still true shorter, in ${seconds.length} second compactions${failedSeconds > 0 ? ` (${failedSeconds} failed)` : ""}`,
@@ -298,4 +302,20 @@ export function defaultBars(rows: readonly Row[], t: Totals): Bar[] {
       met: seconds.length > 0 && failedSeconds === 0 && shorter.length === 0,
     },
   ];
+}
+
+/** The bar on check outcomes: no check the note lists as `→ ok` whose latest output says it failed. */
+export function checkOutcomesBar(notes: readonly DefaultRun[]): Bar {
+  let listed = 0;
+  const wrong: string[] = [];
+  for (const r of notes) {
+    listed += r.checks?.failed_listed ?? 0;
+    wrong.push(...(r.checks?.reported_ok ?? []));
+  }
+  return {
+    name: "default target: no check reported ok whose output says it failed",
+    compact_safe: `${wrong.length} of ${listed} listed checks whose output says they failed reported ok${wrong.length > 0 ? ` (${wrong.slice(0, 3).join("; ")})` : ""}`,
+    agent: "-",
+    met: wrong.length === 0,
+  };
 }

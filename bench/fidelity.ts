@@ -57,6 +57,7 @@ import {
   type Count,
   type Kept,
 } from "./fidelity-facts.js";
+import { checkOutcomes } from "./fidelity-checks.js";
 import { compareSections, cutInObjectiveOrNextStep, shorterStillTrue } from "./fidelity-second.js";
 import { measureQueued, queuedAtEnd, queuedAtEndBar, queuedBars } from "./fidelity-queued.js";
 import {
@@ -206,6 +207,7 @@ async function measure(file: string, entries: JournalEntry[], c: CompactionEntry
       summary_budget: d.summary_budget ?? null,
       has_note: d.path === "summary",
       cut_in: d.path === "summary" ? cutInObjectiveOrNextStep(note) : [],
+      checks: d.path === "summary" ? checkOutcomes(before, note) : null,
     };
     row.default_target = run;
     row.default_error = null;

@@ -76,6 +76,60 @@ export function userWords(m: Message): TextBlock[] {
   );
 }
 
+/**
+ * Elements an agent or its hooks write into a user turn, never typed by the user: system reminders, a
+ * slash command's caveat, name and local output, hook output (Claude Code), the environment and the
+ * instructions files (Codex). A text made of them alone is the harness speaking.
+ */
+const HARNESS_TAG =
+  /^(?:system-reminder|local-command-(?:caveat|stdout|stderr)|command-(?:name|message|args)|[a-z-]*hook[a-z-]*|environment_context|user_instructions|INSTRUCTIONS|turn_aborted|user-memory-input)$/;
+/** One element `<tag …>…</tag>` at `lastIndex` (sticky), with the white space after it. */
+const ELEMENT = /<([A-Za-z_][\w-]*)(?:\s[^>]*)?>[\s\S]*?<\/\1>\s*/y;
+/** Claude Code's marker of a turn the user interrupted (alone in its text). */
+const INTERRUPTION = /^\[Request interrupted by user(?: for tool use)?\]$/;
+/** A hook's report standing alone as a user text (`SessionStart:compact hook success: …`). */
+const HOOK_REPORT = /^[A-Za-z]+(?::[\w-]+)? hook (?:success|error|failed|output|blocking error)\b/;
+/** The heading Codex puts before an instructions file it sends as a user turn. */
+const AGENTS_HEADING = /^# AGENTS\.md instructions for [^\n]*\n+(?=<INSTRUCTIONS>)/;
+
+/**
+ * A user text the harness wrote (recognised by its structure, never by a word inside it): wholly made of
+ * harness elements (a slash command the user typed is theirs: `/name args`), an interruption marker, a
+ * hook's report, or an instructions file with its heading.
+ */
+export function isHarnessText(text: string): boolean {
+  let t = text.trim();
+  if (t === "") return false;
+  if (t.charCodeAt(0) === 0x5b /* [ */) return INTERRUPTION.test(t);
+  if (HOOK_REPORT.test(t)) return true;
+  const heading = AGENTS_HEADING.exec(t);
+  if (heading !== null) t = t.slice(heading[0].length);
+  if (t.charCodeAt(0) !== 0x3c /* < */) return false;
+  let at = 0;
+  let typed = false;
+  while (at < t.length) {
+    ELEMENT.lastIndex = at;
+    const m = ELEMENT.exec(t);
+    if (m === null || !HARNESS_TAG.test(m[1]!)) return false;
+    // A slash command (its name) is what the user typed: theirs, with or without arguments.
+    if (m[1] === "command-name") typed = true;
+    at = ELEMENT.lastIndex;
+  }
+  return !typed;
+}
+
+/**
+ * The user's own words in a user message: `userWords` less the texts the
+ * harness wrote (`isHarnessText`), none in a message the agent marks as its
+ * own (Claude Code's `isMeta`: a skill's body, an expanded command). What the
+ * note quotes and the older user messages keep; the contract's last round
+ * still judges every text of `userWords`.
+ */
+export function ownUserWords(m: Message): TextBlock[] {
+  if (m.meta?.is_meta === true) return [];
+  return userWords(m).filter((b) => !isHarnessText(b.text));
+}
+
 /** The checkpoint marker that opens this message's first text block, if it is a checkpoint. */
 export function checkpointMarkerOf(m: Message): string | undefined {
   return opensWith(m, ALL_CHECKPOINT_MARKERS);

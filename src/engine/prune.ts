@@ -70,12 +70,14 @@ function stubText(
 /**
  * A message kept outside the protected round, with its text, tool inputs and
  * tool results redacted (thinking stays: it is signed); the same object when
- * nothing changes.
+ * nothing changes. `keepTexts`: its text blocks stay as they are (a current
+ * instruction's words, which the contract compares byte for byte).
  */
-function redactKept(m: Message): Message {
+export function redactKept(m: Message, keepTexts = false): Message {
   let changed = false;
   const content = m.content.map((b): Block => {
     if (isText(b)) {
+      if (keepTexts) return b;
       const text = redactSecrets(b.text);
       if (text === b.text) return b;
       changed = true;

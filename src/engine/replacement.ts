@@ -7,7 +7,14 @@
 import type { Block, CompactionPath, CoverageReceipt, Message, TextBlock } from "../model/types.js";
 import { canonicalJson, isAssistantRole, isToolResult } from "../model/blocks.js";
 import { CHECKPOINT_MARKER } from "../contract/markers.js";
-import { isBranchSummary, isPlainUser, notCheckpoint, userWords } from "../contract/classify.js";
+import {
+  isBranchSummary,
+  isPlainUser,
+  isProviderSummary,
+  notCheckpoint,
+  ownUserWords,
+} from "../contract/classify.js";
+import { redactKept } from "./prune.js";
 import { protectedRound, type ProtectedRound } from "../contract/rounds.js";
 import { boundedResultContent } from "../contract/bounds.js";
 import { validateSurvivalContract } from "../contract/validate.js";
@@ -218,7 +225,11 @@ function retainOlderUsers(
     if (required.has(i)) continue;
     const m = messages[i]!;
     if (!isPlainUser(m)) continue;
-    const texts = redactTexts(userWords(m));
+    // The user's own words only: a skill's body, a command's caveat or output, hook output, a system
+    // reminder or an interruption marker is the harness's (`ownUserWords`), not an older user message.
+    const own = ownUserWords(m);
+    if (own.length === 0) continue;
+    const texts = redactTexts(own);
     // Text-only messages without secrets are kept as they are (and their estimate is cached); others keep
     // only their (redacted) text.
     const candidate: Message =
@@ -246,6 +257,18 @@ function retainOlderUsers(
   const out: Message[] = [];
   for (const p of picked) out.push(p.message);
   return out;
+}
+
+/**
+ * A message of the recent tail as kept (`bounded`), redacted: its texts, tool inputs and results (not
+ * system content, a provider's compaction, branch summaries or signed thinking, which are kept as they
+ * are). A current instruction in the tail keeps its words verbatim (the contract compares them, as
+ * prune-only keeps them: see DECISIONS.md); what else it carries is redacted. Call ids and the pairing
+ * of calls with results are unchanged.
+ */
+function redactTailMessage(bounded: Message, original: Message, instructions: ReadonlySet<Message>): Message {
+  if (bounded.role === "system" || isBranchSummary(bounded) || isProviderSummary(bounded)) return bounded;
+  return redactKept(bounded, instructions.has(original));
 }
 
 /** The verbatim parts of a replacement, everything but the checkpoint's summary. */
@@ -305,11 +328,17 @@ export function replacementParts(
   // 3. Branch summaries before the kept part, verbatim (those inside it stay in place).
   const branches = messages.slice(0, keepStart).filter(isBranchSummary);
 
-  // 5. The recent tail and the protected round, with tool results bounded to 8 KiB.
-  const kept = region.map(boundMessage);
+  // 5. The recent tail and the protected round, with tool results bounded to 8 KiB; the recent tail
+  // redacted as prune-only redacts what it keeps outside the round (the round itself is the contract's).
   const tail = withProviderCompactions(messages, providers, keepStart, round.regionStart).filter(
     notCheckpoint,
   ).length;
+  const kept = region.map(boundMessage);
+  if (tail > 0) {
+    const instructions = new Set<Message>();
+    for (const i of round.instructionIndices) if (i >= keepStart) instructions.add(messages[i]!);
+    for (let k = 0; k < tail; k++) kept[k] = redactTailMessage(kept[k]!, region[k]!, instructions);
+  }
   const coverage = coverageReceipt("summary", kept.slice(tail), anchors);
   if (providers.kept) coverage.provider_compactions_kept = 1;
   if (providers.folded.length > 0) coverage.provider_compactions_folded = providers.folded.length;

@@ -7,6 +7,8 @@
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import type { Block, Message } from "../model/types.js";
+import { isToolResult, isToolUse } from "../model/blocks.js";
+import { protectedRound } from "../contract/rounds.js";
 import { compactMessagesSafe, type CompactResult } from "./compact.js";
 import { redactSecretsWithReport } from "../redact/redact.js";
 import { extractiveSummarizer } from "../summarizers/extractive/index.js";
@@ -318,6 +320,92 @@ test("prune-only path: no planted secret in the kept turns, stubs or inputs; the
   assert.ok(
     r.ok && r.replacement.some((m) => m.content.some((b) => b.type === "tool_use" && b.id === "t1-1")),
   );
+});
+
+/**
+ * A history whose every planted secret sits near its end, in the recent tail that the summary path keeps
+ * verbatim before the protected round: in assistant text, a call's input and its result (an error too), and
+ * in a user's words beside a result; a current instruction in the tail carries a secret of its own.
+ */
+function tailPlantedHistory(): Message[] {
+  const out: Message[] = [u("Set up the deployment pipeline.")];
+  for (let i = 0; i < 40; i++) {
+    out.push(
+      a(
+        { type: "text", text: `Reading part ${i}.` },
+        { type: "tool_use", id: `o${i}`, name: "Read", input: { file_path: `f${i}.ts` } },
+      ),
+    );
+    out.push({
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: `o${i}`, content: `part ${i} ${"y".repeat(2000)}` }],
+    });
+  }
+  PLANTED.forEach((p, i) => {
+    out.push(
+      a(
+        { type: "text", text: `Found:\n${p.line}` },
+        { type: "tool_use", id: `tail${i}`, name: "Bash", input: { command: `deploy '${p.line}'` } },
+      ),
+    );
+    out.push({
+      role: "user",
+      content: [
+        {
+          type: "tool_result",
+          tool_use_id: `tail${i}`,
+          content: `loaded\n${p.line}\nok`,
+          is_error: i % 3 === 0,
+        },
+        ...(i % 5 === 0 ? [{ type: "text" as const, text: `note: ${p.line}` }] : []),
+      ],
+    });
+  });
+  // The current instruction, then more than two exchanges after it: the older ones are the recent tail.
+  out.push(u(`Now push with ${PROTECTED} and report.`));
+  for (let i = 0; i < 6; i++) {
+    out.push(
+      a({ type: "tool_use", id: `r${i}`, name: "Bash", input: { command: `step ${i} ${PLANTED[i]!.line}` } }),
+    );
+    out.push({
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: `r${i}`, content: `done ${i}` }],
+    });
+  }
+  out.push(a({ type: "text", text: "Pushed." }));
+  return out;
+}
+
+test("summary path: the recent tail kept verbatim is redacted (every planted kind), calls still paired, the instruction verbatim", async () => {
+  const history = deepFreeze(tailPlantedHistory());
+  const r = await compactMessagesSafe(history, {
+    summarizer: extractiveSummarizer(),
+    target: 12_000,
+    keepRecentTokens: 40_000,
+  });
+  assert.ok(r.ok, r.ok ? "" : r.error.message);
+  assert.equal(r.path, "summary");
+  const ids = new Set<string>();
+  for (const m of r.replacement) for (const b of m.content) if (isToolUse(b)) ids.add(b.id);
+  // The tail is kept (its calls are there), and with the round's two latest exchanges it holds planted secrets.
+  const tailKept = PLANTED.filter((_, i) => ids.has(`tail${i}`)).length;
+  assert.ok(tailKept >= 10, `${tailKept} tail exchanges kept`);
+  const regionStart = protectedRound(history).regionStart;
+  // What the round protects is its own (kept as it is); everything before it is checked.
+  const payload = strings({
+    summary: r.summary,
+    checkpoint: r.checkpoint,
+    replacement: r.replacement.filter((m) => !history.slice(regionStart).includes(m)),
+  }).join("\n");
+  assertNoneLeaked("recent tail", payload);
+  // Every call kept has its result.
+  const results = new Set<string>();
+  for (const m of r.replacement) for (const b of m.content) if (isToolResult(b)) results.add(b.tool_use_id);
+  assert.deepEqual(
+    [...ids].filter((id) => !results.has(id)),
+    [],
+  );
+  assert.ok(strings(r.replacement).join("\n").includes(PROTECTED), "the current instruction is verbatim");
 });
 
 const servers: FakeProvider[] = [];

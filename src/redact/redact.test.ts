@@ -574,3 +574,38 @@ test("a rule tried only at its keywords' starts finds what a search of the whole
   assert.deepEqual(r, redactSearchedInFull(two));
   assert.ok(r.counts["generic-api-key"]! >= 2, JSON.stringify(r.counts));
 });
+
+test("a private key without its END line whose body lines carry a prefix (cat -n, grep, quoting, a list) is redacted whole, before any joiner", async () => {
+  const { errorLine } = await import("../summarizers/extractive/results.js");
+  const { oneLine } = await import("../summarizers/transcript.js");
+  const head = j("-----BEGIN ", "PRIVATE KEY-----");
+  const b1 = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj";
+  const b2 = "MzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZHtCSuYEvu";
+  const shapes: Record<string, string> = {
+    "cat -n": `     1\t${head}\n     2\t${b1}\n     3\t${b2}\n`,
+    grep: `key.pem:${head}\nkey.pem-${b1}\nkey.pem-${b2}\n`,
+    quoted: `> ${head}\n> ${b1}\n> ${b2}\n`,
+    comment: `# ${head}\n# ${b1}\n# ${b2}\nZm9vYmFy==\n`,
+    "list items": `[\n  "${head}",\n  "${b1}",\n  "${b2}",\n]`,
+    "non-breaking space": `${head}\n\u00a0${b1}\n\u00a0${b2}\n`,
+    "CR CR LF": `${head}\r\r\n${b1}\r\r\n${b2}\r\r\n`,
+  };
+  for (const [name, text] of Object.entries(shapes)) {
+    for (const [joiner, out] of [
+      ["redacted", redactSecrets(text)],
+      ["error line (joined with —)", errorLine(text)],
+      ["one line of the redacted text", oneLine(redactSecrets(text))],
+    ] as const) {
+      assert.ok(
+        !out.includes(b1.slice(0, 12)) && !out.includes(b2.slice(0, 12)),
+        `${name}, ${joiner}: ${out}`,
+      );
+    }
+    assert.match(redactSecrets(text), /\[REDACTED:private-key\]/);
+  }
+  // The text after a key with no body is left as it is.
+  assert.equal(
+    redactSecrets(`# ${head}\n# the rest of the note`),
+    "# [REDACTED:private-key]\n# the rest of the note",
+  );
+});

@@ -98,7 +98,7 @@ export function urlPasswordPossible(text: string): boolean {
  * a string, as in `printf '-----BEGIN …\nMIIE…\n' > key.pem`), or the
  * spaces a one-line rendering put for it.
  */
-const PEM_BREAK = String.raw`(?:\r?\n|(?:\\+r)?\\+n|[ \t]+)`;
+const PEM_BREAK = String.raw`(?:\r*\n|(?:\\+r)?\\+n|[ \t]+)`;
 /**
  * A PEM private key's opening line and the lines of its body that follow:
  * base64 runs, `Name: value` headers, blank lines, and a last short run that
@@ -116,6 +116,23 @@ const RULES: Rule[] = [
     kind: "private-key",
     hint: ["-----BEGIN"],
     re: /-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----[\s\S]*?-----END \1PRIVATE KEY\2-----/g,
+  },
+  {
+    kind: "private-key",
+    // An unterminated block whose body lines carry something before or after the base64 on each line (`cat -n`
+    // or a grep's file name, `> ` or `# ` quoting, the quotes and comma of a list item, a non-breaking space,
+    // base64url): every following line holding a base64 run of 16 or more is the key's, so no line of it is
+    // left to be joined to the header's marker by whatever shows them together.
+    hint: ["-----BEGIN"],
+    re: new RegExp(
+      String.raw`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[^\n]{0,8}` +
+        // The first body line is not plain base64 (those are `PEM_OPEN`'s) ...
+        String.raw`(?=\n[^\n]{0,40}?[^A-Za-z0-9+/=\n])` +
+        // ... then every line with a run of 16, and a last line that ends in padding.
+        String.raw`(?:\n[^\n]{0,40}?[A-Za-z0-9+/=_-]{16,}[^\n]{0,8}(?=\n|$))+` +
+        String.raw`(?:\n[^\n]{0,40}?[A-Za-z0-9+/_-]*={1,2}[^\n]{0,8}(?=\n|$))?`,
+      "g",
+    ),
   },
   {
     kind: "private-key",

@@ -13,7 +13,7 @@ import { importFile } from "../formats/detect.js";
 import { liveContext } from "../journal/tree.js";
 import type { Message, ToolResultBlock, ToolUseBlock } from "../model/index.js";
 import { extractiveSummary, splitSections, SUMMARY_SECTIONS, errorLine } from "./extractive/index.js";
-import { isPlainUserMessage, modifiedPathsOf, textOf } from "./transcript.js";
+import { isPlainUserMessage, modifiedPathsOf, ownUserWords, textOf } from "./transcript.js";
 import { isInterruption, rejectionOf, unwrapUserText } from "./extractive/user-text.js";
 
 corpusSuite("summarizers", () => {
@@ -35,9 +35,11 @@ corpusSuite("summarizers", () => {
       const errors = new Set<string>();
       const users: string[] = [];
       for (const m of messages) {
-        if (isPlainUserMessage(m) && !isInterruption(textOf(m))) {
-          // The user's own words: a slash command as /name args; expanded prompts and command output are not theirs.
-          const u = unwrapUserText(textOf(m), m);
+        const own = ownUserWords(m);
+        if (isPlainUserMessage(m) && !isInterruption(textOf(m)) && own.length > 0) {
+          // The user's own words: a slash command as /name args; expanded prompts, command output, the
+          // environment and instructions the harness sends are not theirs.
+          const u = unwrapUserText(own.map((b) => b.text).join("\n"), m);
           if (u.kind === "direction" || u.kind === "command") users.push(u.text);
         }
         for (const b of m.content) {

@@ -9,11 +9,12 @@ import {
   checkpointMarkerOf,
   isCheckpoint as isCheckpointMessage,
   isPlainUser as isPlainUserMessage,
+  ownUserWords,
 } from "../contract/classify.js";
 import { headWindow, redactedHead, redactedTail, safeHead, safeTail } from "../redact/redact.js";
 
 // Checkpoint and plain-user recognition are contract rules: one implementation, in src/contract.
-export { checkpointMarkerOf, isCheckpointMessage, isPlainUserMessage, textOf };
+export { checkpointMarkerOf, isCheckpointMessage, isPlainUserMessage, ownUserWords, textOf };
 
 /** The first non-blank line of a string, trimmed, without scanning past it. */
 export function firstLine(s: string): string {

@@ -14,6 +14,7 @@ import type { Message, ToolResultBlock, ToolUseBlock } from "../../model/index.j
 import {
   checkpointMarkerOf,
   isPlainUserMessage,
+  ownUserWords,
   modifiedPathsOf,
   oneLine,
   redactedHead,
@@ -26,7 +27,8 @@ import { messageRef, toolRef } from "../../model/refs.js";
 import { foldCheckpoint, noEarlierParts, type EarlierParts } from "./fold.js";
 import { quoteData } from "./quote.js";
 import { clipWords } from "./whole.js";
-import { commandOutcome, ERROR_LINE_CHARS, errorLine } from "./results.js";
+import { commandOutcome, ERROR_LINE_CHARS, errorLine, errorOutput } from "./results.js";
+import { checkOf, failureLineOf, type Check } from "./checks.js";
 import { isConstraint, isInterruption, rejectionOf, reportedPart, unwrapUserText } from "./user-text.js";
 import { planOf, type Plan } from "./plan.js";
 
@@ -48,6 +50,8 @@ export interface CommandEntry {
   /** Index of the latest run (recency). */
   last: number;
   outcome: string;
+  /** The check it runs (tests, build, lint), recognised by its program (`checks.ts`); undefined: no check. */
+  check?: Check;
 }
 
 export interface PathEntry {
@@ -136,6 +140,13 @@ export interface ErrorRecord {
   count: number;
   last: number;
   command?: string;
+  /**
+   * What a passing run must be to fix it: the check's key (the same check modulo pipes, flags and filters:
+   * `checks.ts`), else the command as written.
+   */
+  key?: string;
+  /** Whether the command that gave it is a check (tests, build, lint). */
+  check?: boolean;
   fixed?: boolean;
   /** The recall ref of the latest result that gave it (`tool:ID`): the full output. */
   ref?: string;
@@ -150,10 +161,16 @@ function openErrorsOf(errors: Map<string, ErrorRecord>): Map<string, ErrorRecord
 
 /** Lists an unfixed error under the command that gave it (none: nothing to list). */
 function noteOpen(open: Map<string, ErrorRecord[]>, e: ErrorRecord): void {
-  if (e.command === undefined) return;
-  const list = open.get(e.command);
+  const key = e.key ?? e.command;
+  if (key === undefined) return;
+  const list = open.get(key);
   if (list) list.push(e);
-  else open.set(e.command, [e]);
+  else open.set(key, [e]);
+}
+
+/** What fixes the errors a command's run gave: a passing run of the same check, else of the same command. */
+function fixKey(e: CommandEntry): string {
+  return e.check?.key ?? e.cmd;
 }
 
 /** The facts of `messages`; `quoteCap` is the most of one text a note can quote (its whole budget). */
@@ -259,11 +276,14 @@ function walk(c: Collected, messages: readonly Message[], quoteCap: number, text
       continue;
     }
     if (isPlainUserMessage(m)) {
-      const raw = textOf(m);
-      if (isInterruption(raw)) {
+      const all = textOf(m);
+      // The user's own words (`ownUserWords`): what the harness wrote into the turn is left out by its structure.
+      const own = ownUserWords(m);
+      const raw = own.length === 0 ? "" : own.length === 1 ? own[0]!.text : own.map((b) => b.text).join("\n");
+      if (isInterruption(all)) {
         // An empty interruption is no constraint; the words the user writes after it are.
         afterInterruption = true;
-      } else {
+      } else if (raw !== "") {
         const u = unwrapUserText(raw, m);
         // Expanded prompts and command output are not the user's words: they are left out of the note.
         if (u.kind === "direction" || u.kind === "command") {
@@ -272,7 +292,7 @@ function walk(c: Collected, messages: readonly Message[], quoteCap: number, text
           const text = redactEnds(u.text, quoteCap, redactRepeated);
           c.userMessages.push(text);
           if (!c.userRefs.has(text)) c.userRefs.set(text, lazyRef(m));
-          if (c.retained.has(raw)) c.kept.add(text);
+          if (c.retained.has(raw) || c.retained.has(all)) c.kept.add(text);
           c.lastUserOrder = order + 1;
           if (u.kind === "direction" && (afterInterruption || isConstraint(u.text))) c.constraints.push(text);
           afterInterruption = false;
@@ -353,7 +373,7 @@ function collectCall(c: Collected, tool: ToolUseBlock, order: number): void {
       e.last = order;
       e.outcome = "no result";
     } else {
-      e = { cmd, raw: cmdRaw, count: 1, last: order, outcome: "no result" };
+      e = { cmd, raw: cmdRaw, count: 1, last: order, outcome: "no result", check: checkOf(cmdRaw) };
       c.commands.set(cmd, e);
     }
     info.command = e;
@@ -374,9 +394,16 @@ function collectResult(c: Collected, r: ToolResultBlock, order: number, quoteCap
       : undefined;
   // A bare rejection or interruption (no words) is no constraint.
   if (said !== undefined && !said.startsWith("(the user ")) c.constraints.push(redactEnds(said, quoteCap));
-  if (r.is_error === true) {
+  // A check whose result is not flagged failed when its output says so (a pipe hides the exit status).
+  const outFailure = r.is_error === true ? undefined : outputFailure(call, content);
+  const failed = r.is_error === true || outFailure !== undefined;
+  if (failed) {
     line = clipWords(
-      said !== undefined ? `rejected by the user: ${oneLine(said)}` : errorLine(content),
+      outFailure !== undefined
+        ? outFailure.line
+        : said !== undefined
+          ? `rejected by the user: ${oneLine(said)}`
+          : errorLine(content),
       ERROR_LINE_CHARS,
     );
     const e = c.errors.get(line);
@@ -389,35 +416,63 @@ function collectResult(c: Collected, r: ToolResultBlock, order: number, quoteCap
       if (e.fixed === true) noteOpen(c.openErrors, e);
       e.fixed = false;
     } else {
-      const command = said === undefined ? call?.command?.cmd : undefined;
-      const record: ErrorRecord = { count: 1, last: order, command, ref };
+      const entry = said === undefined ? call?.command : undefined;
+      const record: ErrorRecord = { count: 1, last: order, command: entry?.cmd, ref };
+      if (entry !== undefined) {
+        record.key = fixKey(entry);
+        if (entry.check !== undefined) record.check = true;
+      }
       c.errors.set(line, record);
       noteOpen(c.openErrors, record);
     }
   } else if (call?.command !== undefined) {
-    // A passing run of a command fixes the errors an earlier run of it gave.
-    const open = c.openErrors.get(call.command.cmd);
+    // A passing run of a command (of the same check, however filtered or piped) fixes the errors an earlier run gave.
+    const key = fixKey(call.command);
+    const open = c.openErrors.get(key);
     if (open) {
       for (const e of open) e.fixed = true;
-      c.openErrors.delete(call.command.cmd);
+      c.openErrors.delete(key);
     }
   }
   if (call) {
     call.done = true;
     // A call after the last assistant text is work that text announced.
     if (call.order > c.lastTextOrder) {
-      if (r.is_error === true) c.afterText.failed++;
+      if (failed) c.afterText.failed++;
       else c.afterText.ok++;
     }
-    if (r.is_error === true) {
+    if (failed) {
       for (const p of call.paths) {
         const e = c.paths.get(p);
         if (e) e.failures++;
       }
     }
     if (call.command)
-      call.command.outcome = r.is_error === true ? `error: ${quoteData(line)}` : commandOutcome(content);
+      call.command.outcome =
+        r.is_error === true
+          ? `error: ${quoteData(line)}`
+          : outFailure !== undefined
+            ? outFailure.outcome
+            : commandOutcome(content);
     // Answered calls leave the map: it holds only the calls still running (and stays small).
     c.calls.delete(r.tool_use_id);
   }
+}
+
+/**
+ * A check whose result is not flagged as an error, failed as its output says: a non-zero exit the output
+ * reports (Codex's wrapper), else a runner's failure line (`checks.ts`). Its error line (redacted, on one line)
+ * and the outcome written for the command; undefined when it passed or is no check.
+ */
+function outputFailure(
+  call: CallInfo | undefined,
+  content: string,
+): { line: string; outcome: string } | undefined {
+  if (call?.command?.check === undefined || content === "") return undefined;
+  const exit = commandOutcome(content);
+  if (exit !== "ok") return { line: errorLine(content), outcome: exit };
+  const found = failureLineOf(errorOutput(content));
+  if (found === undefined) return undefined;
+  const line = clipWords(redactSecrets(oneLine(found)), ERROR_LINE_CHARS);
+  return { line, outcome: `failed, as its output says (the exit status did not): ${quoteData(line)}` };
 }

@@ -7,12 +7,13 @@
 import type { BackgroundHandle, SummaryRequest } from "../types.js";
 import { oneLine, oneLineWindow } from "../transcript.js";
 import { clipWords, shortened, wholeHead } from "./whole.js";
-import { redactSecrets } from "../../redact/redact.js";
+import { redactedHead, redactSecrets } from "../../redact/redact.js";
 import { recallHint } from "../../model/refs.js";
 import { COMMAND_CHARS, NOTE_CHARS, REDACT_MARGIN, type CallInfo, type Collected } from "./collect.js";
 import { EARLIER_SUMMARY, SECTIONS, type SummarySection } from "./sections.js";
 import { QUOTED_DATA_NOTE, fenceFor, quoteData, unquoteData } from "./quote.js";
 import { isOpen, planHeader, planLine, type Plan } from "./plan.js";
+import { checkOf } from "./checks.js";
 import {
   demoteHeaders,
   fitted,
@@ -199,15 +200,11 @@ function sectionBodies(
   };
 }
 
-/** A command that checks the work (tests, build, lint, type check). */
-const CHECK =
-  /\b(test|tests|lint|build|check|tsc|pytest|jest|vitest|cargo|go (?:test|build|vet)|make|mise run|ruff|mypy|eslint)\b/;
-
-/** The latest command run that checks the work. */
+/** The latest command run that checks the work (tests, build, lint, type check: by its program, `checks.ts`). */
 function lastCheck(c: Collected): { cmd: string; outcome: string; last: number } | undefined {
   let best: { cmd: string; outcome: string; last: number } | undefined;
   for (const e of c.commands.values())
-    if (CHECK.test(e.cmd) && !THROWAWAY.test(e.cmd) && (best === undefined || e.last > best.last))
+    if (e.check !== undefined && !THROWAWAY.test(e.cmd) && (best === undefined || e.last > best.last))
       best = { cmd: e.cmd, outcome: e.outcome, last: e.last };
   return best;
 }
@@ -335,17 +332,22 @@ function nextStepParts(c: Collected): Part[] {
     // Checks only (tests, build, lint): a failed merge or commit is history, not a check still failing.
     .filter(
       ([, e]) =>
-        e.command !== undefined && e.fixed !== true && CHECK.test(e.command) && !THROWAWAY.test(e.command),
+        e.command !== undefined && e.fixed !== true && e.check === true && !THROWAWAY.test(e.command),
     )
     .sort((x, y) => y[1].last - x[1].last)
     .slice(0, 3)
     .map(([line, e]) => `- ${quoteData(clipWords(line, 160))} from \`${clipWords(e.command!, 100)}\``);
-  // The earlier note's failing checks whose command has not run since.
+  // The earlier note's failing checks whose command (or the same check, however piped or filtered) has not
+  // run since.
   for (const f of c.earlier.failing) {
     const cmd = /from `([^`]+)`$/.exec(f)?.[1];
+    const key = cmd === undefined || cmd.endsWith("…") ? undefined : checkOf(cmd)?.key;
     if (
       failing.length < 5 &&
-      (cmd === undefined || ![...c.commands.keys()].some((k) => k.startsWith(cmd.replace(/…$/, ""))))
+      (cmd === undefined ||
+        ![...c.commands.values()].some(
+          (e) => e.cmd.startsWith(cmd.replace(/…$/, "")) || (key !== undefined && e.check?.key === key),
+        ))
     )
       failing.push(f);
   }
@@ -599,9 +601,14 @@ function runningItems(c: Collected, background: readonly BackgroundHandle[]): It
 }
 
 /** A call still running, as measured (`redact` false) or as written (every part redacted before it is cut). */
-/** A text on one line cut to `max` characters, redacted on to the end of the word at the cut (`oneLineWindow`). */
+/**
+ * A text on one line cut to `max` characters, redacted on to the end of the word at the cut (`oneLineWindow`).
+ * A text of several lines is redacted before its lines are joined (a key's body lines, each with a prefix,
+ * are no longer seen as the key's once joined to its header), then again as one line.
+ */
 function redactedLine(raw: string, max: number): string {
-  return redactedCut(oneLineWindow(raw, max, REDACT_MARGIN), max);
+  const text = raw.includes("\n") ? redactedHead(raw, 4 * max + REDACT_MARGIN, REDACT_MARGIN) : raw;
+  return redactedCut(oneLineWindow(text, max, REDACT_MARGIN), max);
 }
 
 function describeCall(info: CallInfo, redact: boolean): string {

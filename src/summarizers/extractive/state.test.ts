@@ -197,3 +197,26 @@ test("an error is fixed by a later passing run of its command, open again when i
   assert.match(mixed, fixed);
   assert.match(mixed, /`Exit code 1 — lint: 2 problems`(?! — fixed)/);
 });
+
+test("the note quotes the user's own words only: the harness's environment, instructions and reminders are not user direction", () => {
+  const messages: Message[] = [
+    user("<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"),
+    user("# AGENTS.md instructions for /w\n\n<INSTRUCTIONS>\nAlways run make.\n</INSTRUCTIONS>"),
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "add a --dry-run flag" },
+        { type: "text", text: "<system-reminder>\nPlan mode is active.\n</system-reminder>" },
+      ],
+    },
+    assistant(text("Adding it.")),
+  ];
+  const s = splitSections(extractiveSummary({ messages })).sections;
+  const direction = `${s.get("Objective") ?? ""}\n${s.get("User direction") ?? ""}\n${s.get("Decisions and constraints") ?? ""}`;
+  assert.match(direction, /add a --dry-run flag/);
+  assert.doesNotMatch(
+    direction,
+    /environment_context|AGENTS\.md|Always run make|system-reminder|Plan mode/,
+    direction,
+  );
+});

@@ -1,0 +1,260 @@
+/**
+ * Checks (tests, builds, linters, type checkers) recognised by the program a
+ * shell command runs, not by a word anywhere in it (`grep -r foo
+ * test-explain/` runs grep, no check), and their outcome read from what they
+ * print when the exit status does not say it: `go test ./... | tail` exits 0
+ * when tests fail, and the tail it prints says `FAIL`. Pure.
+ */
+
+/** One simple command of a shell line: its words (quotes removed, redirections and env assignments left out). */
+function simpleCommands(line: string): string[][] {
+  const out: string[][] = [];
+  // Split on the operators that start another command (`&&`, `||`, `;`, `|`, line breaks), outside quotes.
+  let words: string[] = [];
+  let word = "";
+  let inWord = false;
+  let quote = "";
+  const endWord = (): void => {
+    if (inWord) words.push(word);
+    word = "";
+    inWord = false;
+  };
+  const endCommand = (): void => {
+    endWord();
+    if (words.length > 0) out.push(words);
+    words = [];
+  };
+  for (let i = 0; i < line.length && i < 4096; i++) {
+    const ch = line[i]!;
+    if (quote !== "") {
+      if (ch === quote) quote = "";
+      else word += ch;
+      continue;
+    }
+    if (ch === "'" || ch === '"') {
+      quote = ch;
+      inWord = true;
+    } else if (ch === "|" || ch === ";" || ch === "\n" || ch === "&" || ch === "(" || ch === ")") {
+      // `2>&1` is a redirection, not a command separator.
+      if (ch === "&" && line[i - 1] === ">") word += ch;
+      else endCommand();
+    } else if (ch === " " || ch === "\t") endWord();
+    else {
+      word += ch;
+      inWord = true;
+    }
+  }
+  endCommand();
+  return out.map((w) => w.filter((x) => !/^\d*[<>]/.test(x) && !/^&\d$/.test(x)));
+}
+
+/** Words before the program that do not change which program runs. */
+const PREFIX_WORDS = new Set(["sudo", "time", "env", "exec", "nice", "nohup", "command", "timeout", "xargs"]);
+/** Runners that run the program named after them (`npx jest`, `uv run pytest`, `poetry run mypy`). */
+const LAUNCHERS = new Set(["npx", "pnpx", "bunx", "dlx"]);
+const RUN_VIA = new Set(["uv", "poetry", "pipenv", "hatch", "pdm", "rye", "bundle"]);
+
+/** Programs that check the work whatever their arguments. */
+const CHECK_PROGRAMS = new Set([
+  "pytest",
+  "py.test",
+  "tox",
+  "nox",
+  "jest",
+  "vitest",
+  "mocha",
+  "ava",
+  "tap",
+  "playwright",
+  "tsc",
+  "vue-tsc",
+  "eslint",
+  "biome",
+  "ruff",
+  "mypy",
+  "pyright",
+  "flake8",
+  "pylint",
+  "golangci-lint",
+  "staticcheck",
+  "rspec",
+  "phpunit",
+  "ctest",
+  "clippy-driver",
+  "shellcheck",
+  "swiftlint",
+  "ktlint",
+]);
+/** A script or target name that checks the work (`npm run typecheck`, `make test`, `mise run lint`). */
+const CHECK_NAME =
+  /^(?:test|tests|check|checks|lint|build|typecheck|type-check|types|tsc|verify|ci|vet|e2e|spec|unit|integration)(?:[:._-][\w:.-]*)?$/i;
+/** Subcommands that check: `go test`, `cargo clippy`, `deno test`, `dotnet build`, … */
+const CHECK_SUBCOMMANDS: Record<string, RegExp> = {
+  go: /^(?:test|build|vet)$/,
+  cargo: /^(?:test|build|check|clippy|nextest|fmt)$/,
+  deno: /^(?:test|check|lint)$/,
+  bun: /^test$/,
+  dotnet: /^(?:test|build)$/,
+  swift: /^(?:test|build)$/,
+  mvn: /^(?:test|verify|package|compile)$/,
+  gradle: /^(?:test|build|check)$/,
+  "./gradlew": /^(?:test|build|check)$/,
+  mix: /^test$/,
+  zig: /^(?:test|build)$/,
+  prettier: /^(?:--check|-c)$/,
+};
+/** Package runners whose script names say whether it checks (`npm test`, `pnpm run lint`, `yarn build`). */
+const SCRIPT_RUNNERS = new Set([
+  "npm",
+  "pnpm",
+  "yarn",
+  "bun",
+  "mise",
+  "just",
+  "make",
+  "task",
+  "nx",
+  "turbo",
+  "rake",
+]);
+
+/** What a check is, for comparing runs: its program and subcommand or script, and its targets (no flags). */
+export interface Check {
+  /** The program, its check word and its non-flag arguments, space-separated (`go test ./pkg/...`). */
+  key: string;
+}
+
+/** A filter or setting whose value is the next word (`-run X`, `-k X`, `--grep X`): left out of the key. */
+const FILTER_WITH_VALUE =
+  /^(?:-run|-skip|-k|-m|-t|--grep|--testNamePattern|--test-name-pattern|--test-name|--timeout|-timeout|-count|-tags|--reporter|-n|-j|--jobs|--maxfail|--tb)$/;
+/** A flag naming what is checked, whose value is the next word (`-p core`, `--filter web`): kept in the key. */
+const TARGET_WITH_VALUE =
+  /^(?:-p|--package|--project|--workspace|-w|-C|--filter|-F|-f|--file|--config|-c|--features|--target|--manifest-path|--dir|--prefix)$/;
+
+/** The check a shell line runs, or undefined when it runs none (the first check of the line). */
+export function checkOf(line: string): Check | undefined {
+  for (const words of simpleCommands(line)) {
+    const c = checkOfWords(words);
+    if (c !== undefined) return c;
+  }
+  return undefined;
+}
+
+/** Whether a shell line runs a check. */
+export function isCheckCommand(line: string): boolean {
+  return checkOf(line) !== undefined;
+}
+
+function checkOfWords(all: readonly string[]): Check | undefined {
+  let i = 0;
+  // Environment assignments and prefixes that only change how the program runs.
+  while (i < all.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(all[i]!) || PREFIX_WORDS.has(all[i]!))) i++;
+  while (i < all.length && (LAUNCHERS.has(all[i]!) || (RUN_VIA.has(all[i]!) && all[i + 1] === "run"))) {
+    i += LAUNCHERS.has(all[i]!) ? 1 : 2;
+    while (i < all.length && all[i]!.startsWith("-")) i++;
+  }
+  const prog = all[i];
+  if (prog === undefined) return undefined;
+  const name = prog.replace(/^.*\//, "");
+  const rest = all.slice(i + 1);
+  const targets = (from: readonly string[]): string[] => {
+    const out: string[] = [];
+    for (let k = 0; k < from.length; k++) {
+      const w = from[k]!;
+      if (w.startsWith("-")) {
+        if (w.includes("=")) {
+          if (TARGET_WITH_VALUE.test(w.slice(0, w.indexOf("=")))) out.push(w);
+        } else if (TARGET_WITH_VALUE.test(w) && k + 1 < from.length) out.push(`${w}=${from[++k]!}`);
+        else if (FILTER_WITH_VALUE.test(w)) k++;
+        continue;
+      }
+      out.push(w);
+    }
+    return out;
+  };
+  // `python -m pytest`, `python3 -m mypy`.
+  if (/^python(?:\d(?:\.\d+)?)?$/.test(name) && rest[0] === "-m" && rest[1] !== undefined) {
+    const mod = rest[1];
+    if (CHECK_PROGRAMS.has(mod) || mod === "unittest" || mod === "compileall")
+      return { key: [mod, ...targets(rest.slice(2))].join(" ") };
+    return undefined;
+  }
+  if (name === "node" && rest.includes("--test")) return { key: ["node --test", ...targets(rest)].join(" ") };
+  if (CHECK_PROGRAMS.has(name)) return { key: [name, ...targets(rest)].join(" ") };
+  const sub = CHECK_SUBCOMMANDS[name] ?? CHECK_SUBCOMMANDS[prog];
+  const args = targets(rest);
+  if (sub !== undefined) {
+    const word = rest.find((w) => !w.startsWith("-") || sub.test(w));
+    if (word !== undefined && sub.test(word)) return { key: [name, ...args].join(" ") };
+  }
+  if (SCRIPT_RUNNERS.has(name)) {
+    // `npm test`, `npm run test:unit`, `mise run lint`, `make check`, `just test`.
+    const script = args[0] === "run" || args[0] === "run-script" ? args[1] : args[0];
+    if (name === "make" && script === undefined) return { key: "make" };
+    if (script !== undefined && CHECK_NAME.test(script)) return { key: [name, ...args].join(" ") };
+  }
+  return undefined;
+}
+
+/**
+ * A line of a check's output that says it failed: a runner's failure summary
+ * (`FAIL`, `--- FAIL:`, `N failed`, `test result: FAILED`, `# fail N`,
+ * `Tests: N failed`), a compiler's or linter's `error:` / `error TS…`, a
+ * panic or a traceback, or a non-zero exit the output itself reports. The
+ * first such line, trimmed; undefined when none (counts of zero are no
+ * failure).
+ */
+export function failureLineOf(output: string): string | undefined {
+  // Runner summaries sit at the end of long outputs: read the head and the tail.
+  const text = output.length <= 65_536 ? output : `${output.slice(0, 16_384)}\n${output.slice(-49_152)}`;
+  let found: string | undefined;
+  let rank = Number.MAX_SAFE_INTEGER;
+  for (const raw of text.split("\n")) {
+    const line = raw.replace(ANSI_COLOUR, "").trim();
+    if (line === "" || line.length > 2_000) continue;
+    for (let r = 0; r < FAILURE_LINES.length && r < rank; r++) {
+      if (FAILURE_LINES[r]!.test(line)) {
+        found = line;
+        rank = r;
+        break;
+      }
+    }
+    if (rank === 0) break;
+  }
+  return found;
+}
+
+/** Terminal colour codes (runners colour their verdicts). */
+const ANSI_COLOUR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
+
+/**
+ * Failure lines, the most telling first (a summary over a detail): the first
+ * line of the best kind found is the one quoted.
+ */
+const FAILURE_LINES: readonly RegExp[] = [
+  // Summaries: go, cargo, pytest, jest, vitest, node --test / TAP, mocha, tsc, eslint.
+  /^FAIL\s+\S+\s+(?:[\d.]+s|\[build failed\]|\[setup failed\])$/,
+  /^test result: FAILED\b/,
+  /^=*\s*(?:\d+ (?:passed|skipped|deselected|warnings?), )*[1-9]\d* (?:failed|errors?)\b/,
+  /^(?:Tests|Test Suites|Test Files):?\s+[1-9]\d* failed\b/,
+  /^#\s*fail\s+[1-9]\d*$/,
+  /^[1-9]\d* failing$/,
+  /^Found [1-9]\d* errors?\b/,
+  /^✖ [1-9]\d* problems? \([1-9]\d* errors?/,
+  /\b(?:Lifecycle script `[^`]+` failed|ELIFECYCLE)\b/,
+  /^make(?:\[\d+\])?: \*\*\* .*Error \d+/,
+  // Details: a failed test, a compile error, a panic, a traceback, an exit the output reports.
+  /^--- FAIL: /,
+  /^(?:FAILED|ERROR) \S/,
+  /^not ok \d+ /,
+  /^FAIL\s+\S/,
+  /^(?:error|ERROR)(?:\[E\d+\])?: /,
+  /^\S+\(\d+,\d+\): error TS\d+:|^\S+:\d+:\d+ - error TS\d+:|^error TS\d+:/,
+  /^\d+:\d+\s+error\s/,
+  /^panic: /,
+  /^Traceback \(most recent call last\):$/,
+  /^(?:exit status|Exit code:?|exited with code|Process exited with code|Command failed with exit code) [1-9]\d*$/i,
+  /^npm ERR! |^npm error /,
+  // Go's bare verdict line, when nothing says more.
+  /^FAIL$/,
+];
