@@ -12,7 +12,7 @@ import { recallHint } from "../../model/refs.js";
 import { COMMAND_CHARS, NOTE_CHARS, REDACT_MARGIN, type CallInfo, type Collected } from "./collect.js";
 import { EARLIER_SUMMARY, SECTIONS, type SummarySection } from "./sections.js";
 import { QUOTED_DATA_NOTE, fenceFor, quoteData, unquoteData } from "./quote.js";
-import { isOpen, planHeader, planLine, type Plan } from "./plan.js";
+import { isOpen, nextItem, planHeader, planLine, type Plan } from "./plan.js";
 import {
   demoteHeaders,
   fitted,
@@ -234,6 +234,43 @@ const COMPLETION =
 const ANNOUNCES =
   /(^|[.!?:]\s+|\n)(?:(?:now|next|then|first|ok(?:ay)?|great)[,!.]?\s+)*(?:let me|i'll|i will|i'm going to|next,? i|we'll|i need to)\b/i;
 
+/** What an announcement names that is no work left: asking the user, or offering more. */
+const NO_WORK = /^\s*(?:know|you know|me know)\b/i;
+/** Words that say work remains, anywhere in a message. */
+const REMAINING =
+  /\b(?:remaining (?:work|steps?|items?|tasks?)|still (?:need(?:s)? to|to do|left|failing|pending)|left to do|not (?:yet )?(?:done|finished|implemented)|todo:|next steps?:)/i;
+
+/**
+ * Whether the last message says what remains: words that name remaining work, or its last paragraph
+ * announces a step of its own ("Let me run the tests"), not an offer ("Let me know if …").
+ */
+export function saysWhatRemains(text: string): boolean {
+  if (REMAINING.test(text)) return true;
+  const paragraphs = text.trim().split(/\n\s*\n/);
+  const last = paragraphs[paragraphs.length - 1] ?? "";
+  const m = ANNOUNCES.exec(last);
+  if (m === null) return false;
+  return !NO_WORK.test(last.slice(m.index + m[0].length));
+}
+
+/** Shell commands that only read (a successful one did no work). */
+const READ_ONLY =
+  /^\s*(?:cd \S+ && )?(?:ls|cat|head|tail|less|grep|rg|ag|find|fd|sed -n|awk|wc|pwd|echo|which|tree|file|stat|du|git (?:status|log|diff|show|branch|blame|remote))\b/;
+
+/**
+ * Whether the calls after the last assistant text did the work (none failed, none is still running):
+ * a file changed, a check passed, or a command that does more than read succeeded.
+ */
+function didWork(c: Collected): boolean {
+  const a = c.afterText;
+  if (a.paths.length > 0) return true;
+  return a.commands.some((cmd) => {
+    if (!CHECK.test(cmd)) return !READ_ONLY.test(cmd);
+    const outcome = c.commands.get(cmd)?.outcome ?? "";
+    return !/^(error|fail|no result)/i.test(outcome);
+  });
+}
+
 /** A part of the Next step: its lines, written whole or shortened at sentence ends, else left out. */
 interface Part {
   lead: string;
@@ -314,15 +351,24 @@ function nextStepParts(c: Collected): Part[] {
   const a = c.afterText;
   const plan = c.plan ?? c.earlier.plan;
   const unanswered = latest !== undefined && c.lastUserOrder > c.lastTextOrder;
-  if (plan !== undefined) {
-    const open = plan.items.find(isOpen);
-    const inKept = c.plan !== undefined && c.planOrder > c.spanEnd;
-    if (open !== undefined)
-      parts.push({ lead: `Next: ${open.text} (${open.status}, the first item of the plan not completed).` });
-    else parts.push({ lead: `Every item of the latest ${plan.tool} list is completed.` });
-    if (inKept)
-      parts.push({ lead: `(The latest ${plan.tool} list is in the messages kept after this note.)` });
-    else parts.push({ lead: planHeader(plan), body: planLines(plan), list: true });
+  if (plan !== undefined && plan.items.length > 0) {
+    const open = nextItem(plan);
+    // A whole list set after the cut is kept verbatim; a board's last update there is one item only.
+    const inKept = c.plan !== undefined && c.planOrder > c.spanEnd && c.plan.tool !== c.tasks?.tool;
+    if (open === undefined)
+      // A plan whose every item is done is no plan for what comes next: it is reported as done.
+      parts.push({
+        lead: `The plan is done: all ${plan.items.length} item${plan.items.length === 1 ? "" : "s"} of the latest ${plan.tool} list completed.`,
+      });
+    else {
+      const first = /^in[ _-]?progress$/i.test(open.status)
+        ? "the first item in progress"
+        : "the first item pending";
+      parts.push({ lead: `Next: ${open.text} (${open.status}, ${first} in the plan).` });
+      if (inKept)
+        parts.push({ lead: `(The latest ${plan.tool} list is in the messages kept after this note.)` });
+      else parts.push({ lead: planHeader(plan), body: planLines(plan), list: true });
+    }
   }
   if (unanswered) {
     if (c.kept.has(latest) || c.lastUserOrder > c.spanEnd)
@@ -361,17 +407,29 @@ function nextStepParts(c: Collected): Part[] {
       ].join(", ");
       parts.push({ lead: `The assistant's last step, not finished (${why}):`, body: text });
     } else if (a.calls === 0) {
-      if (COMPLETION.test(lastText) && !ANNOUNCES.test(lastText) && failing.length === 0 && !hasOpen(plan))
+      const remains = saysWhatRemains(lastText);
+      if (COMPLETION.test(lastText) && !remains && failing.length === 0 && !hasOpen(plan))
         parts.push({
           lead: "Finished, nothing pending: the last message reports the work complete and nothing failed after it:",
           body: text,
         });
-      else if (ANNOUNCES.test(lastText))
+      else if (remains)
         parts.push({
           lead: "The assistant's last message announced this and made no call after it (not done yet):",
           body: text,
         });
       else parts.push({ lead: "The assistant's last message, with no call after it:", body: text });
+    } else if (!didWork(c)) {
+      // Calls that only read or searched returned: the step is under way, not done.
+      parts.push({
+        lead: `Under way, not done: the last step made ${a.calls} call${a.calls === 1 ? "" : "s"} that changed nothing and passed no check (reads, searches); it began "${clipWords(oneLine(lastText), 100)}".`,
+      });
+      if (latest !== undefined)
+        parts.push(
+          c.kept.has(latest)
+            ? { lead: "Continue the user's latest request (kept word for word before this note)." }
+            : { lead: "Continue the user's latest request:", body: demoteHeaders(latest) },
+        );
     } else {
       const did = [
         ...new Set(a.paths.map((p) => `changed ${baseName(oneLine(p))}`)),
