@@ -10,6 +10,7 @@ import { clipWords, shortened, wholeHead } from "./whole.js";
 import { redactSecrets } from "../../redact/redact.js";
 import { recallHint } from "../../model/refs.js";
 import { COMMAND_CHARS, NOTE_CHARS, REDACT_MARGIN, type CallInfo, type Collected } from "./collect.js";
+import { withoutAnalysis } from "./fold.js";
 import { EARLIER_SUMMARY, SECTIONS, type SummarySection } from "./sections.js";
 import { QUOTED_DATA_NOTE, fenceFor, quoteData, unquoteData } from "./quote.js";
 import { isOpen, nextItem, planHeader, planLine, type Plan } from "./plan.js";
@@ -60,7 +61,13 @@ export function renderNote(
   }));
   if (c.earlier.freeText.length > 0) {
     const free = demoteHeaders(c.earlier.freeText.join("\n\n"));
-    plans.push({ ...EARLIER_SUMMARY, need: 0, render: (b) => headTail(free, b, 0.6) });
+    // Shortened by its analysis scratchpad first, never its technical summary.
+    const lean = lazy(() => withoutAnalysis(free));
+    plans.push({
+      ...EARLIER_SUMMARY,
+      need: 0,
+      render: (b) => (free.length <= b ? free : headTail(lean(), b, 0.6)),
+    });
   }
 
   // A section measured by rendering it whole is written so when it gets all it needs: it is not
@@ -370,6 +377,8 @@ function nextStepParts(c: Collected): Part[] {
       else parts.push({ lead: planHeader(plan), body: planLines(plan), list: true });
     }
   }
+  const pending = earlierPending(c);
+  if (pending !== undefined) parts.push(pending);
   if (unanswered) {
     if (c.kept.has(latest) || c.lastUserOrder > c.spanEnd)
       parts.push({
@@ -459,6 +468,44 @@ function nextStepParts(c: Collected): Part[] {
     else parts.push({ lead: `The last check run: \`${check.cmd}\` → ${check.outcome}.` });
   }
   return parts;
+}
+
+/** Words of a pending item that name a file (`rewind.go`, `src/a/b.ts`): their base names. */
+function namedFiles(item: string): string[] {
+  const out: string[] = [];
+  for (const m of item.matchAll(/[\w./-]*\w\.[A-Za-z][\w]{0,7}\b/g))
+    if (!/^\d/.test(m[0])) out.push(baseName(m[0]));
+  return out;
+}
+
+/**
+ * The earlier summary's pending tasks read against the span after it: a task is done since when the span
+ * changed a file it names (no failure left on it) or passed a check it names; the rest stay pending.
+ */
+function earlierPending(c: Collected): Part | undefined {
+  const items = c.earlier.pending;
+  if (items.length === 0) return undefined;
+  const changed = new Map<string, string>();
+  for (const p of c.paths.values())
+    if (p.failures < p.attempts) changed.set(baseName(oneLine(p.path)), p.path);
+  const check = lastCheck(c);
+  const checkOk = check !== undefined && !/^(error|fail|no result)/i.test(check.outcome);
+  const lines = items.slice(0, 8).map((item) => {
+    const file = namedFiles(item).find((f) => changed.has(f));
+    const doneBy =
+      file !== undefined
+        ? `changed ${file}`
+        : checkOk && CHECK.test(item.toLowerCase())
+          ? `\`${clipWords(check.cmd, 60)}\` passed`
+          : undefined;
+    return `- [${doneBy === undefined ? "pending" : `done since: ${doneBy}`}] ${clipWords(oneLine(item), 200)}`;
+  });
+  const more = items.length > 8 ? `\n- (${items.length - 8} more not shown)` : "";
+  return {
+    lead: "The earlier summary's pending tasks, read against the work after it:",
+    body: lines.join("\n") + more,
+    list: true,
+  };
 }
 
 function hasOpen(plan: Plan | undefined): boolean {
