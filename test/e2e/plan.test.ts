@@ -80,7 +80,10 @@ corpusSuite("the plan from TaskCreate/TaskUpdate", () => {
       const file = join(dir, "done.jsonl");
       writeFileSync(file, `${lines.slice(0, done + 3).join("\n")}\n`);
       const next = await nextStepOf(dir, file);
-      assert.match(next, /The plan is done: all 5 items of the latest TaskCreate\/TaskUpdate list completed/);
+      assert.match(
+        next,
+        /The plan is done: all 5 items of the latest TaskCreate\/TaskUpdate list completed \(the last: #5 Run verification/,
+      );
       assert.doesNotMatch(next, /^Plan \(the latest/m);
     } finally {
       cleanup();

@@ -89,7 +89,10 @@ test("a plan whose every item is done is reported as done, not as the plan", () 
     assistant(text("All set.")),
   ];
   const next = nextStep(messages);
-  assert.match(next, /The plan is done: all 2 items of the latest TaskCreate\/TaskUpdate list completed/);
+  assert.match(
+    next,
+    /The plan is done: all 2 items of the latest TaskCreate\/TaskUpdate list completed \(the last: #2 Run tests\)/,
+  );
   assert.doesNotMatch(next, /Plan \(the latest/);
   assert.doesNotMatch(next, /^Next: /m);
   const todo = [
@@ -98,7 +101,10 @@ test("a plan whose every item is done is reported as done, not as the plan", () 
     result("t", "Todos have been modified successfully."),
     assistant(text("Finished.")),
   ];
-  assert.match(nextStep(todo), /The plan is done: all 1 item of the latest TodoWrite list completed/);
+  assert.match(
+    nextStep(todo),
+    /The plan is done: all 1 item of the latest TodoWrite list completed \(the last: a\)/,
+  );
 });
 
 test("update_plan and TodoWrite: the first in progress, not the first pending before it", () => {

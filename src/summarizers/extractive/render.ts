@@ -245,7 +245,7 @@ const ANNOUNCES =
 const NO_WORK = /^\s*(?:know|you know|me know)\b/i;
 /** Words that say work remains, anywhere in a message. */
 const REMAINING =
-  /\b(?:remaining (?:work|steps?|items?|tasks?)|still (?:need(?:s)? to|to do|left|failing|pending)|left to do|not (?:yet )?(?:done|finished|implemented)|todo:|next steps?:)/i;
+  /\b(?:remaining\W{0,3}:|remaining (?:work|steps?|items?|tasks?)|still (?:need(?:s)? to|to do|left|failing|pending)|left to do|not (?:yet )?(?:done|finished|implemented)|todo:|next steps?:)/i;
 
 /**
  * Whether the last message says what remains: words that name remaining work, or its last paragraph
@@ -365,7 +365,7 @@ function nextStepParts(c: Collected): Part[] {
     if (open === undefined)
       // A plan whose every item is done is no plan for what comes next: it is reported as done.
       parts.push({
-        lead: `The plan is done: all ${plan.items.length} item${plan.items.length === 1 ? "" : "s"} of the latest ${plan.tool} list completed.`,
+        lead: `The plan is done: all ${plan.items.length} item${plan.items.length === 1 ? "" : "s"} of the latest ${plan.tool} list completed (the last: ${clipWords(oneLine(plan.items.at(-1)!.text), 120)}).`,
       });
     else {
       const first = /^in[ _-]?progress$/i.test(open.status)
@@ -424,7 +424,7 @@ function nextStepParts(c: Collected): Part[] {
         });
       else if (remains)
         parts.push({
-          lead: "The assistant's last message announced this and made no call after it (not done yet):",
+          lead: "The assistant's last message says what remains and made no call after it (not done yet):",
           body: text,
         });
       else parts.push({ lead: "The assistant's last message, with no call after it:", body: text });
@@ -478,6 +478,22 @@ function namedFiles(item: string): string[] {
   return out;
 }
 
+/** The kinds of check a pending item can name (a check of another kind does not do it). */
+const CHECK_KINDS = ["test", "lint", "build", "fmt", "format", "vet", "typecheck", "tsc"];
+
+/**
+ * The passing check that did a pending item: the command it quotes (`mise run test`) when it quotes one,
+ * else one of the kind it names (tests, lint, build); none when it names no check.
+ */
+function passedCheck(item: string, passed: readonly string[]): string | undefined {
+  const quoted = [...item.matchAll(/`([^`\n]{2,})`/g)].map((m) => m[1]!.trim()).filter((q) => CHECK.test(q));
+  if (quoted.length > 0) return passed.find((cmd) => quoted.some((q) => cmd.startsWith(q)));
+  const lower = item.toLowerCase();
+  const kinds = CHECK_KINDS.filter((k) => new RegExp(`\\b${k}`).test(lower));
+  if (kinds.length === 0) return undefined;
+  return passed.find((cmd) => kinds.every((k) => cmd.toLowerCase().includes(k)));
+}
+
 /**
  * The earlier summary's pending tasks read against the span after it: a task is done since when the span
  * changed a file it names (no failure left on it) or passed a check it names; the rest stay pending.
@@ -488,15 +504,17 @@ function earlierPending(c: Collected): Part | undefined {
   const changed = new Map<string, string>();
   for (const p of c.paths.values())
     if (p.failures < p.attempts) changed.set(baseName(oneLine(p.path)), p.path);
-  const check = lastCheck(c);
-  const checkOk = check !== undefined && !/^(error|fail|no result)/i.test(check.outcome);
+  const passed = [...c.commands.values()]
+    .filter((e) => CHECK.test(e.cmd) && !/^(error|fail|no result)/i.test(e.outcome))
+    .map((e) => e.cmd);
   const lines = items.slice(0, 8).map((item) => {
     const file = namedFiles(item).find((f) => changed.has(f));
+    const check = file === undefined ? passedCheck(item, passed) : undefined;
     const doneBy =
       file !== undefined
         ? `changed ${file}`
-        : checkOk && CHECK.test(item.toLowerCase())
-          ? `\`${clipWords(check.cmd, 60)}\` passed`
+        : check !== undefined
+          ? `\`${clipWords(check, 60)}\` passed`
           : undefined;
     return `- [${doneBy === undefined ? "pending" : `done since: ${doneBy}`}] ${clipWords(oneLine(item), 200)}`;
   });
