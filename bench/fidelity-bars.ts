@@ -6,6 +6,7 @@
  */
 import type { ContinuationCues, Count, Kept } from "./fidelity-facts.js";
 import type { SectionChange } from "./fidelity-second.js";
+import type { PlanRow } from "./fidelity-plan.js";
 
 /** One side (compact-safe or the agent) of one compaction. */
 export interface Side {
@@ -47,6 +48,8 @@ export interface SecondRun {
   sections: SectionChange[];
   /** Titles of the sections still true that the second note made shorter. */
   shorter: string[];
+  /** Plan items the continuation completed that the second note still shows open (see `fidelity-plan.ts`). */
+  stale?: string[];
 }
 
 export interface Row {
@@ -69,6 +72,8 @@ export interface Row {
   default_error?: string | null;
   /** A second compaction after the default run (null: none, e.g. the default run wrote no note). */
   second?: SecondRun | null;
+  /** The plan at the cut and the earlier summary opening the span (null: neither; see `fidelity-plan.ts`). */
+  plan?: PlanRow | null;
 }
 
 export interface Skipped {
