@@ -32,6 +32,7 @@ import {
   applyTaskCall,
   applyTaskResult,
   boardPlan,
+  boardTool,
   copyBoard,
   newBoard,
   planOf,
@@ -326,11 +327,7 @@ function walk(c: Collected, messages: readonly Message[], quoteCap: number, text
 function collectTaskCall(c: Collected, tool: ToolUseBlock, order: number): void {
   const call = taskCallOf(tool);
   if (call === undefined) return;
-  const family = (typeof tool.name === "string" ? tool.name : "Task").replace(
-    /_?(create|add|update|list)$/i,
-    "",
-  );
-  c.tasks ??= newBoard(`${family}Create/${family}Update`, c.earlier.plan);
+  c.tasks ??= newBoard(boardTool(tool.name), c.earlier.plan);
   applyTaskCall(c.tasks, call, typeof tool.id === "string" ? tool.id : undefined);
   if (typeof tool.id === "string") c.taskCalls.set(tool.id, call);
   c.plan = boardPlan(c.tasks);

@@ -255,3 +255,14 @@ test("an earlier summary that must be shortened loses its analysis first, never 
   assert.match(earlier, /Current Work/);
   assert.doesNotMatch(earlier, /Phase 60/);
 });
+
+test("the LLM summarizers get the plan as it stands, delimited as data, with the same rule", async () => {
+  const { buildUserPrompt } = await import("../prompt.js");
+  const messages = [user("add it"), ...created("First", "Second"), ...update("u1", "1", "completed")];
+  const prompt = buildUserPrompt({ messages });
+  const m = /<<<PLAN (\w+) BEGIN>>>\n([\s\S]*?)\n<<<PLAN \1 END>>>/.exec(prompt);
+  assert.ok(m, "a delimited plan block");
+  assert.equal(m[2], "- [completed] #1 First\n- [pending] #2 Second");
+  assert.match(prompt, /latest TaskCreate\/TaskUpdate state/);
+  assert.doesNotMatch(buildUserPrompt({ messages: [user("no plan")] }), /<<<PLAN/);
+});

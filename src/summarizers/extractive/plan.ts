@@ -135,6 +135,12 @@ export function taskCallOf(tool: ToolUseBlock): TaskCall | undefined {
   return text === undefined ? undefined : { kind: "create", text, status: status ?? "pending" };
 }
 
+/** A board's tool name as the note writes it (`TaskCreate/TaskUpdate`), from any of its calls' names. */
+export function boardTool(name: unknown): string {
+  const family = (typeof name === "string" ? name : "Task").replace(/_?(create|add|update|list)$/i, "");
+  return `${family}Create/${family}Update`;
+}
+
 /** A board seeded with an earlier plan's `#id` items (those the earlier note wrote from a board). */
 export function newBoard(tool: string, earlier?: Plan): TaskBoard {
   const board: TaskBoard = { tool, items: new Map(), created: new Map() };
@@ -202,4 +208,40 @@ export function boardPlan(board: TaskBoard): Plan {
     tool: board.tool,
     items: [...board.items].map(([id, it]) => ({ text: `#${id} ${it.text}`, status: it.status })),
   };
+}
+
+/**
+ * The plan as it stands after `messages` (whole lists and one-item-a-call tasks, whichever was set last):
+ * what the LLM summarizers are given beside the transcript, read as the note reads it.
+ */
+export function planAtEnd(messages: readonly { content: readonly { type: string }[] }[]): Plan | undefined {
+  let plan: Plan | undefined;
+  let board: TaskBoard | undefined;
+  const pending = new Map<string, TaskCall>();
+  for (const m of messages)
+    for (const b of m.content) {
+      if (b.type === "tool_use") {
+        const tool = b as ToolUseBlock;
+        const whole = planOf(tool);
+        const id = typeof tool.id === "string" ? tool.id : undefined;
+        if (whole !== undefined) plan = whole;
+        else {
+          const call = taskCallOf(tool);
+          if (call === undefined) continue;
+          board ??= newBoard(boardTool(tool.name));
+          applyTaskCall(board, call, id);
+          if (id !== undefined) pending.set(id, call);
+          plan = boardPlan(board);
+        }
+      } else if (b.type === "tool_result" && board !== undefined) {
+        const r = b as { tool_use_id?: unknown; content?: unknown; is_error?: unknown };
+        const id = typeof r.tool_use_id === "string" ? r.tool_use_id : undefined;
+        const call = id === undefined ? undefined : pending.get(id);
+        if (call === undefined || r.is_error === true) continue;
+        pending.delete(id!);
+        applyTaskResult(board, call, id, typeof r.content === "string" ? r.content : "");
+        plan = boardPlan(board);
+      }
+    }
+  return plan;
 }
