@@ -239,6 +239,17 @@ test("a second compaction: the earlier summary's objective is the note's, its pe
   const next = s.get("Next step") ?? "";
   assert.match(next, /^- \[done since: changed rewind\.go\] Update the callers in rewind\.go$/m);
   assert.match(next, /^- \[pending\] Commit the changes addressing the review$/m);
+  // Once a commit succeeded after the summary, that task is done too (a read-only command does nothing).
+  const committed = [
+    ...messages.slice(0, -1),
+    assistant(call("g0", "Bash", { command: "git status" })),
+    result("g0", "On branch main"),
+    assistant(call("g1", "Bash", { command: 'git commit -am "Address the review"' })),
+    result("g1", "[main 1a2b3c4] Address the review\n 1 file changed"),
+    assistant(text("Committed.")),
+  ];
+  const after = splitSections(extractiveSummary({ messages: committed })).sections.get("Next step") ?? "";
+  assert.match(after, /^- \[done since: `git commit -am "Address the review"` succeeded\] Commit the changes/m);
   // Not carried as current in the earlier summary's text either.
   assert.doesNotMatch(s.get("Earlier summary") ?? "", /Pending Tasks/);
 });

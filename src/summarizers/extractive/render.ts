@@ -478,25 +478,28 @@ function namedFiles(item: string): string[] {
   return out;
 }
 
-/** The kinds of check a pending item can name (a check of another kind does not do it). */
-const CHECK_KINDS = ["test", "lint", "build", "fmt", "format", "vet", "typecheck", "tsc"];
+/** The kinds of work a pending item can name that a command does (a command of another kind does not do it). */
+const COMMAND_KINDS = ["test", "lint", "build", "fmt", "format", "vet", "typecheck", "tsc", "commit", "push"];
 
 /**
- * The passing check that did a pending item: the command it quotes (`mise run test`) when it quotes one,
- * else one of the kind it names (tests, lint, build); none when it names no check.
+ * The command that did a pending item (it succeeded after the earlier summary): one the item quotes
+ * (`mise run test`), else one of the kind it names (tests, lint, build, commit, push); none when it
+ * names none.
  */
-function passedCheck(item: string, passed: readonly string[]): string | undefined {
-  const quoted = [...item.matchAll(/`([^`\n]{2,})`/g)].map((m) => m[1]!.trim()).filter((q) => CHECK.test(q));
-  if (quoted.length > 0) return passed.find((cmd) => quoted.some((q) => cmd.startsWith(q)));
+function passedCommand(item: string, passed: readonly string[]): string | undefined {
+  const quoted = [...item.matchAll(/`([^`\n]{2,})`/g)].map((m) => m[1]!.trim());
+  const exact = passed.find((cmd) => quoted.some((q) => cmd.startsWith(q)));
+  if (exact !== undefined || quoted.some((q) => CHECK.test(q))) return exact;
   const lower = item.toLowerCase();
-  const kinds = CHECK_KINDS.filter((k) => new RegExp(`\\b${k}`).test(lower));
+  const kinds = COMMAND_KINDS.filter((k) => new RegExp(`\\b${k}`).test(lower));
   if (kinds.length === 0) return undefined;
-  return passed.find((cmd) => kinds.every((k) => cmd.toLowerCase().includes(k)));
+  return passed.find((cmd) => kinds.every((k) => new RegExp(`\\b${k}`).test(cmd.toLowerCase())));
 }
 
 /**
  * The earlier summary's pending tasks read against the span after it: a task is done since when the span
- * changed a file it names (no failure left on it) or passed a check it names; the rest stay pending.
+ * changed a file it names (no failure left on it) or ran the command it names with success (a check
+ * passed, a commit made); the rest stay pending.
  */
 function earlierPending(c: Collected): Part | undefined {
   const items = c.earlier.pending;
@@ -504,17 +507,18 @@ function earlierPending(c: Collected): Part | undefined {
   const changed = new Map<string, string>();
   for (const p of c.paths.values())
     if (p.failures < p.attempts) changed.set(baseName(oneLine(p.path)), p.path);
+  // The commands that succeeded and did more than read (checks that passed, commits, pushes…).
   const passed = [...c.commands.values()]
-    .filter((e) => CHECK.test(e.cmd) && !/^(error|fail|no result)/i.test(e.outcome))
+    .filter((e) => !READ_ONLY.test(e.cmd) && !/^(error|fail|no result)/i.test(e.outcome))
     .map((e) => e.cmd);
   const lines = items.slice(0, 8).map((item) => {
     const file = namedFiles(item).find((f) => changed.has(f));
-    const check = file === undefined ? passedCheck(item, passed) : undefined;
+    const check = file === undefined ? passedCommand(item, passed) : undefined;
     const doneBy =
       file !== undefined
         ? `changed ${file}`
         : check !== undefined
-          ? `\`${clipWords(check, 60)}\` passed`
+          ? `\`${clipWords(check, 60)}\` succeeded`
           : undefined;
     return `- [${doneBy === undefined ? "pending" : `done since: ${doneBy}`}] ${clipWords(oneLine(item), 200)}`;
   });
