@@ -249,7 +249,10 @@ test("a second compaction: the earlier summary's objective is the note's, its pe
     assistant(text("Committed.")),
   ];
   const after = splitSections(extractiveSummary({ messages: committed })).sections.get("Next step") ?? "";
-  assert.match(after, /^- \[done since: `git commit -am "Address the review"` succeeded\] Commit the changes/m);
+  assert.match(
+    after,
+    /^- \[done since: `git commit -am "Address the review"` succeeded\] Commit the changes/m,
+  );
   // Not carried as current in the earlier summary's text either.
   assert.doesNotMatch(s.get("Earlier summary") ?? "", /Pending Tasks/);
 });
