@@ -8,6 +8,7 @@ import type { QueuedMeasure } from "./fidelity-queued.js";
 import type { CheckOutcomes } from "./fidelity-checks.js";
 import type { ContinuationCues, Count, Kept } from "./fidelity-facts.js";
 import type { SectionChange } from "./fidelity-second.js";
+import type { PlanRow } from "./fidelity-plan.js";
 
 /** One side (compact-safe or the agent) of one compaction. */
 export interface Side {
@@ -51,6 +52,8 @@ export interface SecondRun {
   sections: SectionChange[];
   /** Titles of the sections still true that the second note made shorter. */
   shorter: string[];
+  /** Plan items the continuation completed that the second note still shows open (see `fidelity-plan.ts`). */
+  stale?: string[];
 }
 
 export interface Row {
@@ -75,6 +78,8 @@ export interface Row {
   second?: SecondRun | null;
   /** Prompts queued while the agent worked, named or not (`fidelity-queued.ts`). */
   queued?: QueuedMeasure;
+  /** The plan at the cut and the earlier summary opening the span (null: neither; see `fidelity-plan.ts`). */
+  plan?: PlanRow | null;
 }
 
 export interface Skipped {

@@ -60,6 +60,7 @@ import {
 import { checkOutcomes } from "./fidelity-checks.js";
 import { compareSections, cutInObjectiveOrNextStep, shorterStillTrue } from "./fidelity-second.js";
 import { measureQueued, queuedAtEnd, queuedAtEndBar, queuedBars } from "./fidelity-queued.js";
+import { planAt, planBars, planRow, staleItems } from "./fidelity-plan.js";
 import {
   bars,
   COUNT_KEYS,
@@ -123,7 +124,12 @@ async function defaultTexts(ms: readonly Message[]): Promise<{ kept: string; not
 }
 
 /** The second compaction: `first`'s replacement, then what the session did next, compacted again. */
-async function secondCompaction(first: Message[], firstNote: string, after: Message[]): Promise<SecondRun> {
+async function secondCompaction(
+  first: Message[],
+  firstNote: string,
+  after: Message[],
+  before: readonly Message[],
+): Promise<SecondRun> {
   const calls = after.reduce((n, m) => n + m.content.filter((b) => b.type === "tool_use").length, 0);
   const directions = after.filter((m) => directionOf(m) !== undefined).length;
   const run: SecondRun = {
@@ -147,6 +153,7 @@ async function secondCompaction(first: Message[], firstNote: string, after: Mess
   const secondNote = r.checkpoint ? messagesText([r.checkpoint]) : "";
   run.sections = compareSections(firstNote, secondNote, run.continuation);
   run.shorter = shorterStillTrue(run.sections).map((c) => `${c.title} ${c.first} -> ${c.second}`);
+  run.stale = staleItems(firstNote, secondNote, planAt([...before, ...after]));
   return run;
 }
 
@@ -211,7 +218,9 @@ async function measure(file: string, entries: JournalEntry[], c: CompactionEntry
     };
     row.default_target = run;
     row.default_error = null;
-    row.second = run.has_note ? await secondCompaction(d.replacement, note, afterCut(entries, c)) : null;
+    row.second = run.has_note
+      ? await secondCompaction(d.replacement, note, afterCut(entries, c), before)
+      : null;
   }
   row.queued = measureQueued(
     before,
@@ -230,6 +239,11 @@ async function measure(file: string, entries: JournalEntry[], c: CompactionEntry
     return row;
   }
   const noteText = r.checkpoint ? messagesText([r.checkpoint]) : "";
+  row.plan = planRow(before, {
+    compact_safe: messagesText(r.replacement),
+    default_target: d.ok && d.path === "summary" ? messagesText(d.replacement) : null,
+    agent: messagesText(c.payload.replacement),
+  });
   const cs = side(keptFacts(facts, messagesText(r.replacement)), keptFacts(facts, noteText), r.summary, cues);
   row.compact_safe = { ...cs, path: r.path, tokens_after: r.tokens_after, target_reached: r.target_reached };
   row.size_ratio = agentSide.summary_tokens > 0 ? cs.summary_tokens / agentSide.summary_tokens : null;
@@ -325,11 +339,17 @@ async function main(argv: string[]): Promise<number> {
   const atDefault = (r: Row) => r.default_target;
   const defaultKept = totals(rows, "kept", atDefault);
   const defaultNote = totals(rows, "note", atDefault);
+  const seconds2 = rows.map((r) => r.second).filter((x): x is SecondRun => x != null);
   const result = [
     ...bars(rows, kept),
     ...defaultBars(rows, defaultKept),
     ...queuedBars(rows.map((r) => r.queued)),
     queuedAtEndBar(queuedEnds),
+    ...planBars(
+      rows.map((r) => r.plan),
+      seconds2.flatMap((x) => x.stale ?? []),
+      seconds2.length,
+    ),
   ];
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const allMet = result.every((b) => b.met);

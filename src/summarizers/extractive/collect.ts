@@ -30,7 +30,19 @@ import { clipWords } from "./whole.js";
 import { commandOutcome, ERROR_LINE_CHARS, errorLine, errorOutput } from "./results.js";
 import { checkOf, failureLineOf, type Check } from "./checks.js";
 import { isConstraint, isInterruption, rejectionOf, reportedPart, unwrapUserText } from "./user-text.js";
-import { planOf, type Plan } from "./plan.js";
+import {
+  applyTaskCall,
+  applyTaskResult,
+  boardPlan,
+  boardTool,
+  copyBoard,
+  newBoard,
+  planOf,
+  taskCallOf,
+  type Plan,
+  type TaskBoard,
+  type TaskCall,
+} from "./plan.js";
 
 /** A work note (the first line of an assistant text) is cut to this many characters. */
 export const NOTE_CHARS = 200;
@@ -105,6 +117,9 @@ export interface Collected {
   /** The latest plan or to-do list the agent set (see `plan.ts`), and the order of its call. */
   plan?: Plan;
   planOrder: number;
+  /** The plan kept one item a call (`TaskCreate`/`TaskUpdate`/`TaskList`), and those calls awaiting their result. */
+  tasks?: TaskBoard;
+  taskCalls: Map<string, TaskCall>;
   /** The order where the summarized span ends (what comes after it is kept verbatim). */
   spanEnd: number;
   /** User messages (as quoted: redacted) that the replacement keeps verbatim: referred to, never quoted again. */
@@ -181,6 +196,7 @@ export function collect(
 ): Collected {
   const c: Collected = {
     planOrder: 0,
+    taskCalls: new Map(),
     spanEnd: Number.MAX_SAFE_INTEGER,
     kept: new Set(),
     retained,
@@ -252,6 +268,8 @@ export function continueCollect(span: Collected, following: readonly Message[], 
     openErrors: openErrorsOf(errors),
     calls,
     constraints: [...span.constraints],
+    tasks: span.tasks === undefined ? undefined : copyBoard(span.tasks),
+    taskCalls: new Map(span.taskCalls),
     kept: new Set(span.kept),
     afterText: {
       ...span.afterText,
@@ -315,13 +333,40 @@ function walk(c: Collected, messages: readonly Message[], quoteCap: number, text
         if (plan !== undefined) {
           c.plan = plan;
           c.planOrder = order;
-        }
+        } else collectTaskCall(c, b as ToolUseBlock, order);
       } else if (b.type === "tool_result") {
         collectResult(c, b as ToolResultBlock, order, quoteCap);
+        if (c.taskCalls.size > 0) collectTaskResult(c, b as ToolResultBlock, order);
       }
     }
   }
   c.end = { order, afterInterruption };
+}
+
+/** A call of a one-item-a-call plan tool: the board (seeded with an earlier note's plan) updated. */
+function collectTaskCall(c: Collected, tool: ToolUseBlock, order: number): void {
+  const call = taskCallOf(tool);
+  if (call === undefined) return;
+  c.tasks ??= newBoard(boardTool(tool.name), c.earlier.plan);
+  applyTaskCall(c.tasks, call, typeof tool.id === "string" ? tool.id : undefined);
+  if (typeof tool.id === "string") c.taskCalls.set(tool.id, call);
+  c.plan = boardPlan(c.tasks);
+  c.planOrder = order;
+}
+
+/** A task-tool result: a create's id, a list's whole state; a failed create is no task. */
+function collectTaskResult(c: Collected, r: ToolResultBlock, order: number): void {
+  const id = typeof r.tool_use_id === "string" ? r.tool_use_id : undefined;
+  const call = id === undefined ? undefined : c.taskCalls.get(id);
+  if (call === undefined || c.tasks === undefined) return;
+  c.taskCalls.delete(id!);
+  if (r.is_error === true) {
+    const given = c.tasks.created.get(id!);
+    if (call.kind === "create" && given !== undefined) c.tasks.items.delete(given);
+    c.tasks.created.delete(id!);
+  } else applyTaskResult(c.tasks, call, id, typeof r.content === "string" ? r.content : "");
+  c.plan = boardPlan(c.tasks);
+  c.planOrder = order;
 }
 
 /** Tool names repeat across a session: the kind of change each makes is worked out once. */

@@ -29,6 +29,8 @@ export interface EarlierParts {
   sizes: Map<string, number>;
   /** Foreign checkpoints (and an earlier "Earlier summary" section), kept as text. */
   freeText: string[];
+  /** The latest foreign summary's pending tasks (read against what the span did after it). */
+  pending: string[];
 }
 
 export function noEarlierParts(): EarlierParts {
@@ -44,6 +46,7 @@ export function noEarlierParts(): EarlierParts {
     failing: [],
     sizes: new Map(),
     freeText: [],
+    pending: [],
   };
 }
 
@@ -135,6 +138,12 @@ export function foldCheckpoint(text: string, into: EarlierParts): void {
     // A later foreign checkpoint already covers the earlier ones: keep only the latest, as state
     // (its stale next step and its closing instructions to the agent left out).
     into.freeText = [foreignState(text)];
+    // Its objective and the user's messages it quotes are the note's own; its pending tasks are read
+    // against what the span did after it (never carried as current).
+    const parts = foreignParts(text);
+    if (parts.objective !== undefined) into.objective = parts.objective;
+    into.userQuotes.push(...parts.userMessages);
+    into.pending = parts.pending;
     return;
   }
   into.sizes = new Map([...sections].map(([k, v]) => [k, v.length]));
@@ -178,13 +187,74 @@ const CLOSING =
 const FOREIGN_NEXT =
   /^[ \t]*(?:#{1,6}[ \t]*)?(?:\d+\.[ \t]*)?(?:\*\*)?(?:Optional[ \t]+)?Next[ \t]+Steps?\b[\s\S]*?(?=^[ \t]*(?:#{1,6}[ \t]|\d+\.[ \t]+\S)|$(?![\s\S]))/gim;
 
-/** Another agent's checkpoint as state: without its opening, its next step and its closing instructions. */
+/** Another agent's checkpoint as state: without its opening, its next step, its pending tasks and its closing instructions. */
 export function foreignState(text: string): string {
   const out = text
     .replace(FOREIGN_OPENING, "")
+    .replace(FOREIGN_PENDING, "")
     .replace(CLOSING, "")
     .replace(FOREIGN_NEXT, "")
     .replace(/\n{3,}/g, "\n\n")
     .trim();
   return out === "" ? text.trim() : out;
+}
+
+/** A foreign summary's pending-tasks part (`7. Pending Tasks:`, `### In Progress`), to the next heading or the end. */
+const FOREIGN_PENDING =
+  /^[ \t]*(?:#{1,6}[ \t]*)?(?:\d+\.[ \t]*)?(?:\*\*)?(?:Pending[ \t]+Tasks|In[ \t]+Progress|Remaining[ \t]+(?:Tasks|Work))\b[\s\S]*?(?=^[ \t]*(?:#{1,6}[ \t]|\d+\.[ \t]+\S)|$(?![\s\S]))/gim;
+
+/** A heading of a foreign summary: `1. Primary Request and Intent:`, `## Goal`, `**Pending Tasks**:`. */
+const FOREIGN_HEADING =
+  /^[ \t]*(?:#{1,6}[ \t]+(?:\*\*)?([A-Z][^:\n*]{1,60}?)(?:\*\*)?:?|\d+\.[ \t]+(?:\*\*)?([A-Z][^:\n*]{1,60}?)(?:\*\*)?:)[ \t]*$/;
+
+/** The analysis scratchpad of a foreign summary: `Analysis:` up to `Summary:`, or an `<analysis>` block. */
+const ANALYSIS = /^Analysis:[ \t]*\n[\s\S]*?(?=^Summary:[ \t]*$)|<analysis>[\s\S]*?<\/analysis>\s*/m;
+
+/** A foreign summary without its analysis scratchpad (what is dropped first when it must be shortened). */
+export function withoutAnalysis(text: string): string {
+  const out = text.replace(ANALYSIS, "").trim();
+  return out === "" ? text : out;
+}
+
+/** A list part's items: `- item` lines (continuation lines joined), else its non-empty lines. */
+function bulletItems(body: string): string[] {
+  const items: string[] = [];
+  for (const line of body.split("\n")) {
+    const m = /^\s*(?:[-*]|\d+[.)])\s+(.*)$/.exec(line);
+    if (m) items.push(m[1]!.trim());
+    else if (line.trim() !== "" && items.length > 0) items[items.length - 1] += ` ${line.trim()}`;
+    else if (line.trim() !== "") items.push(line.trim());
+  }
+  return items.filter((i) => i !== "" && !/^none\.?$/i.test(i));
+}
+
+/**
+ * The parts of another agent's summary the note takes as its own: the request (Claude Code's "Primary
+ * Request and Intent", pi's "Goal"), the user's messages it quotes ("All user messages"), and its pending
+ * tasks ("Pending Tasks", pi's "In Progress"). Its analysis scratchpad is not read.
+ */
+export function foreignParts(text: string): {
+  objective?: string;
+  userMessages: string[];
+  pending: string[];
+} {
+  const sections = new Map<string, string[]>();
+  let current: string | undefined;
+  for (const line of withoutAnalysis(text).split("\n")) {
+    const h = FOREIGN_HEADING.exec(line);
+    if (h) {
+      current = (h[1] ?? h[2]!).trim().toLowerCase();
+      sections.set(current, []);
+    } else if (current !== undefined) sections.get(current)!.push(line);
+  }
+  const body = (re: RegExp): string | undefined => {
+    for (const [k, v] of sections) if (re.test(k)) return v.join("\n").trim();
+    return undefined;
+  };
+  const objective = body(/^(primary request|goal|objective|task)\b/);
+  return {
+    objective: objective === "" ? undefined : objective,
+    userMessages: bulletItems(body(/^all user messages|^user messages/) ?? ""),
+    pending: bulletItems(body(/^(pending tasks|in progress|remaining (tasks|work))/) ?? ""),
+  };
 }

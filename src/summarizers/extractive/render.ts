@@ -10,9 +10,10 @@ import { clipWords, shortened, wholeHead } from "./whole.js";
 import { redactedHead, redactSecrets } from "../../redact/redact.js";
 import { recallHint } from "../../model/refs.js";
 import { COMMAND_CHARS, NOTE_CHARS, REDACT_MARGIN, type CallInfo, type Collected } from "./collect.js";
+import { withoutAnalysis } from "./fold.js";
 import { EARLIER_SUMMARY, SECTIONS, type SummarySection } from "./sections.js";
 import { QUOTED_DATA_NOTE, fenceFor, quoteData, unquoteData } from "./quote.js";
-import { isOpen, planHeader, planLine, type Plan } from "./plan.js";
+import { isOpen, nextItem, planHeader, planLine, type Plan } from "./plan.js";
 import { checkOf } from "./checks.js";
 import {
   demoteHeaders,
@@ -61,7 +62,13 @@ export function renderNote(
   }));
   if (c.earlier.freeText.length > 0) {
     const free = demoteHeaders(c.earlier.freeText.join("\n\n"));
-    plans.push({ ...EARLIER_SUMMARY, need: 0, render: (b) => headTail(free, b, 0.6) });
+    // Shortened by its analysis scratchpad first, never its technical summary.
+    const lean = lazy(() => withoutAnalysis(free));
+    plans.push({
+      ...EARLIER_SUMMARY,
+      need: 0,
+      render: (b) => (free.length <= b ? free : headTail(lean(), b, 0.6)),
+    });
   }
 
   // A section measured by rendering it whole is written so when it gets all it needs: it is not
@@ -231,6 +238,43 @@ const COMPLETION =
 const ANNOUNCES =
   /(^|[.!?:]\s+|\n)(?:(?:now|next|then|first|ok(?:ay)?|great)[,!.]?\s+)*(?:let me|i'll|i will|i'm going to|next,? i|we'll|i need to)\b/i;
 
+/** What an announcement names that is no work left: asking the user, or offering more. */
+const NO_WORK = /^\s*(?:know|you know|me know)\b/i;
+/** Words that say work remains, anywhere in a message. */
+const REMAINING =
+  /\b(?:remaining\W{0,3}:|remaining (?:work|steps?|items?|tasks?)|still (?:need(?:s)? to|to do|left|failing|pending)|left to do|not (?:yet )?(?:done|finished|implemented)|todo:|next steps?:)/i;
+
+/**
+ * Whether the last message says what remains: words that name remaining work, or its last paragraph
+ * announces a step of its own ("Let me run the tests"), not an offer ("Let me know if …").
+ */
+export function saysWhatRemains(text: string): boolean {
+  if (REMAINING.test(text)) return true;
+  const paragraphs = text.trim().split(/\n\s*\n/);
+  const last = paragraphs[paragraphs.length - 1] ?? "";
+  const m = ANNOUNCES.exec(last);
+  if (m === null) return false;
+  return !NO_WORK.test(last.slice(m.index + m[0].length));
+}
+
+/** Shell commands that only read (a successful one did no work). */
+const READ_ONLY =
+  /^\s*(?:cd \S+ && )?(?:ls|cat|head|tail|less|grep|rg|ag|find|fd|sed -n|awk|wc|pwd|echo|which|tree|file|stat|du|git (?:status|log|diff|show|branch|blame|remote))\b/;
+
+/**
+ * Whether the calls after the last assistant text did the work (none failed, none is still running):
+ * a file changed, a check passed, or a command that does more than read succeeded.
+ */
+function didWork(c: Collected): boolean {
+  const a = c.afterText;
+  if (a.paths.length > 0) return true;
+  return a.commands.some((cmd) => {
+    if (checkOf(cmd) === undefined) return !READ_ONLY.test(cmd);
+    const outcome = c.commands.get(cmd)?.outcome ?? "";
+    return !/^(error|fail|no result)/i.test(outcome);
+  });
+}
+
 /** A part of the Next step: its lines, written whole or shortened at sentence ends, else left out. */
 interface Part {
   lead: string;
@@ -304,32 +348,36 @@ function planLines(plan: Plan): string {
   return plan.items.map(planLine).join("\n");
 }
 
-function nextStepParts(c: Collected): Part[] {
-  const parts: Part[] = [];
-  const latest = c.userMessages.at(-1);
-  const lastText = c.lastAssistantText;
-  const a = c.afterText;
-  const plan = c.plan ?? c.earlier.plan;
-  const unanswered = latest !== undefined && c.lastUserOrder > c.lastTextOrder;
-  if (plan !== undefined) {
-    const open = plan.items.find(isOpen);
-    const inKept = c.plan !== undefined && c.planOrder > c.spanEnd;
-    if (open !== undefined)
-      parts.push({ lead: `Next: ${open.text} (${open.status}, the first item of the plan not completed).` });
-    else parts.push({ lead: `Every item of the latest ${plan.tool} list is completed.` });
-    if (inKept)
-      parts.push({ lead: `(The latest ${plan.tool} list is in the messages kept after this note.)` });
-    else parts.push({ lead: planHeader(plan), body: planLines(plan), list: true });
-  }
-  if (unanswered) {
-    if (c.kept.has(latest) || c.lastUserOrder > c.spanEnd)
-      parts.push({
-        lead: "Answer the user's latest message (kept word for word after this note); nothing answered it yet.",
-      });
-    else parts.push({ lead: "The user's latest request, not answered yet:", body: demoteHeaders(latest) });
-  }
+/** The plan's part of the Next step: its next item and its list, or that it is done. */
+function planParts(c: Collected, plan: Plan): Part[] {
+  const open = nextItem(plan);
+  // A whole list set after the cut is kept verbatim; a board's last update there is one item only.
+  const inKept = c.plan !== undefined && c.planOrder > c.spanEnd && c.plan.tool !== c.tasks?.tool;
+  if (open === undefined)
+    // A plan whose every item is done is no plan for what comes next: it is reported as done.
+    return [
+      {
+        lead: `The plan is done: all ${plan.items.length} item${plan.items.length === 1 ? "" : "s"} of the latest ${plan.tool} list completed (the last: ${clipWords(oneLine(plan.items.at(-1)!.text), 120)}).`,
+      },
+    ];
+  const first = /^in[ _-]?progress$/i.test(open.status)
+    ? "the first item in progress"
+    : "the first item pending";
+  return [
+    { lead: `Next: ${open.text} (${open.status}, ${first} in the plan).` },
+    inKept
+      ? { lead: `(The latest ${plan.tool} list is in the messages kept after this note.)` }
+      : { lead: planHeader(plan), body: planLines(plan), list: true },
+  ];
+}
+
+/**
+ * The checks still failing: the span's latest (tests, build, lint; a failed merge or commit is history,
+ * not a check still failing), then the earlier note's whose command (or the same check, however piped or
+ * filtered) has not run since.
+ */
+function failingChecks(c: Collected): string[] {
   const failing = [...c.errors.entries()]
-    // Checks only (tests, build, lint): a failed merge or commit is history, not a check still failing.
     .filter(
       ([, e]) =>
         e.command !== undefined && e.fixed !== true && e.check === true && !THROWAWAY.test(e.command),
@@ -337,8 +385,6 @@ function nextStepParts(c: Collected): Part[] {
     .sort((x, y) => y[1].last - x[1].last)
     .slice(0, 3)
     .map(([line, e]) => `- ${quoteData(clipWords(line, 160))} from \`${clipWords(e.command!, 100)}\``);
-  // The earlier note's failing checks whose command (or the same check, however piped or filtered) has not
-  // run since.
   for (const f of c.earlier.failing) {
     const cmd = /from `([^`]+)`$/.exec(f)?.[1];
     const key = cmd === undefined || cmd.endsWith("…") ? undefined : checkOf(cmd)?.key;
@@ -351,6 +397,27 @@ function nextStepParts(c: Collected): Part[] {
     )
       failing.push(f);
   }
+  return failing;
+}
+
+function nextStepParts(c: Collected): Part[] {
+  const parts: Part[] = [];
+  const latest = c.userMessages.at(-1);
+  const lastText = c.lastAssistantText;
+  const a = c.afterText;
+  const plan = c.plan ?? c.earlier.plan;
+  const unanswered = latest !== undefined && c.lastUserOrder > c.lastTextOrder;
+  if (plan !== undefined && plan.items.length > 0) parts.push(...planParts(c, plan));
+  const pending = earlierPending(c);
+  if (pending !== undefined) parts.push(pending);
+  if (unanswered) {
+    if (c.kept.has(latest) || c.lastUserOrder > c.spanEnd)
+      parts.push({
+        lead: "Answer the user's latest message (kept word for word after this note); nothing answered it yet.",
+      });
+    else parts.push({ lead: "The user's latest request, not answered yet:", body: demoteHeaders(latest) });
+  }
+  const failing = failingChecks(c);
   if (failing.length > 0)
     parts.push({ lead: "Still failing (no passing run since):", body: failing.join("\n"), list: true });
   if (lastText !== undefined && !unanswered) {
@@ -363,17 +430,29 @@ function nextStepParts(c: Collected): Part[] {
       ].join(", ");
       parts.push({ lead: `The assistant's last step, not finished (${why}):`, body: text });
     } else if (a.calls === 0) {
-      if (COMPLETION.test(lastText) && !ANNOUNCES.test(lastText) && failing.length === 0 && !hasOpen(plan))
+      const remains = saysWhatRemains(lastText);
+      if (COMPLETION.test(lastText) && !remains && failing.length === 0 && !hasOpen(plan))
         parts.push({
           lead: "Finished, nothing pending: the last message reports the work complete and nothing failed after it:",
           body: text,
         });
-      else if (ANNOUNCES.test(lastText))
+      else if (remains)
         parts.push({
-          lead: "The assistant's last message announced this and made no call after it (not done yet):",
+          lead: "The assistant's last message says what remains and made no call after it (not done yet):",
           body: text,
         });
       else parts.push({ lead: "The assistant's last message, with no call after it:", body: text });
+    } else if (!didWork(c)) {
+      // Calls that only read or searched returned: the step is under way, not done.
+      parts.push({
+        lead: `Under way, not done: the last step made ${a.calls} call${a.calls === 1 ? "" : "s"} that changed nothing and passed no check (reads, searches); it began "${clipWords(oneLine(lastText), 100)}".`,
+      });
+      if (latest !== undefined)
+        parts.push(
+          c.kept.has(latest)
+            ? { lead: "Continue the user's latest request (kept word for word before this note)." }
+            : { lead: "Continue the user's latest request:", body: demoteHeaders(latest) },
+        );
     } else {
       const did = [
         ...new Set(a.paths.map((p) => `changed ${baseName(oneLine(p))}`)),
@@ -403,6 +482,66 @@ function nextStepParts(c: Collected): Part[] {
     else parts.push({ lead: `The last check run: \`${check.cmd}\` → ${check.outcome}.` });
   }
   return parts;
+}
+
+/** Words of a pending item that name a file (`rewind.go`, `src/a/b.ts`): their base names. */
+function namedFiles(item: string): string[] {
+  const out: string[] = [];
+  for (const m of item.matchAll(/[\w./-]*\w\.[A-Za-z][\w]{0,7}\b/g))
+    if (!/^\d/.test(m[0])) out.push(baseName(m[0]));
+  return out;
+}
+
+/** The kinds of work a pending item can name that a command does (a command of another kind does not do it). */
+const COMMAND_KINDS = ["test", "lint", "build", "fmt", "format", "vet", "typecheck", "tsc", "commit", "push"];
+
+/**
+ * The command that did a pending item (it succeeded after the earlier summary): one the item quotes
+ * (`mise run test`), else one of the kind it names (tests, lint, build, commit, push); none when it
+ * names none.
+ */
+function passedCommand(item: string, passed: readonly string[]): string | undefined {
+  const quoted = [...item.matchAll(/`([^`\n]{2,})`/g)].map((m) => m[1]!.trim());
+  const exact = passed.find((cmd) => quoted.some((q) => cmd.startsWith(q)));
+  if (exact !== undefined || quoted.some((q) => checkOf(q) !== undefined)) return exact;
+  const lower = item.toLowerCase();
+  const kinds = COMMAND_KINDS.filter((k) => new RegExp(`\\b${k}`).test(lower));
+  if (kinds.length === 0) return undefined;
+  return passed.find((cmd) => kinds.every((k) => new RegExp(`\\b${k}`).test(cmd.toLowerCase())));
+}
+
+/**
+ * The earlier summary's pending tasks read against the span after it: a task is done since when the span
+ * changed a file it names (no failure left on it) or ran the command it names with success (a check
+ * passed, a commit made); the rest stay pending.
+ */
+function earlierPending(c: Collected): Part | undefined {
+  const items = c.earlier.pending;
+  if (items.length === 0) return undefined;
+  const changed = new Map<string, string>();
+  for (const p of c.paths.values())
+    if (p.failures < p.attempts) changed.set(baseName(oneLine(p.path)), p.path);
+  // The commands that succeeded and did more than read (checks that passed, commits, pushes…).
+  const passed = [...c.commands.values()]
+    .filter((e) => !READ_ONLY.test(e.cmd) && !/^(error|fail|no result)/i.test(e.outcome))
+    .map((e) => e.cmd);
+  const lines = items.slice(0, 8).map((item) => {
+    const file = namedFiles(item).find((f) => changed.has(f));
+    const check = file === undefined ? passedCommand(item, passed) : undefined;
+    const doneBy =
+      file !== undefined
+        ? `changed ${file}`
+        : check !== undefined
+          ? `\`${clipWords(check, 60)}\` succeeded`
+          : undefined;
+    return `- [${doneBy === undefined ? "pending" : `done since: ${doneBy}`}] ${clipWords(oneLine(item), 200)}`;
+  });
+  const more = items.length > 8 ? `\n- (${items.length - 8} more not shown)` : "";
+  return {
+    lead: "The earlier summary's pending tasks, read against the work after it:",
+    body: lines.join("\n") + more,
+    list: true,
+  };
 }
 
 function hasOpen(plan: Plan | undefined): boolean {
