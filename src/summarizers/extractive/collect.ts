@@ -22,7 +22,7 @@ import {
   shellCommandOf,
   textOf,
 } from "../transcript.js";
-import { redactRepeated, redactSecrets } from "../../redact/redact.js";
+import { redactRepeated, redactSecrets, safeHead } from "../../redact/redact.js";
 import { messageRef, toolRef } from "../../model/refs.js";
 import { foldCheckpoint, noEarlierParts, type EarlierParts } from "./fold.js";
 import { quoteData } from "./quote.js";
@@ -229,7 +229,11 @@ export function collect(
   c.workOmitted = firstNote;
   for (let i = firstNote; i < lastAssistantIdx; i++) {
     // What the text reports, not its narration ("Let me …", "Now I'll …").
-    const raw = reportedPart(oneLine(assistantTexts[i]!, 4 * NOTE_CHARS + REDACT_MARGIN));
+    // Redacted before its lines are joined: a secret that spans lines (a private key's header and body)
+    // is recognised only as written. The head redacted is four times what the note can show, so the
+    // cut of the head falls far past the note's (the note is redacted again as a whole).
+    const head = safeHead(assistantTexts[i]!, 4 * (4 * NOTE_CHARS + REDACT_MARGIN));
+    const raw = reportedPart(oneLine(redactSecrets(head), 4 * NOTE_CHARS + REDACT_MARGIN));
     const text = clipWords(oneLine(raw, NOTE_CHARS + 1), NOTE_CHARS);
     if (text !== "") c.work.push({ text, raw });
   }
@@ -447,7 +451,7 @@ function collectResult(c: Collected, r: ToolResultBlock, order: number, quoteCap
       outFailure !== undefined
         ? outFailure.line
         : said !== undefined
-          ? `rejected by the user: ${oneLine(said)}`
+          ? `rejected by the user: ${oneLine(redactSecrets(said))}`
           : errorLine(content),
       ERROR_LINE_CHARS,
     );

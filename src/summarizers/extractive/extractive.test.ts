@@ -484,6 +484,47 @@ test("an error whose first line is a PEM header: the key is redacted before the 
   assert.ok(!note.includes(KEY_LINE.slice(0, 16)), note);
 });
 
+test("a private key the assistant quoted in a work note: redacted before its lines are joined, in every shape", () => {
+  const body2 = "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK";
+  for (const shape of [
+    (l: string) => l,
+    (l: string, i: number) => `${String(i + 1).padStart(6)}\t${l}`, // cat -n
+    (l: string) => `> ${l}`, // quoted
+    (l: string) => `    ${l}`, // indented
+  ]) {
+    const key = [pem("RSA "), KEY_LINE, body2, "-----END RSA PRIVATE KEY-----"].map(shape).join("\n");
+    const msgs: Message[] = [
+      user("go"),
+      assistant(text(`Found the key in the fixture:\n${key}\nit is a test key.`)),
+      assistant(text("next")),
+    ];
+    const note = extractiveSummary({ messages: msgs });
+    assert.ok(!note.includes(KEY_LINE.slice(0, 16)) && !note.includes(body2.slice(0, 16)), note);
+    // The same key in the caller's focus, and in the words the user rejected a call with.
+    const rejected: Message[] = [
+      user("go"),
+      assistant(call("r1", "Bash", { command: "deploy" })),
+      {
+        role: "user",
+        content: [
+          {
+            type: "tool_result",
+            tool_use_id: "r1",
+            is_error: true,
+            content: `The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). The user provided the following reason for the rejection: use this key\n${key}`,
+          },
+        ],
+      },
+      assistant(text("next")),
+    ];
+    for (const n of [
+      extractiveSummary({ messages: msgs, focus: `the key\n${key}` }),
+      extractiveSummary({ messages: rejected }),
+    ])
+      assert.ok(!n.includes(KEY_LINE.slice(0, 16)) && !n.includes(body2.slice(0, 16)), n);
+  }
+});
+
 test("secrets are redacted before commands, notes and outcomes are cut", () => {
   const token = ["ghp_", "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0zA1bC2"].join("");
   const msgs: Message[] = [

@@ -599,7 +599,11 @@ function objective(c: Collected, focus: string | undefined, budget: number): str
   const earlier = c.earlier.objective;
   const firstRequest = c.userMessages[0];
   let out = "";
-  if (focus) out += fitted(`Focus: ${redactSecrets(oneLine(focus))}\n`, Math.max(16, Math.floor(budget / 3)));
+  if (focus)
+    out += fitted(
+      `Focus: ${redactSecrets(oneLine(redactSecrets(focus)))}\n`,
+      Math.max(16, Math.floor(budget / 3)),
+    );
   const rest = budget - out.length;
   if (earlier !== undefined && firstRequest !== undefined) {
     out += requestQuote(c, earlier, Math.floor(rest / 2));
