@@ -118,6 +118,32 @@ test("appending after a torn last line starts a new line, so the new entries sta
     assert.match(report.problems[0]!.reason, /^broken JSON/);
   }));
 
+test("an atomic append goes through a copy renamed over the journal: old bytes kept, mode kept, no temp left", () =>
+  withTemp(async (dir) => {
+    const f = join(dir, "j.jsonl");
+    await createJournal(f, header, [entry("a", "h")]);
+    chmodSync(f, 0o600);
+    const before = readFileSync(f);
+    const inode = statSync(f).ino;
+    await appendEntries(f, [entry("b", "a", "x".repeat(20_000))], { atomic: true });
+    const after = readFileSync(f);
+    assert.deepEqual(after.subarray(0, before.length), before);
+    assert.ok(after.toString("utf8").endsWith("\n"));
+    // A new file took the journal's name (a kill before the rename leaves the old one whole).
+    assert.notEqual(statSync(f).ino, inode);
+    assert.equal(statSync(f).mode & 0o777, 0o600);
+    assert.deepEqual(
+      readdirSync(dir).filter((n) => n.includes(".tmp-")),
+      [],
+    );
+    const { entries, report } = await readJournal(f);
+    assert.deepEqual(
+      entries.map((e) => e.id),
+      ["h", "a", "b"],
+    );
+    assert.deepEqual(report.problems, []);
+  }));
+
 test("appendEntries fails with JournalLockedError while another live process holds the lock, and lock:false skips it", () =>
   withTemp(async (dir) => {
     const f = join(dir, "j.jsonl");

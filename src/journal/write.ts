@@ -3,13 +3,14 @@
  * new journals. Every write holds the journal's lock (see lock.ts) unless the
  * caller says it already does.
  */
-import { open, rename, stat, unlink } from "node:fs/promises";
+import { copyFile, open, rename, stat, unlink } from "node:fs/promises";
+import { constants } from "node:fs";
 import { dirname } from "node:path";
 import type { HeaderEntry, HeaderPayload, JournalEntry } from "../model/index.js";
 import { notRegularFile, parseJournalEntry } from "../model/index.js";
 import type { AcquireLockOptions } from "./lock.js";
 import { realJournalPath, withJournalLock } from "./lock.js";
-import { backup, fsyncDir, removeDeadTemps, writeOutputFile, writeTemp } from "./output-file.js";
+import { backup, fsyncDir, removeDeadTemps, tempFileFor, writeOutputFile, writeTemp } from "./output-file.js";
 import { newEntryId } from "./tree.js";
 import { CompactSafeError } from "../model/errors.js";
 
@@ -97,18 +98,75 @@ async function exists(file: string): Promise<boolean> {
   return true;
 }
 
+export interface AppendOptions extends LockOption {
+  /** File mode when the append creates the file (default 0o666, less the umask). */
+  mode?: number;
+  /**
+   * Append through a copy: the journal is copied to a temp file beside it, the
+   * entries are appended to the copy, which is fsynced and renamed over the
+   * journal. A process killed at any moment then leaves the old journal or the
+   * new one, never a torn line (a plain append of more than a page can be cut
+   * short by SIGKILL). Costs a copy of the journal; the journal's inode
+   * changes, so use it only where every writer goes through the lock by path
+   * (compact-safe's own journals). Default false.
+   */
+  atomic?: boolean;
+}
+
+/** Appends `buf` to the open file, whole (a short write is continued). */
+async function writeAll(fh: Awaited<ReturnType<typeof open>>, buf: Buffer): Promise<void> {
+  let off = 0;
+  while (off < buf.length) {
+    const { bytesWritten } = await fh.write(buf, off, buf.length - off);
+    off += bytesWritten;
+  }
+}
+
+/** The text to append: `text`, after a newline when the file's last line lacks its own. */
+async function appendText(fh: Awaited<ReturnType<typeof open>>, text: string): Promise<Buffer> {
+  const { size } = await fh.stat();
+  let prefix = "";
+  if (size > 0) {
+    const last = Buffer.alloc(1);
+    await fh.read(last, 0, 1, size - 1);
+    if (last[0] !== 0x0a) prefix = "\n";
+  }
+  return Buffer.from(prefix + text, "utf8");
+}
+
+/** The atomic append (`AppendOptions.atomic`): copy, append to the copy, fsync, rename over. */
+async function appendThroughCopy(file: string, text: string): Promise<void> {
+  const mode = (await stat(file)).mode & 0o7777;
+  const tmp = tempFileFor(file);
+  try {
+    await copyFile(file, tmp, constants.COPYFILE_EXCL);
+    const fh = await open(tmp, "a+");
+    try {
+      await fh.chmod(mode);
+      await writeAll(fh, await appendText(fh, text));
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, file);
+  } catch (err) {
+    await unlink(tmp).catch(() => undefined);
+    throw err;
+  }
+  await fsyncDir(dirname(file));
+}
+
 /**
  * Appends entries, one JSON line each, with a single write per batch, then
  * fsyncs the file (and its directory when the file is new). If the file's
  * last line lacks its newline (a torn write), a newline is written first so
- * the new entries stay whole; the reader still reports the torn line.
+ * the new entries stay whole; the reader still reports the torn line. With
+ * `atomic`, the append goes through a copy renamed over the journal.
  */
 export async function appendEntries(
   file: string,
   entries: readonly JournalEntry[],
-  options: LockOption & {
-    /** File mode when the append creates the file (default 0o666, less the umask). */ mode?: number;
-  } = {},
+  options: AppendOptions = {},
 ): Promise<void> {
   if (entries.length === 0) return;
   const text = serializeEntries(entries);
@@ -116,21 +174,10 @@ export async function appendEntries(
   file = await realJournalPath(file);
   await underLock(file, options, async () => {
     const created = !(await exists(file));
+    if (options.atomic === true && !created) return appendThroughCopy(file, text);
     const fh = await open(file, "a+", options.mode);
     try {
-      let prefix = "";
-      const { size } = await fh.stat();
-      if (size > 0) {
-        const last = Buffer.alloc(1);
-        await fh.read(last, 0, 1, size - 1);
-        if (last[0] !== 0x0a) prefix = "\n";
-      }
-      const buf = Buffer.from(prefix + text, "utf8");
-      let off = 0;
-      while (off < buf.length) {
-        const { bytesWritten } = await fh.write(buf, off, buf.length - off);
-        off += bytesWritten;
-      }
+      await writeAll(fh, await appendText(fh, text));
       await fh.sync();
     } finally {
       await fh.close();

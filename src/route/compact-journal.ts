@@ -182,7 +182,8 @@ export async function compactJournal(
     const outcome = await compactEntries(entries, withWorkspace);
     if (outcome.kind !== "compacted" || options.dryRun) return { ...outcome, journal: null };
     options.onStep?.("writing");
-    await appendEntries(file, [outcome.entry], { lock: false });
+    // Through a copy renamed over the journal: a kill mid-write never leaves a torn compaction line.
+    await appendEntries(file, [outcome.entry], { lock: false, atomic: true });
     return { ...outcome, journal: named };
   };
   return options.dryRun ? run() : withJournalLock(file, run);
