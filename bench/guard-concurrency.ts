@@ -10,7 +10,9 @@
  * The guard runs in a child process of its own (this file, forked with
  * `--guard-child`), so that its peak resident memory (`maxRSS` of
  * `process.resourceUsage()`) is its own: the client and the fake upstream
- * share the parent's thread. The upstream streams its answer (its events
+ * share the parent's thread. That process keeps its young generation small,
+ * as `compact-safe guard` does (`keepYoungGenerationSmall`; `--default-heap`:
+ * V8's own sizing, for comparison). The upstream streams its answer (its events
  * written one per turn of its event loop) as soon as it has the whole body.
  *
  * Figures: the added latency at the 50th and 99th percentile of time to the
@@ -90,10 +92,22 @@ interface ChildReply {
 
 /** The guard in a child process (this file with `--guard-child`), asked over IPC. */
 async function guardChild(upstream: string, proxyOnly: boolean) {
-  const child: ChildProcess = fork(new URL(import.meta.url), ["--guard-child", upstream, String(proxyOnly)], {
+  const args = [
+    "--guard-child",
+    upstream,
+    String(proxyOnly),
+    String(process.argv.includes("--default-heap")),
+  ];
+  const child: ChildProcess = fork(new URL(import.meta.url), args, {
     stdio: ["ignore", "inherit", "inherit", "ipc"],
     // BENCH_GUARD_CHILD_ARGS: Node flags for the guard's process alone (`--cpu-prof`, to see where its time goes).
-    execArgv: (process.env.BENCH_GUARD_CHILD_ARGS ?? "").split(" ").filter((a) => a !== ""),
+    execArgv: [
+      // Before the guard's modules load (which grows V8's young generation), as `compact-safe guard` does.
+      ...(process.argv.includes("--default-heap")
+        ? []
+        : ["--import", new URL("./guard-child-heap.js", import.meta.url).href]),
+      ...(process.env.BENCH_GUARD_CHILD_ARGS ?? "").split(" ").filter((a) => a !== ""),
+    ],
   });
   const ask = (m?: string) =>
     new Promise<ChildReply>((resolve, reject) => {

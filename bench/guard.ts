@@ -76,7 +76,7 @@ const ONLY = flag("sizes")
   ?.split(",")
   .map((x) => x.trim().toLowerCase());
 const SESSION_ID = "3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b";
-/** `--proxy-only`: the concurrency row's guard lets every request through without a core's work (what the proxy alone costs). */
+/** `--proxy-only`: the concurrency row's guard lets every request through without a core's work (what the proxy alone costs); `--default-heap`: its process keeps V8's own heap sizing (see guard-concurrency.ts). */
 const PROXY_ONLY = process.argv.includes("--proxy-only");
 /** `--concurrency-only`: the concurrency row alone; `--no-concurrency`: the rows by size alone. */
 const CONCURRENCY = process.argv.includes("--no-concurrency")

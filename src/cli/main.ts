@@ -70,6 +70,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     await runHookCommand(argv[1]);
     return 0;
   }
+  // `guard` runs the guard in this process and nothing else: V8's young generation is kept at its
+  // starting size, before anything else is loaded grows it (src/guard/process-heap.ts).
+  if (argv.find((a) => !a.startsWith("-")) === "guard")
+    (await import("../guard/process-heap.js")).keepYoungGenerationSmall();
   const [{ Command, CommanderError }, { EXIT, toCliError }, { err, ignoreClosedPipes }] = await Promise.all([
     import("commander"),
     import("./errors.js"),

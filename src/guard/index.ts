@@ -16,3 +16,4 @@ export { sessionOf, sessionFileName } from "./session.js";
 export { routeOf } from "./wires.js";
 export { extractiveAnswer, EXTRACTIVE_ANALYSIS } from "./answer.js";
 export * from "./server.js";
+export { keepYoungGenerationSmall } from "./process-heap.js";
