@@ -2,10 +2,7 @@
  * The guard's proxy: an HTTP server on loopback that reads each request
  * whole, hands it to the core (`core.ts`), forwards the core's body to the
  * upstream, and pipes the upstream's answer back as it arrives (a stream is
- * never held back: each chunk is written when it comes). A body of 64 KiB or
- * more goes upstream while it arrives, all but its last byte, which waits
- * for the core (`EarlyForward`): the upstream never has a body whole that
- * the core has not let through.
+ * never held back: each chunk is written when it comes).
  *
  * The upstream of a request (`upstreamTarget`): with `upstream` (an origin
  * and an optional path prefix), a request path that already starts with the
@@ -322,15 +319,9 @@ function declaredLength(req: IncomingMessage): number | undefined {
  * is copied); chunked, the chunks joined once at the end. Over the limit (declared
  * or arrived), or no chunk for `idleMs`, it stops keeping what comes and
  * resolves with the refusal; a client that goes away resolves `gone`. Either
- * way what was read is let go of at once. `onBytes` is told of each range of
- * the buffer filled (with a `content-length` only).
+ * way what was read is let go of at once.
  */
-function readBody(
-  req: IncomingMessage,
-  max: number,
-  idleMs: number,
-  onBytes?: (whole: Buffer, from: number, to: number) => void,
-): Promise<BodyRead> {
+function readBody(req: IncomingMessage, max: number, idleMs: number): Promise<BodyRead> {
   const length = declaredLength(req);
   if (length !== undefined && length > max) return Promise.resolve({ refused: "too_large" });
   return new Promise((resolve) => {
@@ -358,7 +349,6 @@ function readBody(
       if (length !== undefined) {
         whole ??= Buffer.allocUnsafe(length);
         c.copy(whole, size);
-        onBytes?.(whole, size, size + c.length);
       } else chunks.push(c);
       size += c.length;
       arm();
@@ -428,85 +418,23 @@ interface GuardContext {
   readonly limits: { readonly maxBody: number; readonly bodyIdleMs: number };
 }
 
-/** Bodies of at least this many bytes go upstream while they arrive (see `EarlyForward`). */
-export const EARLY_FORWARD_MIN_BYTES = 64 * 1024;
-
-/**
- * A request sent on to the upstream while its body arrives, all but its last
- * byte, so that the upstream reads the body while the guard does: a guard
- * that read each body whole before sending it on would make the upstream
- * wait for it a second time (with many large requests at once, about twice
- * as long). The upstream cannot act on a body it has not received whole.
- * Once the core has decided, the last byte goes out (the body untouched), or
- * the request is cut and the core's body, or its own answer, goes instead.
- */
-interface EarlyForward {
-  readonly open: OpenUpstream;
-  /** The bytes of the body written so far. */
-  sent: number;
-  /** An error of the upstream request before the core decided (the request is then sent again). */
-  failed?: Error;
-  /** The upstream's answer when it came before the core decided (an early refusal). */
-  response?: IncomingMessage;
-}
-
-/** An upstream request opened, with where it goes and the proxy it goes through. */
-interface OpenUpstream {
-  readonly up: http.ClientRequest;
-  readonly target: URL;
-  readonly proxy: string | null;
-}
-
-/** Opens the request to the upstream with the agent's headers (`length`: a new `content-length`, for a body changed). */
-function openUpstream(ctx: GuardContext, req: IncomingMessage, path: string, length?: number): OpenUpstream {
-  const target = upstreamTarget(ctx.upstream, path, req.headers);
-  const headers = forwardable(req.headers, ["host"]);
-  if (length !== undefined) headers["content-length"] = String(length);
-  const lib = target.protocol === "https:" ? https : http;
-  const { agent, proxy } = ctx.agents.forTarget(target);
-  return { up: lib.request(target, { method: req.method, headers, agent }), target, proxy };
-}
-
-/** Starts an early forward (`EarlyForward`) of a request whose body is `length` bytes; the body's bytes go with `early.write`. */
-function startEarly(ctx: GuardContext, req: IncomingMessage, path: string, length: number) {
-  const early: EarlyForward = { open: openUpstream(ctx, req, path), sent: 0 };
-  const { up } = early.open;
-  up.on("error", (e: Error) => (early.failed ??= e));
-  up.once("response", (r: IncomingMessage) => (early.response = r));
-  const write = (whole: Buffer, _from: number, to: number) => {
-    const end = Math.min(to, length - 1);
-    if (end <= early.sent || early.failed !== undefined) return;
-    // A view of the body's own buffer (no copy); the last byte waits for the core.
-    up.write(whole.subarray(early.sent, end));
-    early.sent = end;
-  };
-  return { early, write };
-}
-
-/** The request's path and query (an absolute-form target, from a client using the guard as a forward proxy, keeps only its path). */
-function requestPath(req: IncomingMessage): string {
-  const rawUrl = req.url ?? "/";
-  if (!/^https?:\/\//i.test(rawUrl)) return rawUrl;
-  const u = new URL(rawUrl);
-  return u.pathname + u.search;
-}
-
 /** One request: the core sees it first, then the guard answers it itself or forwards it upstream. */
 async function handleRequest(ctx: GuardContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const { core, emit, report } = ctx;
   // Settles when the answer has gone to the agent, or it hung up: the core's after-answer work waits for it.
   const answered = new Promise<void>((resolve) => res.once("close", () => resolve()));
-  const path = requestPath(req);
-  const length = declaredLength(req);
-  const early =
-    length !== undefined && length >= EARLY_FORWARD_MIN_BYTES && length <= ctx.limits.maxBody
-      ? startEarly(ctx, req, path, length)
-      : undefined;
-  const read = await readBody(req, ctx.limits.maxBody, ctx.limits.bodyIdleMs, early?.write);
-  if (!("body" in read) || res.destroyed) early?.early.open.up.destroy();
+  const read = await readBody(req, ctx.limits.maxBody, ctx.limits.bodyIdleMs);
   if ("refused" in read) return refuse(ctx, req, res, read.refused);
   if (!("body" in read) || res.destroyed) return;
   const received = read.body;
+  // Absolute-form request targets (a client using the guard as a forward proxy) keep only their path.
+  const rawUrl = req.url ?? "/";
+  const path = /^https?:\/\//i.test(rawUrl)
+    ? (() => {
+        const u = new URL(rawUrl);
+        return u.pathname + u.search;
+      })()
+    : rawUrl;
 
   let outcome: GuardOutcome;
   try {
@@ -525,15 +453,6 @@ async function handleRequest(ctx: GuardContext, req: IncomingMessage, res: Serve
     outcome = { body: received, changed: false };
   }
   report(outcome);
-  if (early !== undefined) {
-    const e = early.early;
-    if (!outcome.respond && !outcome.changed && e.failed === undefined && !res.destroyed) {
-      finishEarly(ctx, req, res, path, e, received, outcome.wire, outcome.relayed);
-      return;
-    }
-    // The core changed the body or answers itself (or the early request failed): the upstream never gets this one whole.
-    e.open.up.destroy();
-  }
   if (outcome.respond) {
     // The guard's own answer (an agent's summarization request, --summarizer extractive): the upstream is not asked.
     sendOwnAnswer(res, outcome.respond);
@@ -549,24 +468,6 @@ async function handleRequest(ctx: GuardContext, req: IncomingMessage, res: Serve
     outcome.changed,
     outcome.relayed,
   );
-}
-
-/** An early forward whose body the core let through: its last byte goes out, and its answer comes back. */
-function finishEarly(
-  ctx: GuardContext,
-  req: IncomingMessage,
-  res: ServerResponse,
-  path: string,
-  early: EarlyForward,
-  body: Buffer,
-  outcomeWire: GuardWire | undefined,
-  relayed?: GuardOutcome["relayed"],
-): void {
-  const { up } = early.open;
-  relayAnswer(ctx, req, res, path, early.open, outcomeWire, relayed, early.response);
-  if (early.response === undefined) up.end(body.subarray(early.sent));
-  // The upstream answered before it had the body (a refusal): that answer is relayed, and the request let go of.
-  else early.response.once("end", () => up.destroy());
 }
 
 /** Writes the guard's own answer: one buffer, or chunks written as they are listed. */
@@ -594,39 +495,22 @@ function forwardUpstream(
   changed: boolean,
   relayed?: GuardOutcome["relayed"],
 ): void {
-  const declared = req.headers["content-length"] !== undefined;
-  const open = openUpstream(
-    ctx,
-    req,
-    path,
-    changed || (!declared && body.length > 0) ? body.length : undefined,
-  );
-  relayAnswer(ctx, req, res, path, open, outcomeWire, relayed);
-  open.up.end(body);
-}
-
-/**
- * Streams the upstream's answer to `up` back to the agent as it comes (`response`: one that already
- * came); an unreachable upstream is answered 502 in the request's wire format.
- */
-function relayAnswer(
-  ctx: GuardContext,
-  req: IncomingMessage,
-  res: ServerResponse,
-  path: string,
-  open: OpenUpstream,
-  outcomeWire: GuardWire | undefined,
-  relayed?: GuardOutcome["relayed"],
-  response?: IncomingMessage,
-): void {
-  const { emit } = ctx;
-  const { up, target, proxy } = open;
+  const { upstream, agents, emit } = ctx;
   const wire = outcomeWire ?? wireOfPath(path, req.headers);
+
+  const target = upstreamTarget(upstream, path, req.headers);
+  const headers = forwardable(req.headers, ["host"]);
+  if (changed || (headers["content-length"] === undefined && body.length > 0))
+    headers["content-length"] = String(body.length);
+
+  const lib = target.protocol === "https:" ? https : http;
+  const { agent, proxy } = agents.forTarget(target);
+  const up = lib.request(target, { method: req.method, headers, agent });
   // The agent went away: so does the upstream request (a stream the model is still writing is cut).
   res.on("close", () => {
     if (!res.writableFinished) up.destroy();
   });
-  const onResponse = (ures: IncomingMessage) => {
+  up.on("response", (ures) => {
     res.writeHead(ures.statusCode ?? 502, ures.statusMessage, forwardable(ures.headers));
     res.flushHeaders();
     // Each chunk is written as it comes (pipe: no buffering beyond the socket's own backpressure).
@@ -635,9 +519,7 @@ function relayAnswer(
     ures.on("close", () => {
       if (!ures.complete) res.destroy();
     });
-  };
-  if (response !== undefined) onResponse(response);
-  else up.on("response", onResponse);
+  });
   up.on("error", (e: NodeJS.ErrnoException) => {
     if (res.destroyed || res.writableFinished) return;
     const reason = e.code ?? oneLine(e.message);
@@ -661,6 +543,7 @@ function relayAnswer(
     res.writeHead(502, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
     res.end(text);
   });
+  up.end(body);
 }
 
 /**
