@@ -78,7 +78,7 @@ export {
 } from "./engine/pressure.js";
 export { estimateTokens, fastEstimator, exactEstimator, type TokenEstimator } from "./engine/tokens.js";
 export { redactSecrets } from "./redact/redact.js";
-export type { LiveState } from "./engine/live-state.js";
+export type { LiveState } from "./workspace/live-state.js";
 
 // summarizers: the embedded extractive one (default, offline) and the LLM ones
 export { extractiveSummarizer } from "./summarizers/extractive/index.js";

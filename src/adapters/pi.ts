@@ -33,7 +33,6 @@ import type {
 } from "@mariozechner/pi-coding-agent";
 import type { Message } from "../model/types.js";
 import type { Summarizer } from "../summarizers/types.js";
-import type { LiveState } from "../engine/live-state.js";
 import { compactMessagesSafe } from "../engine/compact.js";
 import { CONSTANTS } from "../model/constants.js";
 import { estimateTokens } from "../engine/tokens.js";
@@ -43,7 +42,7 @@ import { validateSurvivalContract } from "../contract/validate.js";
 import { PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX, importPi } from "../formats/import/pi.js";
 import { auditEntries, NOT_JUDGEABLE, type CompactionAudit } from "../route/audit.js";
 import { readAnchors } from "../workspace/anchors.js";
-import { readLiveState } from "../workspace/live-state.js";
+import { readLiveState, type LiveState } from "../workspace/live-state.js";
 import { fromPiMessage, type PiAgentMessage } from "./pi-convert.js";
 import { ModelError } from "../model/schema.js";
 import { checkPlainData } from "../model/plain.js";
