@@ -82,6 +82,12 @@ export type { LiveState } from "./workspace/live-state.js";
 
 // summarizers: the embedded extractive one (default, offline) and the LLM ones
 export { extractiveSummarizer } from "./summarizers/extractive/index.js";
+export {
+  createSummarizer,
+  SUMMARIZER_NAMES,
+  type SummarizerName,
+  type SummarizerSpec,
+} from "./summarizers/factory.js";
 export { openaiCompatibleSummarizer } from "./summarizers/openai.js";
 export { anthropicSummarizer } from "./summarizers/anthropic.js";
 export { anthropicNativeSummarizer, type AnthropicNativeOptions } from "./route/native-summarizer.js";

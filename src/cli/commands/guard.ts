@@ -21,6 +21,7 @@ import type { Command } from "commander";
 import { EXIT, usageError } from "../errors.js";
 import { err } from "../output.js";
 import { defaultStateDir, registerStatus } from "./guard-status.js";
+import { OFFLINE_SUMMARIZER_NAMES } from "../../summarizers/factory.js";
 
 export { defaultStateDir };
 
@@ -93,9 +94,12 @@ export function withGuardNoProxy(env: NodeJS.ProcessEnv, guardUrl: string): Node
 export async function runGuard(flags: GuardFlags, command: string[], dashDash: boolean): Promise<number> {
   if (flags.mode !== undefined && flags.mode !== "audit" && flags.mode !== "repair")
     throw usageError(`--mode: expected audit or repair, got ${JSON.stringify(flags.mode)}`);
-  if (flags.summarizer !== undefined && flags.summarizer !== "extractive" && flags.summarizer !== "none")
-    throw usageError(`--summarizer: expected extractive or none, got ${JSON.stringify(flags.summarizer)}`);
-  const summarizer = flags.summarizer === "extractive" ? "extractive" : undefined;
+  const offline: readonly string[] = OFFLINE_SUMMARIZER_NAMES;
+  if (flags.summarizer !== undefined && flags.summarizer !== "none" && !offline.includes(flags.summarizer))
+    throw usageError(
+      `--summarizer: expected ${[...OFFLINE_SUMMARIZER_NAMES, "none"].join(" or ")}, got ${JSON.stringify(flags.summarizer)}`,
+    );
+  const summarizer = OFFLINE_SUMMARIZER_NAMES.find((n) => n === flags.summarizer);
   if (dashDash && command.length === 0) throw usageError("guard: no command after --");
   if (!dashDash && command.length > 0)
     throw usageError(`guard: put the command after -- (compact-safe guard -- ${command.join(" ")})`);
