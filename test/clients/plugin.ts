@@ -30,6 +30,7 @@ import { repoRoot } from "../support.js";
 import { startFakeServer } from "./fake-server.js";
 import { answerAnthropic, CANNED_SUMMARY } from "./fake-anthropic.js";
 import { runProcess } from "./run-process.js";
+import { installNewestClaude, PINNED_CLIENTS } from "./install.js";
 import { sessionId } from "./claude-code.js";
 import type { ClientContext, SessionVerdict } from "./types.js";
 
@@ -47,14 +48,18 @@ function step(what: string, r: { code: number | null; stdout: string; stderr: st
 
 /** Installs the tarball of this tree into `prefix` (offline from the npm cache when it can); returns its bin folder. */
 async function installTarball(root: string, prefix: string): Promise<string> {
+  // npm gets the machine's environment (its cache, certificates and proxy), not the test's HOME.
+  const machine = Object.fromEntries(
+    Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined),
+  );
   const packed = await runProcess(npm, ["pack", "--silent", "--pack-destination", root], {
     cwd: repoRoot,
-    env: { HOME: process.env.HOME ?? root },
+    env: machine,
     timeoutMs: 300_000,
   });
   step("npm pack", packed);
   const tarball = join(root, packed.stdout.trim().split("\n").at(-1)!);
-  const env = { HOME: process.env.HOME ?? root, npm_config_prefix: prefix };
+  const env = { ...machine, npm_config_prefix: prefix };
   const args = ["install", "-g", "--no-audit", "--no-fund", "--loglevel=error", tarball];
   let r = await runProcess(npm, [...args, "--offline"], { env, timeoutMs: 300_000 });
   if (r.code !== 0) r = await runProcess(npm, [...args, "--prefer-offline"], { env, timeoutMs: 600_000 });
@@ -62,11 +67,27 @@ async function installTarball(root: string, prefix: string): Promise<string> {
   return join(prefix, "bin");
 }
 
+/** The check with the pinned Claude Code, and again with the newest the registry serves when it is another. */
 export async function pluginChecks(ctx: ClientContext): Promise<SessionVerdict[]> {
-  const verdict = (ok: boolean, detail: string, check = "plugin: marketplace add, install, /compact") => ({
-    client: "claude-code" as const,
+  const out = await pluginCheck(ctx, ctx.bin, PINNED_CLIENTS["@anthropic-ai/claude-code"]);
+  const newest = await installNewestClaude(ctx.log).catch((e: Error) => ({ skipped: e.message }));
+  if ("skipped" in newest)
+    out.push({
+      ...out[0]!,
+      check: `${out[0]!.check} (newest)`,
+      ok: true,
+      skipped: true,
+      detail: newest.skipped,
+    });
+  else if (!newest.pinned) out.push(...(await pluginCheck(ctx, newest.bin, newest.version)));
+  return out;
+}
+
+async function pluginCheck(ctx: ClientContext, claudeBin: string, which: string): Promise<SessionVerdict[]> {
+  const verdict = (ok: boolean, detail: string): SessionVerdict => ({
+    client: "claude-code",
     session: PLUGIN_SESSION,
-    check,
+    check: `plugin: marketplace add, install, /compact (Claude Code ${which})`,
     ok,
     detail,
   });
@@ -90,7 +111,7 @@ export async function pluginChecks(ctx: ClientContext): Promise<SessionVerdict[]
       DISABLE_AUTOUPDATER: "1",
     };
     const claude = (args: string[], timeoutMs = 180_000) =>
-      runProcess(join(ctx.bin, "claude"), args, { cwd: workspace, env, timeoutMs });
+      runProcess(join(claudeBin, "claude"), args, { cwd: workspace, env, timeoutMs });
     step("claude plugin marketplace add", await claude(["plugin", "marketplace", "add", clone]));
     const installed = await claude(["plugin", "install", "compact-safe@compact-safe"]);
     step("claude plugin install compact-safe@compact-safe", installed);
