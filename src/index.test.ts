@@ -41,6 +41,8 @@ const PUBLIC = {
   ],
   summarizers: [
     "extractiveSummarizer",
+    "createSummarizer",
+    "SUMMARIZER_NAMES",
     "openaiCompatibleSummarizer",
     "anthropicSummarizer",
     "anthropicNativeSummarizer",

@@ -78,10 +78,16 @@ export {
 } from "./engine/pressure.js";
 export { estimateTokens, fastEstimator, exactEstimator, type TokenEstimator } from "./engine/tokens.js";
 export { redactSecrets } from "./redact/redact.js";
-export type { LiveState } from "./engine/live-state.js";
+export type { LiveState } from "./workspace/live-state.js";
 
 // summarizers: the embedded extractive one (default, offline) and the LLM ones
 export { extractiveSummarizer } from "./summarizers/extractive/index.js";
+export {
+  createSummarizer,
+  SUMMARIZER_NAMES,
+  type SummarizerName,
+  type SummarizerSpec,
+} from "./summarizers/factory.js";
 export { openaiCompatibleSummarizer } from "./summarizers/openai.js";
 export { anthropicSummarizer } from "./summarizers/anthropic.js";
 export { anthropicNativeSummarizer, type AnthropicNativeOptions } from "./route/native-summarizer.js";

@@ -156,7 +156,13 @@ test("every import in src/ goes to its own layer or one listed before it in docs
   );
   // Types too: a type imported from a layer after it is still an arrow back up.
   assert.deepEqual(layerViolations(graph, order), []);
-  // Circles of what is loaded (a type-only import is erased: the format table's entries name the
-  // importers, whose results are typed by the table's names).
+  // Circles of what is loaded.
   assert.deepEqual(importCycles(sourceGraph(true)), []);
+  // Circles of types too (a type-only import is erased, but a circle of names is still one module
+  // needing the other to be read): none, but for the guard's one, left to the guard's reorganisation
+  // into subfolders (issue 46 item 2).
+  const typeCircles = importCycles(sourceGraph(false)).filter(
+    (c) => !c.every((f) => f.startsWith("src/guard/")),
+  );
+  assert.deepEqual(typeCircles, []);
 });

@@ -242,7 +242,7 @@ export function compactSafePrepareStep(
       },
     );
     if (!step.ok) {
-      onRefused?.({ stepNumber: input.stepNumber, decision, error: step.error as CompactError });
+      onRefused?.({ stepNumber: input.stepNumber, decision, error: step.error });
       return keep;
     }
     const { out, result: r } = step;

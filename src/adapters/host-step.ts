@@ -10,21 +10,26 @@
 import type { Message } from "../model/types.js";
 import { validateSurvivalContract } from "../contract/validate.js";
 import { compactMessagesSafe } from "../engine/compact.js";
-import type { CompactErrorKind, CompactOptions, CompactSuccess } from "../engine/result.js";
+import type { CompactError, CompactOptions, CompactSuccess } from "../engine/result.js";
 import type { CompactDecision } from "../engine/pressure.js";
 
-/** Why a host step returned nothing to commit. */
-export interface HostStepError {
-  /** The engine's kinds, and `below_threshold`: the history is under the pressure that asks for a compaction. */
-  kind: CompactErrorKind | "below_threshold";
-  /** One line naming the cause. */
+/** Why nothing was done: the history is under the pressure that asks for a compaction. */
+export interface BelowThreshold {
+  kind: "below_threshold";
+  /** One line: the tokens and the threshold. */
   message: string;
-  /** Summarizer calls made. */
-  attempts: number;
+  attempts: 0;
 }
 
+/**
+ * Why a host step returned nothing to commit: the engine's refusal (`CompactError`: the summarizer
+ * failed, an unusable summary, a contract violation, nothing to compact, or the replacement as the
+ * host's messages did not validate), or the pressure check's (`BelowThreshold`).
+ */
+export type HostRefusal = CompactError | BelowThreshold;
+
 export type HostStepResult<Out> =
-  { ok: true; out: Out; result: CompactSuccess } | { ok: false; error: HostStepError };
+  { ok: true; out: Out; result: CompactSuccess } | { ok: false; error: CompactError };
 
 /** How a host's messages convert: out to the host's type, and back to check what the host will receive. */
 export interface HostConversion<Out> {
@@ -67,7 +72,7 @@ export async function compactHostStep<Out>(
 }
 
 /** The refusal of a step under the threshold. */
-export function belowThreshold(decision: CompactDecision): HostStepError {
+export function belowThreshold(decision: CompactDecision): BelowThreshold {
   return {
     kind: "below_threshold",
     message: `${decision.tokens} tokens, under the threshold of ${decision.thresholdTokens}`,

@@ -32,7 +32,7 @@ import { createMiddleware, initChatModel } from "langchain";
 import type { Message } from "../model/types.js";
 import { ModelError, parseMessage, parseMessages } from "../model/schema.js";
 import { checkPlainData, isBuiltinContainer } from "../model/plain.js";
-import type { CompactError, CompactOptions, CompactResult } from "../engine/compact.js";
+import type { CompactOptions, CompactResult } from "../engine/compact.js";
 import { compactHostStep } from "./host-step.js";
 import { measurePressure, PressureMemo, shouldCompact } from "../engine/pressure.js";
 import { CONSTANTS } from "../model/constants.js";
@@ -687,7 +687,7 @@ export function compactSafeMiddleware(options: CompactSafeMiddlewareOptions) {
             result: step.result,
             update: { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...step.out] },
           }
-        : { result: { ok: false, error: step.error as CompactError }, update: undefined };
+        : { result: { ok: false, error: step.error }, update: undefined };
       await options.onCompaction?.(outcome.result);
       return outcome.update;
     },

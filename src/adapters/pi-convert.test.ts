@@ -301,16 +301,19 @@ test("property: on generated histories stored in pi's own session manager, the a
       for (const m of toPiMessages(h)) sm.appendMessage(m as never);
       const before = sm.buildSessionContext().messages.map((m) => fromPiMessage(m, { carrier: false }));
       const plan = await planPiCompaction(sm.getBranch(), { tokensBefore: 1 });
-      outcomes.set(plan.ok ? "ok" : plan.kind, (outcomes.get(plan.ok ? "ok" : plan.kind) ?? 0) + 1);
+      outcomes.set(
+        plan.ok ? "ok" : plan.error.kind,
+        (outcomes.get(plan.ok ? "ok" : plan.error.kind) ?? 0) + 1,
+      );
       if (!plan.ok) {
         // The only refusal besides "nothing to compact": a checkpoint inside the kept suffix, which pi keeps
         // verbatim and so cannot fold into the new one.
         assert.ok(
-          plan.kind === "nothing_to_compact" ||
-            (plan.kind === "contract_violation" && /more than one checkpoint/.test(plan.reason)),
-          plan.reason,
+          plan.error.kind === "nothing_to_compact" ||
+            (plan.error.kind === "contract_violation" && /more than one checkpoint/.test(plan.error.message)),
+          plan.error.message,
         );
-        assert.ok(!plan.reason.includes("\n"));
+        assert.ok(!plan.error.message.includes("\n"));
         return;
       }
       const c = plan.compaction;
@@ -354,7 +357,7 @@ test("the note pi gets is sized by summaryMaxTokens (2,000 by default), not by t
   }
   for (const m of toPiMessages(h)) sm.appendMessage(m as never);
   const plan = await planPiCompaction(sm.getBranch(), { tokensBefore: 1 });
-  assert.ok(plan.ok, plan.ok ? "" : plan.reason);
+  assert.ok(plan.ok, plan.ok ? "" : plan.error.message);
   // 80 modified files alone need more than the 300-token floor a target of 0 would leave.
   assert.ok(plan.compaction.summary.length > 300 * 4 + 400, `${plan.compaction.summary.length} characters`);
   assert.match(plan.compaction.summary, /src\/m0\.ts/);

@@ -281,6 +281,7 @@ function checkPiMessages(messages: unknown, path: string): void {
  * is read as pi reads it (what pi sends the model), one message per piece.
  */
 export function fromPiMessage(message: PiAgentMessage, options: { carrier?: boolean } = {}): Message {
+  if (!isRec(message)) throw new ModelError("message", "expected a pi message (an object)");
   checkPlainData(message, "message"); // a cycle, a BigInt, a throwing getter…: a ModelError naming the place
   return readPiMessage(message, options);
 }

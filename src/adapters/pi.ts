@@ -33,7 +33,6 @@ import type {
 } from "@mariozechner/pi-coding-agent";
 import type { Message } from "../model/types.js";
 import type { Summarizer } from "../summarizers/types.js";
-import type { LiveState } from "../engine/live-state.js";
 import { compactMessagesSafe } from "../engine/compact.js";
 import { CONSTANTS } from "../model/constants.js";
 import { estimateTokens } from "../engine/tokens.js";
@@ -43,8 +42,11 @@ import { validateSurvivalContract } from "../contract/validate.js";
 import { PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX, importPi } from "../formats/import/pi.js";
 import { auditEntries, NOT_JUDGEABLE, type CompactionAudit } from "../route/audit.js";
 import { readAnchors } from "../workspace/anchors.js";
-import { readLiveState } from "../workspace/live-state.js";
+import { readLiveState, type LiveState } from "../workspace/live-state.js";
 import { fromPiMessage, type PiAgentMessage } from "./pi-convert.js";
+import { ModelError } from "../model/schema.js";
+import { checkPlainData } from "../model/plain.js";
+import type { CompactError } from "../engine/result.js";
 
 export {
   fromPiMessage,
@@ -128,6 +130,7 @@ function entryMessage(e: SessionEntry): PiAgentMessage | undefined {
  * the entry each message comes from (a compaction's summary: the compaction).
  */
 export function piLiveContext(branch: readonly SessionEntry[]): PiContextMessage[] {
+  checkBranch(branch, "branch");
   const out: PiContextMessage[] = [];
   const push = (e: SessionEntry) => {
     const message = entryMessage(e);
@@ -166,7 +169,35 @@ export type PiCompactionPlan =
       /** The context pi will build from it, as compact-safe messages (checked against the contract). */
       context: Message[];
     }
-  | { ok: false; kind: string; reason: string };
+  | { ok: false; error: CompactError };
+
+/** Why the extension answered pi with no compaction: the plan's refusal, or an error before or in it (`error`, as the refusal entry records it). */
+export interface PiRefusal {
+  kind: CompactError["kind"] | "error";
+  /** One line. */
+  message: string;
+}
+
+const isRec = (v: unknown): v is Rec => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * A branch as pi gives it (`branchEntries`): an array of entry objects, each with a string `type` and
+ * `id`, a `message` entry with a message object. Anything else is a `ModelError` naming the entry,
+ * never a `TypeError` from deep inside.
+ */
+function checkBranch(branch: unknown, path: string): asserts branch is readonly SessionEntry[] {
+  if (!Array.isArray(branch)) throw new ModelError(path, "expected an array of pi session entries");
+  checkPlainData(branch, path); // a hole, a cycle, a BigInt, a throwing getter…: a ModelError naming the place
+  for (let i = 0; i < branch.length; i++) {
+    const e: unknown = branch[i];
+    const at = `${path}[${i}]`;
+    if (!isRec(e)) throw new ModelError(at, "expected a pi session entry (an object)");
+    if (typeof e.type !== "string") throw new ModelError(at, "a pi session entry needs a string type");
+    if (typeof e.id !== "string") throw new ModelError(at, "a pi session entry needs a string id");
+    if (e.type === "message" && !isRec(e.message))
+      throw new ModelError(`${at}.message`, "a message entry needs a message (an object)");
+  }
+}
 
 /** The pi summary message for `summary`, as compact-safe sees it. */
 function piSummaryMessage(summary: string): Message {
@@ -210,6 +241,8 @@ export async function planPiCompaction(
     signal?: AbortSignal;
   },
 ): Promise<PiCompactionPlan> {
+  if (!isRec(options)) throw new ModelError("options", "expected an object ({ tokensBefore, ... })");
+  checkBranch(branch, "branchEntries");
   // What pi sends the model as conversation: `!!` commands are kept out of it, and pi 1.x's system
   // messages (its prompt and tool declarations, sent as the system prompt) are not conversation.
   const live = piLiveContext(branch).filter(
@@ -238,9 +271,13 @@ export async function planPiCompaction(
     summaryOnly: true,
     target: Math.max(0, before - 1),
   });
-  if (!result.ok) return { ok: false, kind: result.error.kind, reason: result.error.message };
+  if (!result.ok) return result;
+  const refuse = (kind: CompactError["kind"], message: string): PiCompactionPlan => ({
+    ok: false,
+    error: { kind, message, attempts: result.attempts },
+  });
   if (result.path !== "summary" || !result.checkpoint)
-    return { ok: false, kind: "nothing_to_compact", reason: "no summary was written (pi needs one)" };
+    return refuse("nothing_to_compact", "no summary was written (pi needs one)");
 
   // The cut: pi keeps a suffix of its entries, so it falls where the replacement's verbatim part starts
   // (the recent tail, else the protected round), or earlier at the current round's first user
@@ -256,7 +293,7 @@ export async function planPiCompaction(
   for (let i = 0; i < cut; i++) if (isBranchSummary(messages[i]!) && !isCheckpoint(messages[i]!)) cut = i;
   const first = live[cut];
   if (!first || first.message.role === "compactionSummary")
-    return { ok: false, kind: "nothing_to_compact", reason: "no entry to keep from" };
+    return refuse("nothing_to_compact", "no entry to keep from");
 
   // The summary: compact-safe's checkpoint, then the older user messages it retains verbatim.
   const keptTexts = new Set(messages.slice(cut).map(allText));
@@ -273,18 +310,13 @@ export async function planPiCompaction(
   const context = [piSummaryMessage(summary), ...messages.slice(cut)];
   const verdict = validateSurvivalContract(messages, context, { anchors, path: "summary" });
   if (!verdict.valid)
-    return {
-      ok: false,
-      kind: "contract_violation",
-      reason: `pi's context would break the contract: ${verdict.reason}`,
-    };
+    return refuse("contract_violation", `pi's context would break the contract: ${verdict.reason}`);
   const after = estimateTokens(context);
   if (after >= before)
-    return {
-      ok: false,
-      kind: "nothing_to_compact",
-      reason: `pi's context would be ${after} tokens, not smaller than its ${before} now`,
-    };
+    return refuse(
+      "nothing_to_compact",
+      `pi's context would be ${after} tokens, not smaller than its ${before} now`,
+    );
   return {
     ok: true,
     context,
@@ -314,6 +346,9 @@ export function piSessionText(ctx: Pick<ExtensionContext, "sessionManager">): st
 
 /** The audit of the compaction `id` recorded in a pi session's text (undefined when it records none by that id). */
 export function auditPiCompaction(sessionText: string, id: string): CompactionAudit | undefined {
+  if (typeof sessionText !== "string")
+    throw new ModelError("sessionText", "expected a pi session's JSONL text");
+  if (typeof id !== "string") throw new ModelError("id", "expected a compaction entry's id (a string)");
   const { entries } = importPi(sessionText, "pi-session.jsonl");
   return auditEntries(entries).compactions.find((c) => c.id === id);
 }
@@ -332,13 +367,17 @@ export function compactSafeExtension(options: CompactSafePiOptions = {}): (pi: E
     };
 
     pi.on("session_before_compact", async (event: SessionBeforeCompactEvent, ctx) => {
-      let plan: PiCompactionPlan;
+      let refusal: PiRefusal;
       try {
+        if (!isRec(event))
+          throw new ModelError("event", "expected pi's session_before_compact event (an object)");
+        if (!isRec(event.preparation))
+          throw new ModelError("event.preparation", "expected pi's compaction preparation (an object)");
         const workspace = options.workspace === false ? undefined : (options.workspace ?? ctx.cwd);
         const anchors =
           options.anchors ?? (workspace ? ((await readAnchors(workspace))?.text ?? undefined) : undefined);
         const liveState = options.liveState ?? (workspace ? await readLiveState(workspace) : undefined);
-        plan = await planPiCompaction(event.branchEntries, {
+        const plan = await planPiCompaction(event.branchEntries, {
           tokensBefore: event.preparation.tokensBefore,
           summarizer: options.summarizer,
           anchors,
@@ -350,28 +389,25 @@ export function compactSafeExtension(options: CompactSafePiOptions = {}): (pi: E
           focus: event.customInstructions,
           signal: event.signal,
         });
+        if (plan.ok) return { compaction: plan.compaction };
+        refusal = plan.error;
       } catch (e) {
-        plan = {
-          ok: false,
-          kind: "error",
-          reason: (e instanceof Error ? e.message : String(e)).split("\n")[0]!,
-        };
+        refusal = { kind: "error", message: (e instanceof Error ? e.message : String(e)).split("\n")[0]! };
       }
-      if (plan.ok) return { compaction: plan.compaction };
       const fallback = options.onFailure === "pi";
       say(
         ctx,
-        `compact-safe: compaction ${fallback ? "left to pi" : "cancelled, nothing committed"}: ${plan.reason}`,
-        plan.kind === "nothing_to_compact" ? "info" : "warning",
+        `compact-safe: compaction ${fallback ? "left to pi" : "cancelled, nothing committed"}: ${refusal.message}`,
+        refusal.kind === "nothing_to_compact" ? "info" : "warning",
       );
       // "Nothing to compact" is an honest outcome, not a failure: shown, not recorded (pi asks again at
       // every turn over its threshold).
-      if (plan.kind !== "nothing_to_compact")
+      if (refusal.kind !== "nothing_to_compact")
         try {
           pi.appendEntry(PI_REFUSAL_ENTRY, {
             event: "compaction_refused",
-            kind: plan.kind,
-            reason: plan.reason,
+            kind: refusal.kind,
+            reason: refusal.message,
             then: fallback ? "pi" : "cancelled",
           });
         } catch {

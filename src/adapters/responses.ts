@@ -17,7 +17,7 @@ import { ModelError, parseMessages } from "../model/schema.js";
 import { checkPlainData } from "../model/plain.js";
 import type { CompactError, CompactOptions, CompactSuccess } from "../engine/compact.js";
 import { shouldCompact, type CompactDecision } from "../engine/pressure.js";
-import { belowThreshold, compactHostStep } from "./host-step.js";
+import { belowThreshold, compactHostStep, type BelowThreshold } from "./host-step.js";
 import { itemsToMessages, messagesToItems, type ToResponsesOptions } from "../formats/import/responses.js";
 
 export type { ResponseInputItem } from "openai/resources/responses/responses";
@@ -92,11 +92,7 @@ export interface CompactResponsesOptions extends CompactOptions {
 }
 
 /** Why nothing was done: the items are under the threshold. */
-export interface BelowThreshold {
-  kind: "below_threshold";
-  message: string;
-  attempts: 0;
-}
+export type { BelowThreshold };
 
 export type CompactResponsesResult =
   | { ok: true; items: ResponsesHistory; result: CompactSuccess; decision?: CompactDecision }
@@ -145,14 +141,14 @@ export async function compactResponsesItems(
       { messages, billed: billedAt(items, messages, billed), estimator: options.estimator },
       { window: options.window, threshold },
     );
-    if (!decision.compact) return { ok: false, error: belowThreshold(decision) as BelowThreshold, decision };
+    if (!decision.compact) return { ok: false, error: belowThreshold(decision), decision };
   }
   const step = await compactHostStep(messages, compact, {
     name: "Responses items",
     toHost: (replacement) => asTheCallersItems(items, toResponsesItems(replacement)),
     fromHost: (out) => fromResponsesItems(out),
   });
-  if (!step.ok) return { ok: false, error: step.error as CompactError, decision };
+  if (!step.ok) return { ok: false, error: step.error, decision };
   return { ok: true, items: step.out, result: step.result, decision };
 }
 

@@ -124,7 +124,7 @@ export function lastConversationIndex(messages: readonly Message[]): number {
   return -1;
 }
 
-/** Start of the current round (DESIGN.md "Current round"). */
+/** Start of the current round (docs/SURVIVAL_CONTRACT.md, "The protected last round"). */
 export function currentRoundStart(messages: readonly Message[]): number {
   const t = scanExchanges(messages);
   const n = countedExchanges(messages, t);

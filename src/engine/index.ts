@@ -1,5 +1,4 @@
 export * from "./tokens.js";
-export * from "./live-state.js";
 export * from "./replacement.js";
 export * from "./prune.js";
 export * from "./pressure.js";

@@ -10,7 +10,8 @@ import { placeholderKind, isPunctuationOnly } from "../contract/placeholder.js";
 import type { BackgroundHandle, SummaryResult } from "../summarizers/types.js";
 import { SummarizerError } from "../summarizers/types.js";
 import { type LazyAbort, MAX_TIMEOUT_MS, withWholeRequestTimeoutLazy } from "../summarizers/llm-common.js";
-import { extractiveSummarizer, runsInProcess } from "../summarizers/extractive/index.js";
+import { runsInProcess } from "../summarizers/extractive/index.js";
+import { defaultSummarizer } from "../summarizers/factory.js";
 import { fastEstimator } from "./tokens.js";
 import { CONSTANTS } from "../model/constants.js";
 import { errorResult, type CompactErrorKind, type CompactOptions, type CompactResult } from "./result.js";
@@ -114,7 +115,7 @@ export async function summarizeWithLadder(
   counted: boolean,
   retained: readonly Message[] = [],
 ): Promise<LadderOutcome> {
-  const summarizer = options.summarizer ?? extractiveSummarizer();
+  const summarizer = options.summarizer ?? defaultSummarizer();
   const estimator = options.estimator ?? fastEstimator;
   const sleep = options.sleep ?? defaultSleep;
   const maxRetries = options.maxRetries ?? CONSTANTS.maxRetries;

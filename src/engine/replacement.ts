@@ -19,7 +19,7 @@ import { protectedRound, type ProtectedRound } from "../contract/rounds.js";
 import { boundedResultContent } from "../contract/bounds.js";
 import { validateSurvivalContract } from "../contract/validate.js";
 import { estimateTokens, fastEstimator, type TokenEstimator } from "./tokens.js";
-import { renderLiveState, type LiveState } from "./live-state.js";
+import { renderLiveState, type LiveState } from "../workspace/live-state.js";
 import { redactRepeated, redactSecrets } from "../redact/redact.js";
 import { CONSTANTS } from "../model/constants.js";
 import { countedScope } from "../model/scope.js";

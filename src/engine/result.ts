@@ -9,7 +9,7 @@ import type {
 import type { Summarizer } from "../summarizers/types.js";
 import type { TokenEstimator } from "./tokens.js";
 import type { PruneStats } from "./prune.js";
-import type { LiveState } from "./live-state.js";
+import type { LiveState } from "../workspace/live-state.js";
 
 export interface CompactOptions {
   /** The summarizer; default: the embedded extractive summarizer (offline). */

@@ -15,6 +15,7 @@ import { toAnthropicRequest } from "./export/anthropic.js";
 import { toOpenAIRequest } from "./export/openai.js";
 import { FormatError } from "./common/types.js";
 import { FORMAT_NAMES } from "./registry.js";
+import { FORMAT_NAME_LIST } from "./common/format-names.js";
 
 const jsonl = (...objs: unknown[]) => objs.map((o) => JSON.stringify(o)).join("\n") + "\n";
 const call = (id: string): Message => ({
@@ -771,4 +772,8 @@ test("Codex 0.169: the answer to Codex's own compaction request (recorded before
     assert.ok(!before.includes("OF THE FAKE"), String(answer.type));
     assert.ok(before.includes("did X") && before.includes('"ok"'));
   }
+});
+
+test("the format table's names are common/format-names.ts's list, in its order", () => {
+  assert.deepEqual([...FORMAT_NAMES], [...FORMAT_NAME_LIST]);
 });

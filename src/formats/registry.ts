@@ -15,6 +15,7 @@ import type { Message } from "../model/index.js";
 import { looksLikeJournalEntry } from "../model/schema.js";
 import type { ToolIdOptions } from "../model/tool-ids.js";
 import { FormatError, type ImportReport, type ImportResult } from "./common/types.js";
+import type { FormatName } from "./common/format-names.js";
 import { importJournal } from "./import/journal.js";
 import { importClaudeCode, isClaudeCodeRecord } from "./import/claude-code.js";
 import { importCodex, isCodexRecord } from "./import/codex.js";
@@ -78,8 +79,8 @@ export interface ForkSupport {
 }
 
 export interface FormatEntry {
-  /** The `--format` name. */
-  name: string;
+  /** The `--format` name (one of common/format-names.ts). */
+  name: FormatName;
   /** Who writes it, for prose ("Claude Code"). */
   title: string;
   /** What it reads: the README table's cell (Markdown), and the help line (without the backticks). */
@@ -246,7 +247,12 @@ export const FORMATS = [
   },
 ] as const satisfies readonly FormatEntry[];
 
-export type FormatName = (typeof FORMATS)[number]["name"];
+export type { FormatName };
+
+/** Every name of common/format-names.ts has an entry in the table (a compile-time check). */
+type NamesWithoutEntry = Exclude<FormatName, (typeof FORMATS)[number]["name"]>;
+const everyNameHasAnEntry: [NamesWithoutEntry] extends [never] ? true : NamesWithoutEntry = true;
+void everyNameHasAnEntry;
 
 /** Every format's name, in the table's order. */
 export const FORMAT_NAMES: readonly FormatName[] = FORMATS.map((f) => f.name);

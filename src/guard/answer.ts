@@ -25,7 +25,7 @@ import { createHash } from "node:crypto";
 import type { Block, Message } from "../model/types.js";
 import { isText } from "../model/blocks.js";
 import { estimateTokens } from "../engine/tokens.js";
-import { extractiveSummary } from "../summarizers/extractive/index.js";
+import { offlineSummary } from "../summarizers/factory.js";
 import type { GuardResponse, GuardWire } from "./types.js";
 import type { HistoryItem, WireHistory } from "./history.js";
 import { PI_CONVERSATION_HEADING, PI_INSTRUCTIONS_HEADING } from "./detect.js";
@@ -221,7 +221,7 @@ function splitCalls(text: string): { name: string; input: Record<string, unknown
 
 /** The note and the text the agent gets (Claude Code's `<analysis>` + `<summary>`; the note alone otherwise). */
 export function extractiveText(messages: readonly Message[], agent: string): { note: string; text: string } {
-  const note = extractiveSummary({ messages });
+  const note = offlineSummary("extractive", { messages });
   const text =
     agent === "claude-code"
       ? `<analysis>${EXTRACTIVE_ANALYSIS}</analysis>\n<summary>${note}</summary>`

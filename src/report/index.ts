@@ -6,7 +6,7 @@
  */
 import type { JournalEntry } from "../model/index.js";
 import { compactEntries } from "../route/compact-journal.js";
-import { extractiveSummarizer } from "../summarizers/extractive/index.js";
+import { defaultSummarizer } from "../summarizers/factory.js";
 import type { Summarizer } from "../summarizers/types.js";
 import { activeCompactions, buildReportModel, type ReportModel, type ReportOptions } from "./model.js";
 
@@ -38,7 +38,7 @@ export async function reportEntries(
   if (!wantPreview)
     return buildReportModel(entries, { ...rest, previewNote: preview ? undefined : "not asked for" });
   const outcome = await compactEntries(entries, {
-    summarizer: summarizer ?? extractiveSummarizer(),
+    summarizer: summarizer ?? defaultSummarizer(),
     window: rest.window,
     dryRun: true,
   });

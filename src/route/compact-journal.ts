@@ -32,7 +32,7 @@ import {
 } from "../engine/compact.js";
 import { defaultTarget, shouldCompact, type CompactDecision } from "../engine/pressure.js";
 import { fastEstimator } from "../engine/tokens.js";
-import type { LiveState } from "../engine/live-state.js";
+import type { LiveState } from "../workspace/live-state.js";
 import type { BackgroundHandle } from "../summarizers/types.js";
 import { providerRequestTokens } from "../formats/export/request-size.js";
 import { CONSTANTS } from "../model/constants.js";

@@ -32,20 +32,11 @@ import { createHash } from "node:crypto";
 import type { Block, Message } from "../model/types.js";
 import { SummarizerError, type Summarizer, type SummaryRequest, type SummaryResult } from "./types.js";
 import { keptUserText, renderKept, requestNotes, SYSTEM_PROMPT } from "./prompt.js";
-import { capturingFetch, type ResponseSink } from "./errors.js";
 import { oneLine, textOf } from "./transcript.js";
 import { DEFAULT_SUMMARY_TOKENS } from "./extractive/sections.js";
 import { redactSecrets, redactValue } from "../redact/redact.js";
 import { loadSdk } from "./anthropic-sdk.js";
-import {
-  mapSdkError,
-  outputCap,
-  requireModel,
-  resolveApiKey,
-  resolveTimeout,
-  withWholeRequestTimeout,
-  type LlmSummarizerOptions,
-} from "./llm-common.js";
+import { callLlm, llmSetup, outputCap, type LlmSummarizerOptions } from "./llm-common.js";
 
 /** The beta header value of on-demand compaction (the top-level `compaction` parameter). */
 export const ANTHROPIC_ON_DEMAND_BETA = "compact-2026-09-04";
@@ -124,9 +115,6 @@ export function anthropicNativeSummarizerWith(
   wire: AnthropicWire,
 ): Summarizer {
   const fn = "anthropicNativeSummarizer";
-  const model = requireModel(fn, options?.model);
-  const apiKey = resolveApiKey(fn, options.apiKey, "ANTHROPIC_API_KEY", options.env ?? process.env);
-  const timeoutMs = resolveTimeout(fn, options.timeoutMs);
   const mode = resolveMode(fn, options.mode);
   if (mode === "on-demand" && options.triggerTokens !== undefined)
     throw new SummarizerError(
@@ -136,47 +124,30 @@ export function anthropicNativeSummarizerWith(
   const trigger = resolveTrigger(fn, options.triggerTokens);
   if (options.tools !== undefined && !Array.isArray(options.tools))
     throw new SummarizerError("deterministic", `${fn}: tools must be an array of tool definitions`);
-  const label = `anthropic-native summarizer (model ${model}${mode === "threshold" ? ", threshold mode" : ""}${options.baseURL ? ` at ${options.baseURL}` : ""})`;
+  const setup = llmSetup(
+    fn,
+    "anthropic-native",
+    "anthropic",
+    options,
+    mode === "threshold" ? "threshold mode" : "",
+  );
+  const { model, label } = setup;
   const beta = mode === "on-demand" ? ANTHROPIC_ON_DEMAND_BETA : ANTHROPIC_COMPACTION_BETA;
-  const timedOut = () => new SummarizerError("transient", `${label}: timed out after ${timeoutMs} ms`);
 
   return {
     name: "anthropic-native",
     model,
     async summarize(request: SummaryRequest): Promise<SummaryResult> {
-      const sdk = await loadSdk();
-      const { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } = sdk;
-      const sink: ResponseSink = {};
-      const client = new sdk.default({
-        apiKey,
-        baseURL: options.baseURL,
-        maxRetries: 0,
-        timeout: timeoutMs,
-        fetch: capturingFetch(sink, options.fetch ?? globalThis.fetch),
-        logLevel: "off",
-      });
       const body = nativeRequestBody(request, { model, options, mode, trigger, wire });
-      let message: Anthropic.Beta.Messages.BetaMessage;
-      try {
-        message = await withWholeRequestTimeout(
-          timeoutMs,
-          request.signal,
-          timedOut,
-          (signal) =>
-            client.beta.messages.create({ ...body, betas: [beta] } as never, {
-              signal,
-            }) as Promise<Anthropic.Beta.Messages.BetaMessage>,
-        );
-      } catch (err) {
-        throw mapSdkError(err, {
-          provider: "anthropic",
-          label,
-          timeoutMs,
-          sink,
-          signal: request.signal,
-          classes: { APIError, APIConnectionError, APIConnectionTimeoutError, APIUserAbortError },
-        });
-      }
+      const message = await callLlm(
+        setup,
+        await loadSdk(),
+        request.signal,
+        (client, signal) =>
+          client.beta.messages.create({ ...body, betas: [beta] } as never, {
+            signal,
+          }) as Promise<Anthropic.Beta.Messages.BetaMessage>,
+      );
       return readCompaction(message, { label, model, mode, trigger });
     },
   };

@@ -6,18 +6,9 @@
  */
 import type Anthropic from "@anthropic-ai/sdk";
 import { loadSdk } from "./anthropic-sdk.js";
-import { SummarizerError, type Summarizer, type SummaryRequest, type SummaryResult } from "./types.js";
+import type { Summarizer, SummaryRequest, SummaryResult } from "./types.js";
 import { buildUserPrompt, SYSTEM_PROMPT } from "./prompt.js";
-import { capturingFetch, type ResponseSink } from "./errors.js";
-import {
-  mapSdkError,
-  outputCap,
-  requireModel,
-  resolveApiKey,
-  resolveTimeout,
-  withWholeRequestTimeout,
-  type LlmSummarizerOptions,
-} from "./llm-common.js";
+import { callLlm, llmSetup, outputCap, type LlmSummarizerOptions } from "./llm-common.js";
 
 export type AnthropicSummarizerOptions = LlmSummarizerOptions;
 
@@ -31,39 +22,18 @@ export async function loadAnthropicSdk(): Promise<void> {
 }
 
 export function anthropicSummarizer(options: AnthropicSummarizerOptions): Summarizer {
-  const fn = "anthropicSummarizer";
-  const model = requireModel(fn, options?.model);
-  const apiKey = resolveApiKey(fn, options.apiKey, "ANTHROPIC_API_KEY", options.env ?? process.env);
-  const timeoutMs = resolveTimeout(fn, options.timeoutMs);
-  const label = `anthropic summarizer (model ${model}${options.baseURL ? ` at ${options.baseURL}` : ""})`;
-
-  const timedOut = () => new SummarizerError("transient", `${label}: timed out after ${timeoutMs} ms`);
+  const setup = llmSetup("anthropicSummarizer", "anthropic", "anthropic", options);
+  const { model } = setup;
 
   return {
     name: "anthropic",
     model,
     async summarize(request: SummaryRequest): Promise<SummaryResult> {
-      const {
-        default: Anthropic,
-        APIConnectionError,
-        APIConnectionTimeoutError,
-        APIError,
-        APIUserAbortError,
-      } = await loadSdk();
-      const sink: ResponseSink = {};
-      const client = new Anthropic({
-        apiKey,
-        // An explicit base URL; without one the SDK's default (or ANTHROPIC_BASE_URL) applies.
-        baseURL: options.baseURL,
-        maxRetries: 0,
-        timeout: timeoutMs,
-        fetch: capturingFetch(sink, options.fetch ?? globalThis.fetch),
-        logLevel: "off",
-      });
-      let message: Anthropic.Messages.Message;
-      try {
-        message = await withWholeRequestTimeout(timeoutMs, request.signal, timedOut, (signal) =>
-          // Awaiting the SDK's promise reads and parses the body, so the timer covers it.
+      const message: Anthropic.Messages.Message = await callLlm(
+        setup,
+        await loadSdk(),
+        request.signal,
+        (client, signal) =>
           client.messages.create(
             {
               model,
@@ -73,17 +43,7 @@ export function anthropicSummarizer(options: AnthropicSummarizerOptions): Summar
             },
             { signal },
           ),
-        );
-      } catch (err) {
-        throw mapSdkError(err, {
-          provider: "anthropic",
-          label,
-          timeoutMs,
-          sink,
-          signal: request.signal,
-          classes: { APIError, APIConnectionError, APIConnectionTimeoutError, APIUserAbortError },
-        });
-      }
+      );
       const blocks: unknown[] = Array.isArray(message?.content) ? message.content : [];
       let text = "";
       let toolUse = false;

@@ -12,6 +12,7 @@ export {
   type ExtractiveOptions,
   type SummarySection,
 } from "./extractive/index.js";
+export * from "./factory.js";
 export { openaiCompatibleSummarizer, type OpenAICompatibleOptions } from "./openai.js";
 export { anthropicSummarizer, type AnthropicSummarizerOptions } from "./anthropic.js";
 export { DEFAULT_TIMEOUT_MS, type LlmSummarizerOptions } from "./llm-common.js";

@@ -1,6 +1,10 @@
-/** What the LLM summarizers share: options, key lookup, the output cap and the SDK error mapping. */
+/**
+ * What the LLM summarizers share: options, key lookup, the output cap, the SDK error mapping, and the
+ * one client setup (`llmSetup` at construction, `callLlm` for each request) that every LLM summarizer
+ * (OpenAI-compatible, Anthropic, Anthropic-native) goes through.
+ */
 import { SummarizerError, type SummaryRequest } from "./types.js";
-import { classifyHttpFailure, rootCauseMessage, type ResponseSink } from "./errors.js";
+import { capturingFetch, classifyHttpFailure, rootCauseMessage, type ResponseSink } from "./errors.js";
 import { DEFAULT_SUMMARY_TOKENS } from "./extractive/sections.js";
 import { CONSTANTS } from "../model/constants.js";
 
@@ -269,4 +273,95 @@ export function mapSdkError(
     });
   }
   return new SummarizerError("deterministic", `${label}: ${rootCauseMessage(err)}`, { cause: err });
+}
+
+/** What an LLM summarizer resolves once, at construction: a bad option fails there, as a `deterministic` error. */
+export interface LlmSetup {
+  /** The provider, for the error mapping. */
+  provider: "openai" | "anthropic";
+  model: string;
+  apiKey: string;
+  timeoutMs: number;
+  /** Every message's first words: `NAME summarizer (model M[, DETAIL][ at URL])`. */
+  label: string;
+  baseURL?: string;
+  /** The caller's fetch; the global one (as it is at each request) when none. */
+  fetch?: typeof fetch;
+}
+
+/**
+ * The setup of the summarizer `fn` (the public function's name, for its errors) named `name` in its
+ * label: the model (required), the key (the option, else `envName` in `options.env`, default
+ * `process.env`), the whole-request timeout, and `detail` added to the label after the model.
+ */
+export function llmSetup(
+  fn: string,
+  name: string,
+  provider: LlmSetup["provider"],
+  options: LlmSummarizerOptions,
+  detail = "",
+): LlmSetup {
+  const model = requireModel(fn, options?.model);
+  const envName = provider === "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
+  const apiKey = resolveApiKey(fn, options.apiKey, envName, options.env ?? process.env);
+  const timeoutMs = resolveTimeout(fn, options.timeoutMs);
+  const label = `${name} summarizer (model ${model}${detail ? `, ${detail}` : ""}${options.baseURL ? ` at ${options.baseURL}` : ""})`;
+  return {
+    provider,
+    model,
+    apiKey,
+    timeoutMs,
+    label,
+    baseURL: options.baseURL,
+    fetch: options.fetch,
+  };
+}
+
+/** An SDK module (`openai`, `@anthropic-ai/sdk`): its client class and the error classes `mapSdkError` tells apart. */
+export interface LlmSdk<Client> {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  default: new (options: any) => Client;
+  APIError: ErrorClass;
+  APIConnectionError: ErrorClass;
+  APIConnectionTimeoutError: ErrorClass;
+  APIUserAbortError: ErrorClass;
+}
+
+/**
+ * One request through the SDK: a client with the SDK's retries off (the engine owns the failure
+ * ladder) and its logging off, the setup's key, base URL and timeout, and a fetch that keeps the raw
+ * error body (`capturingFetch`); `call` runs under one timer for the whole request, body included
+ * (`withWholeRequestTimeout`), and whatever it throws becomes a `SummarizerError` (`mapSdkError`).
+ */
+export async function callLlm<Client, T>(
+  setup: LlmSetup,
+  sdk: LlmSdk<Client>,
+  signal: AbortSignal | undefined,
+  call: (client: Client, signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const sink: ResponseSink = {};
+  const client = new sdk.default({
+    apiKey: setup.apiKey,
+    // An explicit base URL; without one the SDK's default (or its environment variable) applies.
+    baseURL: setup.baseURL,
+    maxRetries: 0,
+    timeout: setup.timeoutMs,
+    fetch: capturingFetch(sink, setup.fetch ?? globalThis.fetch),
+    logLevel: "off",
+  });
+  const timedOut = () =>
+    new SummarizerError("transient", `${setup.label}: timed out after ${setup.timeoutMs} ms`);
+  try {
+    // Awaiting the SDK's promise reads and parses the body, so the timer covers it.
+    return await withWholeRequestTimeout(setup.timeoutMs, signal, timedOut, (s) => call(client, s));
+  } catch (err) {
+    throw mapSdkError(err, {
+      provider: setup.provider,
+      label: setup.label,
+      timeoutMs: setup.timeoutMs,
+      sink,
+      signal,
+      classes: sdk,
+    });
+  }
 }

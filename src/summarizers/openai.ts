@@ -6,18 +6,9 @@
  */
 import type OpenAI from "openai";
 import { importOptional } from "../model/optional-package.js";
-import { SummarizerError, type Summarizer, type SummaryRequest, type SummaryResult } from "./types.js";
+import type { Summarizer, SummaryRequest, SummaryResult } from "./types.js";
 import { buildUserPrompt, SYSTEM_PROMPT } from "./prompt.js";
-import { capturingFetch, type ResponseSink } from "./errors.js";
-import {
-  mapSdkError,
-  outputCap,
-  requireModel,
-  resolveApiKey,
-  resolveTimeout,
-  withWholeRequestTimeout,
-  type LlmSummarizerOptions,
-} from "./llm-common.js";
+import { callLlm, llmSetup, outputCap, type LlmSummarizerOptions } from "./llm-common.js";
 
 export interface OpenAICompatibleOptions extends LlmSummarizerOptions {
   /** `max_tokens` (default; every compatible server accepts it) or `max_completion_tokens` (OpenAI reasoning models). */
@@ -59,35 +50,14 @@ export async function loadOpenAISdk(): Promise<void> {
 }
 
 export function openaiCompatibleSummarizer(options: OpenAICompatibleOptions): Summarizer {
-  const fn = "openaiCompatibleSummarizer";
-  const model = requireModel(fn, options?.model);
-  const apiKey = resolveApiKey(fn, options.apiKey, "OPENAI_API_KEY", options.env ?? process.env);
-  const timeoutMs = resolveTimeout(fn, options.timeoutMs);
-  const label = `openai-compatible summarizer (model ${model}${options.baseURL ? ` at ${options.baseURL}` : ""})`;
+  const setup = llmSetup("openaiCompatibleSummarizer", "openai-compatible", "openai", options);
+  const { model } = setup;
   const param = options.maxTokensParam ?? "max_tokens";
-
-  const timedOut = () => new SummarizerError("transient", `${label}: timed out after ${timeoutMs} ms`);
 
   return {
     name: "openai-compatible",
     model,
     async summarize(request: SummaryRequest): Promise<SummaryResult> {
-      const {
-        default: OpenAI,
-        APIConnectionError,
-        APIConnectionTimeoutError,
-        APIError,
-        APIUserAbortError,
-      } = await loadSdk();
-      const sink: ResponseSink = {};
-      const client = new OpenAI({
-        apiKey,
-        baseURL: options.baseURL,
-        maxRetries: 0,
-        timeout: timeoutMs,
-        fetch: capturingFetch(sink, options.fetch ?? globalThis.fetch),
-        logLevel: "off",
-      });
       const body: Record<string, unknown> = {
         model,
         messages: [
@@ -97,24 +67,15 @@ export function openaiCompatibleSummarizer(options: OpenAICompatibleOptions): Su
         [param]: outputCap(options.maxTokens, request),
       };
       if (options.temperature !== undefined) body.temperature = options.temperature;
-      let completion: OpenAI.Chat.Completions.ChatCompletion;
-      try {
-        completion = await withWholeRequestTimeout(timeoutMs, request.signal, timedOut, async (signal) => {
-          // Awaiting the SDK's promise reads and parses the body, so the timer covers it.
-          return (await client.chat.completions.create(body as never, {
+      const completion = await callLlm(
+        setup,
+        await loadSdk(),
+        request.signal,
+        async (client, signal) =>
+          (await client.chat.completions.create(body as never, {
             signal,
-          })) as OpenAI.Chat.Completions.ChatCompletion;
-        });
-      } catch (err) {
-        throw mapSdkError(err, {
-          provider: "openai",
-          label,
-          timeoutMs,
-          sink,
-          signal: request.signal,
-          classes: { APIError, APIConnectionError, APIConnectionTimeoutError, APIUserAbortError },
-        });
-      }
+          })) as OpenAI.Chat.Completions.ChatCompletion,
+      );
       const choice = Array.isArray(completion?.choices) ? completion.choices[0] : undefined;
       const message = choice?.message as
         (OpenAI.Chat.Completions.ChatCompletionMessage & { function_call?: unknown }) | undefined;

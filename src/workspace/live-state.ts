@@ -1,17 +1,46 @@
 /**
- * The live state around a session, re-read at compaction time: git branch,
- * worktree root and HEAD, and the background-work handles a host reports (a
- * JSON file for the command line). I/O at the edge; nothing here prints or
- * exits.
+ * The live state around a session, its one home: what it is (`LiveState`), how it is read at
+ * compaction time (git branch, worktree root and HEAD, and the background-work handles a host
+ * reports, a JSON file for the command line) and how every checkpoint restates it
+ * (`renderLiveState`; re-read, never copied from a summary). I/O at the edge; nothing here prints
+ * or exits.
  */
 import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import type { z } from "zod";
-import type { LiveState } from "../engine/live-state.js";
 import type { BackgroundHandle } from "../summarizers/types.js";
 import { JsonDepthError, parseJsonLimited } from "../model/depth.js";
 import { CompactSafeError } from "../model/errors.js";
+
+/** The live state restated in every checkpoint (re-read at compaction time, never copied from a summary). */
+export interface LiveState {
+  /** Current git branch (or `HEAD (detached)`), when the workspace is a git repository. */
+  gitBranch?: string;
+  /** Worktree root path. */
+  worktree?: string;
+  /** HEAD commit id. */
+  head?: string;
+  /** The host's background-work handles. */
+  background?: readonly BackgroundHandle[];
+}
+
+export function renderLiveState(state: LiveState | undefined): string {
+  const lines: string[] = [];
+  if (state?.gitBranch !== undefined) lines.push(`- git branch: ${state.gitBranch}`);
+  if (state?.worktree !== undefined) lines.push(`- worktree: ${state.worktree}`);
+  if (state?.head !== undefined) lines.push(`- HEAD: ${state.head}`);
+  if (state?.gitBranch === undefined && state?.worktree === undefined && state?.head === undefined) {
+    lines.push("- git: not a git repository (or not read)");
+  }
+  const bg = state?.background ?? [];
+  if (bg.length === 0) lines.push("- background work: none reported by the host");
+  for (const h of bg) {
+    const parts = [h.kind, h.status].filter((p) => p !== undefined && p !== "").join(", ");
+    lines.push(`- background: ${h.id}${parts ? ` (${parts})` : ""}${h.command ? `: ${h.command}` : ""}`);
+  }
+  return lines.join("\n");
+}
 
 /** A background-work file that is not a valid list of handles; the message names the path and JSON path. */
 export class BackgroundFileError extends CompactSafeError {

@@ -7,7 +7,7 @@
  * one, `claude-code-VERSION`, for the newest Claude Code the registry serves,
  * which the guard checks run beside the pinned one; one, `pi-coding-agent-VERSION`,
  * for pi 1.x, which needs Node >= 22.19 and runs on the pinned Node 22 of
- * scripts/node22.mjs beside pi 0.73 on the suite's Node). An install that
+ * scripts/node-version.mjs beside pi 0.73 on the suite's Node). An install that
  * finished writes a stamp; a folder without it is reinstalled.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -188,7 +188,7 @@ export interface Pi1Install {
 
 /**
  * Installs pi 1.x into its own cache folder (`pi-coding-agent-VERSION`, the same stamp as the pinned
- * set) and the pinned Node 22 (scripts/node22.mjs), then checks pi's `--version` on that Node.
+ * set) and the pinned Node 22 (scripts/node-version.mjs), then checks pi's `--version` on that Node.
  */
 export async function installPi1(log: (line: string) => void): Promise<Pi1Install> {
   const dir = join(clientsRoot(), `pi-coding-agent-${PI1_VERSION}`);
@@ -200,7 +200,7 @@ export async function installPi1(log: (line: string) => void): Promise<Pi1Instal
   };
   if (!pkg.bin?.pi) throw new Error(`${PI1_PACKAGE}@${PI1_VERSION} declares no pi binary`);
   const cli = join(pkgDir, pkg.bin.pi);
-  const script = join(import.meta.dirname, "..", "..", "..", "scripts", "node22.mjs");
+  const script = join(import.meta.dirname, "..", "..", "..", "scripts", "node-version.mjs");
   const { ensureNode22 } = (await import(pathToFileURL(script).href)) as { ensureNode22: () => string };
   const node = ensureNode22();
   const v = await runProcess(node, [cli, "--version"], { env: { HOME: homedir() }, timeoutMs: 60_000 });

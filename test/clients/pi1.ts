@@ -2,7 +2,7 @@
  * pi 1.x (`@earendil-works/pi-coding-agent`, the package pi moved to after
  * `@mariozechner/pi-coding-agent` 0.73.1) beside the pinned pi 0.73: it needs
  * Node >= 22.19, so it is installed into its own clients-cache folder and run
- * with the pinned Node 22 of scripts/node22.mjs (the suite itself runs on the
+ * with the pinned Node 22 of scripts/node-version.mjs (the suite itself runs on the
  * machine's Node). The same checks as pi.ts, on the same corpus sessions,
  * printed under the client name `pi-VERSION`: pi 1.x resumes a 0.73 session,
  * resumes compact-safe's fork of it, compacts the fork and the original

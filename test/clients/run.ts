@@ -5,12 +5,13 @@
  * and prints one verdict line per session and check. Exits 1 when a check
  * fails, 2 when it cannot run (no corpus, install failed).
  *
- * Options: `--only claude-code,codex,pi,pi1,guard,openai,recall` runs some of them only (`pi1`:
+ * Options: `--only claude-code,codex,pi,pi1,guard,openai,recall,plugin` runs some of them only (`pi1`:
  * the pi checks again with pi 1.x on Node 22, and the pi README example on it,
  * see pi1.ts; `guard`: the checks of `compact-safe guard` with the three
  * agents, see guard.ts; `openai`: the Responses example on openai 6 and 7, see openai.ts;
  * `recall`: Claude Code and Codex with `compact-safe mcp` configured, recalling the stubs of a
- * prune-only fork, see recall.ts);
+ * prune-only fork, see recall.ts; `plugin`: the Claude Code plugin of `.claude-plugin/`, added from a
+ * clone and installed by Claude Code, then a /compact, see plugin.ts);
  * `--guard-only streams,scenarios,newest,fresh,upstream,extractive,today,remote` runs some of
  * the guard's groups of checks only (`fresh`: a new Claude Code session on
  * its default model through `compact-safe guard -- claude`, pinned and newest;
@@ -28,6 +29,7 @@ import { pi1Client } from "./pi1.js";
 import { GUARD_PARTS, guardChecks } from "./guard.js";
 import { openaiChecks } from "./openai.js";
 import { recallChecks } from "./recall.js";
+import { pluginChecks } from "./plugin.js";
 import type { ClientModule, SessionVerdict } from "./types.js";
 
 const CLIENTS: Record<string, ClientModule> = {
@@ -38,6 +40,7 @@ const CLIENTS: Record<string, ClientModule> = {
   guard: guardChecks,
   openai: openaiChecks,
   recall: recallChecks,
+  plugin: pluginChecks,
 };
 
 function log(line: string): void {

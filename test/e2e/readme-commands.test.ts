@@ -1,7 +1,7 @@
 /**
  * The README's command examples, run as printed from what a fresh clone holds:
  * every line of a ```sh block that runs `node` or `npx compact-safe`, and every
- * inline `npx compact-safe ...` with no placeholder (SESSION, <command>). They
+ * inline `npx compact-safe ...` with no placeholder (SESSION, <command>, …). They
  * run in a temporary folder holding the clone's contract/ and examples/ (so a
  * path outside the clone, such as ../shared, fails), with `npx compact-safe`
  * as the built bin (what npx runs in the clone). A `# ok ...` comment is the
@@ -46,7 +46,7 @@ export function readmeCommands(text: string): Example[] {
     const line = (hash >= 0 ? raw.slice(0, hash) : raw).trim();
     const comment = hash >= 0 ? raw.slice(hash + 2).trim() : "";
     const args = line.split(/\s+/);
-    if (args.some((a) => /[<>]/.test(a) || /^[A-Z][A-Z_]{2,}$/.test(a))) return; // a placeholder
+    if (args.some((a) => /[<>…]/.test(a) || /^[A-Z][A-Z_]{2,}$/.test(a))) return; // a placeholder
     out.push({ line, args, expect: comment.startsWith("ok ") ? comment : undefined });
   };
   for (const block of text.matchAll(/^ *```sh\n([\s\S]*?)^ *```/gm)) {

@@ -1,5 +1,5 @@
 /**
- * The fuzz suite's direct checks of a compaction, written from DESIGN.md
+ * The fuzz suite's direct checks of a compaction, written from docs/SURVIVAL_CONTRACT.md
  * without calling either validator (src/contract/validate.ts or
  * contract/validate_survival_contract.mjs) and without src/contract's round
  * segmentation: the protected region is recomputed here by a simple,
@@ -198,7 +198,7 @@ export interface Region {
   instructions: number[];
 }
 
-/** The protected region of DESIGN.md "Rounds, exchanges and the protected last round", computed directly. */
+/** The protected region of docs/SURVIVAL_CONTRACT.md ("The protected last round"), computed directly. */
 export function protectedRegion(ms: readonly Message[]): Region {
   const exchanges: { at: number; results: number[] }[] = [];
   ms.forEach((m, i) => {

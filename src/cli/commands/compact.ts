@@ -13,7 +13,7 @@ import { FORMAT_NAMES, forkFormats, type FormatName } from "../../formats/regist
 import { readBackgroundFile } from "../../workspace/index.js";
 import { formatReceipt } from "../../engine/replacement.js";
 import type { BackgroundHandle, Summarizer } from "../../summarizers/types.js";
-import { extractiveSummarizer } from "../../summarizers/extractive/index.js";
+import { createSummarizer, SUMMARIZER_NAMES, type SummarizerName } from "../../summarizers/factory.js";
 import { percent, positiveInt, timeoutSeconds, wholeNumber } from "../options.js";
 import {
   compactJournal,
@@ -44,7 +44,7 @@ interface CompactCliOptions {
   out?: string;
   inPlace?: boolean;
   force?: boolean;
-  summarizer: "extractive" | "openai" | "anthropic" | "anthropic-native" | "openai-native";
+  summarizer: SummarizerName | "openai-native";
   prefixFrom?: string;
   nativeMode?: "on-demand" | "threshold";
   model?: string;
@@ -127,7 +127,7 @@ async function makeSummarizer(o: CompactCliOptions): Promise<Summarizer> {
       throw usageError(
         "--model, --base-url and --timeout apply to --summarizer openai or anthropic, not extractive",
       );
-    return extractiveSummarizer();
+    return createSummarizer({ name: "extractive" });
   }
   if (o.summarizer === "openai-native") throw usageError(OPENAI_NATIVE_REFUSAL);
   const envName = o.summarizer === "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
@@ -139,33 +139,21 @@ async function makeSummarizer(o: CompactCliOptions): Promise<Summarizer> {
   }
   if (o.model === undefined || o.model.trim() === "")
     throw usageError(`--summarizer ${o.summarizer} needs --model (the model that writes the summary)`);
-  // Loaded on demand: the SDKs (optional peer dependencies) are not needed by the default extractive
-  // summarizer. Loaded here, before any input is read, so that a missing one is a one-line usage error.
-  if (o.summarizer === "openai") {
-    const { openaiCompatibleSummarizer, loadOpenAISdk } = await import("../../summarizers/openai.js");
-    await loadOpenAISdk();
-    return openaiCompatibleSummarizer({
-      model: o.model,
-      baseURL: o.baseUrl,
-      apiKey: key,
-      timeoutMs: o.timeout,
-    });
-  }
-  const { anthropicSummarizer, loadAnthropicSdk } = await import("../../summarizers/anthropic.js");
-  await loadAnthropicSdk();
+  // The one factory (summarizers/factory.ts) loads the SDK (an optional peer dependency) here, before any
+  // input is read, so that a missing one is a one-line error.
+  const llm = { model: o.model, baseURL: o.baseUrl, apiKey: key, timeoutMs: o.timeout };
   if (o.summarizer === "anthropic-native") {
     const prefix = o.prefixFrom === undefined ? {} : await readPrefix(o.prefixFrom);
-    const { anthropicNativeSummarizer } = await import("../../route/native-summarizer.js");
-    return anthropicNativeSummarizer({
-      model: o.model,
-      baseURL: o.baseUrl,
-      apiKey: key,
-      timeoutMs: o.timeout,
+    const { toAnthropicRequest } = await import("../../formats/export/anthropic.js");
+    return createSummarizer({
+      name: "anthropic-native",
+      ...llm,
       mode: o.nativeMode,
       ...prefix,
+      wire: toAnthropicRequest,
     });
   }
-  return anthropicSummarizer({ model: o.model, baseURL: o.baseUrl, apiKey: key, timeoutMs: o.timeout });
+  return createSummarizer({ name: o.summarizer, ...llm });
 }
 
 /**
@@ -370,7 +358,7 @@ function defineCommand(program: Command): Command {
     )
     .addOption(
       new Option("--summarizer <name>", "who writes the summary")
-        .choices(["extractive", "openai", "anthropic", "anthropic-native", "openai-native"])
+        .choices([...SUMMARIZER_NAMES, "openai-native"])
         .default("extractive"),
     )
     .option(

@@ -21,6 +21,7 @@ import type { Command } from "commander";
 import { EXIT, usageError } from "../errors.js";
 import { err } from "../output.js";
 import { defaultStateDir, registerStatus } from "./guard-status.js";
+import { OFFLINE_SUMMARIZER_NAMES, type OfflineSummarizerName } from "../../summarizers/factory.js";
 
 export { defaultStateDir };
 
@@ -72,6 +73,16 @@ export function stateDirFor(state: string | false | undefined, withCommand: bool
 
 const PROXY_VARS = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"];
 
+/** `--summarizer`: one of the offline summarizers of the factory (the guard answers in the request), or none. */
+function guardSummarizer(name: string | undefined): OfflineSummarizerName | undefined {
+  const offline: readonly string[] = OFFLINE_SUMMARIZER_NAMES;
+  if (name !== undefined && name !== "none" && !offline.includes(name))
+    throw usageError(
+      `--summarizer: expected ${[...OFFLINE_SUMMARIZER_NAMES, "none"].join(" or ")}, got ${JSON.stringify(name)}`,
+    );
+  return OFFLINE_SUMMARIZER_NAMES.find((n) => n === name);
+}
+
 /**
  * The command's environment, with the guard's loopback host added to `NO_PROXY` and `no_proxy` when the
  * environment names a proxy: an agent that honours the proxy variables would otherwise send its requests
@@ -93,9 +104,7 @@ export function withGuardNoProxy(env: NodeJS.ProcessEnv, guardUrl: string): Node
 export async function runGuard(flags: GuardFlags, command: string[], dashDash: boolean): Promise<number> {
   if (flags.mode !== undefined && flags.mode !== "audit" && flags.mode !== "repair")
     throw usageError(`--mode: expected audit or repair, got ${JSON.stringify(flags.mode)}`);
-  if (flags.summarizer !== undefined && flags.summarizer !== "extractive" && flags.summarizer !== "none")
-    throw usageError(`--summarizer: expected extractive or none, got ${JSON.stringify(flags.summarizer)}`);
-  const summarizer = flags.summarizer === "extractive" ? "extractive" : undefined;
+  const summarizer = guardSummarizer(flags.summarizer);
   if (dashDash && command.length === 0) throw usageError("guard: no command after --");
   if (!dashDash && command.length > 0)
     throw usageError(`guard: put the command after -- (compact-safe guard -- ${command.join(" ")})`);

@@ -46,7 +46,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
         "with the last round's instructions as written and the pinned anchors. codex (PostCompact): prints " +
         "{ systemMessage } with the contract's verdict on the compaction. pi (the extension in the package's " +
         "extensions/ sends { session_file, compaction_id, cwd }): prints { line, kept, record, restatement }. " +
-        "Prints nothing when there is nothing to say. See the README's hooks section.\n\n" +
+        "Prints nothing when there is nothing to say. See the README's Hooks section and docs/COMMANDS.md.\n\n" +
         "Exit code: always 0 (a hook never fails the agent's session); a problem is one line on stderr.",
     )
     .argument("[agent]", AGENTS.join(" | "))

@@ -33,7 +33,7 @@ export function register(program: Command): void {
         "SESSION is a journal or any session file compact-safe reads; --state DIR the guard's state folder (its " +
         "newest session journal, no other file there); by default the newest session Claude Code, Codex or pi recorded for the project " +
         "folder (--project, default the current folder), looked up again on each call.\n\n" +
-        "Set up: claude mcp add compact-safe -- npx compact-safe mcp",
+        "Set up: claude mcp add compact-safe -- compact-safe mcp",
     )
     .argument("[session]", "a journal or a session file of any importable format")
     .option("--state <dir>", "the guard's state folder: serve its newest session journal")

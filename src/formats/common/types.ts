@@ -2,9 +2,9 @@
  * Shared types of the importers: the per-line report and the import result.
  */
 import type { JournalEntry } from "../../model/index.js";
-import type { FormatName } from "../registry.js";
+import type { FormatName } from "./format-names.js";
 
-/** A format's `--format` name; the list is the format table's (../registry.ts). */
+/** A format's `--format` name (./format-names.ts, the format table's names). */
 export type { FormatName };
 
 /** One input line (or, for a JSON file, one message) that did not become part of an entry. */
