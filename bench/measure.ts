@@ -398,7 +398,6 @@ export async function measure(spec: string): Promise<Measurement> {
     }
   }
 
-  const isBig = input === "synthetic-100k";
   return {
     input,
     kind,
@@ -412,7 +411,7 @@ export async function measure(spec: string): Promise<Measurement> {
     cold_parse_ms: NaN,
     cold_ratio: NaN,
     cold_ratio_runs: [],
-    cold_ratio_target: kind === "corpus" ? TARGETS.corpusRatio : isBig ? TARGETS.synthetic100kRatio : null,
+    cold_ratio_target: kind === "corpus" ? TARGETS.corpusRatioMax : null,
     first_ms: NaN,
     first_ratio: NaN,
     warm_ms: compact_ms,

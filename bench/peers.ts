@@ -33,11 +33,6 @@
  *   (as many as the cold pairs, within about 3 s); the median of the ratios;
  * - what the stand-in summarizer was sent on the first call: characters and
  *   tokens (`fastEstimator`);
- * - redact: compact-safe's secret redaction (`redactSecrets`) of that input
- *   alone, text by text, timed like the cold calls (warm-up, then pairs with
- *   a parse): the least that redacting what it sends adds to a library. The
- *   table counts the sessions where it alone is slower than pi's whole cold
- *   compaction, for compact-safe's input and for pi's;
  * - the survival contract: the result converted back to compact-safe
  *   messages, `validateSurvivalContract(original, result)`; valid, or the
  *   first violation.
@@ -49,13 +44,11 @@
  * sizes.
  *
  * Exit status: 0 when the bar is met, 1 when it is not, 2 when it cannot
- * run (corpus missing, bad options, nothing selected). The bar, on every
- * corpus session (peers-core.ts `barVerdict`): compact-safe's cold
- * compaction costs no more than pi's cold compaction plus compact-safe's
- * redaction of pi's own summarizer input (the same work with the safety pi
- * does not do; ratios to parse), and, where pi's result keeps the survival
- * contract, compact-safe's summarizer input is no larger than pi's. First
- * and warm are reported, not judged.
+ * run (corpus missing, bad options, nothing selected). The bar (peers-core.ts
+ * `barVerdict`): compact-safe's result keeps the survival contract on every
+ * corpus session. Speed (cold, first, warm) and summarizer input are
+ * reported beside pi's and LangChain's, not judged: neither peer redacts or
+ * keeps the contract, so it does less than compact-safe.
  *
  * Options: `--json` (one JSON object), `--only <substring>`, `--sizes
  * 1000,10000` (`none`: corpus only), `--cold-reps N`.
@@ -67,7 +60,6 @@ import { fileURLToPath } from "node:url";
 import { importFile } from "../src/formats/index.js";
 import { liveContext } from "../src/journal/tree.js";
 import { estimateTokens } from "../src/engine/tokens.js";
-import { redactSecrets } from "../src/redact/redact.js";
 import type { Message } from "../src/model/index.js";
 import { syntheticSession } from "./synthetic.js";
 import { gc, parseSessionText, timeMs, timeMsAsync, WARMUP_MS, WARMUP_RUNS } from "./timing.js";
@@ -89,7 +81,6 @@ import {
   timedFigures,
   WARM_BUDGET_MS,
   type Lib,
-  type Timed,
 } from "./peers-core.js";
 import { Recorder, roundTrip, setupLib } from "./peers-libs.js";
 import { runJsonChild } from "./child.js";
@@ -180,7 +171,6 @@ async function child(lib: Lib, rep: number, spec: string, tokensBefore: number):
     outcome = await firstPrepared.run();
   });
   const summarizer = rec.size();
-  const sent = rec.calls.flat();
   const checked = firstPrepared.check();
 
   const warmupStart = performance.now();
@@ -229,35 +219,12 @@ async function child(lib: Lib, rep: number, spec: string, tokensBefore: number):
     cold: timedFigures(pairs),
     warm: timedFigures(warmPairs),
     summarizer,
-    redaction: timeRedaction(sent, parse, most),
     outcome: outcome.outcome,
     compacted: outcome.compacted,
     result_messages: checked.result_messages,
     contract: checked.contract,
     roundtrip: rep === 0 ? await roundTrip(lib, messages) : null,
   };
-}
-
-/**
- * compact-safe's secret redaction of `texts` (what a library sent its summarizer), text by text,
- * timed as the cold calls are: warmed up, then pairs of a parse and a redaction. Null when
- * nothing was sent.
- */
-function timeRedaction(texts: readonly string[], parse: () => number, most: number): Timed | null {
-  if (texts.length === 0) return null;
-  const redactAll = (): void => {
-    for (const t of texts) redactSecrets(t);
-  };
-  const warmupStart = performance.now();
-  for (let i = 0; i < WARMUP_RUNS && performance.now() - warmupStart < WARMUP_MS / 2; i++) redactAll();
-  const pairs: { parse_ms: number; compact_ms: number }[] = [];
-  const start = performance.now();
-  while (timeAnother(pairs.length, performance.now() - start, most, WARM_BUDGET_MS)) {
-    gc();
-    const parse_ms = parse();
-    pairs.push({ parse_ms, compact_ms: timeMs(redactAll) });
-  }
-  return timedFigures(pairs);
 }
 
 // ---------------------------------------------------------------------------------------------
