@@ -56,8 +56,7 @@ import type { Message } from "../src/model/index.js";
 import type { Summarizer } from "../src/summarizers/types.js";
 import { estimateTokens } from "../src/engine/tokens.js";
 import { syntheticSession } from "./synthetic.js";
-import { cpuMs, settledGc } from "./timing.js";
-import { runJsonChild } from "./child.js";
+import { median, runJsonChild, settledGc, timeMsAsync } from "./harness.js";
 import { STAND_IN_NOTE } from "./peers-core.js";
 import { cliPath, corpusDir } from "../test/support.js";
 import { claudeCodeSession, codexSession, piSession } from "./hook-sessions.js";
@@ -84,13 +83,7 @@ const json = args.includes("--json");
 const sizesArg = args[args.indexOf("--sizes") + 1];
 const SIZES = args.includes("--sizes") && sizesArg ? sizesArg.split(",").map(Number) : [2_000, 20_000];
 const runsFor = (n: number): number => (n <= 2_000 ? 9 : n <= 20_000 ? 5 : 3);
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-async function cpu<T>(f: () => Promise<T> | T): Promise<number> {
-  const t = process.cpuUsage();
-  await f();
-  return cpuMs(t);
-}
+const cpu = async (f: () => unknown): Promise<number> => (await timeMsAsync(f)).ms;
 
 /** Median CPU of `runs` interleaved runs of ours and the peer's on what `setup` (untimed) made for the run. */
 async function pair<S>(

@@ -1,19 +1,16 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { parseSessionText } from "./timing.js";
+import { isSessionFileName, parseSessionText, timeAnother, timedFigures } from "./harness.js";
 import {
   barVerdict,
   budgetTokens,
   firstDifference,
   gatherRows,
-  isSessionFileName,
   langChainInputTexts,
   parseArgs,
   piRequestTexts,
   renderTable,
   repsFor,
-  timeAnother,
-  timedFigures,
   type ChildFailure,
   type ChildReport,
   type Lib,

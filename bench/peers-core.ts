@@ -6,7 +6,7 @@
  * peer or touches the file system.
  */
 import { isDeepStrictEqual } from "node:util";
-import { median } from "./billed.js";
+import { median, type Timed } from "./harness.js";
 import { CONSTANTS } from "../src/model/constants.js";
 
 export const LIBS = ["compact-safe", "pi", "langchain"] as const;
@@ -48,11 +48,6 @@ export function repsFor(messages: number): number {
 }
 export const COLD_BUDGET_MS = 4_000;
 export const WARM_BUDGET_MS = 3_000;
-
-/** Whether to time one more pair: fewer than `most` done, and none yet or still within the budget. */
-export function timeAnother(done: number, elapsedMs: number, most: number, budgetMs: number): boolean {
-  return done < most && (done === 0 || elapsedMs < budgetMs);
-}
 
 export interface PeerArgs {
   json: boolean;
@@ -102,12 +97,6 @@ export function parseArgs(argv: readonly string[]): PeerArgs | { error: string }
       return { error: `unknown option ${JSON.stringify(a)} (options: --json, --only, --sizes, --cold-reps)` };
   }
   return out;
-}
-
-/** A corpus file name that holds a session (agents' sidecars excluded; the importers decide the rest). */
-export function isSessionFileName(name: string): boolean {
-  if (name.endsWith(".metadata.json")) return false;
-  return name.endsWith(".jsonl") || name.endsWith(".json") || name.endsWith(".traj");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -167,26 +156,6 @@ export interface ContractVerdict {
   valid: boolean;
   /** The first violation, null when valid. */
   reason: string | null;
-}
-
-/** Medians of timed calls in one process, each call against a parse of the input timed beside it. */
-export interface Timed {
-  parse_ms: number;
-  compact_ms: number;
-  /** The median of the calls' own ratios to their parse. */
-  ratio: number;
-  reps: number;
-}
-
-/** The medians of timed pairs (a parse, then a call), the ratio being the median of each pair's own ratio. */
-export function timedFigures(pairs: readonly { parse_ms: number; compact_ms: number }[]): Timed {
-  if (pairs.length === 0) throw new RangeError("timedFigures: no timed pairs");
-  return {
-    parse_ms: median(pairs.map((p) => p.parse_ms)),
-    compact_ms: median(pairs.map((p) => p.compact_ms)),
-    ratio: median(pairs.map((p) => p.compact_ms / p.parse_ms)),
-    reps: pairs.length,
-  };
 }
 
 /** What one child process reports: one library, one input, one fresh process. */

@@ -53,7 +53,7 @@
  * Options: `--json` (one JSON object), `--only <substring>`, `--sizes
  * 1000,10000` (`none`: corpus only), `--cold-reps N`.
  */
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -62,14 +62,23 @@ import { liveContext } from "../src/journal/tree.js";
 import { estimateTokens } from "../src/engine/tokens.js";
 import type { Message } from "../src/model/index.js";
 import { syntheticSession } from "./synthetic.js";
-import { gc, parseSessionText, timeMs, timeMsAsync, WARMUP_MS, WARMUP_RUNS } from "./timing.js";
+import {
+  corpusFiles,
+  gc,
+  isJsonl,
+  parseSessionText,
+  runJsonChild,
+  timedPairs,
+  timeMs,
+  timeMsAsync,
+  warmUp,
+} from "./harness.js";
 import {
   barVerdict,
   budgetTokens,
   BUDGET_TEXT,
   gatherRows,
   isFailure,
-  isSessionFileName,
   LIBS,
   parseArgs,
   renderTable,
@@ -77,13 +86,10 @@ import {
   type ChildReport,
   COLD_BUDGET_MS,
   repsFor,
-  timeAnother,
-  timedFigures,
   WARM_BUDGET_MS,
   type Lib,
 } from "./peers-core.js";
 import { Recorder, roundTrip, setupLib } from "./peers-libs.js";
-import { runJsonChild } from "./child.js";
 
 const here = fileURLToPath(import.meta.url);
 const repoRoot = resolve(dirname(here), "..", "..");
@@ -94,16 +100,6 @@ const corpusDir = resolve(
 /** A child that runs longer than this is stopped and reported as failed. */
 const CHILD_TIMEOUT_MS = 45_000;
 const TIMED_OUT = "timed out";
-
-function corpusFiles(): string[] {
-  const out: string[] = [];
-  for (const dir of readdirSync(corpusDir).sort()) {
-    const d = join(corpusDir, dir);
-    if (dir === "LICENSES" || !statSync(d).isDirectory()) continue;
-    for (const f of readdirSync(d).sort()) if (isSessionFileName(f)) out.push(join(d, f));
-  }
-  return out;
-}
 
 const syntheticName = (n: number): string => `synthetic-${n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : n}`;
 
@@ -141,12 +137,8 @@ async function loadInput(spec: string): Promise<Input> {
     messages: liveContext(entries),
     bytes: statSync(file).size,
     text: readFileSync(file, "utf8"),
-    jsonl: !(file.endsWith(".json") || file.endsWith(".traj")),
+    jsonl: isJsonl(file),
   };
-}
-
-async function timeAsync(fn: () => Promise<unknown>): Promise<number> {
-  return (await timeMsAsync(fn)).ms;
 }
 
 async function child(lib: Lib, rep: number, spec: string, tokensBefore: number): Promise<ChildReport> {
@@ -167,42 +159,41 @@ async function child(lib: Lib, rep: number, spec: string, tokensBefore: number):
   const first_parse_ms = parse();
   rec.reset();
   let outcome = { outcome: "", compacted: false };
-  const first_ms = await timeAsync(async () => {
+  const { ms: first_ms } = await timeMsAsync(async () => {
     outcome = await firstPrepared.run();
   });
   const summarizer = rec.size();
   const checked = firstPrepared.check();
 
-  const warmupStart = performance.now();
-  for (let i = 0; i < WARMUP_RUNS && performance.now() - warmupStart < WARMUP_MS; i++) {
+  await warmUp(() => {
     rec.reset();
-    await fresh().run();
-  }
-
+    return fresh().run();
+  });
   const most = repsFor(messages.length);
+  const source = () => parseSessionText(inp.text, inp.jsonl);
   // cold: a parse, then a call on a fresh copy that nothing has touched, interleaved.
-  const pairs: { parse_ms: number; compact_ms: number }[] = [];
-  const coldStart = performance.now();
-  while (timeAnother(pairs.length, performance.now() - coldStart, most, COLD_BUDGET_MS)) {
-    const prepared = fresh();
-    rec.reset();
-    gc();
-    const parse_ms = parse();
-    pairs.push({ parse_ms, compact_ms: await timeAsync(() => prepared.run()) });
-  }
-
+  const cold = await timedPairs(
+    source,
+    () => {
+      const prepared = fresh();
+      rec.reset();
+      return () => prepared.run();
+    },
+    most,
+    COLD_BUDGET_MS,
+  );
   // warm: the same objects again and again (one untimed call fills the library's caches).
   const same = fresh();
   await same.run();
-  const warmPairs: { parse_ms: number; compact_ms: number }[] = [];
-  const warmStart = performance.now();
-  while (timeAnother(warmPairs.length, performance.now() - warmStart, most, WARM_BUDGET_MS)) {
-    rec.reset();
-    gc();
-    const parse_ms = parse();
-    gc();
-    warmPairs.push({ parse_ms, compact_ms: await timeAsync(() => same.run()) });
-  }
+  const warm = await timedPairs(
+    source,
+    () => {
+      rec.reset();
+      return () => same.run();
+    },
+    most,
+    WARM_BUDGET_MS,
+  );
   rec.reset();
 
   return {
@@ -216,8 +207,8 @@ async function child(lib: Lib, rep: number, spec: string, tokensBefore: number):
     budget,
     first_ms,
     first_parse_ms,
-    cold: timedFigures(pairs),
-    warm: timedFigures(warmPairs),
+    cold,
+    warm,
     summarizer,
     outcome: outcome.outcome,
     compacted: outcome.compacted,
@@ -272,9 +263,10 @@ async function parent(argv: string[]): Promise<number> {
     );
     return 2;
   }
-  const specs = [...corpusFiles().map((f) => `file:${f}`), ...args.sizes.map((n) => `synthetic:${n}`)].filter(
-    (s) => !args.only || s.includes(args.only),
-  );
+  const specs = [
+    ...corpusFiles(corpusDir).map((f) => `file:${f}`),
+    ...args.sizes.map((n) => `synthetic:${n}`),
+  ].filter((s) => !args.only || s.includes(args.only));
   if (specs.length === 0) {
     console.error(`bench:peers: no input matches --only ${JSON.stringify(args.only)}`);
     return 2;

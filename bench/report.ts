@@ -4,7 +4,7 @@
  * and the printed report (one table per figure kind, then the targets) or
  * its JSON lines. Nothing here measures; `measure.ts` does.
  */
-import { median } from "./billed.js";
+import { median, table, type Check } from "./harness.js";
 import {
   MB,
   type ChildFailure,
@@ -13,13 +13,6 @@ import {
   type RetentionOut,
 } from "./measure.js";
 import { TARGETS } from "./targets.js";
-
-export interface Check {
-  name: string;
-  value: string;
-  target: string;
-  pass: boolean;
-}
 
 const pct = (x: number): string => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : "-");
 const fix = (x: number, d = 1): string => (Number.isFinite(x) ? x.toFixed(d) : "-");
@@ -81,13 +74,6 @@ export function rowChecks(m: Measurement): Check[] {
     });
   }
   return checks;
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
-  return rows
-    .map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  "))
-    .join("\n");
 }
 
 /** The JSON line of one measurement (`--json`): its figures without the per-request errors, and its checks. */
