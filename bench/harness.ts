@@ -128,15 +128,16 @@ export function timeAnother(done: number, elapsedMs: number, most: number, budge
 
 /**
  * Timed pairs, interleaved so that both meet the same machine load: `prepare` (untimed: a fresh copy,
- * or the same objects) gives the call, then a forced collection and the parse, timed, then a forced
- * collection and the call, timed; up to `most` pairs within about `budgetMs` of wall-clock time, at
- * least one.
+ * or the same objects) gives the call, then a forced collection and the parse, timed, then the call,
+ * timed (cold: right after the parse, as a host runs it on what it just parsed; `gcBeforeCall`: after a
+ * collection of its own, for calls on the same objects); up to `most` pairs within about `budgetMs` of
+ * wall-clock time, at least one.
  */
 export async function timedPairs(
   parse: () => void,
   prepare: () => () => unknown,
   most: number,
-  budgetMs = Infinity,
+  { budgetMs = Infinity, gcBeforeCall = false }: { budgetMs?: number; gcBeforeCall?: boolean } = {},
 ): Promise<Timed> {
   const pairs: { parse_ms: number; compact_ms: number }[] = [];
   const start = performance.now();
@@ -144,7 +145,7 @@ export async function timedPairs(
     const call = prepare();
     gc();
     const parse_ms = timeMs(parse);
-    gc();
+    if (gcBeforeCall) gc();
     pairs.push({ parse_ms, compact_ms: (await timeMsAsync(call)).ms });
   }
   return timedFigures(pairs);

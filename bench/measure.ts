@@ -321,6 +321,7 @@ export async function measure(spec: string): Promise<Measurement> {
     () => parseSessionText(text, jsonl),
     () => () => compactMessagesSafe(messages, { target }),
     reps,
+    { gcBeforeCall: true },
   );
   const compact_ms = warm.compact_ms;
   const parse_ms = warm.parse_ms;

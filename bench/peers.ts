@@ -180,7 +180,7 @@ async function child(lib: Lib, rep: number, spec: string, tokensBefore: number):
       return () => prepared.run();
     },
     most,
-    COLD_BUDGET_MS,
+    { budgetMs: COLD_BUDGET_MS },
   );
   // warm: the same objects again and again (one untimed call fills the library's caches).
   const same = fresh();
@@ -192,7 +192,7 @@ async function child(lib: Lib, rep: number, spec: string, tokensBefore: number):
       return () => same.run();
     },
     most,
-    WARM_BUDGET_MS,
+    { budgetMs: WARM_BUDGET_MS, gcBeforeCall: true },
   );
   rec.reset();
 
