@@ -367,6 +367,8 @@ describe("nothing of the SDK is loaded without the variables", () => {
       join(dir, "hooks.mjs"),
       `import { appendFileSync } from "node:fs";
 export async function resolve(specifier, context, next) {
+  if (process.env.CS_TEST_NO_OTEL && specifier.startsWith("@opentelemetry/"))
+    throw Object.assign(new Error("Cannot find package '" + specifier + "'"), { code: "ERR_MODULE_NOT_FOUND" });
   const r = await next(specifier, context);
   if (r.url.includes("/@opentelemetry/")) appendFileSync(${JSON.stringify(log)}, r.url + "\\n");
   return r;
@@ -402,6 +404,16 @@ process.on("exit", () => {
     assert.equal(r.status, 0, r.stderr);
     assert.deepEqual(r.loaded, []);
     assert.ok(!r.stderr.includes("OpenTelemetry"), r.stderr);
+  });
+
+  test("set, the SDK not installed (--omit=optional): one line, nothing exported, the agent runs", () => {
+    const r = guardRun({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", CS_TEST_NO_OTEL: "1" });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr.split("\n")[0]!, /^http:\/\/127\.0\.0\.1:\d+$/, "the URL is still the first line");
+    assert.match(
+      r.stderr,
+      /guard: OpenTelemetry: the SDK could not be loaded \(Cannot find package '@opentelemetry\/[a-z-]+'\); nothing exported/,
+    );
   });
 
   test("set: the same run loads the SDK and says where it exports (after the URL line)", async () => {

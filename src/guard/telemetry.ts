@@ -5,7 +5,9 @@
  * the OpenTelemetry JS SDK and its OTLP exporters, one log record per
  * compaction it judges and its metrics (requests, compactions seen, lost,
  * repaired, the latency it adds). Without them nothing of the SDK is loaded:
- * this module imports it only when a signal is configured.
+ * this module imports it only when a signal is configured. The SDK's packages are optional
+ * dependencies (installed by default; `npm install --omit=optional` leaves them out, and then an
+ * endpoint set is one line and nothing exported).
  *
  * What goes out is counts, kinds, ids and versions: never a text of the
  * conversation (a lost instruction is counted, not quoted; the validator's
@@ -371,7 +373,20 @@ export async function startTelemetry(
   env: Env = process.env,
 ): Promise<GuardTelemetry | undefined> {
   if (!plan.logs && !plan.metrics) return undefined;
-  const sdk = await loadSdk(plan, env);
+  let sdk: Sdk;
+  try {
+    sdk = await loadSdk(plan, env);
+  } catch (e) {
+    // Optional dependencies: left out by `npm install --omit=optional`, or not installable here. Said once
+    // the guard listens (its first line is its URL): on the next turn of the event loop.
+    const why = (e instanceof Error ? e.message : String(e)).split("\n")[0];
+    setImmediate(() =>
+      note(
+        `OpenTelemetry: the SDK could not be loaded (${why}); nothing exported (npm install compact-safe without --omit=optional installs it)`,
+      ),
+    );
+    return undefined;
+  }
   const { resources } = sdk;
   const version = packageVersion();
   const resource = resources
