@@ -20,6 +20,7 @@
 import type { JournalEntry, Message } from "../src/model/index.js";
 import { activePath, projectPath } from "../src/journal/tree.js";
 import { billedPromptTokens } from "../src/engine/pressure.js";
+import { median } from "./harness.js";
 import {
   calibrateOverhead,
   estimateTokens,
@@ -63,13 +64,6 @@ export function billedRequests(entries: readonly JournalEntry[]): BilledRequest[
     });
   }
   return out;
-}
-
-export function median(values: readonly number[]): number {
-  if (values.length === 0) return NaN;
-  const s = [...values].sort((a, b) => a - b);
-  const mid = (s.length - 1) / 2;
-  return (s[Math.floor(mid)]! + s[Math.ceil(mid)]!) / 2;
 }
 
 export interface EstimatorError {

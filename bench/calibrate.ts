@@ -19,7 +19,8 @@ import { join } from "node:path";
 import { importFile } from "../src/formats/index.js";
 import type { Block, Message } from "../src/model/index.js";
 import { FAST_CALIBRATION, blockChars, isProseBlock, type FastCalibration } from "../src/engine/tokens.js";
-import { billedRequests, median, type BilledRequest } from "./billed.js";
+import { billedRequests, type BilledRequest } from "./billed.js";
+import { median } from "./harness.js";
 
 interface Features {
   msgs: number;

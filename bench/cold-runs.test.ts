@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { coldOverRuns, type ColdRun } from "./measure.js";
-import { rowChecks } from "./report.js";
+import { coldBars, growthBars, rowChecks } from "./report.js";
 import type { Measurement } from "./measure.js";
 
 /** One fresh process's cold figures with the given ratio (parse 10 ms). */
@@ -54,4 +54,44 @@ test("rowChecks: the cold bar is judged on the median of the runs, and names the
     (c) => c.name === "cold ratio",
   )!;
   assert.equal(over.pass, false);
+});
+
+const corpusRow = (input: string, cold_ratio: number) =>
+  ({ input, kind: "corpus", cold_ratio }) as unknown as Measurement;
+const synRow = (messages: number, cold_ms: number, cold_parse_ms: number) =>
+  ({
+    input: `s${messages}`,
+    kind: "synthetic",
+    messages,
+    bytes: messages * 100,
+    cold_ms,
+    cold_parse_ms,
+  }) as unknown as Measurement;
+
+test("coldBars: the median of the corpus sessions at most 1.0x, the largest at most 2.0x", () => {
+  const ok = coldBars([corpusRow("a", 0.6), corpusRow("b", 0.9), corpusRow("c", 1.9), synRow(1000, 99, 1)]);
+  assert.deepEqual(ok.cold, { cold_ratio_median: 0.9, cold_ratio_max: 1.9 });
+  assert.deepEqual(
+    ok.coldChecks.map((c) => c.pass),
+    [true, true],
+  );
+  const over = coldBars([corpusRow("a", 0.6), corpusRow("b", 1.1), corpusRow("c", 2.1)]);
+  assert.deepEqual(
+    over.coldChecks.map((c) => c.pass),
+    [false, false],
+  );
+});
+
+test("growthBars: growth per 10x judged against 1.25x JSON.parse's growth on the same inputs", () => {
+  const { steps } = growthBars([synRow(1000, 1, 1), synRow(10_000, 12, 10), synRow(100_000, 160, 120)]);
+  assert.deepEqual(
+    steps.map((s) => [s.name, s.growth, s.parse_growth, s.pass]),
+    [
+      ["time 1k->10k", 12, 10, true],
+      ["time 10k->100k", 160 / 12, 12, true],
+    ],
+  );
+  const slow = growthBars([synRow(1000, 1, 1), synRow(10_000, 13, 10)]).steps[0]!;
+  assert.equal(slow.limit, 12.5);
+  assert.equal(slow.pass, false);
 });

@@ -17,8 +17,11 @@
  * host's own types, n = 2k and 20k messages by default (the bars' sizes), 100k
  * with `--sizes 2000,20000,100000`: on 2026-12-02, at a load average of 17–29,
  * 2k and 20k took at most 31 minutes and 100k had not finished after
- * 40 more, so it is not a default. Cases: the first call (a
- * fresh instance), a later step (the same instance; the step appends a tool
+ * 40 more, so it is not a default. Cases: the first call (the AI SDK: the
+ * adapter's first call and `pruneMessages`' first call, each the first call
+ * of its code in a fresh process that imported both and read the history as
+ * JSON, the two in turn, which first alternating, medians over 6 processes;
+ * LangChain: a fresh instance), a later step (the same instance; the step appends a tool
  * call and its result, new objects), each without a compaction (a window far
  * above the history) and with one (a window that the first call, or the
  * appended messages, push past the threshold; an instant stand-in summarizer
@@ -35,7 +38,8 @@
  * child (user + system, read with bash's `times` builtin around the command,
  * so the command runs unchanged), median of five.
  *
- * Bars (issue 26): AI SDK first call on 20k messages ≤ 3× pruneMessages and
+ * Bars (issue 26, first calls as issue 46 decided): AI SDK first call on 20k
+ * messages ≤ 3× pruneMessages' first call and
  * a later step ≤ 1×; the LangChain middleware with nothing to compact ≤ 2×
  * summarizationMiddleware (a later step, and the first call reported); growth
  * from 2k to 20k ≤ 12× for every adapter case; `--version` ≤ 2× `node -e 0`;
@@ -44,14 +48,15 @@
  */
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Message } from "../src/model/index.js";
 import type { Summarizer } from "../src/summarizers/types.js";
 import { estimateTokens } from "../src/engine/tokens.js";
 import { syntheticSession } from "./synthetic.js";
-import { cpuMs, settledGc } from "./timing.js";
+import { median, runJsonChild, settledGc, timeMsAsync } from "./harness.js";
 import { STAND_IN_NOTE } from "./peers-core.js";
 import { cliPath, corpusDir } from "../test/support.js";
 import { claudeCodeSession, codexSession, piSession } from "./hook-sessions.js";
@@ -78,13 +83,7 @@ const json = args.includes("--json");
 const sizesArg = args[args.indexOf("--sizes") + 1];
 const SIZES = args.includes("--sizes") && sizesArg ? sizesArg.split(",").map(Number) : [2_000, 20_000];
 const runsFor = (n: number): number => (n <= 2_000 ? 9 : n <= 20_000 ? 5 : 3);
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-async function cpu<T>(f: () => Promise<T> | T): Promise<number> {
-  const t = process.cpuUsage();
-  await f();
-  return cpuMs(t);
-}
+const cpu = async (f: () => unknown): Promise<number> => (await timeMsAsync(f)).ms;
 
 /** Median CPU of `runs` interleaved runs of ours and the peer's on what `setup` (untimed) made for the run. */
 async function pair<S>(
@@ -135,7 +134,67 @@ function stepMessages(k: number, bytes: number): Message[] {
 // ---------------------------------------------------------------------------------------------
 // AI SDK
 
-async function aiSdk(n: number, rows: Row[]): Promise<void> {
+/** Fresh processes for the first calls (the order of the two alternating from one to the next). */
+const FIRST_RUNS = 6;
+
+/**
+ * The adapter's first call and `pruneMessages`' first call, each the first call of its code in a
+ * fresh process that has imported both and read the history (as JSON: no code of either has run),
+ * the two in turn, which first alternating; the medians over `runs` processes.
+ */
+function firstCalls(base: unknown[], window: number, runs: number): { ours: number; peer: number } {
+  const dir = mkdtempSync(join(tmpdir(), "cs-bench-first-"));
+  const file = join(dir, "history.json");
+  writeFileSync(file, JSON.stringify(base));
+  const ours: number[] = [];
+  const peer: number[] = [];
+  try {
+    for (let i = 0; i < runs; i++) {
+      const order = i % 2 === 0 ? "ours" : "peer";
+      const r = runJsonChild<{ ours: number; peer: number }>(
+        [fileURLToPath(import.meta.url), "--first", file, String(window), order],
+        { maxBufferMB: 16, name: "first call" },
+      );
+      if (!("report" in r)) throw new Error(`bench:host: ${r.why}`);
+      ours.push(r.report.ours);
+      peer.push(r.report.peer);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { ours: median(ours), peer: median(peer) };
+}
+
+/** In a fresh process (`--first FILE WINDOW ours|peer`): the two first calls, timed, in the order given. */
+async function firstChild(
+  file: string,
+  window: number,
+  order: string,
+): Promise<{ ours: number; peer: number }> {
+  const { compactSafePrepareStep } = await import("../src/adapters/ai-sdk.js");
+  const { pruneMessages } = await import("ai");
+  type MM = import("ai").ModelMessage;
+  const messages = JSON.parse(readFileSync(file, "utf8")) as MM[];
+  const step = compactSafePrepareStep({ window });
+  const calls: Record<"ours" | "peer", () => unknown> = {
+    ours: () => step({ messages, stepNumber: 0, steps: [] }),
+    peer: () =>
+      pruneMessages({
+        messages,
+        reasoning: "before-last-message",
+        toolCalls: "before-last-2-messages",
+        emptyMessages: "remove",
+      }),
+  };
+  const out = { ours: 0, peer: 0 };
+  for (const which of order === "ours" ? (["ours", "peer"] as const) : (["peer", "ours"] as const)) {
+    await settledGc();
+    out[which] = await cpu(calls[which]);
+  }
+  return out;
+}
+
+async function aiSdk(n: number, rows: Row[], firstRuns = FIRST_RUNS): Promise<void> {
   const { compactSafePrepareStep, toModelMessages } = await import("../src/adapters/ai-sdk.js");
   const { pruneMessages } = await import("ai");
   type MM = import("ai").ModelMessage;
@@ -162,16 +221,8 @@ async function aiSdk(n: number, rows: Row[]): Promise<void> {
       ratio: r.peer ? r.ours / r.peer : null,
     });
   const input = (messages: MM[], stepNumber: number) => ({ messages, stepNumber, steps: [] });
-  // First call, nothing to compact.
-  add(
-    "first call",
-    await pair(
-      runs,
-      () => compactSafePrepareStep({ window: roomy }),
-      (step) => step(input(base, 0)),
-      () => prune(base),
-    ),
-  );
+  // First call, nothing to compact: each the first call of its code, in fresh processes.
+  if (firstRuns > 0) add("first call", firstCalls(base, roomy, firstRuns));
   // Later steps, nothing to compact: one warmed instance, each run a new step of two messages.
   const warm = compactSafePrepareStep({ window: roomy });
   await warm(input(base, 0));
@@ -455,7 +506,11 @@ function bars(rows: Row[]): Bar[] {
     out.push({ bar: name, value, limit, ok: value <= limit });
   };
   if (SIZES.includes(20_000)) {
-    bar("ai-sdk first call on 20k ≤ 3× pruneMessages", find("ai-sdk", "first call", 20_000)?.ratio, 3);
+    bar(
+      "ai-sdk first call on 20k ≤ 3× pruneMessages' first call (fresh processes)",
+      find("ai-sdk", "first call", 20_000)?.ratio,
+      3,
+    );
     bar("ai-sdk later step on 20k ≤ 1× pruneMessages", find("ai-sdk", "later step", 20_000)?.ratio, 1);
     bar(
       "langchain later step, nothing to compact, on 20k ≤ 2× summarizationMiddleware",
@@ -486,7 +541,7 @@ async function main(): Promise<number> {
   }
   const rows: Row[] = [];
   // Warm-up (untimed): every code path once, on a small history.
-  await aiSdk(200, []);
+  await aiSdk(200, [], 0);
   await langChain(200, []);
   await responsesAndPi(200, []);
   for (const n of SIZES) {
@@ -527,4 +582,7 @@ async function main(): Promise<number> {
   return missed === 0 ? 0 : 1;
 }
 
-process.exitCode = await main();
+if (args[0] === "--first") {
+  process.stdout.write(`${JSON.stringify(await firstChild(args[1]!, Number(args[2]), args[3]!))}\n`);
+  process.exit(0);
+} else process.exitCode = await main();

@@ -3,7 +3,7 @@
  * its own by `runChild`, so that peak RSS figures do not mix), and the list
  * of inputs. Nothing here prints a report; `report.ts` does.
  */
-import { readFileSync, readdirSync, statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { importFile } from "../src/formats/index.js";
@@ -12,14 +12,24 @@ import { liveContext } from "../src/journal/tree.js";
 import { compactMessagesSafe, type CompactResult } from "../src/engine/compact.js";
 import { estimateTokens, exactEstimator, fastEstimator } from "../src/engine/tokens.js";
 import { validateSurvivalContract } from "../src/contract/validate.js";
-import { billedRequests, estimatorError, median, type EstimatorError } from "./billed.js";
+import { billedRequests, estimatorError, type EstimatorError } from "./billed.js";
 import { measureRetention, type RetentionFigure } from "./retention.js";
 import { syntheticSession } from "./synthetic.js";
 import { extractiveSummarizer } from "../src/summarizers/index.js";
 import { SYSTEM_PROMPT, buildUserPrompt } from "../src/summarizers/prompt.js";
 import { TARGETS } from "./targets.js";
-import { runJsonChild } from "./child.js";
-import { gc, parseSessionText, timeMs, timeMsAsync, WARMUP_MS, WARMUP_RUNS } from "./timing.js";
+import {
+  corpusFiles,
+  gc,
+  isJsonl,
+  median,
+  parseSessionText,
+  runJsonChild,
+  timedPairs,
+  timeMs,
+  timeMsAsync,
+  warmUp,
+} from "./harness.js";
 
 export const MB = 1024 * 1024;
 const TARGET_FRACTION = 0.3;
@@ -127,20 +137,9 @@ export const COLD_REPS = 7;
 const here = fileURLToPath(import.meta.url);
 const corpusDir = process.env.COMPACT_SAFE_CORPUS ?? join(here, "../../../../shared/corpus");
 
-function corpusFiles(): string[] {
-  const out: string[] = [];
-  for (const dir of readdirSync(corpusDir).sort()) {
-    const d = join(corpusDir, dir);
-    if (!statSync(d).isDirectory() || dir === "LICENSES") continue;
-    for (const f of readdirSync(d).sort())
-      if (f.endsWith(".jsonl") || f.endsWith(".json") || f.endsWith(".traj")) out.push(join(d, f));
-  }
-  return out.filter((f) => !f.endsWith(".metadata.json"));
-}
-
 /** The inputs to measure: every corpus session file, then synthetic sessions of the given sizes. */
 export function inputSpecs(sizes: readonly number[], only: string | undefined): string[] {
-  return [...corpusFiles().map((f) => `file:${f}`), ...sizes.map((n) => `synthetic:${n}`)].filter(
+  return [...corpusFiles(corpusDir).map((f) => `file:${f}`), ...sizes.map((n) => `synthetic:${n}`)].filter(
     (s) => !only || s.includes(only),
   );
 }
@@ -185,7 +184,7 @@ async function freshInput(spec: string): Promise<{ messages: Message[]; input: I
   } else {
     const file = spec.slice("file:".length);
     messages = liveContext((await importFile(file)).entries);
-    input = { text: readFileSync(file, "utf8"), jsonl: !(file.endsWith(".json") || file.endsWith(".traj")) };
+    input = { text: readFileSync(file, "utf8"), jsonl: isJsonl(file) };
   }
   const target = Math.floor(estimateTokens(structuredClone(messages)) * TARGET_FRACTION);
   return { messages, input, target };
@@ -205,28 +204,21 @@ export async function measureCold(spec: string): Promise<ColdRun> {
   const firstRun = await timeMsAsync(() => compactMessagesSafe(first.messages, { target: first.target }));
   const json = JSON.stringify(first.messages);
   const copy = (): Message[] => JSON.parse(json) as Message[];
-  const warmStart = performance.now();
-  for (let i = 0; i < WARMUP_RUNS && performance.now() - warmStart < WARMUP_MS; i++) {
-    await compactMessagesSafe(copy(), { target: first.target });
-  }
-  const parses: number[] = [];
-  const colds: number[] = [];
-  const ratios: number[] = [];
-  for (let i = 0; i < COLD_REPS; i++) {
-    const messages = copy();
-    gc();
-    const p = timeMs(() => parseText(first.input));
-    const c = await timeMsAsync(() => compactMessagesSafe(messages, { target: first.target }));
-    parses.push(p);
-    colds.push(c.ms);
-    ratios.push(c.ms / p);
-  }
+  await warmUp(() => compactMessagesSafe(copy(), { target: first.target }));
+  const cold = await timedPairs(
+    () => parseText(first.input),
+    () => {
+      const messages = copy();
+      return () => compactMessagesSafe(messages, { target: first.target });
+    },
+    COLD_REPS,
+  );
   return {
     first_ms: firstRun.ms,
     first_parse_ms,
-    parse_ms: median(parses),
-    cold_ms: median(colds),
-    ratio: median(ratios),
+    parse_ms: cold.parse_ms,
+    cold_ms: cold.compact_ms,
+    ratio: cold.ratio,
   };
 }
 
@@ -306,10 +298,7 @@ export async function measure(spec: string): Promise<Measurement> {
     messages = liveContext(entries);
     kind = "corpus";
     input = basename(file);
-    jsonText = () => ({
-      text: readFileSync(file, "utf8"),
-      jsonl: !(file.endsWith(".json") || file.endsWith(".traj")),
-    });
+    jsonText = () => ({ text: readFileSync(file, "utf8"), jsonl: isJsonl(file) });
   }
   const reps = repsFor(messages.length);
 
@@ -323,31 +312,19 @@ export async function measure(spec: string): Promise<Measurement> {
   // garbage is not collected between runs), the parse timing (which holds a second copy) and the
   // o200k tokenizer.
   const peakRssMb = process.resourceUsage().maxRSS / 1024;
-  // Warm the JIT to steady state first (WARMUP_RUNS within WARMUP_MS), so the figure
-  // compares the pass's steady cost with the native parser's, at every size alike.
-  const warmStart = performance.now();
-  for (let i = 0; i < WARMUP_RUNS && performance.now() - warmStart < WARMUP_MS; i++) {
-    await compactMessagesSafe(messages, { target });
-  }
-  const compactTimes: number[] = [];
-  let result: CompactResult = cold.value;
-  for (let i = 0; i < reps; i++) {
-    gc();
-    const r = await timeMsAsync(() => compactMessagesSafe(messages, { target }));
-    compactTimes.push(r.ms);
-    result = r.value;
-  }
-  const compact_ms = median(compactTimes);
-  const res = result;
-
+  // Warm the JIT to steady state first, so the figure compares the pass's steady cost with the
+  // native parser's, at every size alike; then pairs of a parse and a compaction of the same messages.
+  const res: CompactResult = cold.value;
   const { text, jsonl } = jsonText();
-  JSON.parse(jsonl ? (text.split("\n", 1)[0] ?? "null") || "null" : "null"); // warm the parser entry
-  const parseTimes: number[] = [];
-  for (let i = 0; i < Math.max(reps, 3); i++) {
-    gc();
-    parseTimes.push(timeMs(() => parseSessionText(text, jsonl)));
-  }
-  const parse_ms = median(parseTimes);
+  await warmUp(() => compactMessagesSafe(messages, { target }));
+  const warm = await timedPairs(
+    () => parseSessionText(text, jsonl),
+    () => () => compactMessagesSafe(messages, { target }),
+    reps,
+    { gcBeforeCall: true },
+  );
+  const compact_ms = warm.compact_ms;
+  const parse_ms = warm.parse_ms;
 
   // The LLM summarizers' input for the same compaction: the request the engine makes, rendered as they
   // render it (the extractive summarizer then answers, so the compaction is the same).
@@ -398,7 +375,6 @@ export async function measure(spec: string): Promise<Measurement> {
     }
   }
 
-  const isBig = input === "synthetic-100k";
   return {
     input,
     kind,
@@ -412,11 +388,11 @@ export async function measure(spec: string): Promise<Measurement> {
     cold_parse_ms: NaN,
     cold_ratio: NaN,
     cold_ratio_runs: [],
-    cold_ratio_target: kind === "corpus" ? TARGETS.corpusRatio : isBig ? TARGETS.synthetic100kRatio : null,
+    cold_ratio_target: kind === "corpus" ? TARGETS.corpusRatioMax : null,
     first_ms: NaN,
     first_ratio: NaN,
     warm_ms: compact_ms,
-    warm_ratio: compact_ms / parse_ms,
+    warm_ratio: warm.ratio,
     peak_rss_mb: peakRssMb,
     rss_limit_mb: (TARGETS.rssFactor * bytes) / MB + TARGETS.rssBaseMb,
     summarizer_input_chars: sent === null ? null : sent.length,

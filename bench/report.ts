@@ -4,7 +4,7 @@
  * and the printed report (one table per figure kind, then the targets) or
  * its JSON lines. Nothing here measures; `measure.ts` does.
  */
-import { median } from "./billed.js";
+import { median, table, type Check } from "./harness.js";
 import {
   MB,
   type ChildFailure,
@@ -13,13 +13,6 @@ import {
   type RetentionOut,
 } from "./measure.js";
 import { TARGETS } from "./targets.js";
-
-export interface Check {
-  name: string;
-  value: string;
-  target: string;
-  pass: boolean;
-}
 
 const pct = (x: number): string => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : "-");
 const fix = (x: number, d = 1): string => (Number.isFinite(x) ? x.toFixed(d) : "-");
@@ -83,13 +76,6 @@ export function rowChecks(m: Measurement): Check[] {
   return checks;
 }
 
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
-  return rows
-    .map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  "))
-    .join("\n");
-}
-
 /** The JSON line of one measurement (`--json`): its figures without the per-request errors, and its checks. */
 export function measurementLine(m: Measurement): string {
   const { estimator_fast, estimator_o200k, ...rest } = m;
@@ -102,36 +88,81 @@ export function measurementLine(m: Measurement): string {
   });
 }
 
-/** The summary of every measurement: pooled estimator error, scaling, retention totals, the checks and what failed. */
-export function summarize(results: Measurement[], failures: ChildFailure[], seconds: number) {
-  // Summary.
-  const cc = results.filter((m) => m.estimator_fast);
-  const pooledFast = median(cc.flatMap((m) => m.estimator_fast!.apes));
-  const pooledExact = median(cc.flatMap((m) => m.estimator_o200k?.apes ?? []));
+/** The cold bars over the corpus sessions: the median of their cold ratios, and the largest. */
+export function coldBars(results: readonly Measurement[]) {
+  const ratios = results.filter((m) => m.kind === "corpus").map((m) => m.cold_ratio);
+  const cold = {
+    cold_ratio_median: ratios.length > 0 ? median(ratios) : NaN,
+    cold_ratio_max: ratios.length > 0 ? Math.max(...ratios) : NaN,
+  };
+  const coldChecks: Check[] = [
+    {
+      name: "cold ratio, median of the corpus sessions",
+      value: fix(cold.cold_ratio_median, 2),
+      target: `<= ${TARGETS.corpusRatioMedian}`,
+      pass: cold.cold_ratio_median <= TARGETS.corpusRatioMedian,
+    },
+    {
+      name: "cold ratio, largest of the corpus sessions",
+      value: fix(cold.cold_ratio_max, 2),
+      target: `<= ${TARGETS.corpusRatioMax}`,
+      pass: cold.cold_ratio_max <= TARGETS.corpusRatioMax,
+    },
+  ];
+  return { cold, coldChecks };
+}
+
+/**
+ * The growth per 10x of the cold compaction (synthetic 1k→10k, 10k→100k; cold: a first call also pays for
+ * compiling the code, which would hide how the work grows), against the growth of `JSON.parse` of the same
+ * inputs in the same run (memory and cache effects make even the native parser grow faster than its input).
+ */
+export function growthBars(results: readonly Measurement[]) {
   const syn = new Map(results.filter((m) => m.kind === "synthetic").map((m) => [m.messages, m]));
-  const scaling: Check[] = [];
+  const steps: {
+    name: string;
+    growth: number;
+    parse_growth: number;
+    bytes_growth: number;
+    limit: number;
+    pass: boolean;
+  }[] = [];
   for (const [a, b] of [
     [1_000, 10_000],
     [10_000, 100_000],
   ] as const) {
     const x = syn.get(a);
     const y = syn.get(b);
-    if (x && y) {
-      // Cold (fresh messages, code compiled): the first call of a process also pays a fixed start-up
-      // (compiling the code), which would hide how the work itself grows.
-      const f = y.cold_ms / x.cold_ms;
-      // For reference, the same ratio for the native parser and for the input bytes (memory and
-      // cache effects make even JSON.parse grow faster than the input at these sizes).
-      const parse = y.cold_parse_ms / x.cold_parse_ms;
-      const bytes = y.bytes / x.bytes;
-      scaling.push({
-        name: `time ${a / 1000}k->${b / 1000}k`,
-        value: `${fix(f, 2)}x (JSON.parse ${fix(parse, 2)}x; bytes ${fix(bytes, 2)}x)`,
-        target: `<= ${TARGETS.scaling}x`,
-        pass: f <= TARGETS.scaling,
-      });
-    }
+    if (!x || !y) continue;
+    const parse_growth = y.cold_parse_ms / x.cold_parse_ms;
+    const growth = y.cold_ms / x.cold_ms;
+    const limit = TARGETS.growthOverParse * parse_growth;
+    steps.push({
+      name: `time ${a / 1000}k->${b / 1000}k`,
+      growth,
+      parse_growth,
+      bytes_growth: y.bytes / x.bytes,
+      limit,
+      pass: growth <= limit,
+    });
   }
+  const scaling: Check[] = steps.map((s) => ({
+    name: s.name,
+    value: `${fix(s.growth, 2)}x (JSON.parse ${fix(s.parse_growth, 2)}x; bytes ${fix(s.bytes_growth, 2)}x)`,
+    target: `<= ${TARGETS.growthOverParse} x JSON.parse's = ${fix(s.limit, 2)}x`,
+    pass: s.pass,
+  }));
+  return { steps, scaling };
+}
+
+/** The summary of every measurement: pooled estimator error, scaling, retention totals, the checks and what failed. */
+export function summarize(results: Measurement[], failures: ChildFailure[], seconds: number) {
+  // Summary.
+  const cc = results.filter((m) => m.estimator_fast);
+  const pooledFast = median(cc.flatMap((m) => m.estimator_fast!.apes));
+  const pooledExact = median(cc.flatMap((m) => m.estimator_o200k?.apes ?? []));
+  const { coldChecks, cold } = coldBars(results);
+  const { steps, scaling } = growthBars(results);
   const sum = (f: (m: Measurement) => RetentionOut | undefined) => {
     let total = 0;
     let found = 0;
@@ -159,6 +190,7 @@ export function summarize(results: Measurement[], failures: ChildFailure[], seco
       target: "<= 10%",
       pass: pooledFast <= TARGETS.mape,
     },
+    ...coldChecks,
     ...scaling,
     {
       name: "paths retained (corpus)",
@@ -199,7 +231,8 @@ export function summarize(results: Measurement[], failures: ChildFailure[], seco
       method:
         "median |estimate + overhead - billed| / billed; overhead = billed - estimate of the first billed request after the latest compaction (anchors not scored); prior-turn thinking dropped for models that drop it",
     },
-    scaling: scaling.map((c) => ({ name: c.name, value: c.value, pass: c.pass })),
+    ...cold,
+    scaling: steps,
     retention: retentionTotals,
     checks: overall,
     failed,

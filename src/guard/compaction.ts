@@ -88,6 +88,8 @@ function judgeCompaction(s: Session, h: WireHistory, id: SessionIdentity): Judge
   const verdict: GuardVerdict = {
     session: s.key,
     agent,
+    agent_version: id.version ?? null,
+    agent_session_id: id.key === s.key ? (id.own ?? null) : null,
     wire: h.wire,
     at: new Date().toISOString(),
     kept: v.valid,
@@ -101,6 +103,8 @@ function judgeCompaction(s: Session, h: WireHistory, id: SessionIdentity): Judge
         : null,
     messages_before: before.length,
     messages_after: after.length,
+    tokens_before: tokensOf(beforeMsgs),
+    tokens_after: tokensOf(afterMsgs),
   };
   return { before, afterAll, after, newTurns, beforeMsgs, afterMsgs, valid: v.valid, agent, verdict };
 }
@@ -118,8 +122,8 @@ function journalCompaction(
   const model = typeof h.doc.model === "string" ? h.doc.model : "unknown";
   journal.compaction(after, {
     summary,
-    tokens_before: tokensOf(j.beforeMsgs),
-    tokens_after: tokensOf(j.afterMsgs),
+    tokens_before: verdict.tokens_before,
+    tokens_after: verdict.tokens_after,
     model,
     path: "summary",
     coverage: null,
@@ -131,7 +135,7 @@ function journalCompaction(
     const replacement = r.spliced.slice(0, r.spliced.length - j.newTurns);
     journal.compaction(replacement, {
       summary,
-      tokens_before: tokensOf(j.afterMsgs),
+      tokens_before: verdict.tokens_after,
       tokens_after: tokensOf(messagesOf(replacement)),
       model,
       path: "summary",

@@ -10,6 +10,8 @@ import type { GuardCore, GuardOutcome, GuardVerdict } from "./types.js";
 const verdict = (session: string, kept: boolean, repaired: boolean): GuardVerdict => ({
   session,
   agent: "claude-code",
+  agent_version: null,
+  agent_session_id: session,
   wire: "anthropic-messages",
   at: "2026-12-04T00:00:00.000Z",
   kept,
@@ -20,6 +22,8 @@ const verdict = (session: string, kept: boolean, repaired: boolean): GuardVerdic
   provider_edits: null,
   messages_before: 4,
   messages_after: 2,
+  tokens_before: 400,
+  tokens_after: 200,
 });
 
 test("the tally: sessions by key, compactions split into kept, repaired and not repaired", () => {

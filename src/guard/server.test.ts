@@ -225,6 +225,8 @@ describe("the guard's proxy", { timeout: 30_000 }, () => {
     const verdict: GuardVerdict = {
       session: "s-1",
       agent: "claude-code",
+      agent_version: "2.1.328",
+      agent_session_id: "s-1",
       wire: "anthropic-messages",
       at: "2026-01-01T00:00:00.000Z",
       kept: false,
@@ -236,6 +238,8 @@ describe("the guard's proxy", { timeout: 30_000 }, () => {
         "the request asks the provider to clear tool results (clear_tool_uses_20250919, keep 1 tool use): the protected round's 2 exchanges may not reach the model",
       messages_before: 40,
       messages_after: 3,
+      tokens_before: 90_000,
+      tokens_after: 2_000,
     };
     const core: GuardCore = {
       handle: async (r) => ({ body: r.body, changed: false, verdict }),

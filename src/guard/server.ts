@@ -33,6 +33,7 @@ import { createGuardCore } from "./core.js";
 import { RELAYED_MAX_BYTES } from "./relayed.js";
 import { createUpstreamAgents, type UpstreamAgents } from "./upstream-agents.js";
 import { GuardTally, summaryLine, type GuardSummary } from "./summary.js";
+import { startTelemetry, telemetryPlan } from "./telemetry.js";
 import type { GuardCore, GuardMode, GuardOutcome, GuardVerdict, GuardWire } from "./types.js";
 
 /** An option of the guard that cannot be used (a listen address, an upstream URL). */
@@ -651,13 +652,16 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
     }
     if (outcome.note) emit("note", `guard: ${oneLine(outcome.note)}`, { session: outcome.session ?? null });
   };
+  // With OTEL_EXPORTER_OTLP_ENDPOINT (or a per-signal one): verdicts and metrics exported (`telemetry.ts`).
+  const telemetry = await startTelemetry(telemetryPlan(), (text) => emit("note", `guard: ${text}`));
   // Every outcome, from a request or found after its answer, is counted for the summary, then reported.
   const tally = new GuardTally();
   const counted = (outcome: GuardOutcome) => {
     tally.add(outcome);
+    telemetry?.outcome(outcome);
     report(outcome);
   };
-  const core =
+  const own =
     options.core ??
     createGuardCore({
       mode: options.mode ?? "repair",
@@ -670,6 +674,7 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
       // What the core finds after the request went out (work done off the request path) is logged too.
       onLate: counted,
     });
+  const core = telemetry ? telemetry.wrap(own) : own;
 
   const given = options.timeouts ?? {};
   const timeouts: Required<GuardTimeouts> = {
@@ -720,6 +725,7 @@ export async function startGuard(options: GuardOptions = {}): Promise<GuardServe
         });
         agents.destroy();
         await core.close();
+        await telemetry?.close();
         if (options.summary) {
           const s = tally.summary;
           write(options.json ? JSON.stringify({ event: "summary", ...s }) : summaryLine(s));

@@ -17,6 +17,10 @@ export interface SessionIdentity {
   agent: GuardAgent;
   /** Where the key came from: `header`, `metadata`, `prompt_cache_key` or `hash`. */
   source: string;
+  /** The agent's own session id the key is made of (none for a key made of a hash). */
+  own?: string;
+  /** The agent's version, as its headers give it (`agentVersion`). */
+  version?: string;
 }
 
 export const header = (h: IncomingHttpHeaders, name: string): string | undefined => {
@@ -65,6 +69,24 @@ export function agentOf(headers: IncomingHttpHeaders, h: WireHistory): GuardAgen
   return "unknown";
 }
 
+/**
+ * The agent's version from its headers: Claude Code's `user-agent` (`claude-cli/2.1.328 (external, cli)`),
+ * Codex's `version` header or its `user-agent` (`codex_cli_rs/0.46.0 (...)`), pi's `user-agent`
+ * (`pi/1.0`, `pi-coding-agent/0.73.1`). Undefined for an agent it does not know, or when none is sent.
+ */
+export function agentVersion(headers: IncomingHttpHeaders, agent: GuardAgent): string | undefined {
+  const ua = header(headers, "user-agent") ?? "";
+  const product: Record<GuardAgent, RegExp | undefined> = {
+    "claude-code": /(?:^|\s)claude-(?:cli|code)\/([0-9][\w.+-]*)/i,
+    codex: /(?:^|\s)codex[\w-]*\/([0-9][\w.+-]*)/i,
+    pi: /(?:^|\s)pi(?:-coding-agent)?\/([0-9][\w.+-]*)/i,
+    unknown: undefined,
+  };
+  const fromUa = product[agent]?.exec(ua)?.[1];
+  const v = agent === "codex" ? (header(headers, "version") ?? fromUa) : fromUa;
+  return v !== undefined && /^[0-9][\w.+-]{0,63}$/.test(v) ? v : undefined;
+}
+
 const sha = (s: string): string => createHash("sha256").update(s).digest("hex").slice(0, 24);
 
 /** The header names that carry a non-Claude session id, in the order `sessionOf` reads them. */
@@ -102,22 +124,29 @@ export function headerSession(
 
 export function sessionOf(headers: IncomingHttpHeaders, h: WireHistory): SessionIdentity {
   const agent = agentOf(headers, h);
+  const version = agentVersion(headers, agent);
+  const id = (key: string, source: string, own?: string): SessionIdentity => ({
+    key,
+    agent,
+    source,
+    ...(own !== undefined ? { own } : {}),
+    ...(version !== undefined ? { version } : {}),
+  });
   const cc = header(headers, "x-claude-code-session-id");
-  if (cc) return { key: `claude-code:${cc}`, agent, source: "header" };
+  if (cc) return id(`claude-code:${cc}`, "header", cc);
   if (h.wire === "anthropic-messages") {
     const md = claudeMetadataSession(h.doc);
-    if (md) return { key: `claude-code:${md}`, agent, source: "metadata" };
+    if (md) return id(`claude-code:${md}`, "metadata", md);
   }
   for (const name of SESSION_HEADERS) {
     const v = header(headers, name);
-    if (v) return { key: `${agent}:${v}`, agent, source: "header" };
+    if (v) return id(`${agent}:${v}`, "header", v);
   }
   const pck = h.doc.prompt_cache_key;
-  if (typeof pck === "string" && pck !== "")
-    return { key: `${agent}:${pck}`, agent, source: "prompt_cache_key" };
+  if (typeof pck === "string" && pck !== "") return id(`${agent}:${pck}`, "prompt_cache_key", pck);
   const firstUser = h.items.find((i) => i.message.role === "user");
   const seed = `${h.wire}\u0000${systemText(h)}\u0000${firstUser?.key ?? ""}`;
-  return { key: `${agent}:h-${sha(seed)}`, agent, source: "hash" };
+  return id(`${agent}:h-${sha(seed)}`, "hash");
 }
 
 /** A file name for a session key: its readable part sanitized, and a hash so two keys never share a file. */

@@ -37,6 +37,10 @@ export interface GuardVerdict {
   session: string;
   /** `claude-code`, `codex`, `pi`, or `unknown`. */
   agent: string;
+  /** The agent's version as its headers give it (Claude Code's `claude-cli/2.1.328`), or null. */
+  agent_version: string | null;
+  /** The agent's own session id (Claude Code's, Codex's), or null where the key is a hash (pi). */
+  agent_session_id: string | null;
   wire: GuardWire;
   /** ISO time the compaction was seen (the first request after it). */
   at: string;
@@ -60,6 +64,9 @@ export interface GuardVerdict {
   provider_edits: string | null;
   messages_before: number;
   messages_after: number;
+  /** Estimated tokens of the history before and of the request after (the turns typed after left out). */
+  tokens_before: number;
+  tokens_after: number;
 }
 
 /** An answer the guard gives the agent itself, instead of forwarding the request (`--summarizer extractive`). */

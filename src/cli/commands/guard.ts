@@ -25,6 +25,17 @@ import { OFFLINE_SUMMARIZER_NAMES, type OfflineSummarizerName } from "../../summ
 
 export { defaultStateDir };
 
+/**
+ * The first line, the URL the guard listens on; then, with an OTLP endpoint in the environment, where the
+ * verdicts and metrics go (docs/GUARD.md, "Telemetry").
+ */
+async function listening(url: string, json: boolean, log: (line: string) => void): Promise<void> {
+  err(json ? JSON.stringify({ event: "listening", url }) : url);
+  const { planLines, telemetryPlan } = await import("../../guard/telemetry.js");
+  for (const line of planLines(telemetryPlan()))
+    log(json ? JSON.stringify({ event: "note", message: `guard: ${line}` }) : `guard: ${line}`);
+}
+
 interface GuardFlags {
   upstream?: string;
   listen?: string;
@@ -144,7 +155,7 @@ export async function runGuard(flags: GuardFlags, command: string[], dashDash: b
     // One line when it stops: sessions seen, compactions, kept, repaired, not repaired.
     summary: true,
   });
-  err(flags.json ? JSON.stringify({ event: "listening", url: guard.url }) : guard.url);
+  await listening(guard.url, flags.json === true, log);
 
   if (plan === undefined) {
     const where = upstream ?? "by wire (api.anthropic.com, api.openai.com)";
