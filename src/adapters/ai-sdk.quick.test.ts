@@ -15,7 +15,7 @@ import {
   quickMessageFromModel,
   type ConversionCache,
   type SchemaLike,
-} from "./ai-sdk-convert.js";
+} from "../wire/ai-sdk.js";
 import { surelyValidModelMessage } from "./ai-sdk-quick.js";
 import { toModelMessages } from "./ai-sdk.js";
 import { syntheticSession } from "../../bench/synthetic.js";

@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { validateSurvivalContract } from "../contract/validate.js";
 import { checkpointsOf, checkpointText } from "../contract/classify.js";
 import { GUARD_TEXT_PREFIX } from "../contract/markers.js";
-import { itemsToMessages } from "../formats/import/responses.js";
+import { itemsToMessages } from "../wire/responses.js";
 import { importText } from "../formats/detect.js";
 import { parseJournal } from "../journal/index.js";
 import { auditEntries } from "../route/audit.js";

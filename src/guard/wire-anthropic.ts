@@ -12,8 +12,7 @@
  * Content blocks of types the project does not model are kept as they are.
  */
 import type { Message } from "../model/types.js";
-import { fromAnthropicContent } from "../formats/common/convert.js";
-import { splitAtMarkers } from "../formats/import/messages-json.js";
+import { fromAnthropicContent, splitAtMarkers } from "../wire/anthropic.js";
 import { makeItem, type HistoryItem, type Part, type WireHistory } from "./history.js";
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>

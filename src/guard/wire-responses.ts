@@ -6,7 +6,7 @@
  * and tells which message each item went to.
  */
 import type { Message } from "../model/types.js";
-import { itemsToMessages } from "../formats/import/responses.js";
+import { itemsToMessages } from "../wire/responses.js";
 import { makeItem, type HistoryItem, type Part, type WireHistory } from "./history.js";
 
 export function readResponses(doc: Record<string, unknown>): WireHistory {

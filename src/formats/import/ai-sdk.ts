@@ -2,7 +2,7 @@
  * The `ai-sdk` format: a JSON array of AI SDK `ModelMessage`s (what apps built
  * on the AI SDK store: `response.messages`, a chat's history), or `{ messages:
  * [...] }` of the same. Read by the same pure conversion as the
- * `compact-safe/ai-sdk` adapter (ai-sdk-convert.ts), without the `ai`
+ * `compact-safe/ai-sdk` adapter (src/wire/ai-sdk.ts), without the `ai`
  * package: each message is checked against the rules of its role first, and
  * a message that breaks them is refused by its number ("message 4: looks like
  * an AI SDK message but …"). For the report each message is one "message"
@@ -14,7 +14,7 @@ import { ReportBuilder } from "../common/report.js";
 import { linearImport, parseJsonDocument } from "../common/source-tree.js";
 import { SourceLines, type ToolIdOptions } from "../../model/tool-ids.js";
 import { FormatError, type ImportResult } from "../common/types.js";
-import { fromModelMessagesIndexed } from "../common/ai-sdk-convert.js";
+import { fromModelMessagesIndexed } from "../../wire/ai-sdk.js";
 
 const ROLES = new Set(["system", "user", "assistant", "tool"]);
 /** Part types only the AI SDK writes (Anthropic's are snake_case, OpenAI's have no parts like these). */

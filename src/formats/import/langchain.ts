@@ -22,7 +22,7 @@ import {
   LangChainMessageError,
   readLangChainStored,
   storedOfSerialized,
-} from "../common/langchain-convert.js";
+} from "../../wire/langchain.js";
 
 /**
  * The messages of a dump document (an array, or `{ messages }`), if it is

@@ -45,8 +45,9 @@ import type { Block, Message, ToolResultBlock, ToolUseBlock } from "../../model/
 import { canonicalJson } from "../../model/blocks.js";
 import { isProviderCompaction, nativeOf, refuseForeignCompaction } from "../../model/provider-compaction.js";
 import { isCheckpoint, isPlainUser } from "../../contract/classify.js";
-import { contentBlocks, isCodexSessionPrefix, modelSideBlocks, resultBlock } from "../import/codex.js";
-import { textOf } from "../common/convert.js";
+import { contentBlocks, modelSideBlocks, resultBlock } from "../../wire/responses.js";
+import { isCodexSessionPrefix } from "../import/codex.js";
+import { textOf } from "../../wire/common.js";
 import { isRecord, recordsOf } from "../common/lines.js";
 
 type Item = Record<string, unknown>;

@@ -26,11 +26,11 @@
  * text) is converted afresh from what it says now.
  */
 import { isDeepStrictEqual } from "node:util";
-import type { Block, Message, Role } from "../../model/types.js";
-import { ModelError, parseMessages } from "../../model/schema.js";
-import { checkPlainData, plainDataSize } from "../../model/plain.js";
-import { MAX_MESSAGE_DEPTH } from "../../model/depth.js";
-import { CONSTANTS } from "../../model/constants.js";
+import type { Block, Message, Role } from "../model/types.js";
+import { ModelError, parseMessages } from "../model/schema.js";
+import { checkPlainData, plainDataSize } from "../model/plain.js";
+import { MAX_MESSAGE_DEPTH } from "../model/depth.js";
+import { CONSTANTS } from "../model/constants.js";
 
 /** The AI SDK message shape, structurally (the `ai` package is an optional peer). */
 export interface AiModelMessage {

@@ -2,14 +2,19 @@
  * Conversions shared by importers and exporters: Anthropic content blocks to
  * canonical blocks and back, images as `data:` URLs, tool-result content.
  */
-import type { Block, ImageUrlBlock, ToolResultBlock } from "../../model/index.js";
+import type { Block, ImageUrlBlock, Message, ToolResultBlock } from "../model/index.js";
+import { DATA_URL, isRecord } from "./common.js";
+import {
+  ALL_BRANCH_SUMMARY_MARKERS,
+  ALL_CHECKPOINT_MARKERS,
+  GUARD_TEXT_PREFIX,
+} from "../contract/markers.js";
 import {
   fromAnthropicCompaction,
   isProviderCompaction,
   nativeOf,
   refuseForeignCompaction,
-} from "../../model/index.js";
-import { isRecord } from "./lines.js";
+} from "../model/index.js";
 
 /** An Anthropic image source as a canonical `image_url` block (base64 becomes a `data:` URL). */
 export function imageFromAnthropic(block: Record<string, unknown>): Block {
@@ -28,8 +33,6 @@ export function imageFromAnthropic(block: Record<string, unknown>): Block {
   }
   return { ...block } as Block;
 }
-
-const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
 
 /** A canonical `image_url` block as an Anthropic `image` block. */
 export function imageToAnthropic(block: ImageUrlBlock): Record<string, unknown> {
@@ -134,10 +137,106 @@ export function blockToAnthropic(b: Block): Record<string, unknown> {
   }
 }
 
-/** The text of a message's text blocks joined by newlines. */
-export function textOf(blocks: readonly Block[]): string {
-  return blocks
-    .filter((b) => b.type === "text" && typeof (b as { text?: unknown }).text === "string")
-    .map((b) => (b as { text: string }).text)
-    .join("\n");
+/** A Messages API request's `messages`. */
+export type AnthropicMessage = { role: "user" | "assistant"; content: Record<string, unknown>[] };
+
+/**
+ * Messages as Messages API messages, as they are (the exporter repairs them
+ * first, see prepare.ts, and sends system messages as the `system` blocks):
+ * every role but `user` is the assistant's.
+ */
+export function toAnthropicMessages(messages: readonly Message[]): AnthropicMessage[] {
+  return messages.map((m) => ({
+    role: m.role === "user" ? "user" : "assistant",
+    content: m.content.map(blockToAnthropic),
+  }));
+}
+
+/** Block types the Anthropic Messages API takes besides the canonical ones (server tools, documents). */
+export function isAnthropicBlockType(type: string): boolean {
+  return (
+    [
+      "text",
+      "image",
+      "document",
+      "search_result",
+      "thinking",
+      "redacted_thinking",
+      "tool_use",
+      "tool_result",
+      "server_tool_use",
+      "mcp_tool_use",
+      "mcp_tool_result",
+      "container_upload",
+    ].includes(type) || /^[a-z_]+_tool_result$/.test(type)
+  );
+}
+
+const ANTHROPIC_BLOCKS = new Set([
+  "tool_use",
+  "tool_result",
+  "thinking",
+  "redacted_thinking",
+  "image",
+  "document",
+  "compaction",
+]);
+
+/** True when some message of the list has a content block only the Messages API writes. */
+export function looksAnthropic(messages: unknown[]): boolean {
+  return messages.some(
+    (m) =>
+      isRecord(m) &&
+      Array.isArray(m.content) &&
+      m.content.some((b) => isRecord(b) && typeof b.type === "string" && ANTHROPIC_BLOCKS.has(b.type)),
+  );
+}
+
+/**
+ * The Anthropic API wants roles to alternate, so an exporter merges
+ * consecutive user messages, and a checkpoint or branch summary kept after
+ * other user text is no longer a message whose FIRST text block opens with its
+ * marker. On import, each text block of a user message that opens with a
+ * checkpoint or branch-summary marker is split out into a message of its own
+ * (the blocks before and after it stay in their own user messages, in order),
+ * so that the contract recognises it again; the guard's restatement right
+ * after it (text opening with `GUARD_TEXT_PREFIX`) stays on it, as further
+ * content of the checkpoint. Nothing else changes.
+ */
+export function splitAtMarkers(m: Message): Message[] {
+  if (m.role !== "user" || m.content.length < 2 || !m.content.some(opensWithMarker)) return [m];
+  const out: Message[] = [];
+  let current: Block[] = [];
+  const flush = (): void => {
+    if (current.length > 0) out.push({ ...m, content: current });
+    current = [];
+  };
+  // compact-safe's restatement right after a checkpoint's block is part of that checkpoint (the guard's repair).
+  let checkpoint: Block[] | undefined;
+  for (const b of m.content) {
+    if (opensWithMarker(b)) {
+      flush();
+      checkpoint = [b];
+      out.push({ ...m, content: checkpoint });
+    } else if (checkpoint !== undefined && current.length === 0 && isGuardText(b)) checkpoint.push(b);
+    else {
+      checkpoint = undefined;
+      current.push(b);
+    }
+  }
+  flush();
+  return out;
+}
+
+const MARKERS: readonly string[] = [...ALL_CHECKPOINT_MARKERS, ...ALL_BRANCH_SUMMARY_MARKERS];
+
+const isGuardText = (b: Block): boolean =>
+  b.type === "text" && String((b as { text?: unknown }).text).startsWith(GUARD_TEXT_PREFIX);
+
+function opensWithMarker(b: Block): boolean {
+  return (
+    b.type === "text" &&
+    typeof (b as { text?: unknown }).text === "string" &&
+    MARKERS.some((mk) => (b as { text: string }).text.trimStart().startsWith(mk))
+  );
 }

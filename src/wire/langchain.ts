@@ -36,9 +36,9 @@
  * blocks) is carried in `additional_kwargs.compact_safe`, which LangChain's
  * provider integrations do not send.
  */
-import type { Block, Message, Role, Usage } from "../../model/index.js";
-import { ModelError } from "../../model/schema.js";
-import { isRecord } from "./lines.js";
+import type { Block, Message, Role, Usage } from "../model/index.js";
+import { ModelError } from "../model/schema.js";
+import { isRecord } from "./common.js";
 
 /** One message as LangChain stores it (`BaseMessage.toDict()`). */
 export interface LangChainStoredMessage {
