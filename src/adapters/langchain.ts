@@ -44,7 +44,16 @@ import {
 } from "../summarizers/types.js";
 import { buildUserPrompt, SYSTEM_PROMPT } from "../summarizers/prompt.js";
 import { classifyHttpFailure, rootCauseMessage } from "../summarizers/errors.js";
-import { joinParts, langChainStoredToMessages, messagesToLangChainStored, readLangChainStored, LangChainMessageError, type JoinMemo, type LangChainStoredMessage, type Read } from "../wire/langchain.js";
+import {
+  joinParts,
+  langChainStoredToMessages,
+  messagesToLangChainStored,
+  readLangChainStored,
+  LangChainMessageError,
+  type JoinMemo,
+  type LangChainStoredMessage,
+  type Read,
+} from "../wire/langchain.js";
 
 export { LangChainMessageError, type LangChainStoredMessage };
 
