@@ -29,6 +29,7 @@ import { extractiveSummary } from "../summarizers/extractive/index.js";
 import type { GuardResponse, GuardWire } from "./types.js";
 import type { HistoryItem, WireHistory } from "./history.js";
 import { PI_CONVERSATION_HEADING, PI_INSTRUCTIONS_HEADING } from "./detect.js";
+import { outputTextPart } from "../wire/responses.js";
 
 /** The `<analysis>` Claude Code's prompt asks for first (it drops it from the summary it keeps). */
 export const EXTRACTIVE_ANALYSIS = "compact-safe extractive checkpoint";
@@ -324,7 +325,7 @@ function responsesAnswer(parts: AnswerParts): GuardResponse {
   const id = `resp_cs_${hash}`;
   const itemId = `msg_cs_${hash}`;
   const created = Math.floor(now / 1000);
-  const content = [{ type: "output_text", text, annotations: [] }];
+  const content = [outputTextPart(text)];
   const item = { type: "message", id: itemId, status: "completed", role: "assistant", content };
   const usage = {
     input_tokens: inputTokens,

@@ -11,6 +11,7 @@ import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import type { Message } from "../model/types.js";
 import { isProviderCompaction } from "../model/provider-compaction.js";
 import { allText } from "../contract/classify.js";
+import { responseOutputText } from "../wire/responses.js";
 
 /** The most of an answer the server keeps to read its text (a longer answer is not read). */
 export const RELAYED_MAX_BYTES = 1024 * 1024;
@@ -26,14 +27,7 @@ const str = (v: unknown): string => (typeof v === "string" ? v : "");
 function textOfObject(doc: Rec): string {
   if (Array.isArray(doc.content))
     return doc.content.map((b) => (isRec(b) && b.type === "text" ? str(b.text) : "")).join("");
-  if (Array.isArray(doc.output))
-    return doc.output
-      .map((item) =>
-        isRec(item) && item.type === "message" && Array.isArray(item.content)
-          ? item.content.map((c) => (isRec(c) && c.type === "output_text" ? str(c.text) : "")).join("")
-          : "",
-      )
-      .join("");
+  if (Array.isArray(doc.output)) return responseOutputText(doc.output);
   if (Array.isArray(doc.choices)) {
     const c = doc.choices[0];
     if (isRec(c) && isRec(c.message)) return str(c.message.content);

@@ -13,7 +13,14 @@ import { isSummaryItem } from "./detect.js";
 import { protectedRound } from "../contract/rounds.js";
 import { boundedResultContent, boundResultContent } from "../contract/bounds.js";
 import { fromAnthropicContent } from "../wire/anthropic.js";
-import { outputText } from "../wire/responses.js";
+import {
+  inputTextPart,
+  isResponsesCall,
+  isStringOutput,
+  outputText,
+  userTextItem,
+} from "../wire/responses.js";
+import { chatCallIds, chatResultId } from "../wire/openai-chat.js";
 import type { GuardWire } from "./types.js";
 import { rawKey, messagesOf, type HistoryItem, type WireHistory } from "./history.js";
 import { CHAT_ROLES } from "./wire-chat.js";
@@ -81,28 +88,13 @@ function anthropicElement(el: unknown, c: Carried, textOnly: boolean): unknown {
   return changed ? { ...el, content: out } : el;
 }
 
-const OUTPUT_TYPES = new Set([
-  "function_call_output",
-  "custom_tool_call_output",
-  "local_shell_call_output",
-  "apply_patch_call_output",
-]);
-const CALL_TYPES = new Set([
-  "function_call",
-  "custom_tool_call",
-  "local_shell_call",
-  "computer_call",
-  "shell_call",
-  "apply_patch_call",
-]);
-
 function responsesElement(el: unknown, c: Carried): unknown {
   if (!isRecord(el) || c.keys.has(rawKey([el]))) return undefined;
   const type = typeof el.type === "string" ? el.type : "";
-  if (CALL_TYPES.has(type) && c.calls.has(String(el.call_id))) return undefined;
-  if ((OUTPUT_TYPES.has(type) || type.endsWith("_call_output")) && c.results.has(String(el.call_id ?? el.id)))
+  if (isResponsesCall(type) && c.calls.has(String(el.call_id))) return undefined;
+  if ((isStringOutput(type) || type.endsWith("_call_output")) && c.results.has(String(el.call_id ?? el.id)))
     return undefined;
-  if (OUTPUT_TYPES.has(type) && typeof el.output === "string") {
+  if (isStringOutput(type) && typeof el.output === "string") {
     const b = boundResultContent(el.output);
     if (b.truncated) return { ...el, output: b.content };
   } else if (type.endsWith("_call_output") && el.output !== undefined && typeof el.output !== "string") {
@@ -115,17 +107,18 @@ function responsesElement(el: unknown, c: Carried): unknown {
 
 function chatElement(el: unknown, c: Carried): unknown {
   if (!isRecord(el) || c.keys.has(rawKey([el]))) return undefined;
-  if (el.role === "tool") {
-    if (c.results.has(String(el.tool_call_id))) return undefined;
+  const answers = chatResultId(el);
+  if (answers !== undefined) {
+    if (c.results.has(answers)) return undefined;
     if (typeof el.content === "string") {
       const b = boundResultContent(el.content);
       if (b.truncated) return { ...el, content: b.content };
     }
     return el;
   }
-  if (el.role === "assistant" && Array.isArray(el.tool_calls)) {
-    const ids = el.tool_calls.filter(isRecord).map((t) => String(t.id));
-    if (ids.length > 0 && ids.every((id) => c.calls.has(id))) return undefined;
+  const ids = chatCallIds(el);
+  if (ids.length > 0) {
+    if (ids.every((id) => c.calls.has(id))) return undefined;
     if (ids.some((id) => c.calls.has(id))) return undefined; // partly carried: the check refuses what is left unpaired
   }
   return el;
@@ -161,8 +154,7 @@ export function restatedText(r: Restated): string | undefined {
 
 /** One user element of the wire carrying `text`. */
 export function userTextElement(wire: GuardWire, text: string): unknown {
-  if (wire === "openai-responses")
-    return { type: "message", role: "user", content: [{ type: "input_text", text }] };
+  if (wire === "openai-responses") return userTextItem(text);
   if (wire === "openai-chat") return { role: "user", content: text };
   return { role: "user", content: [{ type: "text", text }] };
 }
@@ -240,9 +232,8 @@ function withRestated(wire: GuardWire, el: unknown, to: number | undefined, text
   if (wire === "openai-responses") {
     if (el.type !== undefined && el.type !== "message") return undefined;
     if (el.role !== "user") return undefined;
-    const part = { type: "input_text", text };
-    if (typeof el.content === "string")
-      return { ...el, content: [{ type: "input_text", text: el.content }, part] };
+    const part = inputTextPart(text);
+    if (typeof el.content === "string") return { ...el, content: [inputTextPart(el.content), part] };
     return Array.isArray(el.content) ? { ...el, content: [...el.content, part] } : undefined;
   }
   if (el.role !== "user") return undefined;
@@ -370,8 +361,8 @@ export function chatAdjacency(all: readonly unknown[]): string | undefined {
   for (let j = 0; j < list.length; j++) {
     const m = list[j];
     if (!isRecord(m)) continue;
-    if (m.role === "tool") {
-      const id = String(m.tool_call_id);
+    const id = chatResultId(m);
+    if (id !== undefined) {
       if (!open.has(id))
         return `tool message ${JSON.stringify(id)} does not follow its call (message ${at[j]})`;
       open.delete(id);
@@ -379,11 +370,7 @@ export function chatAdjacency(all: readonly unknown[]): string | undefined {
     }
     if (open.size > 0 && j > 0)
       return `tool call ${JSON.stringify([...open][0])} is not answered before message ${at[j]}`;
-    open = new Set(
-      m.role === "assistant" && Array.isArray(m.tool_calls)
-        ? m.tool_calls.filter(isRecord).map((t) => String(t.id))
-        : [],
-    );
+    open = new Set(chatCallIds(m));
   }
   return undefined;
 }

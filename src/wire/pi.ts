@@ -266,12 +266,32 @@ function toolResultFromPi(m: Rec): Message {
   return { role: "user", content: [r as Block] };
 }
 
-/** One pi message as the project's (see the module comment). */
-export function readPiMessage(m: Rec): PiReading {
+const KNOWN_ROLES = new Set([
+  "user",
+  "custom",
+  "assistant",
+  "toolResult",
+  "bashExecution",
+  "branchSummary",
+  "compactionSummary",
+  "system",
+]);
+
+/** Whether pi leaves a message out of the conversation it sends the model, and why (see the module comment). */
+export function piOutside(m: Rec): PiOutside | undefined {
+  if (m.role === "bashExecution" && m.excludeFromContext === true)
+    return { reason: "bashExecution excluded from the model's context (!! command)", byDesign: true };
+  // pi 1.x persists its system prompt and tool declarations as system messages (sent as the system
+  // prompt, not as conversation): like the other agents' prompts, outside the history compacted.
+  if (m.role === "system")
+    return { reason: "system message (pi 1.x's prompt and tool declarations)", byDesign: true };
+  if (!KNOWN_ROLES.has(m.role as string))
+    return { reason: `message with unknown role ${JSON.stringify(m.role)}`, byDesign: false };
+  return undefined;
+}
+
+function messageFromPi(m: Rec): Message {
   switch (m.role) {
-    case "user":
-    case "custom":
-      return { message: { role: "user", content: piContent(m.content) } };
     case "assistant": {
       const message: Message = {
         role: m.stopReason === "aborted" ? "assistant_interrupted" : "assistant",
@@ -279,43 +299,98 @@ export function readPiMessage(m: Rec): PiReading {
       };
       const usage = piUsage(m.usage);
       if (usage) message.usage = usage;
-      return { message };
+      return message;
     }
     case "toolResult":
-      return { message: toolResultFromPi(m) };
-    case "bashExecution": {
-      const message: Message = { role: "user", content: [{ type: "text", text: bashExecutionText(m) }] };
-      if (m.excludeFromContext !== true) return { message };
-      return {
-        message,
-        outside: { reason: "bashExecution excluded from the model's context (!! command)", byDesign: true },
-      };
-    }
+      return toolResultFromPi(m);
+    case "bashExecution":
+      return { role: "user", content: [{ type: "text", text: bashExecutionText(m) }] };
     case "branchSummary":
-      return {
-        message: {
-          role: "user",
-          content: framed(m.summary, PI_BRANCH_SUMMARY_PREFIX, PI_BRANCH_SUMMARY_SUFFIX),
-        },
-      };
+      return { role: "user", content: framed(m.summary, PI_BRANCH_SUMMARY_PREFIX, PI_BRANCH_SUMMARY_SUFFIX) };
     case "compactionSummary":
-      return {
-        message: { role: "user", content: framed(m.summary, PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX) },
-      };
+      return { role: "user", content: framed(m.summary, PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX) };
     case "system":
-      // pi 1.x persists its system prompt and tool declarations as system messages (sent as the system
-      // prompt, not as conversation): like the other agents' prompts, outside the history compacted.
-      return {
-        message: { role: "system", content: piContent(m.content) },
-        outside: { reason: "system message (pi 1.x's prompt and tool declarations)", byDesign: true },
-      };
+      return { role: "system", content: piContent(m.content) };
     default:
-      return {
-        message: { role: "user", content: piContent(m.content) },
-        outside: { reason: `message with unknown role ${JSON.stringify(m.role)}`, byDesign: false },
-      };
+      // user, custom, and any role pi may add later: its content as user content.
+      return { role: "user", content: piContent(m.content) };
   }
 }
+
+/** One pi message as the project's (see the module comment). */
+export function readPiMessage(m: Rec): PiReading {
+  const message = messageFromPi(m);
+  const outside = piOutside(m);
+  return outside ? { message, outside } : { message };
+}
+
+const ASSISTANT_PROVENANCE: Record<string, string> = {
+  model: "model",
+  provider: "provider",
+  api: "api",
+  stopReason: "stop_reason",
+  errorMessage: "error_message",
+  responseId: "responseId",
+};
+
+/**
+ * What a session importer keeps of a pi message besides its content, in
+ * `meta`: an assistant's model, provider, api, stop reason, error and
+ * response id; a tool result's tool name; a shell command and its exit code;
+ * a custom message's type.
+ */
+export function piProvenance(m: Rec): Rec {
+  const out: Rec = {};
+  switch (m.role) {
+    case "assistant":
+      for (const [k, name] of Object.entries(ASSISTANT_PROVENANCE)) if (m[k] !== undefined) out[name] = m[k];
+      break;
+    case "toolResult":
+      if (typeof m.toolName === "string") out.tool_name = m.toolName;
+      break;
+    case "bashExecution":
+      out.bash_execution = { command: m.command, exit_code: m.exitCode };
+      break;
+    case "custom":
+      out.custom_type = m.customType;
+      break;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- a session's entries as pi's context
+
+/**
+ * The agent message a pi session entry puts in pi's context (as pi 0.73.1's
+ * `buildSessionContext` makes it), or undefined for an entry that puts none;
+ * `timestamp` is the entry's, in milliseconds.
+ */
+export function piEntryMessage(e: Rec, timestamp: number): Rec | undefined {
+  if (e.type === "message") return isRecord(e.message) ? e.message : undefined;
+  if (e.type === "custom_message")
+    return {
+      role: "custom",
+      customType: e.customType,
+      content: e.content,
+      display: e.display,
+      details: e.details,
+      timestamp,
+    };
+  if (e.type === "branch_summary" && e.summary)
+    return { role: "branchSummary", summary: e.summary, fromId: e.fromId, timestamp };
+  return undefined;
+}
+
+/** The message pi's context opens with after a `compaction` entry (its summary). */
+export function piCompactionSummaryMessage(c: Rec, timestamp: number): Rec {
+  return { role: "compactionSummary", summary: c.summary, tokensBefore: c.tokensBefore, timestamp };
+}
+
+/** True for the message a compaction's summary opens pi's context with. */
+export const isPiCompactionSummary = (m: Rec): boolean => m.role === "compactionSummary";
+
+/** True when pi sends the message to the model as conversation (not a `!!` command, not pi 1.x's system prompt). */
+export const piSendsAsConversation = (m: Rec): boolean => piOutside(m)?.byDesign !== true;
 
 // ---------------------------------------------------------------- the adapter: pi messages and back, exactly
 
@@ -331,7 +406,7 @@ interface Carrier {
 /** One pi message as the adapter reads it: `readPiMessage`, with everything else of pi's in `meta.pi`. */
 function nativeFromPi(m: Rec): Message {
   const { role, content: _content, ...rest } = m;
-  const msg = readPiMessage(m).message;
+  const msg = messageFromPi(m);
   msg.meta = { pi: { role, ...rest } };
   return msg;
 }

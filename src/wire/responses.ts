@@ -55,7 +55,7 @@
  * for sending.
  */
 import { isDeepStrictEqual } from "node:util";
-import type { Block, Message, Role } from "../model/index.js";
+import type { Block, Message, Role, ToolResultBlock, ToolUseBlock } from "../model/index.js";
 import {
   ModelError,
   fromResponsesCompaction,
@@ -636,6 +636,41 @@ export function itemsToMessages(items: readonly unknown[], options: ItemsToMessa
   return out;
 }
 
+// ---------------------------------------------------------------- single elements
+
+/** True for a call item type (its `call_id` pairs it with an output). */
+export const isResponsesCall = (type: string): boolean => Object.hasOwn(CALLS, type);
+
+/** True for an output item type whose `output` may be a plain string. */
+export const isStringOutput = (type: string): boolean =>
+  Object.hasOwn(OUTPUTS, type) && OUTPUTS[type]!.stringOutput;
+
+/** A user input text part. */
+export const inputTextPart = (text: string): Item => ({ type: "input_text", text });
+
+/** An assistant output text part. */
+export const outputTextPart = (text: string): Item => ({ type: "output_text", text, annotations: [] });
+
+/** A user message item of one input text part. */
+export const userTextItem = (text: string): Item => ({
+  type: "message",
+  role: "user",
+  content: [inputTextPart(text)],
+});
+
+/** The text of a response's `output`: the output text parts of its message items, joined. */
+export function responseOutputText(output: readonly unknown[]): string {
+  return output
+    .map((item) =>
+      isRecord(item) && item.type === "message" && Array.isArray(item.content)
+        ? item.content
+            .map((c) => (isRecord(c) && c.type === "output_text" && typeof c.text === "string" ? c.text : ""))
+            .join("")
+        : "",
+    )
+    .join("");
+}
+
 // ---------------------------------------------------------------- documents of items
 
 /** The items of a document: an item array, a request body `{ input }`, or a response `{ output }`. */
@@ -685,6 +720,9 @@ export function toResponsesRequest(messages: readonly Message[]): { input: Item[
  * `replacement_history`), read as the Codex importer and its write-back group them: text parts as
  * plain text blocks, nothing kept for writing the item back (the write-back keeps the original items).
  */
+
+/** The call item types a Codex rollout writes: every line that makes a call names one. */
+export const ROLLOUT_CALL_TYPES = ["function_call", "custom_tool_call", "local_shell_call"] as const;
 
 /** Message content parts as blocks: text, refusals and images; any other typed part kept as it is. */
 export function contentBlocks(content: unknown): Block[] {
@@ -828,4 +866,48 @@ export function responseItemsToMessages(items: readonly unknown[]): Message[] {
     }
   }
   return out;
+}
+
+/** A new rollout item for one tool call, of the call type `kind` the original gave it where known. */
+export function rolloutCallItem(b: ToolUseBlock, kind: string | undefined): Item {
+  if (kind === "custom_tool_call")
+    return {
+      type: "custom_tool_call",
+      status: "completed",
+      call_id: b.id,
+      name: b.name,
+      input: typeof b.input === "string" ? b.input : JSON.stringify(b.input),
+    };
+  if (kind === "local_shell_call")
+    return { type: "local_shell_call", call_id: b.id, status: "completed", action: b.input };
+  return {
+    type: "function_call",
+    name: b.name,
+    arguments: typeof b.input === "string" ? b.input : JSON.stringify(b.input),
+    call_id: b.id,
+  };
+}
+
+/** A new rollout output item for one tool result (bounded, stubbed or synthetic) of a call of type `callKind`. */
+export function rolloutOutputItem(b: ToolResultBlock, callKind: string | undefined): Item {
+  return {
+    type: callKind === "custom_tool_call" ? "custom_tool_call_output" : "function_call_output",
+    call_id: b.tool_use_id,
+    output: b.content,
+  };
+}
+
+/** A rollout message item of `role` holding the text and image blocks `run`. */
+export function rolloutMessageItem(role: "assistant" | "user" | "developer", run: readonly Block[]): Item {
+  const content = run.map((b): unknown => {
+    if (b.type === "text")
+      return {
+        type: role === "assistant" ? "output_text" : "input_text",
+        text: (b as { text: string }).text,
+      };
+    if (b.type === "image_url")
+      return { type: "input_image", image_url: (b as { image_url: { url: string } }).image_url.url };
+    return { ...b };
+  });
+  return { type: "message", role, content };
 }

@@ -58,6 +58,7 @@ import {
   PI_COMPACTION_SUFFIX,
   PI_EDITABLE_ROLES,
   piContent,
+  piProvenance,
   readPiMessage,
 } from "../../wire/pi.js";
 
@@ -70,18 +71,9 @@ const BY_DESIGN: Record<string, string> = {
   usage: "usage entry (billed work outside the context, pi 1.x)",
 };
 
-const ASSISTANT_META: Record<string, string> = {
-  model: "model",
-  provider: "provider",
-  api: "api",
-  stopReason: "stop_reason",
-  errorMessage: "error_message",
-  responseId: "responseId",
-};
-
 /**
  * One pi message as a canonical message with the importer's provenance in
- * `meta` (read by `readPiMessage`), or a skip reason for what pi does not
+ * `meta` (the reader's `piProvenance`), or a skip reason for what pi does not
  * send the model as conversation.
  */
 export function convertMessage(
@@ -90,21 +82,7 @@ export function convertMessage(
 ): Message | { skip: string; byDesign: boolean } {
   const { message, outside } = readPiMessage(m);
   if (outside) return { skip: outside.reason, byDesign: outside.byDesign };
-  message.meta = meta;
-  switch (m.role) {
-    case "assistant":
-      for (const [k, name] of Object.entries(ASSISTANT_META)) if (m[k] !== undefined) meta[name] = m[k];
-      break;
-    case "toolResult":
-      if (typeof m.toolName === "string") meta.tool_name = m.toolName;
-      break;
-    case "bashExecution":
-      message.meta = { ...meta, bash_execution: { command: m.command, exit_code: m.exitCode } };
-      break;
-    case "custom":
-      message.meta = { ...meta, custom_type: m.customType };
-      break;
-  }
+  message.meta = { ...meta, ...piProvenance(m) };
   return message;
 }
 
