@@ -16,7 +16,7 @@ import {
   type ConversionCache,
   type SchemaLike,
 } from "../wire/ai-sdk.js";
-import { surelyValidModelMessage } from "./ai-sdk-quick.js";
+import { surelyValidModelMessage } from "../wire/ai-sdk-quick.js";
 import { toModelMessages } from "./ai-sdk.js";
 import { syntheticSession } from "../../bench/synthetic.js";
 import { MAX_MESSAGE_DEPTH } from "../model/depth.js";

@@ -41,7 +41,7 @@ import {
   type ConversionCache,
   type SchemaLike,
 } from "../wire/ai-sdk.js";
-import { surelyValidModelMessage } from "./ai-sdk-quick.js";
+import { surelyValidModelMessage } from "../wire/ai-sdk-quick.js";
 
 /**
  * The `ai` package's `modelMessageSchema`, checked through the schema of the

@@ -20,7 +20,7 @@ import { measurePressure, PressureMemo, shouldCompact } from "../engine/pressure
 import { fastEstimator, type TokenEstimator } from "../engine/tokens.js";
 import { compactSafePrepareStep, fromModelMessages, toModelMessages } from "./ai-sdk.js";
 import { conversionMemo, fromModelMessagesIndexed, type ConversionCache } from "../wire/ai-sdk.js";
-import { surelyValidModelMessage } from "./ai-sdk-quick.js";
+import { surelyValidModelMessage } from "../wire/ai-sdk-quick.js";
 import { LangChainReader, toLangChainMessages } from "./langchain.js";
 
 /** `n` rounds of user text, an assistant tool call, its tool result. */

@@ -4,7 +4,7 @@
  * without loss, and a compaction of an item list that returns items.
  *
  * The conversion is the pure core of the `responses` import format
- * (src/formats/import/responses.ts); see its comment for what goes where.
+ * (src/wire/responses.ts); see its comment for what goes where.
  */
 import { isDeepStrictEqual } from "node:util";
 import type {

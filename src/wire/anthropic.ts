@@ -1,6 +1,12 @@
 /**
- * Conversions shared by importers and exporters: Anthropic content blocks to
- * canonical blocks and back, images as `data:` URLs, tool-result content.
+ * Anthropic Messages (`POST /v1/messages`) and the project's messages, both
+ * ways: content blocks to canonical blocks and back (images as `data:` URLs,
+ * tool-result content, server-side compaction kept whole), a request's
+ * messages, the block types the API takes, the split of a user message at a
+ * checkpoint an exporter merged into it, and a response's compaction block.
+ * The importers (Claude Code, Cline, `anthropic`), the exporter, the
+ * write-backs, the guard's Messages reader and the native summarizer read and
+ * write through it.
  */
 import type { Block, ImageUrlBlock, Message, ToolResultBlock } from "../model/index.js";
 import { DATA_URL, isRecord } from "./common.js";
@@ -239,4 +245,23 @@ function opensWithMarker(b: Block): boolean {
     typeof (b as { text?: unknown }).text === "string" &&
     MARKERS.some((mk) => (b as { text: string }).text.trimStart().startsWith(mk))
   );
+}
+
+/**
+ * The `compaction` content block of a response, as the Messages API documents
+ * it (what the native summarizer reads; a history's compaction block is the
+ * model's `provider_compaction`).
+ */
+export interface AnthropicCompactionBlock {
+  type: "compaction";
+  /** The summary; null when the compaction failed to produce one. */
+  content: string | null;
+  encrypted_content?: string | null;
+  signature?: string | null;
+}
+
+/** The last `compaction` block of a response's content, if any. */
+export function lastCompactionBlock(content: unknown): AnthropicCompactionBlock | undefined {
+  const blocks: unknown[] = Array.isArray(content) ? content : [];
+  return blocks.filter((b): b is AnthropicCompactionBlock => isRecord(b) && b.type === "compaction").at(-1);
 }

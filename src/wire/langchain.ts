@@ -661,3 +661,22 @@ function writeMessage(m: Message): LangChainStoredMessage[] {
 export function messagesToLangChainStored(messages: readonly Message[]): LangChainStoredMessage[] {
   return messages.flatMap(writeMessage);
 }
+
+/**
+ * The fields of a BaseMessage that its stored form has, by its type (what a
+ * conversion reads). The LangChain adapter's reader (`sameFields`) reads them by name, in this order.
+ */
+export const LANGCHAIN_COMMON_FIELDS = [
+  "content",
+  "id",
+  "name",
+  "additional_kwargs",
+  "response_metadata",
+] as const;
+const FIELDS: Record<string, readonly string[]> = {
+  ai: [...LANGCHAIN_COMMON_FIELDS, "tool_calls", "invalid_tool_calls", "usage_metadata"],
+  tool: [...LANGCHAIN_COMMON_FIELDS, "tool_call_id", "status", "artifact", "metadata"],
+  generic: [...LANGCHAIN_COMMON_FIELDS, "role"],
+};
+export const langChainFieldsOf = (type: string): readonly string[] =>
+  Object.hasOwn(FIELDS, type) ? FIELDS[type]! : LANGCHAIN_COMMON_FIELDS;

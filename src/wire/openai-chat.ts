@@ -176,6 +176,18 @@ export function fromChatMessage(
   }
 }
 
+/** True when a completion's choice asks for a tool: tool calls, a legacy function call, or that finish reason. */
+export function chatChoiceCallsTools(choice: unknown): boolean {
+  if (!isRecord(choice)) return false;
+  const message = isRecord(choice.message) ? choice.message : {};
+  return (
+    (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) ||
+    message.function_call != null ||
+    choice.finish_reason === "tool_calls" ||
+    choice.finish_reason === "function_call"
+  );
+}
+
 // ---------------------------------------------------------------- writing
 
 function textParts(blocks: readonly Block[]): { type: "text"; text: string }[] {

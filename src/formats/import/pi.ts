@@ -36,7 +36,7 @@
  * - `model_change`, `thinking_level_change`, `custom`, `label`, `session_info`
  *   and `usage` are accounted as skipped by design.
  */
-import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../../model/index.js";
+import type { JournalEntry, Message, MessageEntry } from "../../model/index.js";
 import { isMessageKind, kindForMessage } from "../../model/index.js";
 import { branchSummaryMessage } from "../../journal/tree.js";
 import { importedCompactionEntry } from "../common/imported-compaction.js";

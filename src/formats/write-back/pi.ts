@@ -29,7 +29,7 @@
  * is a plain session of the pruned messages.
  */
 import { randomBytes } from "node:crypto";
-import type { Block, Message } from "../../model/index.js";
+import type { Message } from "../../model/index.js";
 import { isCheckpoint } from "../../contract/classify.js";
 import { isRecord, recordsOf } from "../common/lines.js";
 import { PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX, toPiSessionMessages } from "../../wire/pi.js";

@@ -1,5 +1,6 @@
 /**
- * A quick check that an AI SDK message is valid for the `ai` package's
+ * Part of the AI SDK wire module (`ai-sdk.ts`), kept in a file of its own:
+ * a quick check that an AI SDK message is valid for the `ai` package's
  * `modelMessageSchema`, for the shapes most messages have. It accepts only
  * what the schema accepts (a subset: a text, reasoning, tool-call or
  * tool-result part with a text or JSON output, provider options of JSON
