@@ -3,6 +3,8 @@
  * ../shared): each wire module round-trips the messages of the real sessions
  * in ../shared/corpus.
  *
+ * - pi: the session importer and the adapter read every message of the pi
+ *   and GJC sessions alike (one reader; see pi.test.ts for the fields).
  * - Where the corpus holds the module's own elements, they are read and
  *   written back: Responses items (Codex rollouts' `response_item` payloads)
  *   and pi messages (pi and GJC sessions' `message` entries) come back
@@ -30,8 +32,9 @@ import { fromChatMessage, toChatMessages } from "./openai-chat.js";
 import { itemsToMessages, messagesToItems } from "./responses.js";
 import { fromModelMessagesIndexed, toModelMessages } from "./ai-sdk.js";
 import { langChainStoredToMessages, messagesToLangChainStored } from "./langchain.js";
-import { fromPiMessages, toPiMessages } from "./pi.js";
+import { fromPiMessage, fromPiMessages, toPiMessages } from "./pi.js";
 import { isRecord } from "./common.js";
+import { convertMessage } from "../formats/import/pi.js";
 
 type Rec = Record<string, unknown>;
 
@@ -219,5 +222,21 @@ corpusSuite("wire modules round-trip the corpus", () => {
         `${name}: chat calls and results`,
       );
     }
+  });
+
+  test("every message of the pi and GJC sessions: the importer and the adapter read the same role, content and usage", () => {
+    let compared = 0;
+    for (const file of [...files("pi"), ...files("gjc")]) {
+      for (const rec of records(file)) {
+        if (rec.type !== "message" || !isRecord(rec.message)) continue;
+        const imported = convertMessage(rec.message, {});
+        if ("skip" in imported) continue;
+        const { meta: _a, ...read } = imported;
+        const { meta: _b, ...adapter } = fromPiMessage(rec.message);
+        assert.deepEqual(read, adapter, `${basename(file)}: ${JSON.stringify(rec.id ?? "")}`);
+        compared++;
+      }
+    }
+    assert.ok(compared > 500, `${compared} messages compared`);
   });
 });
