@@ -2,7 +2,9 @@
  * OpenAI Responses API input items (`POST /v1/responses` `input`, a response's
  * `output`; what Codex and the OpenAI Agents SDK keep as their history), both
  * ways and without loss. The pure core of the `responses` importer and
- * exporter and of the `compact-safe/responses` adapter.
+ * exporter, of the `compact-safe/responses` adapter and of the guard's
+ * Responses reader; at the end of the file, the items of a Codex rollout as
+ * the Codex importer reads them and its fork writes new ones.
  *
  * Items become messages grouped as the model saw them (as the Codex importer
  * groups a rollout's response items): a `message` of role user, system or
