@@ -1,42 +1,17 @@
 /**
- * The pi adapter's conversion, typed with pi's own types: pi's agent messages (`@mariozechner/pi-coding-agent` 0.73, pi-ai 0.73) and
+ * The pi adapter's conversions, typed with pi's own types
+ * (`@mariozechner/pi-coding-agent` 0.73, pi-ai 0.73): pi's agent messages and
  * compact-safe's messages, both ways, with nothing lost.
  *
- * pi → compact-safe (`fromPiMessages`, one message each, in order):
- * - `user` → `user`; `assistant` → `assistant` (`assistant_interrupted` when
- *   `stopReason` is `aborted`), its `usage` also as canonical usage;
- *   `toolResult` → a `user` message with one `tool_result` (text parts joined
- *   by newlines, images in `content_blocks`); `bashExecution`, `custom`,
- *   `branchSummary`, `compactionSummary` → a `user` message with the text pi
- *   sends the model (pi's own framings, so pi's summaries read as a checkpoint
- *   and a branch summary).
- * - Blocks: `text` → `text`, `thinking` → `thinking` (`thinkingSignature` →
- *   `signature`), a `redacted` thinking → `redacted_thinking` (`data` = the
- *   opaque signature), `toolCall` → `tool_use` (`arguments` → `input`,
- *   `thoughtSignature` → `thought_signature`), `image` → `image_url` (a data
- *   URL). Fields with no canonical name (`textSignature`, …) stay on the block
- *   under pi's name.
- * - Everything else of the message (`timestamp`, `api`, `provider`, `model`,
- *   `usage` as pi wrote it, `stopReason`, `responseId`, `toolName`,
- *   `details`, …) is kept in `meta.pi`; in the rare case where the blocks do
- *   not give pi's content back exactly, pi's content is kept too
- *   (`meta.pi_content`).
- *
- * compact-safe → pi (`toPiMessages`): a message that came from pi is rebuilt
- * from its blocks and `meta.pi`. Any other message becomes what pi sends the
- * model the same way: `assistant` (and `assistant_interrupted`, stop reason
- * `aborted`) → an assistant message; a `user` message → one `toolResult` per
- * `tool_result` block (the tool's name looked up from its call) followed by a
- * `user` message with the rest; `system` → a `custom` message
- * (`customType: "compact-safe-system"`, sent to the model as user text).
- * Whatever pi cannot carry natively travels in the pi message's `compactSafe`
- * field (pi keeps unknown fields in its session file and sends only the
- * fields it knows): the original message whenever pi's fields alone would not
- * give it back, and `{ part, parts }` on the pieces of a split message.
-
- *
- * The reading and writing themselves are `src/wire/pi.ts`'s, the one pi
- * reader the session importer uses too.
+ * The reading and writing are `src/wire/pi.ts`'s (see its comment for the
+ * mapping), the one pi reader the session importer uses too. pi →
+ * compact-safe keeps what has no canonical field in `meta.pi`; compact-safe →
+ * pi rebuilds a message that came from pi from its blocks and `meta.pi`, and
+ * writes any other as what pi sends the model the same way (a `system`
+ * message as a `compact-safe-system` custom message, a user message's results
+ * as one `toolResult` each); what pi cannot carry natively travels in the pi
+ * message's `compactSafe` field, which pi keeps in its session file and does
+ * not send.
  */
 import type { Message } from "../model/types.js";
 import * as wire from "../wire/pi.js";
