@@ -6,7 +6,8 @@
  * (`id` / `parentId`, kept as they are; a child of a skipped entry such as a
  * `model_change` hangs off the nearest imported ancestor).
  *
- * - `message` entries: `user`, `assistant` (`toolCall` → `tool_use` with its
+ * - `message` entries, read by the one pi reader (`src/wire/pi.ts`, as the pi
+ *   adapter reads them): `user`, `assistant` (`toolCall` → `tool_use` with its
  *   `thoughtSignature`, `thinking` with its `thinkingSignature` when non-empty,
  *   a `redacted` one → `redacted_thinking`; an `aborted` turn becomes
  *   `assistant_interrupted`), `toolResult` (→ `tool_result`, text parts joined,
