@@ -4,6 +4,6 @@
  * `compact-safe guard` keeps it (src/cli/main.ts sets it before the guard's modules load). The bench's
  * `--default-heap` leaves it out: V8's own sizing, for comparison.
  */
-import { keepYoungGenerationSmall } from "../src/guard/process-heap.js";
+import { keepYoungGenerationSmall } from "../src/guard/server/process-heap.js";
 
 keepYoungGenerationSmall();

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs every compiled test file under dist/ with Node's built-in test runner.
 // Node 20's `--test` takes no globs, so the file list is collected here.
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { spawnSync } from "node:child_process";
@@ -16,7 +16,10 @@ function collect(dir, out) {
 }
 
 const filter = process.argv.slice(2);
-let files = collect("dist", []).sort();
+// A compiled test whose source is gone (moved or deleted since the last build: tsc leaves its old output) is not run.
+let files = collect("dist", [])
+  .filter((f) => existsSync(f.replace(/^dist[\\/]/, "").replace(/\.js$/, ".ts")))
+  .sort();
 if (filter.length > 0) files = files.filter((f) => filter.some((s) => f.includes(s)));
 if (files.length === 0) {
   console.error("run-tests: no compiled test files found under dist/ (run `npm run build` first)");

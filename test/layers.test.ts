@@ -147,6 +147,12 @@ test("the checks find what they look for, on a small graph", () => {
 test("every import in src/ goes to its own layer or one listed before it in docs/ARCHITECTURE.md, and none runs in a circle", () => {
   const order = documentedOrder(readFileSync(join(repoRoot, "docs", "ARCHITECTURE.md"), "utf8"));
   assert.ok(order.length >= 10 && order[0] === "model", `table read: ${order.join(", ")}`);
+  // The message types are converted in `wire` alone (test/wire.test.ts): below every layer that reads or writes them.
+  for (const user of ["summarizers", "formats", "guard", "adapters"])
+    assert.ok(
+      order.indexOf("wire") >= 0 && order.indexOf("wire") < order.indexOf(user),
+      `wire is not below ${user}`,
+    );
   const graph = sourceGraph(false);
   const folders = new Set([...graph.keys()].map(layerOf));
   assert.deepEqual(

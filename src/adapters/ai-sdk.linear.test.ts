@@ -74,7 +74,7 @@ test("converting an AI SDK history does work linear in its size, both ways (no c
 
 test("across the steps of one loop, an unchanged message is converted once; one edited in place is read again", async () => {
   const { compactSafePrepareStep } = await import("./ai-sdk.js");
-  const { conversionCount } = await import("./ai-sdk-convert.js");
+  const { conversionCount } = await import("../wire/ai-sdk.js");
   const events: number[] = [];
   const step = compactSafePrepareStep({ window: 1_000_000, onCompaction: (e) => events.push(e.stepNumber) });
   const history = toolHistory(50);
@@ -98,7 +98,7 @@ test("across the steps of one loop, an unchanged message is converted once; one 
   assert.deepEqual(events, [4]);
   assert.ok(r !== undefined, "the step runs on the replacement");
   // A replaced part or a swapped content array is seen too.
-  const { fromModelMessagesIndexed } = await import("./ai-sdk-convert.js");
+  const { fromModelMessagesIndexed } = await import("../wire/ai-sdk.js");
   const cache = new WeakMap();
   const msgs = toolHistory(2);
   fromModelMessagesIndexed(msgs, undefined, "messages", cache);

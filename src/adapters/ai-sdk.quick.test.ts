@@ -15,8 +15,8 @@ import {
   quickMessageFromModel,
   type ConversionCache,
   type SchemaLike,
-} from "./ai-sdk-convert.js";
-import { surelyValidModelMessage } from "./ai-sdk-quick.js";
+} from "../wire/ai-sdk.js";
+import { surelyValidModelMessage } from "../wire/ai-sdk-quick.js";
 import { toModelMessages } from "./ai-sdk.js";
 import { syntheticSession } from "../../bench/synthetic.js";
 import { MAX_MESSAGE_DEPTH } from "../model/depth.js";

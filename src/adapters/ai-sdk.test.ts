@@ -25,7 +25,7 @@ import { compactMessagesSafe } from "../engine/compact.js";
 import { SummarizerError } from "../summarizers/types.js";
 import { SYSTEM_PROMPT } from "../summarizers/prompt.js";
 import { history } from "../../test/arbitraries.js";
-import { fromModelMessagesIndexed, type ConversionCache } from "./ai-sdk-convert.js";
+import { fromModelMessagesIndexed, type ConversionCache } from "../wire/ai-sdk.js";
 import {
   aiSdkSummarizer,
   compactSafePrepareStep,

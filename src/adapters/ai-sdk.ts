@@ -2,7 +2,7 @@
  * `compact-safe/ai-sdk`: the adapter for the Vercel AI SDK (`ai` 7).
  *
  * - `fromModelMessages` / `toModelMessages`: `ModelMessage[]` ⇄ compact-safe
- *   messages without loss (see ai-sdk-convert.ts for what is carried where).
+ *   messages without loss (see src/wire/ai-sdk.ts for what is carried where).
  * - `compactSafePrepareStep(options)`: a `prepareStep` for `generateText`,
  *   `streamText` and `ToolLoopAgent` that compacts when the step's messages
  *   are under pressure and returns the validated replacement.
@@ -40,8 +40,8 @@ import {
   toModelMessages as toModel,
   type ConversionCache,
   type SchemaLike,
-} from "./ai-sdk-convert.js";
-import { surelyValidModelMessage } from "./ai-sdk-quick.js";
+} from "../wire/ai-sdk.js";
+import { surelyValidModelMessage } from "../wire/ai-sdk-quick.js";
 
 /**
  * The `ai` package's `modelMessageSchema`, checked through the schema of the

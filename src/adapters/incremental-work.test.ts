@@ -19,8 +19,8 @@ import type { Message } from "../model/types.js";
 import { measurePressure, PressureMemo, shouldCompact } from "../engine/pressure.js";
 import { fastEstimator, type TokenEstimator } from "../engine/tokens.js";
 import { compactSafePrepareStep, fromModelMessages, toModelMessages } from "./ai-sdk.js";
-import { conversionMemo, fromModelMessagesIndexed, type ConversionCache } from "./ai-sdk-convert.js";
-import { surelyValidModelMessage } from "./ai-sdk-quick.js";
+import { conversionMemo, fromModelMessagesIndexed, type ConversionCache } from "../wire/ai-sdk.js";
+import { surelyValidModelMessage } from "../wire/ai-sdk-quick.js";
 import { LangChainReader, toLangChainMessages } from "./langchain.js";
 
 /** `n` rounds of user text, an assistant tool call, its tool result. */
@@ -172,7 +172,7 @@ test("AI SDK: a step that appends to the last one's messages converts from where
 });
 
 test("AI SDK prepareStep: a later step with nothing to compact converts and measures only its new messages", async () => {
-  const { conversionCount } = await import("./ai-sdk-convert.js");
+  const { conversionCount } = await import("../wire/ai-sdk.js");
   const e = counting();
   const step = compactSafePrepareStep({ window: 10_000_000, estimator: e });
   const history = toolHistory(30);

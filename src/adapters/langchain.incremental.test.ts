@@ -17,7 +17,7 @@ import { FakeListChatModel } from "@langchain/core/utils/testing";
 import type { CompactResult } from "../engine/compact.js";
 import { measurePressure } from "../engine/pressure.js";
 import { CONSTANTS } from "../model/constants.js";
-import { langChainReadCount } from "../formats/common/langchain-convert.js";
+import { langChainReadCount } from "../wire/langchain.js";
 import {
   compactSafeMiddleware,
   fromLangChainMessages,

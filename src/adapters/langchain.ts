@@ -3,7 +3,7 @@
  * `@langchain/core` 1.x, optional peer dependencies).
  *
  * - `fromLangChainMessages` / `toLangChainMessages`: `BaseMessage[]` ⇄
- *   compact-safe messages without loss (see src/formats/common/langchain-convert.ts
+ *   compact-safe messages without loss (see src/wire/langchain.ts
  *   for what is carried where); `fromLangChainStored` / `toLangChainStored`
  *   do the same for the stored dump form `[{ type, data }]`.
  * - `langChainSummarizer(model)`: any LangChain chat model as a compact-safe
@@ -46,6 +46,8 @@ import { buildUserPrompt, SYSTEM_PROMPT } from "../summarizers/prompt.js";
 import { classifyHttpFailure, rootCauseMessage } from "../summarizers/errors.js";
 import {
   joinParts,
+  LANGCHAIN_COMMON_FIELDS,
+  langChainFieldsOf,
   langChainStoredToMessages,
   messagesToLangChainStored,
   readLangChainStored,
@@ -53,7 +55,7 @@ import {
   type JoinMemo,
   type LangChainStoredMessage,
   type Read,
-} from "../formats/common/langchain-convert.js";
+} from "../wire/langchain.js";
 
 export { LangChainMessageError, type LangChainStoredMessage };
 
@@ -67,19 +69,6 @@ export const REMOVE_ALL_MESSAGES = "__remove_all__";
 
 type Rec = Record<string, unknown>;
 
-/**
- * The fields of a BaseMessage that its stored form has, by its type (what a
- * conversion reads). `sameFields` reads them by name, in this order.
- */
-const COMMON_FIELDS = ["content", "id", "name", "additional_kwargs", "response_metadata"] as const;
-const FIELDS: Record<string, readonly string[]> = {
-  ai: [...COMMON_FIELDS, "tool_calls", "invalid_tool_calls", "usage_metadata"],
-  tool: [...COMMON_FIELDS, "tool_call_id", "status", "artifact", "metadata"],
-  generic: [...COMMON_FIELDS, "role"],
-};
-const fieldsOf = (type: string): readonly string[] =>
-  Object.hasOwn(FIELDS, type) ? FIELDS[type]! : COMMON_FIELDS;
-
 /** A BaseMessage's own fields, in the stored form (`{ type, data }`). */
 function storedOf(m: BaseMessage, path: string): LangChainStoredMessage {
   if (!BaseMessage.isInstance(m))
@@ -87,7 +76,7 @@ function storedOf(m: BaseMessage, path: string): LangChainStoredMessage {
   const r = m as unknown as Rec;
   const type = m.getType();
   const data: Rec = {};
-  for (const k of fieldsOf(type)) if (r[k] !== undefined) data[k] = r[k];
+  for (const k of langChainFieldsOf(type)) if (r[k] !== undefined) data[k] = r[k];
   return { type, data };
 }
 
@@ -136,7 +125,7 @@ function checkItem<T>(
 
 interface Seen {
   type: string;
-  /** The values then of the fields the conversion read (`fieldsOf(type)`), compared by identity before a reuse. */
+  /** The values then of the fields the conversion read (`langChainFieldsOf(type)`), compared by identity before a reuse. */
   values: unknown[];
   /** Each content part and its text, compared by identity (a string by identity first, so its characters are not read again). */
   parts: unknown[] | undefined;
@@ -232,7 +221,7 @@ export class LangChainReader {
       const r = m as Rec;
       const s: Seen = {
         type,
-        values: fieldsOf(type).map((k) => r[k]),
+        values: langChainFieldsOf(type).map((k) => r[k]),
         parts: partsOf(r),
         toolCalls: toolCallsOf(r),
         read,
@@ -272,7 +261,7 @@ export class LangChainReader {
 }
 
 /**
- * Whether the fields `fieldsOf(s.type)` still hold `s.values`, read by name
+ * Whether the fields `langChainFieldsOf(s.type)` still hold `s.values`, read by name
  * (a keyed read of a variable name on message objects of several classes is
  * several times slower, and this runs on every message at every step).
  */
@@ -294,7 +283,7 @@ function sameFields(r: Rec, s: Seen): boolean {
     case "generic":
       return r.role === v[5];
     default:
-      return v.length === COMMON_FIELDS.length;
+      return v.length === LANGCHAIN_COMMON_FIELDS.length;
   }
 }
 

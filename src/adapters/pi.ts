@@ -39,7 +39,15 @@ import { estimateTokens } from "../engine/tokens.js";
 import { protectedRound } from "../contract/rounds.js";
 import { allText, isBranchSummary, isCheckpoint, isPlainUser } from "../contract/classify.js";
 import { validateSurvivalContract } from "../contract/validate.js";
-import { PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX, importPi } from "../formats/import/pi.js";
+import {
+  isPiCompactionSummary,
+  PI_COMPACTION_PREFIX,
+  PI_COMPACTION_SUFFIX,
+  piCompactionSummaryMessage,
+  piEntryMessage,
+  piSendsAsConversation,
+} from "../wire/pi.js";
+import { importPi } from "../formats/import/pi.js";
 import { auditEntries, NOT_JUDGEABLE, type CompactionAudit } from "../route/audit.js";
 import { readAnchors } from "../workspace/anchors.js";
 import { readLiveState, type LiveState } from "../workspace/live-state.js";
@@ -103,27 +111,8 @@ type Rec = Record<string, unknown>;
 const ts = (t: unknown): number => new Date(String(t)).getTime();
 
 /** What one entry puts into pi's context (pi 0.73.1 `buildSessionContext`). */
-function entryMessage(e: SessionEntry): PiAgentMessage | undefined {
-  const r = e as unknown as Rec;
-  if (e.type === "message") return e.message;
-  if (e.type === "custom_message")
-    return {
-      role: "custom",
-      customType: r.customType,
-      content: r.content,
-      display: r.display,
-      details: r.details,
-      timestamp: ts(e.timestamp),
-    } as PiAgentMessage;
-  if (e.type === "branch_summary" && r.summary)
-    return {
-      role: "branchSummary",
-      summary: r.summary,
-      fromId: r.fromId,
-      timestamp: ts(e.timestamp),
-    } as PiAgentMessage;
-  return undefined;
-}
+const entryMessage = (e: SessionEntry): PiAgentMessage | undefined =>
+  piEntryMessage(e as unknown as Rec, ts(e.timestamp)) as PiAgentMessage | undefined;
 
 /**
  * pi's live context for a branch (root first), as pi 0.73.1 builds it, with
@@ -144,12 +133,7 @@ export function piLiveContext(branch: readonly SessionEntry[]): PiContextMessage
   }
   const c = branch[ci] as unknown as Rec & SessionEntry;
   out.push({
-    message: {
-      role: "compactionSummary",
-      summary: c.summary,
-      tokensBefore: c.tokensBefore,
-      timestamp: ts(c.timestamp),
-    } as PiAgentMessage,
+    message: piCompactionSummaryMessage(c, ts(c.timestamp)) as unknown as PiAgentMessage,
     entryId: c.id,
   });
   let kept = false;
@@ -245,11 +229,7 @@ export async function planPiCompaction(
   checkBranch(branch, "branchEntries");
   // What pi sends the model as conversation: `!!` commands are kept out of it, and pi 1.x's system
   // messages (its prompt and tool declarations, sent as the system prompt) are not conversation.
-  const live = piLiveContext(branch).filter(
-    (m) =>
-      !(m.message.role === "bashExecution" && m.message.excludeFromContext === true) &&
-      (m.message.role as string) !== "system",
-  );
+  const live = piLiveContext(branch).filter((m) => piSendsAsConversation(m.message as unknown as Rec));
   // As pi sends them (a message compact-safe split for pi is read piece by piece, as pi reads it).
   const messages = live.map((m) => fromPiMessage(m.message, { carrier: false }));
   const anchors = options.anchors?.trim() ?? "";
@@ -292,7 +272,7 @@ export async function planPiCompaction(
   );
   for (let i = 0; i < cut; i++) if (isBranchSummary(messages[i]!) && !isCheckpoint(messages[i]!)) cut = i;
   const first = live[cut];
-  if (!first || first.message.role === "compactionSummary")
+  if (!first || isPiCompactionSummary(first.message as unknown as Rec))
     return refuse("nothing_to_compact", "no entry to keep from");
 
   // The summary: compact-safe's checkpoint, then the older user messages it retains verbatim.

@@ -4,7 +4,7 @@
  * without loss, and a compaction of an item list that returns items.
  *
  * The conversion is the pure core of the `responses` import format
- * (src/formats/import/responses.ts); see its comment for what goes where.
+ * (src/wire/responses.ts); see its comment for what goes where.
  */
 import { isDeepStrictEqual } from "node:util";
 import type {
@@ -18,7 +18,7 @@ import { checkPlainData } from "../model/plain.js";
 import type { CompactError, CompactOptions, CompactSuccess } from "../engine/compact.js";
 import { shouldCompact, type CompactDecision } from "../engine/pressure.js";
 import { belowThreshold, compactHostStep, type BelowThreshold } from "./host-step.js";
-import { itemsToMessages, messagesToItems, type ToResponsesOptions } from "../formats/import/responses.js";
+import { itemsToMessages, messagesToItems, type ToResponsesOptions } from "../wire/responses.js";
 
 export type { ResponseInputItem } from "openai/resources/responses/responses";
 
@@ -42,7 +42,7 @@ export type ResponsesItemLike = ResponseInputItem | ResponseOutputItem | Respons
 export interface ResponsesHistory extends Array<ResponseInputItem> {
   push(...items: ResponsesItemLike[]): number;
 }
-export type { ResponsesSlot, ToResponsesOptions } from "../formats/import/responses.js";
+export type { ResponsesSlot, ToResponsesOptions } from "../wire/responses.js";
 
 /**
  * Responses input items (or a response's `output` items) as compact-safe

@@ -71,9 +71,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   // `guard` runs the guard in this process and nothing else: V8's young generation is kept at its
-  // starting size, before anything else is loaded grows it (src/guard/process-heap.ts).
+  // starting size, before anything else is loaded grows it (src/guard/server/process-heap.ts).
   if (argv.find((a) => !a.startsWith("-")) === "guard")
-    (await import("../guard/process-heap.js")).keepYoungGenerationSmall();
+    (await import("../guard/server/process-heap.js")).keepYoungGenerationSmall();
   const [{ Command, CommanderError }, { EXIT, toCliError }, { err, ignoreClosedPipes }] = await Promise.all([
     import("commander"),
     import("./errors.js"),

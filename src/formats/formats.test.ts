@@ -514,7 +514,7 @@ test("importing an Anthropic body splits a checkpoint merged behind other user t
 });
 
 test("Codex: a shell output that exited non-zero becomes an error result", async () => {
-  const { codexExitCode } = await import("./import/codex.js");
+  const { codexExitCode } = await import("../wire/responses.js");
   assert.equal(codexExitCode('{"output":"boom\\n","metadata":{"exit_code":2,"duration_seconds":0.1}}'), 2);
   assert.equal(codexExitCode('{"output":"fine","metadata":{"exit_code":0}}'), 0);
   assert.equal(codexExitCode("Exit code: 127\nWall time: 0.1 seconds\nOutput:\nnot found"), 127);

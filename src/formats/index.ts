@@ -24,19 +24,20 @@ export {
 export type { CloseResult } from "./common/abandoned.js";
 export { importClaudeCode } from "./import/claude-code.js";
 export { importCodex, CODEX_SUMMARY_PREFIX } from "./import/codex.js";
+export { importPi } from "./import/pi.js";
 export {
-  importPi,
   PI_COMPACTION_PREFIX,
   PI_COMPACTION_SUFFIX,
   PI_BRANCH_SUMMARY_PREFIX,
   PI_BRANCH_SUMMARY_SUFFIX,
-} from "./import/pi.js";
+} from "../wire/pi.js";
 export { importOpenAI, importAnthropic } from "./import/messages-json.js";
 export { importGeminiCli } from "./import/gemini-cli.js";
 export { importOpencode } from "./import/opencode.js";
 export { importOpenHands } from "./import/openhands.js";
 export { importLangChain } from "./import/langchain.js";
-export { importResponses, toResponsesRequest } from "./import/responses.js";
+export { importResponses } from "./import/responses.js";
+export { toResponsesRequest } from "../wire/responses.js";
 export { importAiSdk, looksLikeAiSdk } from "./import/ai-sdk.js";
 export { importPiMessages, looksLikePiMessages } from "./import/pi-messages.js";
 export { importJournal } from "./import/journal.js";

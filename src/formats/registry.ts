@@ -31,7 +31,8 @@ import { importGeminiCli, isGeminiDocument, isGeminiRecord } from "./import/gemi
 import { importOpencode, isOpencodeExport, isOpencodeExportText } from "./import/opencode.js";
 import { importOpenHands, openHandsEvents } from "./import/openhands.js";
 import { importLangChain, langChainDumpMessages } from "./import/langchain.js";
-import { importResponses, looksLikeResponses, toResponsesRequest } from "./import/responses.js";
+import { importResponses } from "./import/responses.js";
+import { looksLikeResponses, toResponsesRequest } from "../wire/responses.js";
 import { importAiSdk, looksLikeAiSdk } from "./import/ai-sdk.js";
 import { importPiMessages, looksLikePiMessages } from "./import/pi-messages.js";
 import { toAnthropicRequest } from "./export/anthropic.js";

@@ -14,6 +14,8 @@
  * the Codex lines that make calls (`callLinesBefore`). The whole file is
  * read once (reading is cheap; parsing every line is what costs).
  */
+import { PI_RESULT_MARKER } from "../wire/pi.js";
+import { ROLLOUT_CALL_TYPES } from "../wire/responses.js";
 
 /** The first window: the last 256 KiB (a round rarely takes more; the window doubles when it does). */
 export const FIRST_WINDOW_BYTES = 256 * 1024;
@@ -76,7 +78,7 @@ export function lineStartAtOrAfter(bytes: Uint8Array, at: number): number {
 }
 
 /** What a tool result's line names (Claude Code, pi, Codex): a window does not start with one. */
-const RESULT_MARKERS = ['"tool_result"', '"toolResult"', '_call_output"'].map((m) =>
+const RESULT_MARKERS = ['"tool_result"', PI_RESULT_MARKER, '_call_output"'].map((m) =>
   Buffer.from(m, "latin1"),
 );
 
@@ -157,7 +159,7 @@ export class TailWindow {
    */
   callLinesBefore(): number[] {
     const out: number[] = [];
-    for (const t of ["function_call", "custom_tool_call", "local_shell_call", "compacted"])
+    for (const t of [...ROLLOUT_CALL_TYPES, "compacted"])
       out.push(...offsetsOf(this.bytes, this.start, `"${t}"`));
     return out;
   }

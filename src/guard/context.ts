@@ -5,12 +5,12 @@
  * read from a session's last body.
  */
 import type { GuardCoreOptions, GuardMode, GuardOutcome, WireRequest } from "./types.js";
-import type { WireHistory } from "./history.js";
-import type { ListLayout } from "./scan.js";
-import type { SessionIndex } from "./proofs.js";
+import type { WireHistory } from "./reading/history.js";
+import type { ListLayout } from "./reading/scan.js";
+import type { SessionIndex } from "./sessions/proofs.js";
 import { redactQuotedLine } from "../redact/quoted.js";
 import { safeHead } from "../redact/redact.js";
-import type { HeldSessions } from "./held-sessions.js";
+import type { HeldSessions } from "./sessions/held-sessions.js";
 import type { Background } from "./background.js";
 
 export interface CoreContext {

@@ -9,10 +9,10 @@ import assert from "node:assert/strict";
 import { CODEX_SUMMARY_PREFIX } from "../formats/import/codex.js";
 import { validateSurvivalContract } from "../contract/validate.js";
 import { createGuardCore } from "./core.js";
-import { readWire } from "./wires.js";
-import { messagesOf } from "./history.js";
-import { ANCHORS_HEADING } from "./splice.js";
-import { answerOn } from "./answer.js";
+import { readWire } from "./reading/wires.js";
+import { messagesOf } from "./reading/history.js";
+import { ANCHORS_HEADING } from "./judging/splice.js";
+import { answerOn } from "./judging/answer.js";
 import type { GuardOutcome, WireRequest } from "./types.js";
 
 const TOOLS = [{ name: "Bash", description: "run", input_schema: { type: "object" } }];

@@ -14,17 +14,17 @@
  * request provably continues (`proofs.ts`).
  */
 import type { GuardCore, GuardCoreOptions, GuardOutcome, WireRequest } from "./types.js";
-import type { WireHistory } from "./history.js";
-import { routeOf } from "./wires.js";
-import { headerSession, sessionFileName } from "./session.js";
-import { SUMMARIZATION_BYTES } from "./detect.js";
+import type { WireHistory } from "./reading/history.js";
+import { routeOf } from "./reading/wires.js";
+import { headerSession, sessionFileName } from "./sessions/session.js";
+import { SUMMARIZATION_BYTES } from "./reading/detect.js";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { fastExtension, fastInfoOf } from "./extend.js";
-import { resolveHashed, SessionIndex, summarizationOutcome } from "./proofs.js";
-import { HeldSessions } from "./held-sessions.js";
-import { compactRequest, prepare, type Prepared } from "./read-request.js";
-import { judge } from "./judge.js";
+import { fastExtension, fastInfoOf } from "./reading/extend.js";
+import { resolveHashed, SessionIndex, summarizationOutcome } from "./sessions/proofs.js";
+import { HeldSessions } from "./sessions/held-sessions.js";
+import { compactRequest, prepare, type Prepared } from "./reading/read-request.js";
+import { judge } from "./judging/judge.js";
 import { oneLine, type CoreContext } from "./context.js";
 import { Background } from "./background.js";
 

@@ -22,10 +22,10 @@ import { auditEntries } from "../route/audit.js";
 import type { CompactionEntry, Message } from "../model/index.js";
 import { allText, isCheckpoint } from "../contract/classify.js";
 import { createGuardCore } from "./core.js";
-import { readWire } from "./wires.js";
-import { messagesOf } from "./history.js";
-import { anthropicAdjacency } from "./splice.js";
-import { answerOn } from "./answer.js";
+import { readWire } from "./reading/wires.js";
+import { messagesOf } from "./reading/history.js";
+import { anthropicAdjacency } from "./judging/splice.js";
+import { answerOn } from "./judging/answer.js";
 import type { GuardOutcome, WireRequest } from "./types.js";
 
 const u = (text: string): Message => ({ role: "user", content: [{ type: "text", text }] });

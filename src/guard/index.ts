@@ -11,9 +11,9 @@ export type {
   GuardWire,
   WireRequest,
 } from "./types.js";
-export type { GuardAgent, SessionIdentity } from "./session.js";
-export { sessionOf, sessionFileName } from "./session.js";
-export { routeOf } from "./wires.js";
-export { extractiveAnswer, EXTRACTIVE_ANALYSIS } from "./answer.js";
-export * from "./server.js";
-export { keepYoungGenerationSmall } from "./process-heap.js";
+export type { GuardAgent, SessionIdentity } from "./sessions/session.js";
+export { sessionOf, sessionFileName } from "./sessions/session.js";
+export { routeOf } from "./reading/wires.js";
+export { extractiveAnswer, EXTRACTIVE_ANALYSIS } from "./judging/answer.js";
+export * from "./server/server.js";
+export { keepYoungGenerationSmall } from "./server/process-heap.js";

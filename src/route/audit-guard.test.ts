@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CompactionEntry, JournalEntry, Message } from "../model/index.js";
 import { createGuardCore } from "../guard/core.js";
-import { answerOn } from "../guard/answer.js";
+import { answerOn } from "../guard/judging/answer.js";
 import type { WireRequest } from "../guard/types.js";
 import { readJournal } from "../journal/read.js";
 import { auditEntries, isSystemReminder, protectedLosses } from "./audit.js";

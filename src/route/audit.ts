@@ -75,7 +75,7 @@ export interface CompactionAudit {
   repaired_by?: string | null;
 }
 
-/** Who writes the guard's repair entries (`src/guard/compaction.ts`). */
+/** Who writes the guard's repair entries (`src/guard/judging/compaction.ts`). */
 export const GUARD_REPAIR_SOURCE = "compact-safe-guard";
 
 /** A text that is only harness-injected `<system-reminder>` blocks (and white space): never the user's words. */

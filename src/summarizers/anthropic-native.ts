@@ -37,6 +37,11 @@ import { DEFAULT_SUMMARY_TOKENS } from "./extractive/sections.js";
 import { redactSecrets, redactValue } from "../redact/redact.js";
 import { loadSdk } from "./anthropic-sdk.js";
 import { callLlm, llmSetup, outputCap, type LlmSummarizerOptions } from "./llm-common.js";
+import {
+  lastCompactionBlock,
+  type AnthropicCompactionBlock,
+  type AnthropicMessage,
+} from "../wire/anthropic.js";
 
 /** The beta header value of on-demand compaction (the top-level `compaction` parameter). */
 export const ANTHROPIC_ON_DEMAND_BETA = "compact-2026-09-04";
@@ -68,21 +73,10 @@ export const COMPACTION_TURN_TEXT =
 /** The Messages API's `system` and `messages` for canonical messages (the formats layer's `toAnthropicRequest`). */
 export type AnthropicWire = (messages: readonly Message[]) => {
   system?: string | Record<string, unknown>[];
-  messages: { role: "user" | "assistant"; content: Record<string, unknown>[] }[];
+  messages: AnthropicMessage[];
 };
 
-/**
- * The `compaction` content block of a response, as the Messages API documents
- * it. Defined here for this summarizer only (the model's canonical block for
- * a history that holds one is the formats layer's business).
- */
-export interface AnthropicCompactionBlock {
-  type: "compaction";
-  /** The summary; null when the compaction failed to produce one. */
-  content: string | null;
-  encrypted_content?: string | null;
-  signature?: string | null;
-}
+export type { AnthropicCompactionBlock };
 
 export interface AnthropicNativeOptions extends LlmSummarizerOptions {
   /**
@@ -344,10 +338,7 @@ function readCompaction(
   message: Anthropic.Beta.Messages.BetaMessage | undefined,
   c: { label: string; model: string; mode: AnthropicNativeMode; trigger: number },
 ): SummaryResult {
-  const blocks: unknown[] = Array.isArray(message?.content) ? message.content : [];
-  const compaction = blocks
-    .filter((b): b is AnthropicCompactionBlock => (b as { type?: unknown })?.type === "compaction")
-    .at(-1);
+  const compaction = lastCompactionBlock(message?.content);
   const stop = (message as { stop_reason?: unknown } | undefined)?.stop_reason;
   if (compaction === undefined) {
     const why =

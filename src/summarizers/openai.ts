@@ -9,6 +9,7 @@ import { importOptional } from "../model/optional-package.js";
 import type { Summarizer, SummaryRequest, SummaryResult } from "./types.js";
 import { buildUserPrompt, SYSTEM_PROMPT } from "./prompt.js";
 import { callLlm, llmSetup, outputCap, type LlmSummarizerOptions } from "./llm-common.js";
+import { chatChoiceCallsTools } from "../wire/openai-chat.js";
 
 export interface OpenAICompatibleOptions extends LlmSummarizerOptions {
   /** `max_tokens` (default; every compatible server accepts it) or `max_completion_tokens` (OpenAI reasoning models). */
@@ -77,22 +78,13 @@ export function openaiCompatibleSummarizer(options: OpenAICompatibleOptions): Su
           })) as OpenAI.Chat.Completions.ChatCompletion,
       );
       const choice = Array.isArray(completion?.choices) ? completion.choices[0] : undefined;
-      const message = choice?.message as
-        (OpenAI.Chat.Completions.ChatCompletionMessage & { function_call?: unknown }) | undefined;
-      const toolCalls = Array.isArray(message?.tool_calls) && message.tool_calls.length > 0;
+      const message = choice?.message;
       const result: SummaryResult = {
         text: contentText(message?.content),
         model: typeof completion?.model === "string" && completion.model !== "" ? completion.model : model,
       };
       if (choice?.finish_reason === "length") result.truncated = true;
-      if (
-        toolCalls ||
-        message?.function_call != null ||
-        choice?.finish_reason === "tool_calls" ||
-        choice?.finish_reason === "function_call"
-      ) {
-        result.toolCallRequested = true;
-      }
+      if (chatChoiceCallsTools(choice)) result.toolCallRequested = true;
       return result;
     },
   };

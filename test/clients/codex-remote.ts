@@ -38,7 +38,7 @@ import { sendEvents, startFakeServer, type FakeServer, type RecordedRequest } fr
 import { answerResponses, inputItems, itemText, requestKind } from "./fake-responses.js";
 import { runProcess, type ProcessResult } from "./run-process.js";
 import { GUARD_TEXT_PREFIX } from "../../src/contract/markers.js";
-import { itemsToMessages } from "../../src/formats/import/responses.js";
+import { itemsToMessages } from "../../src/wire/responses.js";
 import { validateSurvivalContract } from "../../src/contract/index.js";
 import { protectedLosses } from "../../src/route/audit.js";
 import { freePort, logTail, startGuardProcess, type GuardProcess } from "./guard.js";

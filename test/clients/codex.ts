@@ -42,7 +42,7 @@ import { isDeepStrictEqual } from "node:util";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { responseItemsToMessages } from "../../src/formats/import/codex.js";
+import { responseItemsToMessages } from "../../src/wire/responses.js";
 import { startFakeServer, type FakeServer } from "./fake-server.js";
 import { answerResponses, inputItems, itemText, requestKind, type ResponsesKind } from "./fake-responses.js";
 import { runProcess } from "./run-process.js";

@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { run, tempDir } from "./helpers.js";
 import { createGuardCore } from "../../src/guard/core.js";
-import { answerOn } from "../../src/guard/answer.js";
+import { answerOn } from "../../src/guard/judging/answer.js";
 import type { WireRequest } from "../../src/guard/types.js";
 
 const TOOLS = [{ name: "Bash", description: "run", input_schema: { type: "object" } }];

@@ -33,7 +33,7 @@
  * The base URL handed to the agent is the guard's URL plus the upstream's
  * path prefix, so that the agent's request paths already carry the prefix
  * and the guard sends them to the upstream's origin as they are (see
- * `upstreamTarget` in src/guard/server.ts).
+ * `upstreamTarget` in src/guard/server/server.ts).
  */
 import {
   chmodSync,
@@ -49,7 +49,7 @@ import {
 } from "node:fs";
 import { homedir, tmpdir, userInfo } from "node:os";
 import { basename, join } from "node:path";
-import { GuardOptionError, parseUpstream } from "../../guard/server.js";
+import { GuardOptionError, parseUpstream } from "../../guard/server/server.js";
 
 export type AgentName = "claude-code" | "codex" | "pi" | "other";
 

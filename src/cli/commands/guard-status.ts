@@ -2,7 +2,7 @@
  * `compact-safe guard status [--state DIR] [--json]`: the sessions the guard's state folder holds (default:
  * the per-user folder the one-liner writes, `defaultStateDir` below), the most recently seen first,
  * each with its agent, when it was last seen, the compactions the guard judged, its verdicts (kept,
- * violations) and its repairs, read from the session journals (`listStateSessions` in src/guard/state.ts).
+ * violations) and its repairs, read from the session journals (`listStateSessions` in src/guard/sessions/state.ts).
  * Exit 0 (a folder that does not exist holds no session); 2 when DIR is not a folder.
  *
  * `guard -- status …` is not this: a `--` before it makes `status` the command the guard runs.
@@ -35,7 +35,7 @@ export function defaultStateDir(env: NodeJS.ProcessEnv = process.env, home: stri
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 export async function runGuardStatus(flags: StatusFlags): Promise<number> {
-  const { listStateSessions } = await import("../../guard/state.js");
+  const { listStateSessions } = await import("../../guard/sessions/state.js");
   const dir = resolve(flags.state ?? defaultStateDir());
   const st = statSync(dir, { throwIfNoEntry: false });
   if (st !== undefined && !st.isDirectory()) throw usageError(`guard status: ${dir}: not a folder`);

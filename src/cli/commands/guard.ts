@@ -1,7 +1,7 @@
 /**
  * `compact-safe guard [--upstream URL] [--listen 127.0.0.1:PORT] [--state DIR] [--mode audit|repair]
  * [--anchors FILE] [--summarizer extractive] [--workspace DIR] [--log FILE] [--json] [--max-body SIZE] [-- COMMAND ARGS…]`: the guard, a local proxy on the agent's base-URL
- * seam (src/guard/server.ts). Its first line on stderr is the URL it listens on (with --json, a
+ * seam (src/guard/server/server.ts). Its first line on stderr is the URL it listens on (with --json, a
  * `{ "event": "listening", "url" }` object). Without a command it serves until SIGINT or SIGTERM and exits 0;
  * with one it runs the command pointed at the guard (guard-agents.ts), passes SIGTERM and SIGHUP to it (and
  * SIGINT when standard input is not a terminal: on a terminal the agent gets Ctrl-C from the terminal
@@ -31,7 +31,7 @@ export { defaultStateDir };
  */
 async function listening(url: string, json: boolean, log: (line: string) => void): Promise<void> {
   err(json ? JSON.stringify({ event: "listening", url }) : url);
-  const { planLines, telemetryPlan } = await import("../../guard/telemetry.js");
+  const { planLines, telemetryPlan } = await import("../../guard/server/telemetry.js");
   for (const line of planLines(telemetryPlan()))
     log(json ? JSON.stringify({ event: "note", message: `guard: ${line}` }) : `guard: ${line}`);
 }
@@ -119,7 +119,7 @@ export async function runGuard(flags: GuardFlags, command: string[], dashDash: b
   if (dashDash && command.length === 0) throw usageError("guard: no command after --");
   if (!dashDash && command.length > 0)
     throw usageError(`guard: put the command after -- (compact-safe guard -- ${command.join(" ")})`);
-  const { startGuard, parseUpstream, parseByteSize } = await import("../../guard/server.js");
+  const { startGuard, parseUpstream, parseByteSize } = await import("../../guard/server/server.js");
   const maxBodyBytes = flags.maxBody === undefined ? undefined : parseByteSize(flags.maxBody);
   const { planAgent, removeStaleAgentFolders } = await import("./guard-agents.js");
   // A guard killed before it could clean up (SIGKILL) left pi's temporary agent folder: removed now.

@@ -5,6 +5,7 @@
  */
 import type { ReportBuilder } from "./report.js";
 import { jsonDepthError } from "../../model/depth.js";
+import { isRecord } from "../../wire/common.js";
 
 export interface RawLine {
   /** 1-based line number. */
@@ -110,9 +111,7 @@ export function* recordsOf(text: string): Generator<Record<string, unknown>> {
   }
 }
 
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
-}
+export { isRecord };
 
 /**
  * The JSON-object lines of a JSONL text, in order. Blank lines and lines that

@@ -8,7 +8,8 @@
  * reason names the message index.
  */
 import { isRecord } from "../common/lines.js";
-import { isAnthropicBlockType } from "./prepare.js";
+import { isAnthropicBlockType } from "../../wire/anthropic.js";
+import { CHAT_MESSAGE_FIELDS, CHAT_ROLES } from "../../wire/openai-chat.js";
 
 export type ShapeCheck = { ok: true } | { ok: false; reason: string };
 
@@ -128,15 +129,12 @@ function checkOpenAI(body: Record<string, unknown>): ShapeCheck {
   for (const [i, m] of messages.entries()) {
     const at = `messages[${i}]`;
     if (!isRecord(m)) return fail(`${at}: not an object`);
-    const allowed =
-      m.role === "tool"
-        ? ["role", "tool_call_id", "content"]
-        : m.role === "assistant"
-          ? ["role", "content", "tool_calls", "name"]
-          : ["role", "content", "name"];
+    const role = String(m.role);
+    const allowed = Object.hasOwn(CHAT_MESSAGE_FIELDS, role)
+      ? CHAT_MESSAGE_FIELDS[role]!
+      : CHAT_MESSAGE_FIELDS.user!;
     for (const k of Object.keys(m)) if (!allowed.includes(k)) return fail(`${at}: unexpected field "${k}"`);
-    if (!["system", "developer", "user", "assistant", "tool"].includes(String(m.role)))
-      return fail(`${at}: unknown role ${JSON.stringify(m.role)}`);
+    if (!CHAT_ROLES.has(m.role)) return fail(`${at}: unknown role ${JSON.stringify(m.role)}`);
     if (m.role !== "tool" && pending.length > 0)
       return fail(
         `${at}: tool call ${JSON.stringify(pending[0])} of the previous assistant message has no tool message before this one`,

@@ -36,6 +36,7 @@ import type { Block, Message, ToolResultBlock, ToolUseBlock } from "../../model/
 import { ABANDONED_RESULT_TEXT } from "../common/abandoned.js";
 import { CONVERSATION_START_TEXT, RESULT_AS_TEXT_PREFIX } from "../../contract/markers.js";
 import { lastConversationIndex } from "../../contract/rounds.js";
+import { isAnthropicBlockType } from "../../wire/anthropic.js";
 
 export { CONVERSATION_START_TEXT };
 
@@ -70,26 +71,6 @@ function keepBlock(b: Block, role: Message["role"], provider: Provider): boolean
     default:
       return provider === "anthropic" && isAnthropicBlockType(b.type);
   }
-}
-
-/** Block types the Anthropic Messages API takes besides the canonical ones (server tools, documents). */
-export function isAnthropicBlockType(type: string): boolean {
-  return (
-    [
-      "text",
-      "image",
-      "document",
-      "search_result",
-      "thinking",
-      "redacted_thinking",
-      "tool_use",
-      "tool_result",
-      "server_tool_use",
-      "mcp_tool_use",
-      "mcp_tool_result",
-      "container_upload",
-    ].includes(type) || /^[a-z_]+_tool_result$/.test(type)
-  );
 }
 
 function cleanBlock(b: Block, provider: Provider): Block {

@@ -18,7 +18,7 @@ import type { Message } from "../../model/index.js";
 import { compactionProvidersIn } from "../../model/provider-compaction.js";
 import { toAnthropicRequest } from "./anthropic.js";
 import { toOpenAIRequest } from "./openai.js";
-import { toResponsesRequest } from "../import/responses.js";
+import { toResponsesRequest } from "../../wire/responses.js";
 
 /** The requests measured, by name (only those the messages can be sent as; see the module comment). */
 export type ProviderRequestTokens = {

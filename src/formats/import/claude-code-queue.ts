@@ -25,7 +25,8 @@
  * not the user's words (it is marked `is_meta`).
  */
 import type { Block } from "../../model/index.js";
-import { fromAnthropicContent, textOf } from "../common/convert.js";
+import { fromAnthropicContent } from "../../wire/anthropic.js";
+import { textOf } from "../../wire/common.js";
 
 export interface QueuedPrompt {
   content: Block[];

@@ -23,7 +23,8 @@
  */
 import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../../model/index.js";
 import { kindForMessage } from "../../model/index.js";
-import { fromAnthropicContent, textOf } from "../common/convert.js";
+import { fromAnthropicContent } from "../../wire/anthropic.js";
+import { textOf } from "../../wire/common.js";
 import { isRecord, objectLines } from "../common/lines.js";
 import {
   attachToPrevious,

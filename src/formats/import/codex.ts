@@ -28,15 +28,15 @@
  *   assistant message, `turn_context.model` to the messages' meta.
  */
 import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../../model/index.js";
-import {
-  MAX_MESSAGE_DEPTH,
-  fromResponsesCompaction,
-  isProviderCompaction,
-  kindForMessage,
-  parseJsonLimited,
-} from "../../model/index.js";
+import { isProviderCompaction, kindForMessage } from "../../model/index.js";
 import { importedCompactionEntry } from "../common/imported-compaction.js";
-import { textOf } from "../common/convert.js";
+import { textOf } from "../../wire/common.js";
+import {
+  contentBlocks,
+  modelSideBlocks,
+  resultBlock,
+  responseItemsToMessages,
+} from "../../wire/responses.js";
 import { isRecord, objectLines, parseLine, splitLines } from "../common/lines.js";
 import { completeHeader, finishImport, startHeader } from "../common/source-tree.js";
 import { ReportBuilder } from "../common/report.js";
@@ -72,158 +72,7 @@ export function isCodexSessionPrefix(text: string): boolean {
   );
 }
 
-export function parseArguments(args: unknown): unknown {
-  if (typeof args !== "string") return args ?? {};
-  try {
-    // Too deep to parse safely: kept as the string it is, like any arguments that are not JSON.
-    return parseJsonLimited(args, MAX_MESSAGE_DEPTH - 8);
-  } catch {
-    return args;
-  }
-}
-
-export function contentBlocks(content: unknown): Block[] {
-  if (typeof content === "string") return [{ type: "text", text: content }];
-  if (!Array.isArray(content)) return [];
-  const out: Block[] = [];
-  for (const c of content) {
-    if (!isRecord(c)) continue;
-    if (
-      (c.type === "input_text" || c.type === "output_text" || c.type === "text") &&
-      typeof c.text === "string"
-    ) {
-      out.push({ type: "text", text: c.text });
-    } else if (c.type === "input_image" && typeof c.image_url === "string") {
-      out.push({ type: "image_url", image_url: { url: c.image_url } });
-    } else if (c.type === "refusal" && typeof c.refusal === "string") {
-      out.push({ type: "text", text: c.refusal });
-    } else if (typeof c.type === "string") {
-      out.push({ ...c } as Block);
-    }
-  }
-  return out;
-}
-
-/**
- * The exit code a Codex shell output reports, if any: the `metadata.exit_code`
- * of its `{"output": ..., "metadata": {...}}` wrapper (read from the tail,
- * without parsing a large output), or a leading `Exit code: N` line (newer
- * versions).
- */
-export function codexExitCode(output: string): number | undefined {
-  if (output.startsWith('{"output"')) {
-    const at = output.lastIndexOf('"exit_code":');
-    const m = at === -1 ? null : /^"exit_code":\s*(-?\d+)/.exec(output.slice(at, at + 32));
-    return m ? Number(m[1]) : undefined;
-  }
-  const m = /^Exit code: (-?\d+)\b/.exec(output);
-  return m ? Number(m[1]) : undefined;
-}
-
-function outputContent(output: unknown): { content: string; is_error?: boolean } {
-  if (typeof output === "string") {
-    // A command that exited non-zero is an error result, as other agents record it.
-    const code = codexExitCode(output);
-    return code !== undefined && code !== 0 ? { content: output, is_error: true } : { content: output };
-  }
-  if (isRecord(output)) {
-    const content = typeof output.content === "string" ? output.content : JSON.stringify(output);
-    return output.success === false ? { content, is_error: true } : { content };
-  }
-  return { content: output === undefined ? "" : JSON.stringify(output) };
-}
-
 type Side = "assistant" | "results";
-
-/** Blocks of one model-side response item, or undefined when the item is not model-side. */
-export function modelSideBlocks(p: Record<string, unknown>): Block[] | undefined {
-  switch (p.type) {
-    case "reasoning": {
-      const blocks: Block[] = [];
-      const summary = Array.isArray(p.summary)
-        ? p.summary.filter(isRecord).map((s) => String(s.text ?? ""))
-        : [];
-      const content = Array.isArray(p.content)
-        ? p.content.filter(isRecord).map((s) => String(s.text ?? ""))
-        : [];
-      const text = (summary.length > 0 ? summary : content).join("\n\n");
-      if (text.length > 0) blocks.push({ type: "thinking", thinking: text });
-      if (typeof p.encrypted_content === "string")
-        blocks.push({ type: "redacted_thinking", data: p.encrypted_content, origin: "openai" });
-      return blocks;
-    }
-    case "function_call":
-      return [
-        {
-          type: "tool_use",
-          id: String(p.call_id ?? p.id ?? ""),
-          name: String(p.name ?? ""),
-          input: parseArguments(p.arguments),
-        },
-      ];
-    case "custom_tool_call":
-      return [
-        {
-          type: "tool_use",
-          id: String(p.call_id ?? p.id ?? ""),
-          name: String(p.name ?? ""),
-          input: typeof p.input === "string" ? p.input : (p.input ?? ""),
-        },
-      ];
-    case "local_shell_call":
-      return [
-        { type: "tool_use", id: String(p.call_id ?? p.id ?? ""), name: "local_shell", input: p.action ?? {} },
-      ];
-    case "web_search_call":
-      return [{ ...p } as Block];
-    case "compaction": // remote compaction (v1 and v2): the encrypted item, kept whole
-      return [fromResponsesCompaction({ ...p })];
-    case "message":
-      return p.role === "assistant" ? contentBlocks(p.content) : undefined;
-    default:
-      return undefined;
-  }
-}
-
-export function resultBlock(p: Record<string, unknown>): Block | undefined {
-  if (
-    p.type === "function_call_output" ||
-    p.type === "custom_tool_call_output" ||
-    p.type === "local_shell_call_output"
-  ) {
-    return { type: "tool_result", tool_use_id: String(p.call_id ?? ""), ...outputContent(p.output) };
-  }
-  return undefined;
-}
-
-/** Converts a list of response items (e.g. a `replacement_history`) into messages. */
-export function responseItemsToMessages(items: readonly unknown[]): Message[] {
-  const out: Message[] = [];
-  let side: Side | undefined;
-  // A `compaction` item is a message of its own (as `itemsToMessages` reads it): the summary of what came before.
-  let alone = false;
-  for (const it of items) {
-    if (!isRecord(it)) continue;
-    const ms = modelSideBlocks(it);
-    const rs = resultBlock(it);
-    if (ms) {
-      const summary = ms.some(isProviderCompaction);
-      if (side === "assistant" && !alone && !summary) out[out.length - 1]!.content.push(...ms);
-      else out.push({ role: "assistant", content: ms });
-      side = "assistant";
-      alone = summary;
-    } else if (rs) {
-      if (side === "results") out[out.length - 1]!.content.push(rs);
-      else out.push({ role: "user", content: [rs] });
-      side = "results";
-    } else if (it.type === "message") {
-      const role = it.role === "developer" || it.role === "system" ? "system" : "user";
-      out.push({ role, content: contentBlocks(it.content) });
-      side = undefined;
-    }
-  }
-  return out;
-}
 
 /** The top-level `type` of a rollout line as Codex writes it (`{"timestamp":…,["ordinal":N,]"type":…`), unparsed. */
 function lineType(line: string): string | undefined {

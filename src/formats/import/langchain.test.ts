@@ -4,7 +4,7 @@ import { test } from "node:test";
 import { liveContext } from "../../journal/tree.js";
 import type { Message } from "../../model/index.js";
 import { detectFormat, importText } from "../detect.js";
-import { messagesToLangChainStored } from "../common/langchain-convert.js";
+import { messagesToLangChainStored } from "../../wire/langchain.js";
 
 const history: Message[] = [
   { role: "user", content: [{ type: "text", text: "read a and b" }] },

@@ -5,7 +5,7 @@
  * "constructor", id: [..., "HumanMessage"], kwargs: { content, … } }]`), or
  * `{ messages: [...] }` of either. For the report each stored message is one
  * "message" (numbered from 1). Messages are read by the pure converter in
- * langchain-convert.ts (no `@langchain/*` import: the CLI reads dumps
+ * src/wire/langchain.ts (no `@langchain/*` import: the CLI reads dumps
  * without the peer installed); a message that cannot be read is skipped with
  * its path and why, the rest is imported.
  */
@@ -22,7 +22,7 @@ import {
   LangChainMessageError,
   readLangChainStored,
   storedOfSerialized,
-} from "../common/langchain-convert.js";
+} from "../../wire/langchain.js";
 
 /**
  * The messages of a dump document (an array, or `{ messages }`), if it is

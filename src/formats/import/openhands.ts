@@ -24,7 +24,7 @@
  *   design, with the event's kind.
  */
 import type { Block, Message } from "../../model/index.js";
-import { parseArguments } from "./codex.js";
+import { parseArguments } from "../../wire/common.js";
 import { isRecord } from "../common/lines.js";
 import { ReportBuilder } from "../common/report.js";
 import { linearImport, parseJsonDocument } from "../common/source-tree.js";

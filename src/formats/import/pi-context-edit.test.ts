@@ -23,7 +23,7 @@ import { importText } from "../detect.js";
 import { liveContext } from "../../journal/tree.js";
 import { compactEntries } from "../../route/compact-journal.js";
 import { auditEntries } from "../../route/audit.js";
-import { PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX } from "./pi.js";
+import { PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX } from "../../wire/pi.js";
 import { piOrigin, toPiFork } from "../write-back/pi.js";
 import { repoRoot } from "../../../test/support.js";
 

@@ -10,39 +10,17 @@
 import type { Message } from "../../model/index.js";
 import { isRecord } from "../common/lines.js";
 import { convertMessage } from "./pi.js";
+import { looksLikePiMessages, piMessagesOf } from "../../wire/pi.js";
 import { ReportBuilder } from "../common/report.js";
 import { linearImport, parseJsonDocument } from "../common/source-tree.js";
 import { SourceLines, type ToolIdOptions } from "../../model/tool-ids.js";
 import { FormatError, type ImportResult } from "../common/types.js";
 
-/** Roles only pi's agent messages have. */
-const PI_ROLES = new Set(["toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary"]);
-/** Content part types only pi writes. */
-const PI_PARTS = new Set(["toolCall"]);
-
-function messagesOf(doc: unknown): unknown[] | undefined {
-  if (Array.isArray(doc)) return doc;
-  if (isRecord(doc) && Array.isArray(doc.messages)) return doc.messages;
-  return undefined;
-}
-
-/** True for a list of pi agent messages: every item has a role, one of them a pi-only role or part. */
-export function looksLikePiMessages(doc: unknown): boolean {
-  const list = messagesOf(doc);
-  if (!list || list.length === 0) return false;
-  if (!list.every((m) => isRecord(m) && typeof m.role === "string")) return false;
-  return list.some(
-    (m) =>
-      isRecord(m) &&
-      (PI_ROLES.has(String(m.role)) ||
-        (Array.isArray(m.content) &&
-          m.content.some((p) => isRecord(p) && typeof p.type === "string" && PI_PARTS.has(p.type)))),
-  );
-}
+export { looksLikePiMessages };
 
 export function importPiMessages(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
   const doc = parseJsonDocument(text, file);
-  const list = messagesOf(doc);
+  const list = piMessagesOf(doc);
   if (!list)
     throw new FormatError(`${file}: expected a JSON array of pi agent messages, or { "messages": [...] }`);
   const rb = new ReportBuilder("pi-messages", file);

@@ -9,7 +9,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { importText } from "../detect.js";
 import { liveContext } from "../../journal/tree.js";
-import { PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX } from "./pi.js";
+import { PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX } from "../../wire/pi.js";
 import { toPiFork } from "../write-back/pi.js";
 import { auditEntries } from "../../route/audit.js";
 

@@ -6,7 +6,8 @@
  * (`id` / `parentId`, kept as they are; a child of a skipped entry such as a
  * `model_change` hangs off the nearest imported ancestor).
  *
- * - `message` entries: `user`, `assistant` (`toolCall` → `tool_use` with its
+ * - `message` entries, read by the one pi reader (`src/wire/pi.ts`, as the pi
+ *   adapter reads them): `user`, `assistant` (`toolCall` → `tool_use` with its
  *   `thoughtSignature`, `thinking` with its `thinkingSignature` when non-empty,
  *   a `redacted` one → `redacted_thinking`; an `aborted` turn becomes
  *   `assistant_interrupted`), `toolResult` (→ `tool_result`, text parts joined,
@@ -36,7 +37,7 @@
  * - `model_change`, `thinking_level_change`, `custom`, `label`, `session_info`
  *   and `usage` are accounted as skipped by design.
  */
-import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../../model/index.js";
+import type { JournalEntry, Message, MessageEntry } from "../../model/index.js";
 import { isMessageKind, kindForMessage } from "../../model/index.js";
 import { branchSummaryMessage } from "../../journal/tree.js";
 import { importedCompactionEntry } from "../common/imported-compaction.js";
@@ -52,14 +53,15 @@ import {
 import { ReportBuilder } from "../common/report.js";
 import { SourceLines, type ToolIdOptions } from "../../model/tool-ids.js";
 import type { ImportResult } from "../common/types.js";
-
-/** pi's framing of a compaction summary (coding-agent `messages.ts`). */
-export const PI_COMPACTION_PREFIX =
-  "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
-export const PI_COMPACTION_SUFFIX = "\n</summary>";
-export const PI_BRANCH_SUMMARY_PREFIX =
-  "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
-export const PI_BRANCH_SUMMARY_SUFFIX = "</summary>";
+import {
+  PI_CALL_ROLES,
+  PI_COMPACTION_PREFIX,
+  PI_COMPACTION_SUFFIX,
+  PI_EDITABLE_ROLES,
+  piContent,
+  piProvenance,
+  readPiMessage,
+} from "../../wire/pi.js";
 
 const BY_DESIGN: Record<string, string> = {
   model_change: "model change (recorded in the following messages' meta)",
@@ -70,146 +72,19 @@ const BY_DESIGN: Record<string, string> = {
   usage: "usage entry (billed work outside the context, pi 1.x)",
 };
 
-function piBlocks(content: unknown): Block[] {
-  if (typeof content === "string") return [{ type: "text", text: content }];
-  if (!Array.isArray(content)) return [];
-  const out: Block[] = [];
-  for (const c of content) {
-    if (!isRecord(c)) continue;
-    switch (c.type) {
-      case "text":
-        out.push({ type: "text", text: String(c.text ?? "") });
-        break;
-      case "image":
-        out.push({
-          type: "image_url",
-          image_url: { url: `data:${String(c.mimeType ?? "image/png")};base64,${String(c.data ?? "")}` },
-        });
-        break;
-      case "thinking": {
-        // Redacted thinking (pi-ai keeps Anthropic's opaque payload in the signature) is Anthropic's block.
-        if (c.redacted === true && typeof c.thinkingSignature === "string") {
-          out.push({ type: "redacted_thinking", data: c.thinkingSignature });
-          break;
-        }
-        const b: Block = { type: "thinking", thinking: String(c.thinking ?? "") };
-        if (typeof c.thinkingSignature === "string" && c.thinkingSignature.length > 0)
-          (b as { signature?: string }).signature = c.thinkingSignature;
-        out.push(b);
-        break;
-      }
-      case "toolCall":
-        out.push({
-          type: "tool_use",
-          id: String(c.id ?? ""),
-          name: String(c.name ?? ""),
-          input: c.arguments ?? {},
-          ...(typeof c.thoughtSignature === "string" ? { thought_signature: c.thoughtSignature } : {}),
-        });
-        break;
-      default:
-        out.push({ ...c } as Block);
-    }
-  }
-  return out;
-}
-
-/** pi's text for a user-run shell command (what its `convertToLlm` sends). */
-export function bashExecutionText(m: Record<string, unknown>): string {
-  let text = `Ran \`${String(m.command ?? "")}\`\n`;
-  const output = typeof m.output === "string" ? m.output : "";
-  text += output ? `\`\`\`\n${output}\n\`\`\`` : "(no output)";
-  if (m.cancelled === true) text += "\n\n(command cancelled)";
-  else if (typeof m.exitCode === "number" && m.exitCode !== 0)
-    text += `\n\nCommand exited with code ${m.exitCode}`;
-  if (m.truncated === true && typeof m.fullOutputPath === "string")
-    text += `\n\n[Output truncated. Full output: ${m.fullOutputPath}]`;
-  return text;
-}
-
-function piUsage(u: unknown): Usage | undefined {
-  if (!isRecord(u)) return undefined;
-  const n = (v: unknown) => (typeof v === "number" ? v : undefined);
-  return {
-    input_tokens: n(u.input),
-    output_tokens: n(u.output),
-    cache_read_input_tokens: n(u.cacheRead),
-    cache_creation_input_tokens: n(u.cacheWrite),
-    scope: "parent",
-  };
-}
-
-/** One pi message as a canonical message, or a skip reason. */
+/**
+ * One pi message as a canonical message with the importer's provenance in
+ * `meta` (the reader's `piProvenance`), or a skip reason for what pi does not
+ * send the model as conversation.
+ */
 export function convertMessage(
   m: Record<string, unknown>,
   meta: Record<string, unknown>,
 ): Message | { skip: string; byDesign: boolean } {
-  switch (m.role) {
-    case "user":
-      return { role: "user", content: piBlocks(m.content), meta };
-    case "assistant": {
-      const msg: Message = {
-        role: m.stopReason === "aborted" ? "assistant_interrupted" : "assistant",
-        content: piBlocks(m.content),
-        meta,
-      };
-      for (const k of ["model", "provider", "api", "stopReason", "errorMessage", "responseId"])
-        if (m[k] !== undefined)
-          meta[k === "stopReason" ? "stop_reason" : k === "errorMessage" ? "error_message" : k] = m[k];
-      const usage = piUsage(m.usage);
-      if (usage) msg.usage = usage;
-      return msg;
-    }
-    case "toolResult": {
-      const blocks = piBlocks(m.content);
-      const texts = blocks.filter((b) => b.type === "text").map((b) => (b as { text: string }).text);
-      const others = blocks.filter((b) => b.type !== "text");
-      const r: Block = {
-        type: "tool_result",
-        tool_use_id: String(m.toolCallId ?? ""),
-        content: texts.join("\n"),
-      };
-      if (typeof m.isError === "boolean") (r as { is_error?: boolean }).is_error = m.isError;
-      if (others.length > 0) (r as { content_blocks?: Block[] }).content_blocks = others;
-      if (typeof m.toolName === "string") meta.tool_name = m.toolName;
-      return { role: "user", content: [r], meta };
-    }
-    case "bashExecution":
-      if (m.excludeFromContext === true)
-        return { skip: "bashExecution excluded from the model's context (!! command)", byDesign: true };
-      return {
-        role: "user",
-        content: [{ type: "text", text: bashExecutionText(m) }],
-        meta: { ...meta, bash_execution: { command: m.command, exit_code: m.exitCode } },
-      };
-    case "custom":
-      return { role: "user", content: piBlocks(m.content), meta: { ...meta, custom_type: m.customType } };
-    case "branchSummary":
-      return {
-        role: "user",
-        content: [
-          {
-            type: "text",
-            text: PI_BRANCH_SUMMARY_PREFIX + String(m.summary ?? "") + PI_BRANCH_SUMMARY_SUFFIX,
-          },
-        ],
-        meta,
-      };
-    case "compactionSummary":
-      return {
-        role: "user",
-        content: [
-          { type: "text", text: PI_COMPACTION_PREFIX + String(m.summary ?? "") + PI_COMPACTION_SUFFIX },
-        ],
-        meta,
-      };
-    case "system":
-      // pi 1.x persists its system prompt and tool declarations as system messages (sent as the system
-      // prompt, not as conversation): like the other agents' prompts, outside the history compacted.
-      return { skip: "system message (pi 1.x's prompt and tool declarations)", byDesign: true };
-    default:
-      return { skip: `message with unknown role ${JSON.stringify(m.role)}`, byDesign: false };
-  }
+  const { message, outside } = readPiMessage(m);
+  if (outside) return { skip: outside.reason, byDesign: outside.byDesign };
+  message.meta = { ...meta, ...piProvenance(m) };
+  return message;
 }
 
 /** Detection: a record only a pi session writes. */
@@ -246,7 +121,6 @@ export interface PiContextEdits {
 }
 
 /** The roles whose content a non-null replacement replaces (pi's `projectContextEntry`). */
-const EDITABLE_ROLES = new Set(["user", "assistant", "toolResult", "custom"]);
 
 function editedRole(o: Record<string, unknown>): string | undefined {
   if (o.type === "custom_message") return "custom";
@@ -305,7 +179,7 @@ export function piContextEdits(
       const type = String(byId.get(target!)!.o.type);
       if (rep === null && role === undefined && type !== "branch_summary")
         why = `its target is a ${JSON.stringify(type)} entry, which an edit does not omit here`;
-      else if (rep !== null && (role === undefined || !EDITABLE_ROLES.has(role)))
+      else if (rep !== null && (role === undefined || !PI_EDITABLE_ROLES.has(role)))
         why = `its target (${role ?? type}) has no content an edit replaces (pi leaves it as it is)`;
     }
     if (why !== undefined) {
@@ -319,7 +193,8 @@ export function piContextEdits(
         ? null
         : {
             content:
-              (role === "assistant" || role === "toolResult") &&
+              role !== undefined &&
+              PI_CALL_ROLES.has(role) &&
               typeof (rep as { content: unknown }).content === "string"
                 ? [{ type: "text", text: (rep as { content: string }).content }]
                 : (rep as { content: unknown }).content,
@@ -471,7 +346,7 @@ class PiImport {
     } else if (type === "custom_message") {
       const m: Message = {
         role: "user",
-        content: piBlocks(edit ? edit.replacement!.content : o.content),
+        content: piContent(edit ? edit.replacement!.content : o.content),
         meta: { ...meta, custom_type: o.customType, display: o.display },
       };
       this.add({ id, parent_id: parent, kind: "user", created_at: ts, payload: m }, treeId ?? id);

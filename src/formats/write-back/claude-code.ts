@@ -20,7 +20,7 @@
 import { randomUUID } from "node:crypto";
 import type { Message } from "../../model/index.js";
 import { isCheckpoint } from "../../contract/classify.js";
-import { blockToAnthropic } from "../common/convert.js";
+import { blockToAnthropic } from "../../wire/anthropic.js";
 import { isRecord, recordsOf } from "../common/lines.js";
 
 /** What the fork takes from the original session file. */

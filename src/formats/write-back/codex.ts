@@ -45,8 +45,16 @@ import type { Block, Message, ToolResultBlock, ToolUseBlock } from "../../model/
 import { canonicalJson } from "../../model/blocks.js";
 import { isProviderCompaction, nativeOf, refuseForeignCompaction } from "../../model/provider-compaction.js";
 import { isCheckpoint, isPlainUser } from "../../contract/classify.js";
-import { contentBlocks, isCodexSessionPrefix, modelSideBlocks, resultBlock } from "../import/codex.js";
-import { textOf } from "../common/convert.js";
+import {
+  contentBlocks,
+  modelSideBlocks,
+  resultBlock,
+  rolloutCallItem,
+  rolloutMessageItem,
+  rolloutOutputItem,
+} from "../../wire/responses.js";
+import { isCodexSessionPrefix } from "../import/codex.js";
+import { textOf } from "../../wire/common.js";
 import { isRecord, recordsOf } from "../common/lines.js";
 
 type Item = Record<string, unknown>;
@@ -157,52 +165,6 @@ class OriginalItems {
   }
 }
 
-/** A new item for one tool call of the replacement (the original's kind of call where known). */
-function callItem(b: ToolUseBlock, originals: OriginalItems): Item {
-  const kind = originals.callTypes.get(b.id);
-  if (kind === "custom_tool_call")
-    return {
-      type: "custom_tool_call",
-      status: "completed",
-      call_id: b.id,
-      name: b.name,
-      input: typeof b.input === "string" ? b.input : JSON.stringify(b.input),
-    };
-  if (kind === "local_shell_call")
-    return { type: "local_shell_call", call_id: b.id, status: "completed", action: b.input };
-  return {
-    type: "function_call",
-    name: b.name,
-    arguments: typeof b.input === "string" ? b.input : JSON.stringify(b.input),
-    call_id: b.id,
-  };
-}
-
-/** A new output item for one tool result of the replacement (bounded, stubbed or synthetic). */
-function outputItem(b: ToolResultBlock, originals: OriginalItems): Item {
-  const custom = originals.callTypes.get(b.tool_use_id) === "custom_tool_call";
-  return {
-    type: custom ? "custom_tool_call_output" : "function_call_output",
-    call_id: b.tool_use_id,
-    output: b.content,
-  };
-}
-
-/** A message item of `role` holding the text and image blocks `run`. */
-function messageItem(role: "assistant" | "user" | "developer", run: readonly Block[]): Item {
-  const content = run.map((b): unknown => {
-    if (b.type === "text")
-      return {
-        type: role === "assistant" ? "output_text" : "input_text",
-        text: (b as { text: string }).text,
-      };
-    if (b.type === "image_url")
-      return { type: "input_image", image_url: (b as { image_url: { url: string } }).image_url.url };
-    return { ...b };
-  });
-  return { type: "message", role, content };
-}
-
 const isContent = (b: Block) => b.type === "text" || b.type === "image_url";
 
 /** The Responses items of one replacement message. */
@@ -223,13 +185,17 @@ function messageToItems(m: Message, originals: OriginalItems): Item[] {
       // A run of text and images that matches no original item: one new message.
       let j = i + 1;
       while (j < m.content.length && isContent(m.content[j]!) && !originals.match(side, keys, j)) j++;
-      out.push(messageItem(side === "system" ? "developer" : side, m.content.slice(i, j)));
+      out.push(rolloutMessageItem(side === "system" ? "developer" : side, m.content.slice(i, j)));
       i = j;
       continue;
     }
     i++;
-    if (b.type === "tool_result") out.push(outputItem(b as ToolResultBlock, originals));
-    else if (b.type === "tool_use") out.push(callItem(b as ToolUseBlock, originals));
+    if (b.type === "tool_result")
+      out.push(
+        rolloutOutputItem(b as ToolResultBlock, originals.callTypes.get((b as ToolResultBlock).tool_use_id)),
+      );
+    else if (b.type === "tool_use")
+      out.push(rolloutCallItem(b as ToolUseBlock, originals.callTypes.get((b as ToolUseBlock).id)));
     else if (b.type === "thinking" || b.type === "redacted_thinking") {
       // Reasoning the original does not hold as such: its summary text and encrypted content, in one item.
       const summary =

@@ -10,7 +10,7 @@ import { importText } from "../detect.js";
 import { liveContext } from "../../journal/tree.js";
 import { compactEntries } from "../../route/compact-journal.js";
 import { validateSurvivalContract } from "../../contract/validate.js";
-import { PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX } from "../import/pi.js";
+import { PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX } from "../../wire/pi.js";
 import { piForkContext, piOrigin, piSessionFileName, toPiFork, uuidv7 } from "./pi.js";
 import { forkWriterFor } from "../registry.js";
 import { piSessionText } from "../../../test/pi-session.js";

@@ -29,10 +29,10 @@
  * is a plain session of the pruned messages.
  */
 import { randomBytes } from "node:crypto";
-import type { Block, Message } from "../../model/index.js";
+import type { Message } from "../../model/index.js";
 import { isCheckpoint } from "../../contract/classify.js";
 import { isRecord, recordsOf } from "../common/lines.js";
-import { PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX } from "../import/pi.js";
+import { PI_COMPACTION_PREFIX, PI_COMPACTION_SUFFIX, toPiSessionMessages } from "../../wire/pi.js";
 
 /** The session format version pi 0.73.1 writes (`CURRENT_SESSION_VERSION`). */
 export const PI_SESSION_VERSION = 3;
@@ -146,137 +146,6 @@ export function piForkContext(replacement: readonly Message[]): Message[] {
   return checkpoint ? [piFramedCheckpoint(checkpoint), ...rest] : rest;
 }
 
-function dataUrlImage(url: string): { type: "image"; data: string; mimeType: string } | undefined {
-  const m = /^data:([^;,]+);base64,(.*)$/s.exec(url);
-  return m ? { type: "image", mimeType: m[1]!, data: m[2]! } : undefined;
-}
-
-/** A canonical block as pi content (user and tool-result side: text and images; others as given). */
-function piUserPart(b: Block): unknown {
-  if (b.type === "text") return { type: "text", text: (b as { text: string }).text };
-  if (b.type === "image_url") {
-    const url = (b as { image_url: { url: string } }).image_url.url;
-    return dataUrlImage(url) ?? { ...b };
-  }
-  return { ...b };
-}
-
-/** A canonical block as pi assistant content. */
-function piAssistantPart(b: Block): unknown {
-  switch (b.type) {
-    case "text":
-      return { type: "text", text: (b as { text: string }).text };
-    case "thinking": {
-      const t = b as { thinking: string; signature?: string };
-      return {
-        type: "thinking",
-        thinking: t.thinking,
-        ...(t.signature !== undefined ? { thinkingSignature: t.signature } : {}),
-      };
-    }
-    case "redacted_thinking":
-      // As pi-ai records Anthropic's redacted thinking: the payload in the signature, a placeholder text.
-      return {
-        type: "thinking",
-        thinking: "[Reasoning redacted]",
-        thinkingSignature: (b as { data: string }).data,
-        redacted: true,
-      };
-    case "tool_use": {
-      const u = b as { id: string; name: string; input: unknown; thought_signature?: string };
-      return {
-        type: "toolCall",
-        id: u.id,
-        name: u.name,
-        arguments: u.input,
-        ...(u.thought_signature !== undefined ? { thoughtSignature: u.thought_signature } : {}),
-      };
-    }
-    default:
-      return { ...b };
-  }
-}
-
-const ZERO_USAGE = {
-  input: 0,
-  output: 0,
-  cacheRead: 0,
-  cacheWrite: 0,
-  totalTokens: 0,
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-};
-
-/**
- * The pi messages (`AgentMessage`s) for one canonical message. A user message
- * splits at its tool results: each `tool_result` becomes a `toolResult`
- * message, the blocks between them a `user` message, in order. Synthetic
- * results (an importer's closing of an abandoned call) are left out.
- */
-function piMessages(m: Message, timestamp: number, toolNames: ReadonlyMap<string, string>): unknown[] {
-  const meta = (m.meta ?? {}) as Record<string, unknown>;
-  if (m.role === "assistant" || m.role === "assistant_interrupted") {
-    const hasCalls = m.content.some((b) => b.type === "tool_use");
-    const stopReason =
-      m.role === "assistant_interrupted"
-        ? "aborted"
-        : typeof meta.stop_reason === "string"
-          ? meta.stop_reason
-          : hasCalls
-            ? "toolUse"
-            : "stop";
-    return [
-      {
-        role: "assistant",
-        content: m.content.map(piAssistantPart),
-        api: typeof meta.api === "string" ? meta.api : "unknown",
-        provider: typeof meta.provider === "string" ? meta.provider : "unknown",
-        model: typeof meta.model === "string" ? meta.model : "unknown",
-        ...(typeof meta.responseId === "string" ? { responseId: meta.responseId } : {}),
-        // The replacement carries no billed usage (a rewrite clears it): pi gets zeros.
-        usage: ZERO_USAGE,
-        stopReason,
-        ...(typeof meta.error_message === "string" ? { errorMessage: meta.error_message } : {}),
-        timestamp,
-      },
-    ];
-  }
-  const out: unknown[] = [];
-  let pending: unknown[] = [];
-  const flush = () => {
-    if (pending.length > 0) out.push({ role: "user", content: pending, timestamp });
-    pending = [];
-  };
-  for (const b of m.content) {
-    if (b.type !== "tool_result") {
-      pending.push(piUserPart(b));
-      continue;
-    }
-    const r = b as {
-      tool_use_id: string;
-      content: string;
-      is_error?: boolean;
-      content_blocks?: Block[];
-      synthetic?: boolean;
-    };
-    if (r.synthetic === true) continue;
-    flush();
-    const content: unknown[] = [];
-    if (r.content !== "") content.push({ type: "text", text: r.content });
-    for (const c of r.content_blocks ?? []) content.push(piUserPart(c));
-    out.push({
-      role: "toolResult",
-      toolCallId: r.tool_use_id,
-      toolName:
-        typeof meta.tool_name === "string" ? meta.tool_name : (toolNames.get(r.tool_use_id) ?? "unknown"),
-      content,
-      isError: r.is_error === true,
-      timestamp,
-    });
-  }
-  flush();
-  return out;
-}
-
 /**
  * The fork's session file for `replacement`. With a checkpoint (the summary
  * path, or prune-only over an earlier checkpoint) the session ends with a
@@ -335,7 +204,7 @@ export function toPiFork(
   for (const m of replacement) {
     if (m === checkpoint || m.role === "system") continue;
     const ts = Date.parse(String((m.meta as { timestamp?: unknown } | undefined)?.timestamp ?? ""));
-    for (const message of piMessages(m, Number.isFinite(ts) ? ts : now.getTime(), toolNames)) {
+    for (const message of toPiSessionMessages(m, Number.isFinite(ts) ? ts : now.getTime(), toolNames)) {
       const id = append({ type: "message", message });
       firstKept ??= id;
     }
