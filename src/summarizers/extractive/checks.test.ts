@@ -2,7 +2,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Block, Message } from "../../model/index.js";
-import { checkOf, failureLineOf } from "./checks.js";
+import fc from "fast-check";
+import { checkOf, checkOfCommands, failureLineOf } from "./checks.js";
 import { extractiveSummary, splitSections } from "./index.js";
 import { CHECKPOINT_MARKER } from "../../contract/markers.js";
 
@@ -207,4 +208,89 @@ test("a second compaction: the earlier note's failing check is not carried when 
     "Next step",
   );
   assert.match(other ?? "", /Still failing/, other);
+});
+
+test("checkOf's quick test never hides a check: over generated shell lines it agrees with reading every command", () => {
+  const programs = [
+    "pytest",
+    "py.test",
+    "jest",
+    "npx",
+    "uv",
+    "tsc",
+    "vue-tsc",
+    "npm",
+    "pnpm",
+    "make",
+    "mise",
+    "go",
+    "cargo",
+    "./gradlew",
+    "gradle",
+    "python",
+    "python3",
+    "python3.11",
+    "node",
+    "prettier",
+    "cat",
+    "grep",
+    "sed",
+    "rg",
+    "ls",
+    "git",
+    "echo",
+    "bash",
+    "sudo",
+    "env",
+    "time",
+    "timeout",
+    "/usr/bin/pytest",
+    "./node_modules/.bin/jest",
+  ];
+  const args = [
+    "test",
+    "run",
+    "lint",
+    "check",
+    "build",
+    "-m",
+    "pytest",
+    "--test",
+    "./...",
+    "-q",
+    "-k",
+    "foo",
+    "test:unit",
+    "run",
+    "FOO=1",
+    "x.test.ts",
+    "pytest.ini",
+    "--check",
+    "vet",
+    "-p",
+    "core",
+    "'npm test'",
+    '"go test"',
+    "2>&1",
+  ];
+  const seps = [" ", " && ", " || ", "; ", " | ", "\n", " & ", "(", ")", " <<EOF\n", "\t"];
+  const line = fc
+    .array(
+      fc.tuple(
+        fc.constantFrom(...programs),
+        fc.array(fc.constantFrom(...args), { maxLength: 4 }),
+        fc.constantFrom(...seps),
+      ),
+      {
+        minLength: 1,
+        maxLength: 5,
+      },
+    )
+    .map((parts) => parts.map(([p, a, sep]) => [p, ...a].join(" ") + sep).join(""));
+  fc.assert(
+    fc.property(line, (l) => {
+      assert.deepEqual(checkOf(l), checkOfCommands(l));
+    }),
+    { numRuns: 2000 },
+  );
 });

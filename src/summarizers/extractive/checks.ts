@@ -131,8 +131,33 @@ const FILTER_WITH_VALUE =
 const TARGET_WITH_VALUE =
   /^(?:-p|--package|--project|--workspace|-w|-C|--filter|-F|-f|--file|--config|-c|--features|--target|--manifest-path|--dir|--prefix)$/;
 
+const escapeName = (n: string) => n.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+
+/**
+ * A word that `checkOfWords` could take for the program of a check: a check
+ * program, a runner of scripts, a program with checking subcommands, python
+ * or node. A line without one runs no check, and is not split into commands
+ * at all (most commands an agent runs read or edit files).
+ */
+const MAY_CHECK = new RegExp(
+  String.raw`(?:^|[^\w.-])(?:python|node(?![\w.-])|(?:` +
+    [
+      ...CHECK_PROGRAMS,
+      ...SCRIPT_RUNNERS,
+      ...Object.keys(CHECK_SUBCOMMANDS).map((k) => k.replace(/^\.\//, "")),
+    ]
+      .map(escapeName)
+      .join("|") +
+    String.raw`)(?![\w.-]))`,
+);
+
 /** The check a shell line runs, or undefined when it runs none (the first check of the line). */
 export function checkOf(line: string): Check | undefined {
+  return MAY_CHECK.test(line.length > 4096 ? line.slice(0, 4096) : line) ? checkOfCommands(line) : undefined;
+}
+
+/** `checkOf` without the quick test of `MAY_CHECK`: every simple command of the line read (exported for tests). */
+export function checkOfCommands(line: string): Check | undefined {
   for (const words of simpleCommands(line)) {
     const c = checkOfWords(words);
     if (c !== undefined) return c;
