@@ -139,8 +139,16 @@ async function writeLine(text: string): Promise<void> {
   const stdout = process.stdout;
   // A reader that stopped (`| head`) wants no more: the run finishes and exits with its own code.
   if (stdout.destroyed || stdout.writableEnded) return;
-  if (!stdout.write(text)) await once(stdout, "drain").catch(() => undefined);
+  if (!stdout.write(text)) {
+    draining ??= once(stdout, "drain")
+      .catch(() => undefined)
+      .then(() => {
+        draining = undefined;
+      });
+    await draining;
+  }
 }
+let draining: Promise<void> | undefined;
 
 /** Reads the JSON Lines of `audit --json` runs (shards) into one aggregate; `each` sees every record. */
 export async function mergeAudits(
