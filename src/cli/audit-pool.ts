@@ -7,7 +7,7 @@
  */
 import { Worker } from "node:worker_threads";
 import type { AuditAnswer, AuditTask } from "./audit-worker.js";
-import { AUDIT_SCHEMA } from "../route/audit-record.js";
+import { AUDIT_SCHEMA } from "../route/audit-schema.js";
 
 const WORKER = new URL("./audit-worker.js", import.meta.url);
 

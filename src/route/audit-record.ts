@@ -6,11 +6,11 @@
  * compaction) and a short hash of its text or id; `showText` adds the text, redacted.
  *
  * A session file in which no compaction can be recorded is read only as far as it takes to know its
- * format and header: every format's compaction record (Claude Code's `compact_boundary` and
- * `isCompactSummary`, Codex's `compacted` and `compaction` items, pi's and the journal's
- * `compaction`, a provider's `compaction` block or item) is written with the word `compact` in it,
- * so a file whose bytes hold neither it nor a JSON escape of a letter (which could spell it) has
- * none to audit.
+ * format and header: every format's compaction record is a JSON string that begins with `compact`
+ * (Claude Code's `"compact_boundary"`, Codex's `"compacted"` and `"compaction"` items, pi's and the
+ * journal's `"compaction"`, a provider's `"compaction"` block or item) or Claude Code's
+ * `"isCompactSummary"`, so a file whose bytes hold neither, nor a JSON escape of a letter (which
+ * could spell them), has none to audit.
  */
 import { createHash } from "node:crypto";
 import type { CompactionEntry } from "../model/index.js";
@@ -19,117 +19,19 @@ import { readSessionFile } from "../formats/read-file.js";
 import type { FormatName } from "../formats/registry.js";
 import { redactSecrets } from "../redact/redact.js";
 import { auditEntries, protectedLossItems, type CompactionAudit, type LostItem } from "./audit.js";
-import { readSession, type Session } from "./session.js";
+import { looksLikeJournalText, readSession, type Session } from "./session.js";
 
-/** The version of the JSON Lines records; a change a reader must know of makes it 2. */
-export const AUDIT_SCHEMA = 1;
+import {
+  AUDIT_SCHEMA,
+  LOST_KINDS,
+  type CompactionRecord,
+  type LostKind,
+  type LostRef,
+  type SessionCounts,
+  type SessionRecord,
+} from "./audit-schema.js";
 
-/** What a compaction that did not keep the contract lost, by kind. */
-export const LOST_KINDS = [
-  "instructions",
-  "tool_rounds",
-  "assistant_texts",
-  "checkpoint",
-  "anchors",
-  "other",
-] as const;
-export type LostKind = (typeof LOST_KINDS)[number];
-
-/** A lost piece: its place in the context before the compaction and a short hash of its text (or id). */
-export interface LostRef {
-  at: number;
-  block: number;
-  /** The first 12 hex digits of the SHA-256 of the text (user and assistant texts) or the tool call id. */
-  hash: string;
-  /** The tool's name (tool calls only). */
-  tool?: string;
-  /** (`showText` only.) The text, redacted, or the tool call id. */
-  text?: string;
-}
-
-export interface CompactionRecord {
-  id: string;
-  /** Who wrote it: the agent (`claude-code`, `codex`, `pi`), `compact-safe`, `compact-safe-guard`, or a provider. */
-  source: string;
-  trigger: string;
-  path: string;
-  judgeable: boolean;
-  kept: boolean | null;
-  /** On the guard's repair: the compaction it repairs; on an agent's compaction: the repair after it. */
-  repair_of: string | null;
-  repaired_by: string | null;
-  /** Whether a repair that keeps the contract follows it (an agent's compaction that did not keep it). */
-  repaired: boolean;
-  /** The contract's first violation as a code (`last_round.user_text`, `checkpoint.placeholder`, …), or null. */
-  violation: string | null;
-  /** Message index the violation names in the context before, when it names one. */
-  violation_at: number | null;
-  /** What it lost, by kind (empty when it kept the contract). */
-  kinds: LostKind[];
-  messages_before: number;
-  messages_after: number;
-  tokens_before: number;
-  tokens_after: number;
-  placeholder: boolean;
-  stacked_checkpoints: boolean;
-  provider_compaction: null | { provider: string; opaque: boolean };
-  losses: {
-    user_texts: LostRef[];
-    tool_calls: LostRef[];
-    tool_results: LostRef[];
-    assistant_texts: LostRef[];
-  };
-  /** (`showText` only.) The validator's reason, redacted. */
-  reason?: string;
-}
-
-export interface SessionCounts {
-  /** The agents' own compactions (the guard's repairs are told with the compaction they repair). */
-  compactions: number;
-  judged: number;
-  kept: number;
-  /** Judged compactions that did not keep the contract (repaired or not). */
-  lost: number;
-  not_judgeable: number;
-  /** Of `lost`, those a guard's repair that keeps the contract follows. */
-  repaired: number;
-  /** `lost - repaired`: what makes `audit` exit 1. */
-  unrepaired: number;
-}
-
-export interface SessionRecord {
-  schema: typeof AUDIT_SCHEMA;
-  type: "session";
-  /** The argument (or agent folder) the file was found under, as given. */
-  root: string;
-  /** The file's path relative to `root` (`/`-separated); a file argument's own name. */
-  path: string;
-  format: FormatName;
-  /** The agent that wrote the session (`claude-code`, `codex`, `pi`, …; `compact-safe` for a journal of its own). */
-  agent: string;
-  /** The agent's version as the session records it (Claude Code's `version`, Codex's `cli_version`), or null. */
-  version: string | null;
-  session_id: string | null;
-  bytes: number;
-  counts: SessionCounts;
-  /** Per kind, how many of its compactions lost something of that kind. */
-  lost_kinds: Record<LostKind, number>;
-  /** The tokens before and after its compactions (as the agents recorded them, else estimated), summed. */
-  tokens: { before: number; after: number };
-  compactions: CompactionRecord[];
-}
-
-/** A file that was not audited: it could not be read, or no format compact-safe reads recognises it. */
-export interface SkippedRecord {
-  schema: typeof AUDIT_SCHEMA;
-  type: "skipped";
-  root: string;
-  path: string;
-  /** `unreadable` (an error reading or importing it) or `not_a_session` (found in a folder, no format matches). */
-  why: "unreadable" | "not_a_session";
-  /** One line; quoted text left out unless `showText`. */
-  reason: string;
-}
+export * from "./audit-schema.js";
 
 export interface RecordOptions {
   root: string;
@@ -328,13 +230,14 @@ function finite(n: unknown): number {
   return typeof n === "number" && Number.isFinite(n) && n >= 0 ? n : 0;
 }
 
-const COMPACT = Buffer.from("compact");
+/** How every format writes a compaction record (see the module comment). */
+const COMPACTION_MARKS = ['"compact', '"isCompactSummary"'].map((s) => Buffer.from(s));
 /** A JSON escape of a letter (`\u0041`…`\u007a`): it could spell `compact` without its letters. */
 const LETTER_ESCAPES = ["\\u004", "\\u005", "\\u006", "\\u007"].map((s) => Buffer.from(s));
 
 /** Whether a session's bytes may record a compaction (see the module comment); false only when they cannot. */
 export function mayRecordCompaction(bytes: Buffer): boolean {
-  return bytes.includes(COMPACT) || LETTER_ESCAPES.some((e) => bytes.includes(e));
+  return COMPACTION_MARKS.some((m) => bytes.includes(m)) || LETTER_ESCAPES.some((e) => bytes.includes(e));
 }
 
 /** How much of a session with no compaction is read to know its format and header. */
@@ -363,22 +266,34 @@ export async function auditSessionBytes(
   full = false,
 ): Promise<SessionRecord> {
   const name = options.path;
+  const read = (content: Buffer) =>
+    readSession(name, { content, format: options.format, journal: isJournal(bytes, options.format) });
   if (!full && !mayRecordCompaction(bytes)) {
     const part = head(bytes);
     if (part.length === bytes.length) {
-      const session = await readSession(name, { content: bytes, format: options.format });
-      return sessionRecord(session, bytes.length, options);
+      return sessionRecord(await read(bytes), bytes.length, options);
     }
     try {
-      const session = await readSession(name, { content: part, format: options.format });
-      return sessionRecord(session, bytes.length, options);
+      return sessionRecord(await read(part), bytes.length, options);
     } catch (e) {
       if (!(e instanceof FormatError)) throw e;
       // The head alone does not read (a JSON document cut short): the whole is read below.
     }
   }
-  const session = await readSession(name, { content: bytes, format: options.format });
-  return sessionRecord(session, bytes.length, options);
+  return sessionRecord(await read(bytes), bytes.length, options);
+}
+
+/** Whether the bytes are a journal's, from their first line alone (the whole is decoded once, by the reader). */
+function isJournal(bytes: Buffer, format: FormatName | undefined): boolean {
+  if (format !== undefined) return format === "journal";
+  let start = 0;
+  while (
+    start < bytes.length &&
+    (bytes[start] === 0x20 || bytes[start] === 0x0a || bytes[start] === 0x0d || bytes[start] === 0x09)
+  )
+    start++;
+  const nl = bytes.indexOf(0x0a, start);
+  return looksLikeJournalText(bytes.subarray(start, nl < 0 ? bytes.length : nl).toString("utf8"));
 }
 
 /** Quoted text in an error's one line, left out of a record unless text is asked for. */

@@ -12,7 +12,7 @@ import {
   type SessionCounts,
   type SessionRecord,
   type SkippedRecord,
-} from "./audit-record.js";
+} from "./audit-schema.js";
 
 export interface AgentRow extends SessionCounts {
   agent: string;

@@ -15,7 +15,7 @@ import {
   LOST_KINDS,
   type SessionRecord,
   type SkippedRecord,
-} from "../../route/audit-record.js";
+} from "../../route/audit-schema.js";
 import {
   addRecord,
   emptySummary,
