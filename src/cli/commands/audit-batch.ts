@@ -39,6 +39,8 @@ export interface BatchOptions {
   showText?: boolean;
   /** Draw the progress bar (on stderr, when it is a terminal). */
   progress?: boolean;
+  /** The files, when the caller found them already (`batchFiles`). */
+  files?: readonly Found[];
 }
 
 /** The default `--jobs`: the machine's cores. */
@@ -56,7 +58,7 @@ export async function batchFiles(o: Pick<BatchOptions, "paths" | "home" | "shard
 }
 
 /** A progress bar on stderr (a terminal only): sessions done of found, rate, time left; redrawn at most 10 times a second. */
-function progressBar(total: number, show: boolean): { tick(): void; done(): void } {
+export function progressBar(total: number, show: boolean): { tick(): void; done(): void } {
   const stream = process.stderr;
   if (!show || stream.isTTY !== true || total === 0) return { tick: () => undefined, done: () => undefined };
   const start = Date.now();
@@ -103,7 +105,7 @@ export async function runAuditBatch(
   o: BatchOptions,
   emit: (r: SessionRecord | SkippedRecord) => void | Promise<void> = () => undefined,
 ): Promise<AuditSummary> {
-  const files = await batchFiles(o);
+  const files = o.files ?? (await batchFiles(o));
   const summary = emptySummary();
   summary.run.shard = o.shard === undefined ? null : o.shard.trim();
   if (files.length === 0) return finishSummary(summary);
