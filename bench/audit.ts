@@ -160,6 +160,7 @@ async function main(argv: readonly string[]): Promise<number> {
         cpu_ms: Math.round(r.cpuMs),
         sessions_per_s: Number(((r.sessions / r.wallMs) * 1000).toFixed(1)),
         peak_rss: mb(r.maxRssBytes),
+        cores_had: Number((r.cpuMs / r.wallMs).toFixed(2)),
         rss_bar: mb(r.jobs * BAR_RSS_PER_WORKER + largest),
       })),
       cpu_per_byte_vs_parse: Number(cpuRatio.toFixed(2)),
@@ -176,13 +177,13 @@ async function main(argv: readonly string[]): Promise<number> {
       );
       for (const r of result.runs)
         console.log(
-          `  --jobs ${r.jobs}: ${(r.wall_ms / 1000).toFixed(2)} s, ${r.sessions_per_s} sessions/s, CPU ${(r.cpu_ms / 1000).toFixed(2)} s, peak RSS ${r.peak_rss} (bar ${r.rss_bar})`,
+          `  --jobs ${r.jobs}: ${(r.wall_ms / 1000).toFixed(2)} s, ${r.sessions_per_s} sessions/s, CPU ${(r.cpu_ms / 1000).toFixed(2)} s (${r.cores_had} cores busy on average), peak RSS ${r.peak_rss} (bar ${r.rss_bar})`,
         );
       console.log(
         `  CPU per byte: ${cpuRatio.toFixed(2)}x JSON.parse of the same bytes (${(parseMs / 1000).toFixed(2)} s on one core; bar <= ${BAR_CPU_PER_BYTE}x): ${bars.cpu_per_byte ? "ok" : "MISSED"}`,
       );
       console.log(
-        `  speed-up 1 -> 2 workers: ${speedup.toFixed(2)}x (bar >= ${BAR_SPEEDUP}x): ${bars.speedup ? "ok" : "MISSED"}`,
+        `  speed-up 1 -> 2 workers: ${speedup.toFixed(2)}x (bar >= ${BAR_SPEEDUP}x): ${bars.speedup ? "ok" : "MISSED"}; CPU of 2 workers against 1: ${(two.cpuMs / one.cpuMs).toFixed(2)}x (what the pool adds)`,
       );
       if (result.speedup_1_to_all !== undefined)
         console.log(`  speed-up 1 -> ${cores} workers: ${result.speedup_1_to_all}x`);
