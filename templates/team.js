@@ -217,11 +217,11 @@
   var frame = document.getElementById("frame");
   var shown = -1;
   function inflate(b64) {
-    var bin = atob(b64);
+    var bin = window.atob(b64);
     var bytes = new Uint8Array(bin.length);
     for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-    return new Response(stream).text();
+    var stream = new window.Blob([bytes]).stream().pipeThrough(new window.DecompressionStream("gzip"));
+    return new window.Response(stream).text();
   }
   function show(i) {
     var r = data.sessions[i];
@@ -248,12 +248,12 @@
     document.getElementById("list").hidden = false;
   }
   function route() {
-    var m = /^#session-(\d+)$/.exec(location.hash);
+    var m = /^#session-(\d+)$/.exec(window.location.hash);
     if (m) show(Number(m[1]));
     else list();
   }
   document.getElementById("back").addEventListener("click", function () {
-    location.hash = "";
+    window.location.hash = "";
   });
   window.addEventListener("hashchange", route);
   route();

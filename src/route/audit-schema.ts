@@ -114,4 +114,3 @@ export interface SkippedRecord {
   /** One line; quoted text left out unless `showText`. */
   reason: string;
 }
-
