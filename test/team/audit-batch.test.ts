@@ -12,7 +12,8 @@ import { join } from "node:path";
 import { exampleSession } from "../support.js";
 import { run, tempDir } from "../e2e/helpers.js";
 import { SECRET_SAMPLES, leakedFragments } from "../secret-samples.js";
-import { shortHash } from "../../src/route/audit-record.js";
+import { gunzipSync } from "node:zlib";
+import { shortHash, textlessReason, violationOf } from "../../src/route/audit-record.js";
 import { shardOf, parseShard } from "../../src/cli/audit-walk.js";
 
 const INSTRUCTION =
@@ -215,4 +216,85 @@ test("--shard: K/N parsed strictly; a path's shard is stable and the shards spli
     400,
   );
   for (const n of counts) assert.ok(n > 50, `every shard gets a share (${counts.join(", ")})`);
+});
+
+test("violation codes carry no text; a skipped file's reason loses its quoted parts", () => {
+  assert.deepEqual(violationOf('last round: user text "deploy on Friday" missing (message 12)'), {
+    code: "last_round.user_text",
+    at: 12,
+  });
+  assert.equal(
+    violationOf('last round: tool result "toolu_1" missing (message 3)').code,
+    "last_round.tool_result_missing",
+  );
+  assert.equal(
+    violationOf('last round: tool result "toolu_1" is_error dropped (message 3)').code,
+    "last_round.tool_result_altered",
+  );
+  assert.equal(violationOf('placeholder-only checkpoint (empty): ""').code, "checkpoint.placeholder");
+  assert.equal(
+    violationOf("missing checkpoint (the summary path writes exactly one)").code,
+    "checkpoint.missing",
+  );
+  assert.equal(violationOf("anchors not restated in the checkpoint").code, "anchors.not_restated");
+  assert.equal(
+    violationOf('tool_use "x" has no tool_result after it (message 4)').code,
+    "pairing.unanswered_call",
+  );
+  assert.equal(violationOf("something new").code, "other");
+  assert.deepEqual(violationOf(null), { code: null, at: null });
+  assert.equal(
+    textlessReason('a.jsonl:3: unexpected token "my secret words" here'),
+    'a.jsonl:3: unexpected token "…" here',
+  );
+});
+
+test("report DIR: one team page, its sessions ranked, each one's own report gzipped in it; an existing page is refused", async (t) => {
+  const { dir, cleanup } = tempDir("cs-team-");
+  t.after(cleanup);
+  const sessions = join(dir, "s");
+  mkdirSync(sessions);
+  await lossyJournal(sessions, "a.jsonl", "x");
+  await lossyJournal(sessions, "b.jsonl", "y");
+  const page = join(dir, "team.html");
+  const r = await run(["report", sessions, "--out", page, "--details", "1"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(
+    r.stdout,
+    /^team page written to .*team\.html \(2 sessions, 2 with a compaction; 1 session reports? in the page\)$/m,
+  );
+  const html = readFileSync(page, "utf8");
+  assert.match(
+    html,
+    /<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'sha256-/,
+  );
+  const data = JSON.parse(
+    /<script type="application\/json" id="team-data">(.*?)<\/script>/s.exec(html)![1]!,
+  ) as {
+    sessions: { path: string; detail: number | null }[];
+    details: number;
+    summary: { sessions: number };
+  };
+  assert.equal(data.summary.sessions, 2);
+  assert.deepEqual(
+    data.sessions.map((s) => [s.path, s.detail]),
+    [
+      ["a.jsonl", 0],
+      ["b.jsonl", null],
+    ],
+  );
+  const block = /<script type="application\/octet-stream" id="detail-0">([A-Za-z0-9+/=]+)<\/script>/.exec(
+    html,
+  );
+  assert.ok(block, "the first session's report is in the page");
+  assert.equal(/id="detail-1"/.test(html), false);
+  const detail = gunzipSync(Buffer.from(block[1]!, "base64")).toString("utf8");
+  assert.match(detail, /<title>compact-safe report: a\.jsonl<\/title>/);
+  assert.match(detail, /id="report-data"/);
+  const again = await run(["report", sessions, "--out", page]);
+  assert.equal(again.code, 2);
+  assert.match(again.stderr, /team\.html: exists \(give --force to replace it\)/);
+  const json = await run(["report", sessions, "--json"]);
+  assert.equal(json.code, 2);
+  assert.match(json.stderr, /for many sessions use audit PATH… --json/);
 });
