@@ -71,7 +71,7 @@ export function progressBar(total: number, show: boolean): { tick(): void; done(
     const rate = secs > 0 ? n / secs : 0;
     const left = rate > 0 ? Math.ceil((total - n) / rate) : 0;
     stream.write(
-      `\r\u001b[2K[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${num(n)}/${num(total)} sessions, ${rate.toFixed(1)}/s, ${left}s left`,
+      `\r\u001b[2K[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${num(n)}/${num(total)} files, ${rate.toFixed(1)}/s, ${left}s left`,
     );
   };
   return {
