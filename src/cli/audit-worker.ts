@@ -7,6 +7,7 @@ import { parentPort } from "node:worker_threads";
 import { gzipSync } from "node:zlib";
 import { auditSessionFile, textlessReason, type SkippedRecord } from "../route/audit-record.js";
 import { AUDIT_SCHEMA } from "../route/audit-record.js";
+import { redactSecrets } from "../redact/redact.js";
 import type { FormatName } from "../formats/registry.js";
 
 export interface AuditTask {
@@ -40,7 +41,7 @@ function skippedOf(task: AuditTask, e: unknown): SkippedRecord {
     root: task.root,
     path: task.path,
     why: notSession ? "not_a_session" : "unreadable",
-    reason: task.showText === true ? message : textlessReason(message),
+    reason: task.showText === true ? redactSecrets(message) : textlessReason(message),
   };
 }
 
