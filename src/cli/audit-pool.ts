@@ -86,17 +86,33 @@ export class AuditPool {
     let sent = 0;
     let allSent = false;
     let finish: () => void = () => undefined;
-    const finished = new Promise<void>((resolve) => (finish = resolve));
+    let fail: (e: unknown) => void = () => undefined;
+    let failed = false;
+    const finished = new Promise<void>((resolve, reject) => {
+      finish = resolve;
+      fail = (e) => {
+        failed = true;
+        reject(e);
+      };
+    });
+    // Handled where it is awaited, below; marked here so that a failure before then is not "unhandled".
+    finished.catch(() => undefined);
     this.onAnswer = (a) => {
       early.set(a.n, a);
-      for (let x = early.get(next); x !== undefined; x = early.get(next)) {
-        early.delete(next);
-        next++;
-        each(x);
+      try {
+        for (let x = early.get(next); x !== undefined; x = early.get(next)) {
+          early.delete(next);
+          next++;
+          each(x);
+        }
+      } catch (e) {
+        fail(e);
+        return;
       }
       if (allSent && next === sent) finish();
     };
     for await (const task of tasks) {
+      if (failed) break;
       const slot = await this.acquire();
       slot.task = { ...task, n: sent++ };
       slot.worker.postMessage(slot.task);
