@@ -14,7 +14,7 @@ import { run, tempDir } from "../e2e/helpers.js";
 import { SECRET_SAMPLES, leakedFragments } from "../secret-samples.js";
 import { gunzipSync } from "node:zlib";
 import { shortHash, textlessReason, violationOf } from "../../src/route/audit-record.js";
-import { shardOf, parseShard } from "../../src/cli/audit-walk.js";
+import { homeFolders, shardOf, parseShard } from "../../src/cli/audit-walk.js";
 
 const INSTRUCTION =
   "Planted instruction: never deploy on Fridays, and ask before touching the billing module";
@@ -297,4 +297,25 @@ test("report DIR: one team page, its sessions ranked, each one's own report gzip
   const json = await run(["report", sessions, "--json"]);
   assert.equal(json.code, 2);
   assert.match(json.stderr, /for many sessions use audit PATH… --json/);
+});
+
+test("--home: the agents' folders, where their variables and pi's settings put them", (t) => {
+  const { dir, cleanup } = tempDir("cs-team-");
+  t.after(cleanup);
+  const dirs = (env: NodeJS.ProcessEnv) => homeFolders(env, dir).map((h) => `${h.agent}=${h.dir}`);
+  assert.deepEqual(dirs({}), [
+    `claude-code=${join(dir, ".claude", "projects")}`,
+    `codex=${join(dir, ".codex", "sessions")}`,
+    `pi=${join(dir, ".pi", "agent", "sessions")}`,
+  ]);
+  assert.deepEqual(dirs({ CLAUDE_CONFIG_DIR: "/c", CODEX_HOME: "/x", PI_CODING_AGENT_DIR: "/p" }), [
+    "claude-code=/c/projects",
+    "codex=/x/sessions",
+    "pi=/p/sessions",
+  ]);
+  // pi's sessionDir setting, and the variable that overrides it.
+  mkdirSync(join(dir, "pi"));
+  writeFileSync(join(dir, "pi", "settings.json"), JSON.stringify({ sessionDir: "~/pi-sessions" }));
+  assert.equal(dirs({ PI_CODING_AGENT_DIR: join(dir, "pi") })[2], `pi=${join(dir, "pi-sessions")}`);
+  assert.equal(dirs({ PI_CODING_AGENT_DIR: join(dir, "pi"), PI_CODING_AGENT_SESSION_DIR: "/s" })[2], "pi=/s");
 });
