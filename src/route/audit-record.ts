@@ -152,6 +152,7 @@ export function sessionRecord(session: Session, bytes: number, options: RecordOp
     },
   });
   const byId = new Map(audit.compactions.map((a) => [a.id, a]));
+  const who = agentOf(session);
   const counts: SessionCounts = {
     compactions: 0,
     judged: 0,
@@ -172,6 +173,7 @@ export function sessionRecord(session: Session, bytes: number, options: RecordOp
     const record: CompactionRecord = {
       id: a.id,
       source: a.source,
+      version: typeof p.agent_version === "string" && p.agent_version !== "" ? p.agent_version : who.version,
       trigger: typeof p.trigger === "string" ? p.trigger : "auto",
       path: a.path,
       judgeable: a.judgeable,
@@ -217,7 +219,7 @@ export function sessionRecord(session: Session, bytes: number, options: RecordOp
     root: options.root,
     path: options.path,
     format: session.format,
-    ...agentOf(session),
+    ...who,
     bytes,
     counts,
     lost_kinds: lostKinds,

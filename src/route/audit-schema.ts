@@ -35,6 +35,8 @@ export interface CompactionRecord {
   id: string;
   /** Who wrote it: the agent (`claude-code`, `codex`, `pi`), `compact-safe`, `compact-safe-guard`, or a provider. */
   source: string;
+  /** The agent's version that wrote it (Claude Code records it per line), else the session's; null when unknown. */
+  version: string | null;
   trigger: string;
   path: string;
   judgeable: boolean;

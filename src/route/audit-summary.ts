@@ -145,28 +145,42 @@ export function addRecord(s: AuditSummary, r: SessionRecord | SkippedRecord): vo
   for (const k of LOST_KINDS) s.lost_kinds[k] += r.lost_kinds[k];
   s.tokens.before += r.tokens.before;
   s.tokens.after += r.tokens.after;
-  let row = s.by_agent.find((a) => a.agent === r.agent && a.version === r.version);
-  if (row === undefined) {
-    row = {
-      agent: r.agent,
-      version: r.version,
-      sessions: 0,
-      ...zeroCounts(),
-      tokens_before: 0,
-      tokens_after: 0,
-    };
-    s.by_agent.push(row);
-    s.by_agent.sort(compareAgentRows);
+  // A session is counted under the version that began it; each compaction under the version that wrote it.
+  rowFor(s, r.agent, r.version).sessions++;
+  for (const c of r.compactions) {
+    if (c.repair_of !== null) continue;
+    const row = rowFor(s, r.agent, c.version ?? r.version);
+    row.compactions++;
+    row.tokens_before += c.tokens_before;
+    row.tokens_after += c.tokens_after;
+    if (!c.judgeable) {
+      row.not_judgeable++;
+      continue;
+    }
+    row.judged++;
+    if (c.kept === true) row.kept++;
+    else {
+      row.lost++;
+      if (c.repaired) row.repaired++;
+      else row.unrepaired++;
+    }
   }
-  row.sessions++;
-  addCounts(row, r.counts);
-  row.tokens_before += r.tokens.before;
-  row.tokens_after += r.tokens.after;
   if (r.counts.lost > 0) {
     s.worst.push(rankedOf(r));
     s.worst.sort(compareRanked);
     if (s.worst.length > WORST) s.worst.length = WORST;
   }
+}
+
+/** The aggregate's row of an agent and version (made when first needed). */
+function rowFor(s: AuditSummary, agent: string, version: string | null): AgentRow {
+  let row = s.by_agent.find((a) => a.agent === agent && a.version === version);
+  if (row === undefined) {
+    row = { agent, version, sessions: 0, ...zeroCounts(), tokens_before: 0, tokens_after: 0 };
+    s.by_agent.push(row);
+    s.by_agent.sort(compareAgentRows);
+  }
+  return row;
 }
 
 /** Agents by name, their versions newest first as numbers compare (`2.1.10` after `2.1.9`), unknown last. */

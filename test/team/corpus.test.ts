@@ -89,6 +89,9 @@ corpusSuite("audit over the agents' homes", () => {
     assert.match(r.stdout, /^by agent and version:$/m);
     for (const row of [
       /^ {2}claude-code +2\.1\.7 +1 +3 +0 +3 +0 +0$/m,
+      // Begun under 2.1.36, compacted under 2.1.37: the session is counted under one, its compaction the other.
+      /^ {2}claude-code +2\.1\.37 +0 +1 +0 +1 +0 +0$/m,
+      /^ {2}claude-code +2\.1\.36 +1 +0 +0 +0 +0 +0$/m,
       /^ {2}codex +0\.58\.0 +1 /m,
       /^ {2}pi +\(not recorded\) +5 +5 +5 +0 /m,
     ])
