@@ -135,8 +135,20 @@ export interface SessionAudit {
   unrepaired: number;
 }
 
-/** The pieces of the protected last round of `before` that `after` does not carry (by text or id). */
-export function protectedLosses(before: readonly Message[], after: readonly Message[]): AuditLosses {
+/** One piece of the protected last round a compaction lost: where it was in the context before it, and what. */
+export interface LostItem {
+  kind: "user_text" | "tool_call" | "tool_result" | "assistant_text";
+  /** Index of its message in the context before the compaction, and of its block in that message. */
+  at: number;
+  block: number;
+  /** The text (user and assistant texts), or the tool call id (calls and results). */
+  value: string;
+  /** The tool's name (calls only). */
+  tool?: string;
+}
+
+/** The pieces of the protected last round of `before` that `after` does not carry (by text or id), with their places. */
+export function protectedLossItems(before: readonly Message[], after: readonly Message[]): LostItem[] {
   const round = protectedRound(before);
   const userTexts = new Set<string>();
   const assistantTexts = new Set<string>();
@@ -150,19 +162,38 @@ export function protectedLosses(before: readonly Message[], after: readonly Mess
       else if (isToolResult(b)) results.add(b.tool_use_id);
     }
   }
-  const losses: AuditLosses = { user_texts: [], tool_calls: [], tool_results: [], assistant_texts: [] };
-  for (const i of round.instructionIndices)
-    for (const b of userWords(before[i]!))
-      if (!userTexts.has(b.text) && !isSystemReminder(b.text)) losses.user_texts.push(b.text);
+  const items: LostItem[] = [];
+  for (const i of round.instructionIndices) {
+    const words = new Set<unknown>(userWords(before[i]!));
+    before[i]!.content.forEach((b, k) => {
+      if (words.has(b) && isText(b) && !userTexts.has(b.text) && !isSystemReminder(b.text))
+        items.push({ kind: "user_text", at: i, block: k, value: b.text });
+    });
+  }
   for (let i = round.regionStart; i < before.length; i++) {
     const m = before[i]!;
-    for (const b of m.content) {
-      if (isToolUse(b) && !calls.has(b.id)) losses.tool_calls.push(b.id);
-      else if (isToolResult(b) && !results.has(b.tool_use_id)) losses.tool_results.push(b.tool_use_id);
+    m.content.forEach((b, k) => {
+      if (isToolUse(b) && !calls.has(b.id))
+        items.push({ kind: "tool_call", at: i, block: k, value: b.id, tool: b.name });
+      else if (isToolResult(b) && !results.has(b.tool_use_id))
+        items.push({ kind: "tool_result", at: i, block: k, value: b.tool_use_id });
       else if (isText(b) && isAssistantRole(m) && b.text.trim() !== "" && !assistantTexts.has(b.text))
-        losses.assistant_texts.push(b.text);
-    }
+        items.push({ kind: "assistant_text", at: i, block: k, value: b.text });
+    });
   }
+  return items;
+}
+
+/** The pieces of the protected last round of `before` that `after` does not carry (by text or id). */
+export function protectedLosses(before: readonly Message[], after: readonly Message[]): AuditLosses {
+  const losses: AuditLosses = { user_texts: [], tool_calls: [], tool_results: [], assistant_texts: [] };
+  const list = {
+    user_text: losses.user_texts,
+    tool_call: losses.tool_calls,
+    tool_result: losses.tool_results,
+    assistant_text: losses.assistant_texts,
+  };
+  for (const item of protectedLossItems(before, after)) list[item.kind].push(item.value);
   return losses;
 }
 
@@ -220,7 +251,13 @@ function repairedCompaction(
  * Audits every compaction the entries record, in file order. A guard's repair is judged against the
  * context before the compaction it repairs (see the module comment).
  */
-export function auditEntries(entries: readonly JournalEntry[]): SessionAudit {
+export function auditEntries(
+  entries: readonly JournalEntry[],
+  options: {
+    /** Called with each compaction's audit and the context it was judged against (a batch names the losses' places). */
+    visit?: (audit: CompactionAudit, before: readonly Message[], entry: CompactionEntry) => void;
+  } = {},
+): SessionAudit {
   const byId = new Map(entries.map((e) => [e.id, e]));
   const compactions: CompactionAudit[] = [];
   const audited = new Map<string, CompactionAudit>();
@@ -228,11 +265,12 @@ export function auditEntries(entries: readonly JournalEntry[]): SessionAudit {
     if (e.kind !== "compaction") continue;
     const c = e as CompactionEntry;
     const of = repairedCompaction(c, byId);
+    const judgedOn = of ?? (options.visit !== undefined ? c : undefined);
     const before =
-      of === undefined
+      judgedOn === undefined
         ? undefined
-        : of.parent_id
-          ? projectPath(activePath(entries, of.parent_id))
+        : judgedOn.parent_id
+          ? projectPath(activePath(entries, judgedOn.parent_id))
           : ([] as Message[]);
     const a: CompactionAudit = {
       ...auditCompaction(entries, c, { before }),
@@ -243,6 +281,7 @@ export function auditEntries(entries: readonly JournalEntry[]): SessionAudit {
     if (agents !== undefined) agents.repaired_by = c.id;
     audited.set(c.id, a);
     compactions.push(a);
+    if (options.visit !== undefined && before !== undefined) options.visit(a, before, c);
   }
   let repaired = 0;
   let unrepaired = 0;

@@ -9,8 +9,11 @@
 import type { Command } from "commander";
 import { auditEntries, NOT_JUDGEABLE, type CompactionAudit, type SessionAudit } from "../../route/index.js";
 import { FORMAT_NAMES } from "../../formats/registry.js";
-import { EXIT } from "../errors.js";
+import { statSync } from "node:fs";
+import { EXIT, usageError } from "../errors.js";
 import { loadSession, parseFormat } from "../io.js";
+import { positiveInt } from "../options.js";
+import { STDIO } from "../stdin.js";
 import { out, printJson, style } from "../output.js";
 
 function lost(a: CompactionAudit): string {
@@ -97,23 +100,80 @@ export function register(program: Command, setExit: (code: number) => void): voi
         "whether the summary is a placeholder, whether checkpoints stacked. In a guard's --state journal, the " +
         "guard's repair after a compaction is judged against the context before that compaction and told with " +
         "it. SESSION `-` reads standard input.\n\n" +
+        "Several files, a folder (searched recursively for sessions of every format compact-safe reads) or " +
+        "--home (the agents' own folders) audit every session found on a pool of worker threads (--jobs) and " +
+        "print one aggregate: sessions, compactions kept / lost / not judgeable, lost by kind, by agent and " +
+        "version, tokens before and after, the files skipped. --json writes JSON Lines (a record per session, " +
+        "then a summary; schema 1, no conversation text unless --show-text). --shard K/N audits one shard; " +
+        "--merge FILE… combines the shards' JSON Lines into the same aggregate.\n\n" +
         "Exit codes: 0 every compaction kept the contract or was repaired by the guard (or there is none); " +
-        "1 at least one did not; " +
+        "1 at least one did not (and was not repaired); " +
         "2 usage or input error.",
     )
-    .argument("<session>", "a journal or a session file of any importable format, or - for standard input")
+    .argument(
+      "[paths...]",
+      "a journal or a session file of any importable format, or - for standard input; several files or folders audit every session in them",
+    )
     .option("--format <format>", `force the input format (${FORMAT_NAMES.join(", ")}); default: detected`)
     .option(
       "--json",
-      "print { compactions: [...], kept, not_judgeable, repaired, unrepaired } (see docs/COMMANDS.md)",
+      "one session: print { compactions: [...], kept, not_judgeable, repaired, unrepaired }; many: JSON Lines, schema 1 (see docs/AUDIT_JSONL.md)",
     )
-    .action(async (file: string, o: { format?: string; json?: boolean }) => {
+    .option(
+      "--home",
+      "audit the agents' own session folders (~/.claude/projects, $CODEX_HOME/sessions, pi's sessions)",
+    )
+    .option(
+      "--jobs <n>",
+      "worker threads for many sessions (default: the machine's cores)",
+      positiveInt("--jobs"),
+    )
+    .option("--shard <k/n>", "audit only shard K of N (by a stable hash of each session's path)")
+    .option(
+      "--merge",
+      "combine the JSON Lines of earlier --json runs (shards) given as PATHS into one aggregate",
+    )
+    .option("--show-text", "many sessions, --json: add the lost texts and the reasons, redacted")
+    .option("--batch", "the aggregate (and --json as JSON Lines) even for one file")
+    .option("--no-progress", "no progress bar (it is drawn on standard error when that is a terminal)")
+    .action(async (paths: string[], o: AuditOptions) => {
       const format = parseFormat(o.format);
-      // `-` (standard input) is read by the same path as a file (see stdin.ts).
-      const { entries } = await loadSession(file, format);
-      const audit = auditEntries(entries);
-      if (o.json) printJson(audit);
-      else for (const l of auditLines(audit)) out(l);
-      setExit(audit.unrepaired === 0 ? EXIT.OK : EXIT.VIOLATION);
+      const one =
+        paths.length === 1 && !o.home && o.shard === undefined && !o.merge && !o.batch
+          ? paths[0]!
+          : undefined;
+      if (one !== undefined && (one === STDIO || !isFolder(one))) {
+        // `-` (standard input) is read by the same path as a file (see stdin.ts).
+        const { entries } = await loadSession(one, format);
+        const audit = auditEntries(entries);
+        if (o.json) printJson(audit);
+        else for (const l of auditLines(audit)) out(l);
+        setExit(audit.unrepaired === 0 ? EXIT.OK : EXIT.VIOLATION);
+        return;
+      }
+      if (paths.includes(STDIO)) throw usageError("- (standard input) is one session: audit it alone");
+      const { auditBatchCommand } = await import("./audit-batch.js");
+      setExit(await auditBatchCommand(paths, { ...o, format }));
     });
+}
+
+interface AuditOptions {
+  format?: string;
+  json?: boolean;
+  home?: boolean;
+  jobs?: number;
+  shard?: string;
+  merge?: boolean;
+  showText?: boolean;
+  batch?: boolean;
+  progress?: boolean;
+}
+
+/** Whether a path is a folder (anything else, a missing path included, is read as one session). */
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }

@@ -5,11 +5,12 @@
  * would do (a preview, written nowhere).
  */
 import type { Command } from "commander";
+import { statSync } from "node:fs";
 import { basename } from "node:path";
 import { renderReportHtml, reportEntries } from "../../report/index.js";
 import { DEFAULT_WINDOW } from "../../route/index.js";
 import { FORMAT_NAMES } from "../../formats/registry.js";
-import { positiveInt } from "../options.js";
+import { positiveInt, wholeNumber } from "../options.js";
 import { usageError } from "../errors.js";
 import { sessionWarnings, loadSession, parseFormat, requireFile } from "../io.js";
 import { err, num, out, printJson, style } from "../output.js";
@@ -24,6 +25,19 @@ interface ReportCliOptions {
   preview: boolean;
   json?: boolean;
   force?: boolean;
+  home?: boolean;
+  jobs?: number;
+  details: number;
+  progress?: boolean;
+}
+
+/** Whether a path is a folder (anything else, a missing path included, is read as one session). */
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** The default page: FILE's name with `.report.html`, in the current folder. */
@@ -46,9 +60,15 @@ export function register(program: Command): void {
         "FILE - reads standard input (then --out is needed); --out - writes to standard output. An existing " +
         "page (a file or a symbolic link, the default one included) is refused unless --force, and the page " +
         "is never FILE itself.\n\n" +
+        "Several files, a folder or --home write one team page instead (--out, default team.report.html): " +
+        "the aggregate of `audit PATH…`, the sessions with a compaction ranked by what they lost, and for the " +
+        "first --details of them their own report, one click away.\n\n" +
         "Exit codes: 0 written (whatever the verdict: `audit` exits 1 on a violation); 2 usage or input error.",
     )
-    .argument("<file>", "a journal, or a session file of any importable format, or - for standard input")
+    .argument(
+      "[paths...]",
+      "a journal, or a session file of any importable format, or - for standard input; several files or folders (or --home) write the team page",
+    )
     .option(
       "--out <file>",
       "the page to write (default: FILE's name with .report.html, in the current folder; - for standard output); with --json, the model's file (default: standard output)",
@@ -64,7 +84,36 @@ export function register(program: Command): void {
     )
     .option("--no-preview", "no preview compaction of the live context")
     .option("--json", "print the report's data model (JSON) instead of the page")
-    .action(async (file: string, o: ReportCliOptions) => {
+    .option("--home", "the team page over the agents' own session folders (see audit --home)")
+    .option("--jobs <n>", "team page: worker threads (default: the machine's cores)", positiveInt("--jobs"))
+    .option(
+      "--details <n>",
+      "team page: how many sessions (the worst first) carry their own report in the page",
+      wholeNumber("--details"),
+      100,
+    )
+    .option("--no-progress", "team page: no progress bar on standard error")
+    .action(async (paths: string[], o: ReportCliOptions) => {
+      const file =
+        paths.length === 1 && !o.home && (paths[0] === STDIO || !isFolder(paths[0]!)) ? paths[0]! : undefined;
+      if (file === undefined) {
+        if (o.json)
+          throw usageError("--json is one session's model; for many sessions use audit PATH… --json");
+        if (o.compaction !== undefined) throw usageError("--compaction names a compaction of one session");
+        if (paths.includes(STDIO)) throw usageError("- (standard input) is one session: report on it alone");
+        const { reportTeamCommand } = await import("./report-team.js");
+        await reportTeamCommand(paths, {
+          out: o.out,
+          force: o.force,
+          home: o.home,
+          jobs: o.jobs,
+          details: o.details,
+          window: o.window,
+          format: parseFormat(o.format),
+          progress: o.progress,
+        });
+        return;
+      }
       if (file === STDIO && o.out === undefined && !o.json)
         throw usageError(
           `${inputName(file)}: a report of standard input needs --out PAGE (or --out - for standard output)`,

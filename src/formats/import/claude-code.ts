@@ -192,6 +192,11 @@ function fillHeader(hp: Record<string, unknown>, o: Record<string, unknown>): vo
   if (!hp.git_branch && typeof o.gitBranch === "string") hp.git_branch = o.gitBranch;
 }
 
+/** The Claude Code version that wrote a line (a session resumed under a newer version records both), for the compaction's payload. */
+function agentVersion(o: Record<string, unknown>): { agent_version: string } | undefined {
+  return typeof o.version === "string" && o.version !== "" ? { agent_version: o.version } : undefined;
+}
+
 /** One user or assistant line about to become (part of) an entry. */
 interface MessageLine {
   line: number;
@@ -315,6 +320,7 @@ class ClaudeCodeImport {
       trigger: cm.trigger === "manual" ? "manual" : "auto",
       triggerRecorded: cm.trigger === "manual" || cm.trigger === "auto",
       replacement,
+      extra: agentVersion(boundary?.o ?? o),
     });
     this.add(entry, sidechain);
     this.lines.entry(id, boundary ? boundary.line : line);
