@@ -29,6 +29,8 @@ import {
   type LostRef,
   type SessionCounts,
   type SessionRecord,
+  zeroCounts,
+  zeroKinds,
 } from "./audit-schema.js";
 
 export * from "./audit-schema.js";
@@ -153,16 +155,8 @@ export function sessionRecord(session: Session, bytes: number, options: RecordOp
   });
   const byId = new Map(audit.compactions.map((a) => [a.id, a]));
   const who = agentOf(session);
-  const counts: SessionCounts = {
-    compactions: 0,
-    judged: 0,
-    kept: 0,
-    lost: 0,
-    not_judgeable: 0,
-    repaired: 0,
-    unrepaired: 0,
-  };
-  const lostKinds = Object.fromEntries(LOST_KINDS.map((k) => [k, 0])) as Record<LostKind, number>;
+  const counts: SessionCounts = zeroCounts();
+  const lostKinds = zeroKinds();
   const tokens = { before: 0, after: 0 };
   const compactions = audit.compactions.map((a): CompactionRecord => {
     const entry = byEntry.get(a.id)!;

@@ -83,6 +83,21 @@ export interface SessionCounts {
   unrepaired: number;
 }
 
+/** Counts of nothing yet (a session's before its compactions, an aggregate's before its sessions). */
+export const zeroCounts = (): SessionCounts => ({
+  compactions: 0,
+  judged: 0,
+  kept: 0,
+  lost: 0,
+  not_judgeable: 0,
+  repaired: 0,
+  unrepaired: 0,
+});
+
+/** Each kind of loss at zero. */
+export const zeroKinds = (): Record<LostKind, number> =>
+  Object.fromEntries(LOST_KINDS.map((k) => [k, 0])) as Record<LostKind, number>;
+
 export interface SessionRecord {
   schema: typeof AUDIT_SCHEMA;
   type: "session";

@@ -12,6 +12,8 @@ import {
   type SessionCounts,
   type SessionRecord,
   type SkippedRecord,
+  zeroCounts,
+  zeroKinds,
 } from "./audit-schema.js";
 
 export interface AgentRow extends SessionCounts {
@@ -57,19 +59,6 @@ export interface AuditSummary {
 
 /** How many sessions the aggregate ranks. */
 export const WORST = 10;
-
-const zeroCounts = (): SessionCounts => ({
-  compactions: 0,
-  judged: 0,
-  kept: 0,
-  lost: 0,
-  not_judgeable: 0,
-  repaired: 0,
-  unrepaired: 0,
-});
-
-const zeroKinds = (): Record<LostKind, number> =>
-  Object.fromEntries(LOST_KINDS.map((k) => [k, 0])) as Record<LostKind, number>;
 
 function addCounts(into: SessionCounts, c: SessionCounts): void {
   for (const k of Object.keys(c) as (keyof SessionCounts)[]) into[k] += c[k];
