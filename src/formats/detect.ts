@@ -2,7 +2,7 @@
 import { readSessionFile } from "./read-file.js";
 import { jsonDepthError } from "../model/depth.js";
 import { InvalidBlockError, jsonSyntaxProblem } from "./common/source-tree.js";
-import { isRecord, parseLine, splitLines } from "./common/lines.js";
+import { eachLine, isRecord, parseLine } from "./common/lines.js";
 import type { ToolIdOptions } from "../model/tool-ids.js";
 import { FormatError, type ImportResult } from "./common/types.js";
 import { DETECTION, FORMAT_NAMES, formatEntry, unitNames, type FormatName } from "./registry.js";
@@ -26,8 +26,10 @@ export function detectFormat(text: string, fileName: string): FormatName {
   if (trimmed.startsWith("[") || trimmed.startsWith("{")) {
     let doc: unknown;
     try {
-      // Too deep: not parsed here; the importer reports it with its line.
-      doc = jsonDepthError(text) ? undefined : JSON.parse(text);
+      // JSON.parse first (it builds without recursion, and stops at a JSONL's second line), then the
+      // nesting: too deep, it is not looked at here; the importer reports it with its line.
+      doc = JSON.parse(text);
+      if (jsonDepthError(text)) doc = undefined;
     } catch (e) {
       doc = undefined;
       syntax = jsonSyntaxProblem(text, e);
@@ -43,7 +45,7 @@ export function detectFormat(text: string, fileName: string): FormatName {
   const votes = new Map<FormatName, number>();
   let seen = 0;
   let broken = 0;
-  for (const raw of splitLines(text)) {
+  for (const raw of eachLine(text)) {
     if (seen >= 200) break;
     if (raw.text.trim() === "") continue;
     const p = parseLine(raw);

@@ -27,6 +27,24 @@ export function splitLines(text: string): RawLine[] {
   }));
 }
 
+/** `splitLines`, one line at a time: for a reader that may stop early, without splitting the whole text. */
+export function* eachLine(text: string): Generator<RawLine> {
+  const endsWithNewline = text.endsWith("\n");
+  const end = endsWithNewline ? text.length - 1 : text.length;
+  let start = 0;
+  for (let line = 1; start <= end; line++) {
+    let nl = text.indexOf("\n", start);
+    if (nl < 0 || nl > end) nl = end;
+    const p = text.slice(start, nl);
+    yield {
+      line,
+      text: p.endsWith("\r") ? p.slice(0, -1) : p,
+      last_unterminated: !endsWithNewline && nl === end,
+    };
+    start = nl + 1;
+  }
+}
+
 export type ParsedLine = { ok: true; value: unknown } | { ok: false; reason: string };
 
 /** End index (exclusive) of the first top-level JSON object/array in `s`, or -1. String-aware. */
