@@ -176,7 +176,9 @@ export class AuditPool {
     };
     for await (const task of tasks) {
       if (failed) break;
-      const slot = await this.acquire();
+      let slot = await this.acquire();
+      // It may have died since it was handed over (its replacement took its tasks): another one.
+      while (!this.slots.includes(slot)) slot = await this.acquire();
       this.send(slot, { ...task, n: sent++ });
       // Room for one more (it works on one, holds the next): it is free again at once.
       this.release(slot);
