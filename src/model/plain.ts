@@ -170,9 +170,11 @@ const isPrimitive = (v: unknown): boolean =>
 /**
  * The values of `o` (itself included) when it is a plain object or an array
  * holding only JSON primitives, or 0 (anything else, or a read that throws:
- * the walk then reads it again and names the problem).
+ * the walk then reads it again and names the problem). The walk counts such
+ * an object met below the top with this, so a caller may count one without
+ * the walk.
  */
-function flatSize(o: object): number {
+export function flatSize(o: object): number {
   try {
     if (Array.isArray(o)) {
       if (Object.getPrototypeOf(o) !== Array.prototype) return 0;
