@@ -243,7 +243,7 @@ function addJson(value: unknown): void {
 }
 
 /**
- * An array or object (its own enumerable keys, as `Object.keys` gives them)
+ * An array or object (its own enumerable keys, as the walk reads them)
  * holding only strings, numbers, booleans, null and undefined, counted as
  * the walk counts it; false, with nothing added, for anything else.
  */
@@ -265,8 +265,10 @@ function addFlatJson(v: object): boolean {
       else return false;
     }
   } else {
-    for (const k in v) {
-      if (!Object.hasOwn(v, k)) continue;
+    const keys = Object.keys(v);
+    n = keys.length;
+    for (let i = 0; i < n; i++) {
+      const k = keys[i]!;
       const x = (v as Record<string, unknown>)[k];
       if (typeof x === "string") {
         const o = nonAscii(x);
@@ -278,7 +280,6 @@ function addFlatJson(v: object): boolean {
       const o = nonAscii(k);
       other += o;
       ascii += k.length - o + 3;
-      n++;
     }
   }
   countedAscii += ascii + 1 + Math.max(1, n);

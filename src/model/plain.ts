@@ -182,13 +182,11 @@ export function flatSize(o: object): number {
       return 1 + o.length;
     }
     if (!isPlainObject(o)) return 0;
-    let n = 1;
-    for (const k in o) {
-      if (!Object.hasOwn(o, k)) continue;
-      if (!isPrimitive((o as Record<string, unknown>)[k])) return 0;
-      n++;
-    }
-    return n;
+    // Its own enumerable keys, as the walk reads them (faster than `for in` with `Object.hasOwn`).
+    const keys = Object.keys(o);
+    for (let i = 0; i < keys.length; i++)
+      if (!isPrimitive((o as Record<string, unknown>)[keys[i]!])) return 0;
+    return 1 + keys.length;
   } catch {
     return 0;
   }

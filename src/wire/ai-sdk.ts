@@ -902,12 +902,11 @@ function blockFromPart(part: AiPart, ctx: Ctx, names: Names): Block {
  */
 function hasExactly(o: unknown, keys: readonly string[]): boolean {
   if (typeof o !== "object" || o === null || Object.getPrototypeOf(o) !== Object.prototype) return false;
-  let n = 0;
-  for (const k in o) {
-    if (!Object.hasOwn(o, k) || !keys.includes(k)) return false;
-    n++;
-  }
-  return n === keys.length && Object.getOwnPropertySymbols(o).length === 0;
+  // `Object.keys`: about four times as fast as `for in` with `Object.hasOwn` on these small objects.
+  const own = Object.keys(o);
+  if (own.length !== keys.length) return false;
+  for (let i = 0; i < own.length; i++) if (!keys.includes(own[i]!)) return false;
+  return Object.getOwnPropertySymbols(o).length === 0;
 }
 
 const TEXT_KEYS = ["type", "text"];
@@ -927,18 +926,9 @@ const OUTPUT_KEYS = ["type", "value"];
 function plainBlockOfPart(part: Obj, ctx: Ctx, names: Names): Block | undefined {
   switch (part.type) {
     case "text":
-      return typeof part.text === "string" && hasExactly(part, TEXT_KEYS)
-        ? { type: "text", text: part.text }
-        : undefined;
-    case "reasoning": {
-      if (ctx !== "assistant" || typeof part.text !== "string") return undefined;
-      if (hasExactly(part, TEXT_KEYS)) return { type: "thinking", thinking: part.text };
-      if (!hasExactly(part, REASONING_KEYS)) return undefined;
-      const po = part.providerOptions as Obj;
-      if (!hasExactly(po, ["anthropic"]) || !hasExactly(po.anthropic, ["signature"])) return undefined;
-      const signature = (po.anthropic as Obj).signature;
-      return typeof signature === "string" ? { type: "thinking", thinking: part.text, signature } : undefined;
-    }
+      return plainTextBlock(part);
+    case "reasoning":
+      return ctx === "assistant" ? plainThinkingBlock(part) : undefined;
     case "tool-call": {
       const { toolCallId: id, toolName: name } = part;
       if (ctx !== "assistant" || typeof id !== "string" || typeof name !== "string") return undefined;
@@ -964,6 +954,26 @@ function plainBlockOfPart(part: Obj, ctx: Ctx, names: Names): Block | undefined 
   }
 }
 
+/** A text part as its block (see `plainBlockOfPart`). */
+function plainTextBlock(part: Obj): Block | undefined {
+  return typeof part.text === "string" && hasExactly(part, TEXT_KEYS)
+    ? { type: "text", text: part.text }
+    : undefined;
+}
+
+/** A reasoning part of an assistant message as its block (see `plainBlockOfPart`). */
+function plainThinkingBlock(part: Obj): Block | undefined {
+  if (typeof part.text !== "string") return undefined;
+  if (hasExactly(part, TEXT_KEYS)) return { type: "thinking", thinking: part.text };
+  if (!hasExactly(part, REASONING_KEYS)) return undefined;
+  const po = part.providerOptions as Obj;
+  if (!hasExactly(po, ANTHROPIC_KEYS) || !hasExactly(po.anthropic, SIGNATURE_KEYS)) return undefined;
+  const signature = (po.anthropic as Obj).signature;
+  return typeof signature === "string" ? { type: "thinking", thinking: part.text, signature } : undefined;
+}
+
+const ANTHROPIC_KEYS = ["anthropic"];
+const SIGNATURE_KEYS = ["signature"];
 const MESSAGE_KEYS = ["role", "content"];
 
 /**
@@ -1030,10 +1040,10 @@ function quickBlocks(
     let b: Block | undefined;
     if (type === "text") {
       if (role === "tool") return undefined;
-      b = plainBlockOfPart(p, "user", names);
+      b = plainTextBlock(p);
       values += 3;
     } else if (type === "reasoning" && role === "assistant") {
-      b = plainBlockOfPart(p, "assistant", names);
+      b = plainThinkingBlock(p);
       values += b !== undefined && "signature" in b ? 6 : 3;
     } else if (type === "tool-call" && role === "assistant") {
       const { toolCallId: id, toolName: name } = p;
@@ -1077,7 +1087,9 @@ function quickBlocks(
       log?.push(READ, id, names.get(id));
     }
   }
-  return blocks;
+  // At its own length: an array grown by `push` keeps room for 16 (most messages have one to three
+  // blocks), and the conversions stay in the loop's memo for as long as the loop runs.
+  return blocks.slice();
 }
 
 /**
