@@ -228,6 +228,35 @@ test("the code units outside ASCII are counted exactly, in short and long texts,
   assert.equal(jsonChars("ab─").other, 1);
 });
 
+test("jsonChars: an object or array of primitives, counted without the walk, counts as the walk counts it", () => {
+  // Inside an array the value is walked (the array holds an object); alone it is counted flat.
+  const primitive = fc.oneof(
+    fc.string({ unit: "grapheme" }),
+    fc.string(),
+    fc.integer(),
+    fc.double(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.constant(undefined),
+  );
+  const flat = fc.oneof(
+    fc.dictionary(fc.string({ unit: "grapheme" }), primitive),
+    fc.array(primitive),
+    // A hole reads as undefined.
+    fc.array(primitive).map((a) => {
+      a.length += 2;
+      return a;
+    }),
+  );
+  fc.assert(
+    fc.property(flat, (v) => {
+      const walked = jsonChars([v]);
+      assert.deepEqual(jsonChars(v), { ascii: walked.ascii - 2, other: walked.other });
+    }),
+    { numRuns: 500 },
+  );
+});
+
 test("jsonChars counts a tool input as JSON.stringify writes it, without building the text; a cycle is refused", () => {
   const input = {
     command: ["bash", "-lc", "ls -la"],

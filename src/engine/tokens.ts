@@ -91,12 +91,6 @@ export const FAST_CALIBRATION: FastCalibration = Object.freeze({
   perImage: 1500,
 });
 
-/** Counts ASCII characters and other UTF-16 code units of a string. */
-function charClasses(s: string): { ascii: number; other: number } {
-  const other = nonAscii(s);
-  return { ascii: s.length - other, other };
-}
-
 // eslint-disable-next-line no-control-regex
 const NON_ASCII_RUN = /[^\x00-\x7f]+/g;
 // eslint-disable-next-line no-control-regex
@@ -174,6 +168,22 @@ function nonAscii(s: string): number {
 }
 
 /**
+ * What the counting functions below add to: ASCII characters and other
+ * UTF-16 code units. The estimator reads them right after one block's count
+ * (nothing here awaits); an object returned per block and per tool input was
+ * most of what estimating a long history left for the collector.
+ */
+let countedAscii = 0;
+let countedOther = 0;
+
+/** Adds the characters of a string to the counts. */
+function addText(s: string): void {
+  const o = nonAscii(s);
+  countedOther += o;
+  countedAscii += s.length - o;
+}
+
+/**
  * The characters of a JSON value as `JSON.stringify` writes it, counted
  * without building the text: ASCII (punctuation, keys, numbers, string
  * contents) and other code units. Escapes are not counted (a string counts
@@ -185,6 +195,16 @@ function nonAscii(s: string): number {
  * the message's path (`explainOverflow`).
  */
 export function jsonChars(value: unknown): { ascii: number; other: number } {
+  countedAscii = 0;
+  countedOther = 0;
+  addJson(value);
+  return { ascii: countedAscii, other: countedOther };
+}
+
+/** Adds the characters of a JSON value (see `jsonChars`) to the counts. */
+function addJson(value: unknown): void {
+  // Most tool inputs are one object of strings and numbers: counted without the walk's stacks.
+  if (typeof value === "object" && value !== null && addFlatJson(value)) return;
   let ascii = 0;
   let other = 0;
   const todo: unknown[] = [value];
@@ -218,7 +238,53 @@ export function jsonChars(value: unknown): { ascii: number; other: number } {
       }
     }
   }
-  return { ascii, other };
+  countedAscii += ascii;
+  countedOther += other;
+}
+
+/**
+ * An array or object (its own enumerable keys, as the walk reads them)
+ * holding only strings, numbers, booleans, null and undefined, counted as
+ * the walk counts it; false, with nothing added, for anything else.
+ */
+function addFlatJson(v: object): boolean {
+  let ascii = 0;
+  let other = 0;
+  let n = 0;
+  const array = Array.isArray(v);
+  if (array) {
+    n = v.length;
+    for (let i = 0; i < n; i++) {
+      const x: unknown = v[i];
+      if (typeof x === "string") {
+        const o = nonAscii(x);
+        other += o;
+        ascii += x.length - o + 2;
+      } else if (typeof x === "number" || typeof x === "boolean") ascii += String(x).length;
+      else if (x === null || x === undefined) ascii += 4;
+      else return false;
+    }
+  } else {
+    const keys = Object.keys(v);
+    n = keys.length;
+    for (let i = 0; i < n; i++) {
+      const k = keys[i]!;
+      const x = (v as Record<string, unknown>)[k];
+      if (typeof x === "string") {
+        const o = nonAscii(x);
+        other += o;
+        ascii += x.length - o + 2;
+      } else if (typeof x === "number" || typeof x === "boolean") ascii += String(x).length;
+      else if (x === null || x === undefined) ascii += 4;
+      else return false;
+      const o = nonAscii(k);
+      other += o;
+      ascii += k.length - o + 3;
+    }
+  }
+  countedAscii += ascii + 1 + Math.max(1, n);
+  countedOther += other;
+  return true;
 }
 
 /**
@@ -227,14 +293,24 @@ export function jsonChars(value: unknown): { ascii: number; other: number } {
  * (never stringified).
  */
 export function blockChars(b: Block): { ascii: number; other: number } {
+  countedAscii = 0;
+  countedOther = 0;
+  addBlockChars(b);
+  return { ascii: countedAscii, other: countedOther };
+}
+
+/** Adds the characters of a block (see `blockChars`) to the counts. */
+function addBlockChars(b: Block): void {
   if (b.type === "tool_use") {
     const t = b as { name: string; input: unknown };
     const name = typeof t.name === "string" ? t.name : String(t.name);
-    const input = typeof t.input === "string" ? charClasses(t.input) : jsonChars(t.input ?? null);
-    const n = nonAscii(name);
-    return { ascii: input.ascii + name.length - n + 1, other: input.other + n };
+    if (typeof t.input === "string") addText(t.input);
+    else addJson(t.input ?? null);
+    addText(name);
+    countedAscii += 1;
+    return;
   }
-  return charClasses(blockCostText(b));
+  addText(blockCostText(b));
 }
 
 function isImageBlock(b: Block): boolean {
@@ -279,26 +355,36 @@ export function blockCostText(b: Block): string {
 
 type TextCost = (s: string, prose: boolean) => number;
 /** A block's cost from its character counts (the fast estimator), instead of its text. */
-type CharsCost = (chars: { ascii: number; other: number }, prose: boolean) => number;
+type CharsCost = (ascii: number, other: number, prose: boolean) => number;
 
 /** A block and the blocks nested in it (`content_blocks` of tool results), walked without recursion. */
 function blockTokens(block: Block, cost: TextCost, cal: FastCalibration, chars?: CharsCost): number {
+  const nested =
+    block.type === "tool_result" ? (block as { content_blocks?: Block[] }).content_blocks : undefined;
+  // Most blocks hold none: counted without the walk's list.
+  if (!nested) return oneBlockTokens(block, cost, cal, chars);
   let n = 0;
   const todo: Block[] = [block];
   for (let b = todo.pop(); b !== undefined; b = todo.pop()) {
-    n += cal.perBlock;
-    if (isImageBlock(b)) {
-      n += cal.perImage;
-      continue;
-    }
-    if (b.type === "tool_use" || b.type === "tool_result") n += cal.perToolBlock;
-    n += chars ? chars(blockChars(b), isProseBlock(b)) : cost(blockCostText(b), isProseBlock(b));
+    n += oneBlockTokens(b, cost, cal, chars);
     if (b.type === "tool_result") {
-      const nested = (b as { content_blocks?: Block[] }).content_blocks;
-      if (nested) for (let i = nested.length - 1; i >= 0; i--) todo.push(nested[i]!);
+      const inner = (b as { content_blocks?: Block[] }).content_blocks;
+      if (inner) for (let i = inner.length - 1; i >= 0; i--) todo.push(inner[i]!);
     }
   }
   return n;
+}
+
+/** One block, without the blocks nested in it. */
+function oneBlockTokens(b: Block, cost: TextCost, cal: FastCalibration, chars?: CharsCost): number {
+  if (isImageBlock(b)) return cal.perBlock + cal.perImage;
+  const framing =
+    b.type === "tool_use" || b.type === "tool_result" ? cal.perBlock + cal.perToolBlock : cal.perBlock;
+  if (!chars) return framing + cost(blockCostText(b), isProseBlock(b));
+  countedAscii = 0;
+  countedOther = 0;
+  addBlockChars(b);
+  return framing + chars(countedAscii, countedOther, isProseBlock(b));
 }
 
 /**
@@ -318,18 +404,22 @@ function makeEstimator(
   cal: FastCalibration,
   chars?: CharsCost,
 ): TokenEstimator {
-  // One cache entry per content array: [whole message, its thinking blocks]. Keyed on
-  // `m.content` rather than `m`, so that the shallow copies the engine makes (e.g. to
-  // clear recorded usage) hit the cache: only the role and the content are counted.
-  const cache = new WeakMap<readonly Block[], [number, number, number]>();
-  const measure = (m: Message): [number, number, number] => {
-    const hit = cache.get(m.content);
+  // One cache entry per content array: the whole message's tokens, or [whole message, its
+  // thinking blocks, those of them unsigned] when it has thinking (most messages have none: a
+  // number, not an array, for them). Keyed on `m.content` rather than `m`, so that the shallow
+  // copies the engine makes (e.g. to clear recorded usage) hit the cache: only the role and the
+  // content are counted.
+  const cache = new WeakMap<readonly Block[], number | [number, number, number]>();
+  const measure = (m: Message): number | [number, number, number] => {
+    const content = m.content;
+    const hit = cache.get(content);
     if (hit !== undefined) return hit;
     let n = cal.perMessage;
     let thinking = 0;
     let unsigned = 0;
     try {
-      for (const b of m.content) {
+      for (let i = 0; i < content.length; i++) {
+        const b = content[i]!;
         const t = blockTokens(b, cost, cal, chars);
         n += t;
         if (isThinkingBlock(b)) {
@@ -340,16 +430,24 @@ function makeEstimator(
     } catch (e) {
       explainOverflow(e, m);
     }
-    const entry: [number, number, number] = [n, thinking, unsigned];
-    cache.set(m.content, entry);
+    // Unsigned thinking is part of the thinking: none of it when there is no thinking.
+    const entry: number | [number, number, number] = thinking === 0 ? n : [n, thinking, unsigned];
+    cache.set(content, entry);
     return entry;
+  };
+  const at = (m: Message, k: 1 | 2): number => {
+    const e = measure(m);
+    return typeof e === "number" ? 0 : e[k];
   };
   return {
     name,
     text: (s: string) => cost(s, true),
-    message: (m: Message) => measure(m)[0],
-    thinking: (m: Message) => measure(m)[1],
-    unsignedThinking: (m: Message) => measure(m)[2],
+    message: (m: Message) => {
+      const e = measure(m);
+      return typeof e === "number" ? e : e[0];
+    },
+    thinking: (m: Message) => at(m, 1),
+    unsignedThinking: (m: Message) => at(m, 2),
   };
 }
 
@@ -368,14 +466,18 @@ export function createFastEstimator(
   }
   if (!(cal.proseCharsPerToken > 0) || !(cal.codeCharsPerToken > 0))
     throw new RangeError("calibration characters per token must be > 0");
-  const chars: CharsCost = ({ ascii, other }, prose) =>
+  const chars: CharsCost = (ascii, other, prose) =>
     ascii + other === 0
       ? 0
       : Math.ceil(
           ascii / (prose ? cal.proseCharsPerToken : cal.codeCharsPerToken) +
             other * cal.nonAsciiTokensPerChar,
         );
-  const cost: TextCost = (s, prose) => (s.length === 0 ? 0 : chars(charClasses(s), prose));
+  const cost: TextCost = (s, prose) => {
+    if (s.length === 0) return 0;
+    const other = nonAscii(s);
+    return chars(s.length - other, other, prose);
+  };
   return makeEstimator(name, cost, cal, chars);
 }
 

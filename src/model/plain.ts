@@ -170,9 +170,11 @@ const isPrimitive = (v: unknown): boolean =>
 /**
  * The values of `o` (itself included) when it is a plain object or an array
  * holding only JSON primitives, or 0 (anything else, or a read that throws:
- * the walk then reads it again and names the problem).
+ * the walk then reads it again and names the problem). The walk counts such
+ * an object met below the top with this, so a caller may count one without
+ * the walk.
  */
-function flatSize(o: object): number {
+export function flatSize(o: object): number {
   try {
     if (Array.isArray(o)) {
       if (Object.getPrototypeOf(o) !== Array.prototype) return 0;
@@ -180,13 +182,11 @@ function flatSize(o: object): number {
       return 1 + o.length;
     }
     if (!isPlainObject(o)) return 0;
-    let n = 1;
-    for (const k in o) {
-      if (!Object.hasOwn(o, k)) continue;
-      if (!isPrimitive((o as Record<string, unknown>)[k])) return 0;
-      n++;
-    }
-    return n;
+    // Its own enumerable keys, as the walk reads them (faster than `for in` with `Object.hasOwn`).
+    const keys = Object.keys(o);
+    for (let i = 0; i < keys.length; i++)
+      if (!isPrimitive((o as Record<string, unknown>)[keys[i]!])) return 0;
+    return 1 + keys.length;
   } catch {
     return 0;
   }

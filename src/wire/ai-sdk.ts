@@ -28,7 +28,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { Block, Message, Role } from "../model/types.js";
 import { ModelError, parseMessages } from "../model/schema.js";
-import { checkPlainData, plainDataSize } from "../model/plain.js";
+import { checkPlainData, flatSize, plainDataSize } from "../model/plain.js";
 import { MAX_MESSAGE_DEPTH } from "../model/depth.js";
 import { CONSTANTS } from "../model/constants.js";
 import { isRecord } from "./common.js";
@@ -591,10 +591,6 @@ export interface FromResult {
 }
 
 /**
- * Converts AI SDK `ModelMessage`s to compact-safe messages. `schema` (the
- * `ai` package's `modelMessageSchema`) validates each message first.
- */
-/**
  * Conversions of AI SDK message objects already seen, with the tool names
  * each one read and added, and the message's fingerprint when it was read.
  */
@@ -618,49 +614,52 @@ export interface CacheEntry {
  * or an output) is read again; an edit deep inside a tool call's input
  * object or a part's provider options is not seen: give such a message as a
  * new object.
+ *
+ * The values in a row: role, content, providerOptions, then for each part
+ * (when the content is an array) the part, its text, its input, its
+ * output's value and that value's length when it is an array. A loop's
+ * conversion keeps every message's values in one array (`Reading.prints`).
  */
-export interface Fingerprint {
-  role: unknown;
-  content: unknown;
-  providerOptions: unknown;
-  /** For each part: the part, its text, its input, its output's value and that value's length when it is an array. */
-  parts: readonly unknown[] | undefined;
-}
+export type Fingerprint = readonly unknown[];
 
 /** How many values the fingerprint keeps of each part (see `Fingerprint`). */
 const PER_PART = 5;
 
-export function fingerprintOf(m: Obj): Fingerprint {
+/** Appends `m`'s fingerprint (see `Fingerprint`) to `to`. */
+function pushPrint(to: unknown[], m: Obj): void {
   const c = m.content;
-  let parts: unknown[] | undefined;
-  if (Array.isArray(c)) {
-    parts = [];
-    for (let i = 0; i < c.length; i++) {
-      const p: unknown = c[i];
-      if (!isObj(p)) {
-        parts.push(p, undefined, undefined, undefined, undefined);
-        continue;
-      }
-      const v = isObj(p.output) ? p.output.value : undefined;
-      parts.push(p, p.text, p.input, v, Array.isArray(v) ? v.length : undefined);
+  to.push(m.role, c, m.providerOptions);
+  if (!Array.isArray(c)) return;
+  for (let i = 0; i < c.length; i++) {
+    const p: unknown = c[i];
+    if (!isObj(p)) {
+      to.push(p, undefined, undefined, undefined, undefined);
+      continue;
     }
+    const v = isObj(p.output) ? p.output.value : undefined;
+    to.push(p, p.text, p.input, v, Array.isArray(v) ? v.length : undefined);
   }
-  return { role: m.role, content: c, providerOptions: m.providerOptions, parts };
 }
 
-function sameFingerprint(m: Obj, f: Fingerprint): boolean {
+export function fingerprintOf(m: Obj): Fingerprint {
+  const f: unknown[] = [];
+  pushPrint(f, m);
+  return f;
+}
+
+/** Whether `m` still has the fingerprint held in `f` from `from` to `to`. */
+function samePrint(m: Obj, f: Fingerprint, from: number, to: number): boolean {
   const c = m.content;
-  if (m.role !== f.role || c !== f.content || m.providerOptions !== f.providerOptions) return false;
+  if (m.role !== f[from] || c !== f[from + 1] || m.providerOptions !== f[from + 2]) return false;
   if (!Array.isArray(c)) return true;
-  const parts = f.parts!;
-  if (c.length * PER_PART !== parts.length) return false;
-  for (let i = 0, j = 0; i < c.length; i++, j += PER_PART) {
+  if (to - from - 3 !== c.length * PER_PART) return false;
+  for (let i = 0, j = from + 3; i < c.length; i++, j += PER_PART) {
     const p: unknown = c[i];
-    if (p !== parts[j]) return false;
+    if (p !== f[j]) return false;
     if (!isObj(p)) continue;
-    if (p.text !== parts[j + 1] || p.input !== parts[j + 2]) return false;
+    if (p.text !== f[j + 1] || p.input !== f[j + 2]) return false;
     const v = isObj(p.output) ? p.output.value : undefined;
-    if (v !== parts[j + 3] || (Array.isArray(v) && v.length !== parts[j + 4])) return false;
+    if (v !== f[j + 3] || (Array.isArray(v) && v.length !== f[j + 4])) return false;
   }
   return true;
 }
@@ -668,12 +667,79 @@ function sameFingerprint(m: Obj, f: Fingerprint): boolean {
 /** Test hook: how many AI SDK messages were converted (not taken from a cache) since the process started. */
 export const conversionCount = { messages: 0 };
 
+/** In a `Reading`'s log of tool names: a name looked up, a name added. */
+const READ = 0;
+const WRITE = 1;
+
+/**
+ * What a conversion read, and where it stands after it: the tool names, the
+ * messages, the indexes, and for a memo or a cache each message object read
+ * with its fingerprint and the tool names it read and added. These are kept
+ * in flat arrays, by index, not in an object per message: on a long history
+ * those objects were most of what the first call left for the collector.
+ */
+export interface Reading {
+  names: Names;
+  messages: Message[];
+  indexOf: number[];
+  /** The message objects read, by index (the host's array may change in place). */
+  objects: unknown[];
+  /** Their fingerprints' values, one after another: message i's from `printAt[i]` to `printAt[i + 1]`. */
+  prints: unknown[];
+  printAt: number[];
+  /** The tool names each message read and added: (READ or WRITE, id, name), from `logAt[i]` to `logAt[i + 1]`. */
+  log: unknown[];
+  logAt: number[];
+  /** A message as converted before a later message's parts were joined to it, by its index in `messages`. */
+  unjoined: Map<number, Message>;
+}
+
+function newReading(): Reading {
+  return {
+    names: new Names(),
+    messages: [],
+    indexOf: [],
+    objects: [],
+    prints: [],
+    printAt: [0],
+    log: [],
+    logAt: [0],
+    unjoined: new Map(),
+  };
+}
+
+/** The cache entry of message `i` of a reading (undefined for one whose parts were joined to the one before). */
+function entryOf(r: Reading, i: number): CacheEntry | undefined {
+  const k = r.indexOf[i]!;
+  if (i > 0 && r.indexOf[i - 1] === k) return undefined;
+  const reads: [string, string | undefined][] = [];
+  const writes: [string, string][] = [];
+  for (let j = r.logAt[i]!; j < r.logAt[i + 1]!; j += 3) {
+    const id = r.log[j + 1] as string;
+    if (r.log[j] === READ) reads.push([id, r.log[j + 2] as string | undefined]);
+    else writes.push([id, r.log[j + 2] as string]);
+  }
+  const message = r.unjoined.get(k) ?? r.messages[k]!;
+  return { message, reads, writes, fingerprint: r.prints.slice(r.printAt[i], r.printAt[i + 1]) };
+}
+
+function fillCache(cache: ConversionCache, r: Reading): void {
+  for (let i = 0; i < r.objects.length; i++) {
+    const e = entryOf(r, i);
+    if (e !== undefined) cache.set(r.objects[i] as object, e);
+  }
+}
+
 /**
  * Converts AI SDK `ModelMessage`s to compact-safe messages. `schema` (the
  * `ai` package's `modelMessageSchema`) validates each message first. With a
  * `cache`, a message object seen before in the same context (the same tool
  * names) and still the same by its `Fingerprint` is not validated or
- * converted again: the AI SDK passes the same objects to every step.
+ * converted again: the AI SDK passes the same objects to every step. With a
+ * `memo` (see `ConversionMemo`), a call that carries on from the last one
+ * reads only its new messages; the cache gets what a memo kept only when a
+ * later call does not carry on from it (a loop that only appends never
+ * fills it). Without a memo, the cache gets this call's messages at its end.
  */
 export function fromModelMessagesIndexed(
   messages: readonly unknown[],
@@ -683,134 +749,118 @@ export function fromModelMessagesIndexed(
   memo?: ConversionMemo,
 ): FromResult {
   if (!Array.isArray(messages)) throw new ModelError(path, "expected an array of AI SDK ModelMessages");
-  let names = new Names();
-  let out: Message[] = [];
-  let indexOf: number[] = [];
-  let fingerprints: Fingerprint[] = [];
-  // With a memo, the conversions are kept in it (by index) and go to the cache only when a
-  // later call does not carry on from this one: a loop that only appends never fills the cache.
-  let entries: (CacheEntry | undefined)[] = [];
-  let objects: unknown[] = [];
-  let start = 0;
   const last = memo?.last;
   if (memo) memo.last = undefined; // kept again only when this call ends well
+  let r: Reading;
   if (last && messagesStartWith(messages, last)) {
     // The last call's messages, unchanged, then new ones: carry on from where it ended, in the
     // same arrays (a copy of a long history per step costs more than the step).
-    ({ names, messages: out, indexOf, fingerprints, entries, objects } = last);
-    start = objects.length;
+    r = last;
     memo!.resumed++;
-  } else if (last && cache) {
-    for (let i = 0; i < last.objects.length; i++) {
-      const e = last.entries[i];
-      if (e !== undefined) cache.set(last.objects[i] as object, e);
-    }
+  } else {
+    if (last && cache) fillCache(cache, last);
+    r = newReading();
   }
-  for (let i = start; i < messages.length; i++) {
+  const keep = memo !== undefined || cache !== undefined;
+  for (let i = r.indexOf.length; i < messages.length; i++) {
     if (!Object.hasOwn(messages, i))
       throw new ModelError(`${path}[${i}]`, "a hole in the array (a sparse array is not a list of messages)");
     const raw: unknown = messages[i];
-    const hit = isObj(raw) ? cache?.get(raw) : undefined;
-    if (
-      hit &&
-      sameFingerprint(raw as Obj, hit.fingerprint) &&
-      hit.reads.every(([k, v]) => names.get(k) === v)
-    ) {
-      for (const [k, v] of hit.writes) names.set(k, v);
-      out.push(hit.message);
-      indexOf.push(out.length - 1);
-      if (memo) {
-        fingerprints.push(hit.fingerprint);
-        entries.push(hit);
-        objects.push(raw);
-      }
-      continue;
+    if (!fromCache(raw, r, cache, keep)) readMessage(raw, `${path}[${i}]`, r, schema, keep);
+    r.indexOf.push(r.messages.length - 1);
+    if (keep) {
+      r.objects.push(raw);
+      r.printAt.push(r.prints.length);
+      r.logAt.push(r.log.length);
     }
-    if (schema === undefined || schema.acceptsQuickShapes === true) {
-      const log: NameLog = { reads: NO_READS, writes: NO_WRITES };
-      const message = quickMessageFromModel(raw, names, cache ? log : undefined);
-      if (message !== undefined) {
-        conversionCount.messages++;
-        const fingerprint = fingerprintOf(raw as Obj);
-        const entry: CacheEntry = { message, reads: log.reads, writes: log.writes, fingerprint };
-        if (memo) {
-          fingerprints.push(fingerprint);
-          entries.push(entry);
-          objects.push(raw);
-        } else cache?.set(raw as Obj, entry);
-        out.push(message);
-        indexOf.push(out.length - 1);
-        continue;
-      }
+  }
+  if (memo) memo.last = r;
+  else if (cache) fillCache(cache, r);
+  return { messages: r.messages, indexOf: r.indexOf };
+}
+
+/** Takes `raw`'s conversion from the cache when it is there, still the same and read in the same context. */
+function fromCache(raw: unknown, r: Reading, cache: ConversionCache | undefined, keep: boolean): boolean {
+  const hit = cache !== undefined && isObj(raw) ? cache.get(raw) : undefined;
+  if (hit === undefined) return false;
+  const f = hit.fingerprint;
+  if (!samePrint(raw as Obj, f, 0, f.length) || !hit.reads.every(([k, v]) => r.names.get(k) === v))
+    return false;
+  for (const [k, v] of hit.writes) r.names.set(k, v);
+  r.messages.push(hit.message);
+  if (keep) {
+    for (const x of f) r.prints.push(x);
+    for (const [k, v] of hit.reads) r.log.push(READ, k, v);
+    for (const [k, v] of hit.writes) r.log.push(WRITE, k, v);
+  }
+  return true;
+}
+
+/** Converts one message (`p` its path) into `r`: the quick way when it can, else checked and converted. */
+function readMessage(
+  raw: unknown,
+  p: string,
+  r: Reading,
+  schema: SchemaLike | undefined,
+  keep: boolean,
+): void {
+  const { names } = r;
+  if (schema === undefined || schema.acceptsQuickShapes === true) {
+    const message = quickMessageFromModel(raw, names, keep ? r.log : undefined);
+    if (message !== undefined) {
+      conversionCount.messages++;
+      if (keep) pushPrint(r.prints, raw as Obj);
+      r.messages.push(message);
+      return;
     }
-    const p = `${path}[${i}]`;
-    // Before anything reads it: a cycle, a BigInt, a throwing getter… is a ModelError naming the place.
-    checkPlainData(raw, p, { allow: isAiSdkLeaf });
-    if (schema) {
-      const err = schemaError(schema, raw, p);
-      if (err) throw err;
-    } else if (!isObj(raw) || typeof raw.role !== "string") throw new ModelError(p, "not a ModelMessage");
-    const mm = raw as AiModelMessage;
-    const cs = csOf(mm.providerOptions);
-    if (cs?.join === true && out.length > 0) {
-      const prev = out[out.length - 1]!;
-      const ctx: Ctx = mm.role === "tool" ? "tool" : "user";
-      const more = (mm.content as AiPart[]).map((part) => blockFromPart(part, ctx, names));
-      out[out.length - 1] = { ...prev, content: [...prev.content, ...more] };
-      indexOf.push(out.length - 1);
-      if (memo) {
-        fingerprints.push(fingerprintOf(mm));
-        entries.push(undefined);
-        objects.push(raw);
-      }
-      continue;
-    }
-    const reads: [string, string | undefined][] = [];
-    const writes: [string, string][] = [];
-    if (cache) {
-      names.reads = reads;
-      names.writes = writes;
-    }
-    const message = messageFromModel(mm, names);
-    conversionCount.messages++;
+  }
+  // Before anything reads it: a cycle, a BigInt, a throwing getter… is a ModelError naming the place.
+  checkPlainData(raw, p, { allow: isAiSdkLeaf });
+  if (schema) {
+    const err = schemaError(schema, raw, p);
+    if (err) throw err;
+  } else if (!isObj(raw) || typeof raw.role !== "string") throw new ModelError(p, "not a ModelMessage");
+  const mm = raw as AiModelMessage;
+  const out = r.messages;
+  if (keep) pushPrint(r.prints, mm);
+  const cs = csOf(mm.providerOptions);
+  if (cs?.join === true && out.length > 0) {
+    const k = out.length - 1;
+    const prev = out[k]!;
+    if (!r.unjoined.has(k)) r.unjoined.set(k, prev);
+    const ctx: Ctx = mm.role === "tool" ? "tool" : "user";
+    const more = (mm.content as AiPart[]).map((part) => blockFromPart(part, ctx, names));
+    // Joined: no new message (its index is the one before's).
+    out[k] = { ...prev, content: [...prev.content, ...more] };
+    return;
+  }
+  const reads: [string, string | undefined][] = [];
+  const writes: [string, string][] = [];
+  if (keep) {
+    names.reads = reads;
+    names.writes = writes;
+  }
+  try {
+    out.push(messageFromModel(mm, names));
+  } finally {
     names.reads = undefined;
     names.writes = undefined;
-    const fingerprint = fingerprintOf(mm);
-    const entry: CacheEntry = { message, reads, writes, fingerprint };
-    if (memo) {
-      fingerprints.push(fingerprint);
-      entries.push(entry);
-      objects.push(raw);
-    } else cache?.set(mm, entry);
-    out.push(message);
-    indexOf.push(out.length - 1);
   }
-  if (memo) memo.last = { objects, fingerprints, entries, names, messages: out, indexOf };
-  return { messages: out, indexOf };
+  conversionCount.messages++;
+  for (const [k, v] of reads) r.log.push(READ, k, v);
+  for (const [k, v] of writes) r.log.push(WRITE, k, v);
 }
 
 /**
- * Where one agent loop's last conversion ended: its input (the message
- * objects), each one's `Fingerprint`, and the state after it (the tool names,
- * the messages, the indexes). A step whose messages start with the very same
- * objects, each still the same by its fingerprint, is converted from there
- * on: the messages before are neither looked up nor read again. The arrays a
- * call with a memo returns are the memo's own: valid until its next call (copy
- * them to keep them across an `await`).
+ * Where one agent loop's last conversion ended (see `Reading`). A step whose
+ * messages start with the very same objects, each still the same by its
+ * fingerprint, is converted from there on: the messages before are neither
+ * looked up nor read again. The arrays a call with a memo returns are the
+ * memo's own: valid until its next call (copy them to keep them across an
+ * `await`).
  */
 export interface ConversionMemo {
-  last:
-    | {
-        /** The message objects read, by index (the host's array may change in place). */
-        objects: unknown[];
-        fingerprints: Fingerprint[];
-        /** Each message's conversion (undefined for a joined part), for the cache. */
-        entries: (CacheEntry | undefined)[];
-        names: Names;
-        messages: Message[];
-        indexOf: number[];
-      }
-    | undefined;
+  last: Reading | undefined;
   /** Test hook: how many calls carried on from the last one. */
   resumed: number;
 }
@@ -819,12 +869,13 @@ export function conversionMemo(): ConversionMemo {
   return { last: undefined, resumed: 0 };
 }
 
-function messagesStartWith(messages: readonly unknown[], last: NonNullable<ConversionMemo["last"]>): boolean {
+function messagesStartWith(messages: readonly unknown[], last: Reading): boolean {
   const prefix = last.objects;
   if (prefix.length > messages.length) return false;
   for (let i = 0; i < prefix.length; i++) {
     const m = messages[i];
-    if (m !== prefix[i] || !sameFingerprint(m as Obj, last.fingerprints[i]!)) return false;
+    if (m !== prefix[i] || !samePrint(m as Obj, last.prints, last.printAt[i]!, last.printAt[i + 1]!))
+      return false;
   }
   return true;
 }
@@ -851,12 +902,11 @@ function blockFromPart(part: AiPart, ctx: Ctx, names: Names): Block {
  */
 function hasExactly(o: unknown, keys: readonly string[]): boolean {
   if (typeof o !== "object" || o === null || Object.getPrototypeOf(o) !== Object.prototype) return false;
-  let n = 0;
-  for (const k in o) {
-    if (!Object.hasOwn(o, k) || !keys.includes(k)) return false;
-    n++;
-  }
-  return n === keys.length && Object.getOwnPropertySymbols(o).length === 0;
+  // `Object.keys`: about four times as fast as `for in` with `Object.hasOwn` on these small objects.
+  const own = Object.keys(o);
+  if (own.length !== keys.length) return false;
+  for (let i = 0; i < own.length; i++) if (!keys.includes(own[i]!)) return false;
+  return Object.getOwnPropertySymbols(o).length === 0;
 }
 
 const TEXT_KEYS = ["type", "text"];
@@ -876,18 +926,9 @@ const OUTPUT_KEYS = ["type", "value"];
 function plainBlockOfPart(part: Obj, ctx: Ctx, names: Names): Block | undefined {
   switch (part.type) {
     case "text":
-      return typeof part.text === "string" && hasExactly(part, TEXT_KEYS)
-        ? { type: "text", text: part.text }
-        : undefined;
-    case "reasoning": {
-      if (ctx !== "assistant" || typeof part.text !== "string") return undefined;
-      if (hasExactly(part, TEXT_KEYS)) return { type: "thinking", thinking: part.text };
-      if (!hasExactly(part, REASONING_KEYS)) return undefined;
-      const po = part.providerOptions as Obj;
-      if (!hasExactly(po, ["anthropic"]) || !hasExactly(po.anthropic, ["signature"])) return undefined;
-      const signature = (po.anthropic as Obj).signature;
-      return typeof signature === "string" ? { type: "thinking", thinking: part.text, signature } : undefined;
-    }
+      return plainTextBlock(part);
+    case "reasoning":
+      return ctx === "assistant" ? plainThinkingBlock(part) : undefined;
     case "tool-call": {
       const { toolCallId: id, toolName: name } = part;
       if (ctx !== "assistant" || typeof id !== "string" || typeof name !== "string") return undefined;
@@ -913,6 +954,26 @@ function plainBlockOfPart(part: Obj, ctx: Ctx, names: Names): Block | undefined 
   }
 }
 
+/** A text part as its block (see `plainBlockOfPart`). */
+function plainTextBlock(part: Obj): Block | undefined {
+  return typeof part.text === "string" && hasExactly(part, TEXT_KEYS)
+    ? { type: "text", text: part.text }
+    : undefined;
+}
+
+/** A reasoning part of an assistant message as its block (see `plainBlockOfPart`). */
+function plainThinkingBlock(part: Obj): Block | undefined {
+  if (typeof part.text !== "string") return undefined;
+  if (hasExactly(part, TEXT_KEYS)) return { type: "thinking", thinking: part.text };
+  if (!hasExactly(part, REASONING_KEYS)) return undefined;
+  const po = part.providerOptions as Obj;
+  if (!hasExactly(po, ANTHROPIC_KEYS) || !hasExactly(po.anthropic, SIGNATURE_KEYS)) return undefined;
+  const signature = (po.anthropic as Obj).signature;
+  return typeof signature === "string" ? { type: "thinking", thinking: part.text, signature } : undefined;
+}
+
+const ANTHROPIC_KEYS = ["anthropic"];
+const SIGNATURE_KEYS = ["signature"];
 const MESSAGE_KEYS = ["role", "content"];
 
 /**
@@ -928,7 +989,7 @@ const MESSAGE_KEYS = ["role", "content"];
  * or a read that throws: undefined, before any name is added, and the
  * message goes the long way (which names its problem).
  */
-export function quickMessageFromModel(raw: unknown, names: Names, log?: NameLog): Message | undefined {
+export function quickMessageFromModel(raw: unknown, names: Names, log?: unknown[]): Message | undefined {
   let role: unknown;
   let content: unknown;
   try {
@@ -963,7 +1024,7 @@ function quickBlocks(
   content: unknown,
   role: "user" | "assistant" | "tool",
   names: Names,
-  log: NameLog | undefined,
+  log: unknown[] | undefined,
 ): Block[] | undefined {
   if (!Array.isArray(content) || Object.getPrototypeOf(content) !== Array.prototype) return undefined;
   const n = content.length;
@@ -979,10 +1040,10 @@ function quickBlocks(
     let b: Block | undefined;
     if (type === "text") {
       if (role === "tool") return undefined;
-      b = plainBlockOfPart(p, "user", names);
+      b = plainTextBlock(p);
       values += 3;
     } else if (type === "reasoning" && role === "assistant") {
-      b = plainBlockOfPart(p, "assistant", names);
+      b = plainThinkingBlock(p);
       values += b !== undefined && "signature" in b ? 6 : 3;
     } else if (type === "tool-call" && role === "assistant") {
       const { toolCallId: id, toolName: name } = p;
@@ -1009,10 +1070,9 @@ function quickBlocks(
     blocks.push(b);
   }
   if (inputs !== undefined) {
-    // The inputs sit at the fourth level (message, content, part, input); their array is the third.
-    const size = plainDataSize(inputs, { allow: isAiSdkLeaf, limit: MAX_MESSAGE_DEPTH - 2 });
-    if (typeof size !== "number") return undefined;
-    values += size - 1;
+    const size = inputsSize(inputs);
+    if (size === undefined) return undefined;
+    values += size;
   }
   if (values > CONSTANTS.maxJsonValues) return undefined;
   // Checked: the names now, in the parts' order (recorded as the long way records them).
@@ -1021,28 +1081,42 @@ function quickBlocks(
       const id = b.id as string;
       const name = b.name as string;
       names.set(id, name);
-      if (log) (log.writes === NO_WRITES ? (log.writes = []) : log.writes).push([id, name]);
+      log?.push(WRITE, id, name);
     } else if (b.type === "tool_result") {
       const id = b.tool_use_id as string;
-      const name = names.get(id);
-      if (log) (log.reads === NO_READS ? (log.reads = []) : log.reads).push([id, name]);
+      log?.push(READ, id, names.get(id));
     }
   }
-  return blocks;
+  // At its own length: an array grown by `push` keeps room for 16 (most messages have one to three
+  // blocks), and the conversions stay in the loop's memo for as long as the loop runs.
+  return blocks.slice();
 }
 
 /**
- * The tool names one message read and added (for its cache entry), each list
- * made only when it has one: most messages read and add none (two lists for
- * every message of a long history were garbage that the first call paid for).
+ * The JSON values of a message's tool-call inputs (any JSON value, or a URL
+ * or bytes), as `checkPlainData` counts them, or undefined when they are not
+ * plain data. Most inputs are one object of strings and numbers, counted as
+ * the walk counts such an object (`flatSize`) without the walk.
  */
-export interface NameLog {
-  reads: [string, string | undefined][];
-  writes: [string, string][];
+function inputsSize(inputs: readonly unknown[]): number | undefined {
+  let size = 0;
+  for (let i = 0; i < inputs.length; i++) {
+    const x = inputs[i];
+    const flat =
+      typeof x === "string" || typeof x === "number" || typeof x === "boolean" || x == null
+        ? 1
+        : typeof x === "object"
+          ? flatSize(x)
+          : 0;
+    if (flat === 0) {
+      // The inputs sit at the fourth level (message, content, part, input); their array is the third.
+      const walked = plainDataSize(inputs, { allow: isAiSdkLeaf, limit: MAX_MESSAGE_DEPTH - 2 });
+      return typeof walked === "number" ? walked - 1 : undefined;
+    }
+    size += flat;
+  }
+  return size;
 }
-/** The empty lists of a `NameLog` (shared, frozen: a message that reads or adds a name gets its own). */
-const NO_READS = Object.freeze([]) as unknown as [string, string | undefined][];
-const NO_WRITES = Object.freeze([]) as unknown as [string, string][];
 
 function messageFromModel(mm: AiModelMessage, names: Names): Message {
   const cs = csOf(mm.providerOptions) ?? {};
