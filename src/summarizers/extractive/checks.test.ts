@@ -40,6 +40,23 @@ test("checkOf: a check by the program a command runs, never by a word in a path 
     assert.equal(checkOf(cmd), undefined, cmd);
 });
 
+test("checkOf: a command named like an object's own property (`constructor`, `toString`) is no check and no crash", () => {
+  // The subcommand table was a plain object: `echo go; constructor x` read Object's constructor as a
+  // program with subcommands and threw.
+  for (const cmd of ["echo go; constructor x", "echo npm; hasOwnProperty -x y", "npm run x; toString"])
+    assert.equal(checkOf(cmd), undefined, cmd);
+  assert.equal(checkOf("constructor x; go test ./...")?.key, "go test ./...");
+});
+
+test("checkOf: quotes inside a word join it; redirections are no words; a heredoc's lines are read as commands", () => {
+  assert.equal(checkOf(`go te"st" './pkg/'"a" 2>&1 >out.log`)?.key, "go test ./pkg/a");
+  assert.equal(checkOf("FOO=1 nice npx 'jest' src &>/dev/null")?.key, "jest src");
+  assert.equal(checkOf("bash <<'EOF'\ncd web\nnpm run lint\nEOF")?.key, "npm run lint");
+  // A quote left open runs to the end of what is read.
+  assert.equal(checkOf(`make 'test`)?.key, "make test");
+  assert.equal(checkOf(`echo "npm test`), undefined);
+});
+
 /** Real shapes of each runner's output: failing, then passing. */
 const FAILING: [string, string, string][] = [
   [
