@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Block, Message } from "../../model/index.js";
 import fc from "fast-check";
-import { checkOf, checkOfCommands, failureLineOf } from "./checks.js";
+import { FAILURE_LINES, MAY_FAIL, checkOf, checkOfCommands, failureLineOf } from "./checks.js";
 import { extractiveSummary, splitSections } from "./index.js";
 import { CHECKPOINT_MARKER } from "../../contract/markers.js";
 
@@ -310,4 +310,88 @@ test("checkOf's quick test never hides a check: over generated shell lines it ag
     }),
     { numRuns: 2000 },
   );
+});
+
+test("MAY_FAIL: every line a failure pattern takes holds one of its words (the quick test passes over no failure)", () => {
+  for (const [, , line] of FAILING) assert.ok(MAY_FAIL.test(line), line);
+  const fragments = [
+    ...[
+      "FAIL",
+      "FAILED",
+      "failed",
+      "failing",
+      "fail",
+      "error",
+      "errors",
+      "ERROR",
+      "Error",
+      "E0425",
+      "[E0425]",
+    ],
+    ...[
+      "test result: ",
+      "Tests:",
+      "Test Suites:",
+      "Test Files",
+      "#",
+      " ",
+      "\t",
+      "=",
+      "1",
+      "12",
+      "0",
+      "passed, ",
+    ],
+    ...[
+      "Found ",
+      "✖ ",
+      "problems ",
+      "(",
+      ")",
+      "make",
+      "[1]",
+      ": *** ",
+      "--- ",
+      "not ok ",
+      "panic: ",
+      ":",
+      ",",
+    ],
+    ...["Traceback (most recent call last):", "exit status ", "Exit code: ", "exited with code ", "Process "],
+    ...[
+      "Command failed with exit code ",
+      "npm ERR! ",
+      "npm error ",
+      "ELIFECYCLE",
+      "Lifecycle script `x` failed",
+    ],
+    ...[
+      "a.ts",
+      "(1,2)",
+      " - ",
+      "TS2304",
+      "error TS1:",
+      "x",
+      "pkg",
+      "0.1s",
+      "[build failed]",
+      "[setup failed]",
+    ],
+  ];
+  fc.assert(
+    fc.property(fc.array(fc.constantFrom(...fragments), { maxLength: 10 }), (parts) => {
+      const line = parts.join("");
+      if (FAILURE_LINES.some((re) => re.test(line))) assert.ok(MAY_FAIL.test(line), line);
+    }),
+    { numRuns: 20_000 },
+  );
+});
+
+test("failureLineOf: a failure line split by colour codes is still read (the quick test is not run on coloured output)", () => {
+  const esc = String.fromCharCode(27);
+  assert.equal(
+    failureLineOf(`ok 1\n${esc}[31mFA${esc}[0mIL${esc}[0m\tgithub.com/o/r 0.1s\n`),
+    "FAIL\tgithub.com/o/r 0.1s",
+  );
+  assert.equal(failureLineOf("all 12 tests passed\nok\n"), undefined);
 });

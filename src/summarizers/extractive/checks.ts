@@ -287,11 +287,15 @@ function checkOfWords(all: readonly string[]): Check | undefined {
 export function failureLineOf(output: string): string | undefined {
   // Runner summaries sit at the end of long outputs: read the head and the tail.
   const text = output.length <= 65_536 ? output : `${output.slice(0, 16_384)}\n${output.slice(-49_152)}`;
+  // Most outputs of a passing check hold no word a failure line needs: one search rules them out (a
+  // colour code could split such a word, so an output with one is read line by line).
+  const coloured = text.includes(ESC);
+  if (!coloured && !MAY_FAIL.test(text)) return undefined;
   let found: string | undefined;
   let rank = Number.MAX_SAFE_INTEGER;
   for (const raw of text.split("\n")) {
-    const line = raw.replace(ANSI_COLOUR, "").trim();
-    if (line === "" || line.length > 2_000) continue;
+    const line = (coloured ? raw.replace(ANSI_COLOUR, "") : raw).trim();
+    if (line === "" || line.length > 2_000 || !MAY_FAIL.test(line)) continue;
     for (let r = 0; r < FAILURE_LINES.length && r < rank; r++) {
       if (FAILURE_LINES[r]!.test(line)) {
         found = line;
@@ -305,13 +309,20 @@ export function failureLineOf(output: string): string | undefined {
 }
 
 /** Terminal colour codes (runners colour their verdicts). */
-const ANSI_COLOUR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
+const ESC = String.fromCharCode(27);
+const ANSI_COLOUR = new RegExp(`${ESC}\\[[0-9;]*m`, "g");
+
+/**
+ * A word that every line of `FAILURE_LINES` holds, in some case: a line without one is no failure line
+ * (a test in checks.test.ts holds each pattern to it).
+ */
+export const MAY_FAIL = /fail|error|exit|panic|traceback|not ok|npm |elifecycle/i;
 
 /**
  * Failure lines, the most telling first (a summary over a detail): the first
  * line of the best kind found is the one quoted.
  */
-const FAILURE_LINES: readonly RegExp[] = [
+export const FAILURE_LINES: readonly RegExp[] = [
   // Summaries: go, cargo, pytest, jest, vitest, node --test / TAP, mocha, tsc, eslint.
   /^FAIL\s+\S+\s+(?:[\d.]+s|\[build failed\]|\[setup failed\])$/,
   /^test result: FAILED\b/,
