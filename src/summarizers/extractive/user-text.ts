@@ -17,15 +17,18 @@ export interface UserText {
 }
 
 const TAG = (name: string): RegExp => new RegExp(`<${name}>([\\s\\S]*?)</${name}>`);
+/** Made once, not per message (no `g` flag: `exec` keeps no state between texts). */
+const COMMAND_NAME = TAG("command-name");
+const COMMAND_ARGS = TAG("command-args");
 
 /** A user text as the note shows it (the message's `meta.is_meta` marks text the agent injected). */
 export function unwrapUserText(text: string, m?: Message): UserText {
   const raw = withoutInjected(text);
   if (raw.trim() === "" && text.trim() !== "")
     return { kind: "injected", text: `[system reminder or hook output: ${text.length} characters]` };
-  const name = TAG("command-name").exec(raw)?.[1]?.trim();
+  const name = raw.includes("<command-name>") ? COMMAND_NAME.exec(raw)?.[1]?.trim() : undefined;
   if (name !== undefined) {
-    const args = TAG("command-args").exec(raw)?.[1]?.trim() ?? "";
+    const args = COMMAND_ARGS.exec(raw)?.[1]?.trim() ?? "";
     const slash = name.startsWith("/") ? name : `/${name}`;
     return { kind: "command", text: args === "" ? slash : `${slash} ${args}` };
   }
