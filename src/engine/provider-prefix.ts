@@ -54,16 +54,20 @@ export function providerCompactions(
 ): ProviderCompactions {
   const all: ProviderPlace[] = [];
   let conversation = 0; // messages of the conversation before the current one (not the system prompt)
-  messages.forEach((m, i) => {
-    m.content.forEach((b, j) => {
-      if (!isProviderCompaction(b)) return;
+  // Loops, not callbacks (see DECISIONS.md, hot code makes no closure per call): every compaction reads
+  // every block here, twice.
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    for (let j = 0; j < m.content.length; j++) {
+      const b = m.content[j]!;
+      if (!isProviderCompaction(b)) continue;
       // What the importer recorded; else the conversation before it here (a caller's own item list).
       const recorded = m.meta?.compacted_messages;
       const of = typeof recorded === "number" ? recorded : conversation > 0 ? conversation : undefined;
       all.push({ message: i, block: j, compaction: b, ...(of !== undefined ? { of } : {}) });
-    });
+    }
     if (m.role !== "system") conversation++;
-  });
+  }
   if (all.length === 0) return NONE;
   const last = mode === "keep" ? all[all.length - 1] : undefined;
   const folded = all.filter((p) => p !== last && p.message < keepStart);

@@ -595,14 +595,17 @@ function gitleaksFindings(text: string, found?: readonly number[]): Span[] {
  * which `compactMessagesSafe` holds for its whole run) `redactRepeated`
  * redacts a text of MEMO_MIN characters or more once. Only the callers that
  * redact a user's words use it: looking a text up costs a pass over it (its
- * hash), which other texts, redacted once, would pay for nothing. The memo is
+ * hash), which other texts, redacted once, would pay for nothing. A short
+ * message is worth it too: a redaction costs a scan and its setup whatever
+ * the size, the hash a few nanoseconds (older user messages are redacted
+ * once per plan of the replacement, twice, and again in the note). The memo is
  * emptied when the last open scope closes: nothing is kept from one
  * compaction to the next (a later compaction of the same history pays in
  * full, as a fresh process would), and redaction being a pure function,
  * sharing it between compactions that overlap is harmless.
  */
-const MEMO_MIN = 256;
-const MEMO_MAX = 512;
+const MEMO_MIN = 32;
+const MEMO_MAX = 2048;
 const memo = new Map<string, RedactionReport>();
 /** Whether some redaction scope is open (the memo is used only then). */
 let memoScoped = false;

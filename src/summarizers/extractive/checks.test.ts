@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Block, Message } from "../../model/index.js";
 import fc from "fast-check";
-import { checkOf, checkOfCommands, failureLineOf } from "./checks.js";
+import { FAILURE_LINES, MAY_FAIL, checkOf, checkOfCommands, failureLineOf } from "./checks.js";
 import { extractiveSummary, splitSections } from "./index.js";
 import { CHECKPOINT_MARKER } from "../../contract/markers.js";
 
@@ -38,6 +38,23 @@ test("checkOf: a check by the program a command runs, never by a word in a path 
     "sed -n 1,20p src/lint/rules.ts",
   ])
     assert.equal(checkOf(cmd), undefined, cmd);
+});
+
+test("checkOf: a command named like an object's own property (`constructor`, `toString`) is no check and no crash", () => {
+  // The subcommand table was a plain object: `echo go; constructor x` read Object's constructor as a
+  // program with subcommands and threw.
+  for (const cmd of ["echo go; constructor x", "echo npm; hasOwnProperty -x y", "npm run x; toString"])
+    assert.equal(checkOf(cmd), undefined, cmd);
+  assert.equal(checkOf("constructor x; go test ./...")?.key, "go test ./...");
+});
+
+test("checkOf: quotes inside a word join it; redirections are no words; a heredoc's lines are read as commands", () => {
+  assert.equal(checkOf(`go te"st" './pkg/'"a" 2>&1 >out.log`)?.key, "go test ./pkg/a");
+  assert.equal(checkOf("FOO=1 nice npx 'jest' src &>/dev/null")?.key, "jest src");
+  assert.equal(checkOf("bash <<'EOF'\ncd web\nnpm run lint\nEOF")?.key, "npm run lint");
+  // A quote left open runs to the end of what is read.
+  assert.equal(checkOf(`make 'test`)?.key, "make test");
+  assert.equal(checkOf(`echo "npm test`), undefined);
 });
 
 /** Real shapes of each runner's output: failing, then passing. */
@@ -293,4 +310,88 @@ test("checkOf's quick test never hides a check: over generated shell lines it ag
     }),
     { numRuns: 2000 },
   );
+});
+
+test("MAY_FAIL: every line a failure pattern takes holds one of its words (the quick test passes over no failure)", () => {
+  for (const [, , line] of FAILING) assert.ok(MAY_FAIL.test(line), line);
+  const fragments = [
+    ...[
+      "FAIL",
+      "FAILED",
+      "failed",
+      "failing",
+      "fail",
+      "error",
+      "errors",
+      "ERROR",
+      "Error",
+      "E0425",
+      "[E0425]",
+    ],
+    ...[
+      "test result: ",
+      "Tests:",
+      "Test Suites:",
+      "Test Files",
+      "#",
+      " ",
+      "\t",
+      "=",
+      "1",
+      "12",
+      "0",
+      "passed, ",
+    ],
+    ...[
+      "Found ",
+      "✖ ",
+      "problems ",
+      "(",
+      ")",
+      "make",
+      "[1]",
+      ": *** ",
+      "--- ",
+      "not ok ",
+      "panic: ",
+      ":",
+      ",",
+    ],
+    ...["Traceback (most recent call last):", "exit status ", "Exit code: ", "exited with code ", "Process "],
+    ...[
+      "Command failed with exit code ",
+      "npm ERR! ",
+      "npm error ",
+      "ELIFECYCLE",
+      "Lifecycle script `x` failed",
+    ],
+    ...[
+      "a.ts",
+      "(1,2)",
+      " - ",
+      "TS2304",
+      "error TS1:",
+      "x",
+      "pkg",
+      "0.1s",
+      "[build failed]",
+      "[setup failed]",
+    ],
+  ];
+  fc.assert(
+    fc.property(fc.array(fc.constantFrom(...fragments), { maxLength: 10 }), (parts) => {
+      const line = parts.join("");
+      if (FAILURE_LINES.some((re) => re.test(line))) assert.ok(MAY_FAIL.test(line), line);
+    }),
+    { numRuns: 20_000 },
+  );
+});
+
+test("failureLineOf: a failure line split by colour codes is still read (the quick test is not run on coloured output)", () => {
+  const esc = String.fromCharCode(27);
+  assert.equal(
+    failureLineOf(`ok 1\n${esc}[31mFA${esc}[0mIL${esc}[0m\tgithub.com/o/r 0.1s\n`),
+    "FAIL\tgithub.com/o/r 0.1s",
+  );
+  assert.equal(failureLineOf("all 12 tests passed\nok\n"), undefined);
 });

@@ -6,46 +6,82 @@
  * when tests fail, and the tail it prints says `FAIL`. Pure.
  */
 
-/** One simple command of a shell line: its words (quotes removed, redirections and env assignments left out). */
+/** Characters of a shell line read: a line longer than this is read by its head. */
+const LINE_CHARS = 4096;
+
+/**
+ * One simple command of a shell line: its words (quotes removed, redirections and env assignments left out).
+ * Words are cut out of the line by slices (a word is built by concatenation only where a quote sits inside
+ * it): a heredoc or a patch passed to a shell is read as lines of words, thousands of characters.
+ */
 function simpleCommands(line: string): string[][] {
   const out: string[][] = [];
   // Split on the operators that start another command (`&&`, `||`, `;`, `|`, line breaks), outside quotes.
+  const end = Math.min(line.length, LINE_CHARS);
   let words: string[] = [];
   let word = "";
   let inWord = false;
-  let quote = "";
-  const endWord = (): void => {
-    if (inWord) words.push(word);
-    word = "";
-    inWord = false;
-  };
-  const endCommand = (): void => {
-    endWord();
-    if (words.length > 0) out.push(words);
-    words = [];
-  };
-  for (let i = 0; i < line.length && i < 4096; i++) {
-    const ch = line[i]!;
-    if (quote !== "") {
-      if (ch === quote) quote = "";
-      else word += ch;
-      continue;
-    }
-    if (ch === "'" || ch === '"') {
-      quote = ch;
+  /** Where the unquoted part of the current word started (-1: none open). */
+  let from = -1;
+  for (let i = 0; i < end; i++) {
+    const ch = line.charCodeAt(i);
+    if (ch === 0x27 || ch === 0x22) {
+      // ' or ": the quoted part, up to the closing quote (or the end of what is read), joins the word.
+      if (from >= 0) word += line.slice(from, i);
+      from = -1;
+      const close = line.indexOf(ch === 0x27 ? "'" : '"', i + 1);
+      const stop = close === -1 || close >= end ? end : close;
+      word += line.slice(i + 1, stop);
       inWord = true;
-    } else if (ch === "|" || ch === ";" || ch === "\n" || ch === "&" || ch === "(" || ch === ")") {
-      // `2>&1` is a redirection, not a command separator.
-      if (ch === "&" && line[i - 1] === ">") word += ch;
-      else endCommand();
-    } else if (ch === " " || ch === "\t") endWord();
-    else {
-      word += ch;
+      i = stop;
+    } else if (
+      ch === 0x7c || // |
+      ch === 0x3b || // ;
+      ch === 0x0a || // line break
+      (ch === 0x26 && line.charCodeAt(i - 1) !== 0x3e) || // & (`2>&1` is a redirection, not a separator)
+      ch === 0x28 || // (
+      ch === 0x29 // )
+    ) {
+      if (from >= 0) word += line.slice(from, i);
+      from = -1;
+      if (inWord) words.push(word);
+      word = "";
+      inWord = false;
+      if (words.length > 0) out.push(keptWords(words));
+      words = [];
+    } else if (ch === 0x20 || ch === 0x09) {
+      if (from >= 0) word += line.slice(from, i);
+      from = -1;
+      if (inWord) words.push(word);
+      word = "";
+      inWord = false;
+    } else {
+      if (from < 0) from = i;
       inWord = true;
     }
   }
-  endCommand();
-  return out.map((w) => w.filter((x) => !/^\d*[<>]/.test(x) && !/^&\d$/.test(x)));
+  if (from >= 0) word += line.slice(from, end);
+  if (inWord) words.push(word);
+  if (words.length > 0) out.push(keptWords(words));
+  return out;
+}
+
+const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
+
+/** A redirection word: digits then `<` or `>` (`2>&1`, `>out`, `<in`), or `&` and a digit. */
+function isRedirection(w: string): boolean {
+  let i = 0;
+  while (i < w.length && isDigit(w.charCodeAt(i))) i++;
+  const c = w.charCodeAt(i);
+  if (c === 0x3c || c === 0x3e) return true;
+  return w.length === 2 && w.charCodeAt(0) === 0x26 && isDigit(w.charCodeAt(1));
+}
+
+/** The words of a command without its redirections. */
+function keptWords(words: string[]): string[] {
+  let n = 0;
+  for (const w of words) if (isRedirection(w)) n++;
+  return n === 0 ? words : words.filter((w) => !isRedirection(w));
 }
 
 /** Words before the program that do not change which program runs. */
@@ -89,20 +125,21 @@ const CHECK_PROGRAMS = new Set([
 const CHECK_NAME =
   /^(?:test|tests|check|checks|lint|build|typecheck|type-check|types|tsc|verify|ci|vet|e2e|spec|unit|integration)(?:[:._-][\w:.-]*)?$/i;
 /** Subcommands that check: `go test`, `cargo clippy`, `deno test`, `dotnet build`, … */
-const CHECK_SUBCOMMANDS: Record<string, RegExp> = {
-  go: /^(?:test|build|vet)$/,
-  cargo: /^(?:test|build|check|clippy|nextest|fmt)$/,
-  deno: /^(?:test|check|lint)$/,
-  bun: /^test$/,
-  dotnet: /^(?:test|build)$/,
-  swift: /^(?:test|build)$/,
-  mvn: /^(?:test|verify|package|compile)$/,
-  gradle: /^(?:test|build|check)$/,
-  "./gradlew": /^(?:test|build|check)$/,
-  mix: /^test$/,
-  zig: /^(?:test|build)$/,
-  prettier: /^(?:--check|-c)$/,
-};
+/** A map, not an object: a word such as `constructor` names no program here. */
+const CHECK_SUBCOMMANDS: ReadonlyMap<string, RegExp> = new Map([
+  ["go", /^(?:test|build|vet)$/],
+  ["cargo", /^(?:test|build|check|clippy|nextest|fmt)$/],
+  ["deno", /^(?:test|check|lint)$/],
+  ["bun", /^test$/],
+  ["dotnet", /^(?:test|build)$/],
+  ["swift", /^(?:test|build)$/],
+  ["mvn", /^(?:test|verify|package|compile)$/],
+  ["gradle", /^(?:test|build|check)$/],
+  ["./gradlew", /^(?:test|build|check)$/],
+  ["mix", /^test$/],
+  ["zig", /^(?:test|build)$/],
+  ["prettier", /^(?:--check|-c)$/],
+]);
 /** Package runners whose script names say whether it checks (`npm test`, `pnpm run lint`, `yarn build`). */
 const SCRIPT_RUNNERS = new Set([
   "npm",
@@ -144,7 +181,7 @@ const MAY_CHECK = new RegExp(
     [
       ...CHECK_PROGRAMS,
       ...SCRIPT_RUNNERS,
-      ...Object.keys(CHECK_SUBCOMMANDS).map((k) => k.replace(/^\.\//, "")),
+      ...[...CHECK_SUBCOMMANDS.keys()].map((k) => k.replace(/^\.\//, "")),
     ]
       .map(escapeName)
       .join("|") +
@@ -153,7 +190,9 @@ const MAY_CHECK = new RegExp(
 
 /** The check a shell line runs, or undefined when it runs none (the first check of the line). */
 export function checkOf(line: string): Check | undefined {
-  return MAY_CHECK.test(line.length > 4096 ? line.slice(0, 4096) : line) ? checkOfCommands(line) : undefined;
+  return MAY_CHECK.test(line.length > LINE_CHARS ? line.slice(0, LINE_CHARS) : line)
+    ? checkOfCommands(line)
+    : undefined;
 }
 
 /** `checkOf` without the quick test of `MAY_CHECK`: every simple command of the line read (exported for tests). */
@@ -170,17 +209,34 @@ export function isCheckCommand(line: string): boolean {
   return checkOf(line) !== undefined;
 }
 
+/** An environment assignment (`FOO=1`). */
+const isAssignment = (w: string): boolean => w.includes("=") && /^[A-Za-z_][A-Za-z0-9_]*=/.test(w);
+
+/** `python`, `python3`, `python3.12`. */
+const PYTHON = /^python(?:\d(?:\.\d+)?)?$/;
+
 function checkOfWords(all: readonly string[]): Check | undefined {
   let i = 0;
   // Environment assignments and prefixes that only change how the program runs.
-  while (i < all.length && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(all[i]!) || PREFIX_WORDS.has(all[i]!))) i++;
+  while (i < all.length && (isAssignment(all[i]!) || PREFIX_WORDS.has(all[i]!))) i++;
   while (i < all.length && (LAUNCHERS.has(all[i]!) || (RUN_VIA.has(all[i]!) && all[i + 1] === "run"))) {
     i += LAUNCHERS.has(all[i]!) ? 1 : 2;
     while (i < all.length && all[i]!.startsWith("-")) i++;
   }
   const prog = all[i];
   if (prog === undefined) return undefined;
-  const name = prog.replace(/^.*\//, "");
+  const name = prog.includes("/") ? prog.replace(/^.*\//, "") : prog;
+  const python = name.startsWith("python") && PYTHON.test(name);
+  const sub = CHECK_SUBCOMMANDS.get(name) ?? CHECK_SUBCOMMANDS.get(prog);
+  // Most commands run no program that checks: they are passed over before their arguments are read.
+  if (
+    !python &&
+    name !== "node" &&
+    sub === undefined &&
+    !CHECK_PROGRAMS.has(name) &&
+    !SCRIPT_RUNNERS.has(name)
+  )
+    return undefined;
   const rest = all.slice(i + 1);
   const targets = (from: readonly string[]): string[] => {
     const out: string[] = [];
@@ -198,7 +254,7 @@ function checkOfWords(all: readonly string[]): Check | undefined {
     return out;
   };
   // `python -m pytest`, `python3 -m mypy`.
-  if (/^python(?:\d(?:\.\d+)?)?$/.test(name) && rest[0] === "-m" && rest[1] !== undefined) {
+  if (python && rest[0] === "-m" && rest[1] !== undefined) {
     const mod = rest[1];
     if (CHECK_PROGRAMS.has(mod) || mod === "unittest" || mod === "compileall")
       return { key: [mod, ...targets(rest.slice(2))].join(" ") };
@@ -206,7 +262,6 @@ function checkOfWords(all: readonly string[]): Check | undefined {
   }
   if (name === "node" && rest.includes("--test")) return { key: ["node --test", ...targets(rest)].join(" ") };
   if (CHECK_PROGRAMS.has(name)) return { key: [name, ...targets(rest)].join(" ") };
-  const sub = CHECK_SUBCOMMANDS[name] ?? CHECK_SUBCOMMANDS[prog];
   const args = targets(rest);
   if (sub !== undefined) {
     const word = rest.find((w) => !w.startsWith("-") || sub.test(w));
@@ -232,11 +287,15 @@ function checkOfWords(all: readonly string[]): Check | undefined {
 export function failureLineOf(output: string): string | undefined {
   // Runner summaries sit at the end of long outputs: read the head and the tail.
   const text = output.length <= 65_536 ? output : `${output.slice(0, 16_384)}\n${output.slice(-49_152)}`;
+  // Most outputs of a passing check hold no word a failure line needs: one search rules them out (a
+  // colour code could split such a word, so an output with one is read line by line).
+  const coloured = text.includes(ESC);
+  if (!coloured && !MAY_FAIL.test(text)) return undefined;
   let found: string | undefined;
   let rank = Number.MAX_SAFE_INTEGER;
   for (const raw of text.split("\n")) {
-    const line = raw.replace(ANSI_COLOUR, "").trim();
-    if (line === "" || line.length > 2_000) continue;
+    const line = (coloured ? raw.replace(ANSI_COLOUR, "") : raw).trim();
+    if (line === "" || line.length > 2_000 || !MAY_FAIL.test(line)) continue;
     for (let r = 0; r < FAILURE_LINES.length && r < rank; r++) {
       if (FAILURE_LINES[r]!.test(line)) {
         found = line;
@@ -250,13 +309,20 @@ export function failureLineOf(output: string): string | undefined {
 }
 
 /** Terminal colour codes (runners colour their verdicts). */
-const ANSI_COLOUR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
+const ESC = String.fromCharCode(27);
+const ANSI_COLOUR = new RegExp(`${ESC}\\[[0-9;]*m`, "g");
+
+/**
+ * A word that every line of `FAILURE_LINES` holds, in some case: a line without one is no failure line
+ * (a test in checks.test.ts holds each pattern to it).
+ */
+export const MAY_FAIL = /fail|error|exit|panic|traceback|not ok|npm |elifecycle/i;
 
 /**
  * Failure lines, the most telling first (a summary over a detail): the first
  * line of the best kind found is the one quoted.
  */
-const FAILURE_LINES: readonly RegExp[] = [
+export const FAILURE_LINES: readonly RegExp[] = [
   // Summaries: go, cargo, pytest, jest, vitest, node --test / TAP, mocha, tsc, eslint.
   /^FAIL\s+\S+\s+(?:[\d.]+s|\[build failed\]|\[setup failed\])$/,
   /^test result: FAILED\b/,

@@ -52,6 +52,12 @@ const MAX_WORK_NOTES = 1000;
 export const COMMAND_CHARS = 160;
 /** Characters past a cut that are redacted with the kept part, so a secret across the cut is seen whole. */
 export const REDACT_MARGIN = 256;
+/**
+ * What a work note keeps of the reported part of its text (`raw`): its head of at least this many
+ * characters, whole sentences. The note reads at most NOTE_CHARS + REDACT_MARGIN of it and one past
+ * them (`redactedLine` in render.ts: the one-line window of the cut), so twice that leaves room.
+ */
+const NOTE_RAW_CHARS = 2 * (NOTE_CHARS + REDACT_MARGIN);
 
 export interface CommandEntry {
   /** The command on one line, cut to COMMAND_CHARS (not redacted: the key that counts repeats). */
@@ -233,7 +239,7 @@ export function collect(
     // is recognised only as written. The head redacted is four times what the note can show, so the
     // cut of the head falls far past the note's (the note is redacted again as a whole).
     const head = safeHead(assistantTexts[i]!, 4 * (4 * NOTE_CHARS + REDACT_MARGIN));
-    const raw = reportedPart(oneLine(redactSecrets(head), 4 * NOTE_CHARS + REDACT_MARGIN));
+    const raw = reportedPart(oneLine(redactSecrets(head), 4 * NOTE_CHARS + REDACT_MARGIN), NOTE_RAW_CHARS);
     const text = clipWords(oneLine(raw, NOTE_CHARS + 1), NOTE_CHARS);
     if (text !== "") c.work.push({ text, raw });
   }

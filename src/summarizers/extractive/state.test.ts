@@ -53,6 +53,23 @@ test("reportedPart keeps whole sentences: a dot in a file name, a version or a U
   assert.deepEqual(sentencesOf(long), [long]);
 });
 
+test("reportedPart with a limit: the head of the whole result, whole sentences, stopped past the limit", () => {
+  const text = Array.from({ length: 60 }, (_, i) =>
+    i % 3 === 0 ? `Let me look at part ${i}.` : `Fixed part ${i} in src/p${i}.ts.`,
+  ).join(" ");
+  const whole = reportedPart(text);
+  for (const max of [0, 10, 100, 457, 912]) {
+    const head = reportedPart(text, max);
+    assert.ok(whole.startsWith(head), `max ${max}`);
+    assert.ok(head.length > max, `max ${max}: ${head.length}`);
+    // No sentence more than it takes to pass the limit.
+    const lastSentence = head.slice(head.lastIndexOf(" Fixed") + 1);
+    assert.ok(head.length - lastSentence.length - 1 <= max, `max ${max}`);
+  }
+  assert.equal(reportedPart(text, whole.length), whole);
+  assert.equal(reportedPart("Let me check. OK.", 5), "");
+});
+
 test("isConstraint and rejectionOf", () => {
   for (const t of [
     "no, use X",

@@ -17,15 +17,18 @@ export interface UserText {
 }
 
 const TAG = (name: string): RegExp => new RegExp(`<${name}>([\\s\\S]*?)</${name}>`);
+/** Made once, not per message (no `g` flag: `exec` keeps no state between texts). */
+const COMMAND_NAME = TAG("command-name");
+const COMMAND_ARGS = TAG("command-args");
 
 /** A user text as the note shows it (the message's `meta.is_meta` marks text the agent injected). */
 export function unwrapUserText(text: string, m?: Message): UserText {
   const raw = withoutInjected(text);
   if (raw.trim() === "" && text.trim() !== "")
     return { kind: "injected", text: `[system reminder or hook output: ${text.length} characters]` };
-  const name = TAG("command-name").exec(raw)?.[1]?.trim();
+  const name = raw.includes("<command-name>") ? COMMAND_NAME.exec(raw)?.[1]?.trim() : undefined;
   if (name !== undefined) {
-    const args = TAG("command-args").exec(raw)?.[1]?.trim() ?? "";
+    const args = COMMAND_ARGS.exec(raw)?.[1]?.trim() ?? "";
     const slash = name.startsWith("/") ? name : `/${name}`;
     return { kind: "command", text: args === "" ? slash : `${slash} ${args}` };
   }
@@ -66,6 +69,30 @@ const NARRATION =
 
 const isTerminator = (c: number): boolean => c === 0x2e || c === 0x21 || c === 0x3f; // . ! ?
 const WHITESPACE = /\s/;
+/** A sentence that is only an interjection ("Done.", "OK!"). */
+const INTERJECTION = /^(?:ok(?:ay)?|great|perfect|good|excellent|alright|done|now|sure)[.!,:]*$/i;
+
+/**
+ * Where the sentence of `text` that starts at `from` ends: after a run of `.`, `!` or `?` followed by
+ * whitespace or the end of the text (a `.` inside a word, a file name, a version or a URL, ends none);
+ * the text's length when none does.
+ */
+function sentenceEnd(text: string, from: number): number {
+  const n = text.length;
+  let i = from;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c !== 0x2e && c !== 0x21 && c !== 0x3f) {
+      i++;
+      continue;
+    }
+    let j = i + 1;
+    while (j < n && isTerminator(text.charCodeAt(j))) j++;
+    if (j === n || WHITESPACE.test(text[j]!)) return j;
+    i = j;
+  }
+  return n;
+}
 
 /**
  * The sentences of a text, in one pass: a sentence ends at a run of `.`, `!`
@@ -74,35 +101,29 @@ const WHITESPACE = /\s/;
  */
 export function sentencesOf(text: string): string[] {
   const out: string[] = [];
-  let start = 0;
-  for (let i = 0; i < text.length;) {
-    if (!isTerminator(text.charCodeAt(i))) {
-      i++;
-      continue;
-    }
-    let j = i + 1;
-    while (j < text.length && isTerminator(text.charCodeAt(j))) j++;
-    if (j === text.length || WHITESPACE.test(text[j]!)) {
-      out.push(text.slice(start, j));
-      start = j;
-    }
-    i = j;
+  for (let start = 0; start < text.length;) {
+    const end = sentenceEnd(text, start);
+    out.push(text.slice(start, end));
+    start = end;
   }
-  if (start < text.length) out.push(text.slice(start));
   return out;
 }
 
-/** The sentences of a work note that report something (narration and bare interjections left out); "" when none. */
-export function reportedPart(text: string): string {
-  const kept = sentencesOf(text)
-    .map((x) => x.trim())
-    .filter(
-      (x) =>
-        x !== "" &&
-        !NARRATION.test(x) &&
-        !/^(?:ok(?:ay)?|great|perfect|good|excellent|alright|done|now|sure)[.!,:]*$/i.test(x),
-    );
-  return kept.join(" ");
+/**
+ * The sentences of a work note that report something (narration and bare interjections left out), joined
+ * by a space; "" when none. `max`: a reader that needs no more than `max` characters of it (and one past
+ * them, to see whether it goes on) gets its head: the sentences after the one that reaches `max + 1`
+ * characters are not read.
+ */
+export function reportedPart(text: string, max = Number.POSITIVE_INFINITY): string {
+  let out = "";
+  for (let start = 0; start < text.length && out.length <= max;) {
+    const end = sentenceEnd(text, start);
+    const x = text.slice(start, end).trim();
+    start = end;
+    if (x !== "" && !NARRATION.test(x) && !INTERJECTION.test(x)) out = out === "" ? x : `${out} ${x}`;
+  }
+  return out;
 }
 
 /**
