@@ -47,3 +47,37 @@ test("retention: the span is what the note summarized, not the recent tail kept 
   assert.equal(ret.paths.found, 0);
   assert.ok(ret.paths.missed.every((p) => Number(/\d+/.exec(p)![0]) < summarized));
 });
+
+test("retention: a user message counts by the user's own words; what the harness wrote in a user turn is not counted", () => {
+  const said = "Keep the old option as an alias until the next major version.";
+  const original: Message[] = [
+    {
+      role: "user",
+      content: [{ type: "text", text: "<environment_context>\n<cwd>/repo</cwd>\n</environment_context>" }],
+    },
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "<system-reminder>The date is today.</system-reminder>" },
+        { type: "text", text: said },
+      ],
+    },
+    { role: "assistant", content: [{ type: "text", text: "Done." }] },
+    { role: "user", content: [{ type: "text", text: "Now run the tests." }] },
+    { role: "assistant", content: [{ type: "text", text: "They pass." }] },
+  ];
+  const checkpoint = (text: string): Message => ({
+    role: "user",
+    content: [{ type: "text", text: `[compact-safe checkpoint]\n${text}` }],
+  });
+  // A note without the user's words: the one message of theirs in the span is missed (the harness's are not counted).
+  const without = checkpoint("## Objective\nRename the option.");
+  const r1 = measureRetention(original, [without, ...original.slice(3)], without);
+  assert.equal(r1.user_messages.total, 1);
+  assert.equal(r1.user_messages.found, 0);
+  assert.deepEqual(r1.user_messages.missed, [said]);
+  // A note that quotes them: found.
+  const quoting = checkpoint(`## Objective\nRename the option.\n## Constraints\n- ${said}`);
+  const r2 = measureRetention(original, [quoting, ...original.slice(3)], quoting);
+  assert.equal(r2.user_messages.found, 1);
+});

@@ -14,9 +14,13 @@
  *   a tool input (`*** Add|Update|Delete File:`, `*** Move to:`, `+++ b/`,
  *   `--- a/`), including a patch passed to a shell tool. Found when the
  *   checkpoint text contains the path.
- * - (b) Plain user messages of the span: the first 200 characters of their
- *   text, found in the checkpoint or in a retained user message of the
- *   replacement.
+ * - (b) Plain user messages of the span: the first 200 characters of the
+ *   user's own words in them (the contract's `ownUserWords`: a text the
+ *   harness wrote, such as an environment context, an instructions file, a
+ *   system reminder, an interruption marker or a prompt the agent expanded,
+ *   is not the user's, and the note leaves it out on purpose), found in the
+ *   checkpoint or in a retained user message of the replacement. A message
+ *   with no words of the user's counts for nothing.
  * - (c) Error first lines: the first non-empty line of every `is_error`
  *   tool result in the span (of its output, for Codex's
  *   `{"output": ..., "metadata": ...}` wrapper or `Exit code: N ... Output:` form) (results that an importer synthesised to close
@@ -29,7 +33,7 @@
  * nothing is summarized: the facts are looked up in the whole replacement.
  */
 import type { Block, Message } from "../src/model/index.js";
-import { isCheckpoint, isPlainUser } from "../src/contract/classify.js";
+import { isCheckpoint, isPlainUser, ownUserWords } from "../src/contract/classify.js";
 import { protectedRound } from "../src/contract/rounds.js";
 import { rejectionOf } from "../src/summarizers/extractive/user-text.js";
 
@@ -178,7 +182,7 @@ export function measureRetention(
   const errors = new Set<string>();
   for (const m of span) {
     if (isPlainUser(m)) {
-      const head = norm(textOfBlocks(m.content)).slice(0, USER_HEAD);
+      const head = norm(textOfBlocks(ownUserWords(m))).slice(0, USER_HEAD);
       if (head !== "") users.add(head);
     }
     for (const b of m.content) {
