@@ -242,48 +242,47 @@ function addJson(value: unknown): void {
   countedOther += other;
 }
 
+/** What `addFlatJson` has counted of the value it reads (added to the totals only when the whole is flat). */
+let flatAscii = 0;
+let flatOther = 0;
+
+/** Counts a string, number, boolean, null or undefined as the walk does; false, for anything else. */
+function addFlatValue(x: unknown): boolean {
+  if (typeof x === "string") {
+    const o = nonAscii(x);
+    flatOther += o;
+    flatAscii += x.length - o + 2;
+  } else if (typeof x === "number" || typeof x === "boolean") flatAscii += String(x).length;
+  else if (x === null || x === undefined) flatAscii += 4;
+  else return false;
+  return true;
+}
+
 /**
  * An array or object (its own enumerable keys, as the walk reads them)
  * holding only strings, numbers, booleans, null and undefined, counted as
  * the walk counts it; false, with nothing added, for anything else.
  */
 function addFlatJson(v: object): boolean {
-  let ascii = 0;
-  let other = 0;
+  flatAscii = 0;
+  flatOther = 0;
   let n = 0;
-  const array = Array.isArray(v);
-  if (array) {
+  if (Array.isArray(v)) {
     n = v.length;
-    for (let i = 0; i < n; i++) {
-      const x: unknown = v[i];
-      if (typeof x === "string") {
-        const o = nonAscii(x);
-        other += o;
-        ascii += x.length - o + 2;
-      } else if (typeof x === "number" || typeof x === "boolean") ascii += String(x).length;
-      else if (x === null || x === undefined) ascii += 4;
-      else return false;
-    }
+    for (let i = 0; i < n; i++) if (!addFlatValue(v[i])) return false;
   } else {
     const keys = Object.keys(v);
     n = keys.length;
     for (let i = 0; i < n; i++) {
       const k = keys[i]!;
-      const x = (v as Record<string, unknown>)[k];
-      if (typeof x === "string") {
-        const o = nonAscii(x);
-        other += o;
-        ascii += x.length - o + 2;
-      } else if (typeof x === "number" || typeof x === "boolean") ascii += String(x).length;
-      else if (x === null || x === undefined) ascii += 4;
-      else return false;
+      if (!addFlatValue((v as Record<string, unknown>)[k])) return false;
       const o = nonAscii(k);
-      other += o;
-      ascii += k.length - o + 3;
+      flatOther += o;
+      flatAscii += k.length - o + 3;
     }
   }
-  countedAscii += ascii + 1 + Math.max(1, n);
-  countedOther += other;
+  countedAscii += flatAscii + 1 + Math.max(1, n);
+  countedOther += flatOther;
   return true;
 }
 
