@@ -15,15 +15,24 @@ import { mapStrings, showControls } from "./visible.js";
 
 const TEMPLATES = new URL("../../../templates/", import.meta.url);
 
-let templates: { script: string; css: string } | undefined;
+const templates = new Map<string, { script: string; css: string }>();
 
-/** The page's script and styles (read once). */
+/** A page's script and styles, `templates/NAME.js` and `templates/NAME.css` (read once). */
+export function pageTemplates(name: "report" | "team"): { script: string; css: string } {
+  let t = templates.get(name);
+  if (t === undefined) {
+    t = {
+      script: readFileSync(new URL(`${name}.js`, TEMPLATES), "utf8"),
+      css: readFileSync(new URL(`${name}.css`, TEMPLATES), "utf8"),
+    };
+    templates.set(name, t);
+  }
+  return t;
+}
+
+/** The session page's script and styles (read once). */
 export function reportTemplates(): { script: string; css: string } {
-  templates ??= {
-    script: readFileSync(new URL("report.js", TEMPLATES), "utf8"),
-    css: readFileSync(new URL("report.css", TEMPLATES), "utf8"),
-  };
-  return templates;
+  return pageTemplates("report");
 }
 
 /** Escapes text for HTML element content and attribute values. */
@@ -45,7 +54,8 @@ export function scriptSafeJson(value: unknown): string {
   );
 }
 
-function sha256(text: string): string {
+/** A Content-Security-Policy source that allows exactly `text` (its SHA-256). */
+export function sha256(text: string): string {
   return `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`;
 }
 

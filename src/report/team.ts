@@ -8,26 +8,14 @@
  * and lets only its own script and styles and the session report's run (by their hashes; a `srcdoc`
  * frame runs under the page's policy too).
  */
-import { readFileSync } from "node:fs";
-import { createHash } from "node:crypto";
 import type { AuditSummary, RankedSession } from "../route/audit-summary.js";
-import { escapeHtml, reportTemplates, scriptSafeJson } from "./html.js";
+import { escapeHtml, pageTemplates, reportTemplates, scriptSafeJson, sha256 } from "./html.js";
 import { mapStrings, showControls } from "./visible.js";
-
-const TEMPLATES = new URL("../../../templates/", import.meta.url);
-
-let templates: { script: string; css: string } | undefined;
 
 /** The team page's script and styles (read once). */
 export function teamTemplates(): { script: string; css: string } {
-  templates ??= {
-    script: readFileSync(new URL("team.js", TEMPLATES), "utf8"),
-    css: readFileSync(new URL("team.css", TEMPLATES), "utf8"),
-  };
-  return templates;
+  return pageTemplates("team");
 }
-
-const hash = (text: string) => `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`;
 
 /** The page's policy: no request of any kind; its own and the session report's script and styles only. */
 export function teamContentSecurityPolicy(): string {
@@ -35,8 +23,8 @@ export function teamContentSecurityPolicy(): string {
   const report = reportTemplates();
   return [
     "default-src 'none'",
-    `script-src ${hash(team.script)} ${hash(report.script)}`,
-    `style-src ${hash(team.css)} ${hash(report.css)}`,
+    `script-src ${sha256(team.script)} ${sha256(report.script)}`,
+    `style-src ${sha256(team.css)} ${sha256(report.css)}`,
     "img-src 'none'",
     "connect-src 'none'",
     "frame-src 'self'",
