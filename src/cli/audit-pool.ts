@@ -29,8 +29,8 @@ interface Slot {
   worker: Worker;
   /** The tasks sent to it and not answered yet, in the order sent (it answers them in that order). */
   tasks: AuditTask[];
-  /** Under the pool's heap cap (a worker without it reads the one session that needed more, then ends). */
-  capped: boolean;
+  /** Without the pool's heap cap: it reads the session that needed more (and what it held next), then ends. */
+  once: boolean;
 }
 
 export class AuditPool {
@@ -52,20 +52,22 @@ export class AuditPool {
   ) {
     this.worker = options.worker ?? WORKER;
     this.heapMb = "heapMb" in options ? options.heapMb : WORKER_HEAP_MB;
-    for (let i = 0; i < jobs; i++) this.release(this.spawn(true));
+    for (let i = 0; i < jobs; i++) this.release(this.spawn(false));
   }
 
-  private spawn(capped: boolean): Slot {
-    const limits = capped && this.heapMb !== undefined ? { maxOldGenerationSizeMb: this.heapMb } : undefined;
+  private spawn(once: boolean): Slot {
+    const limits = once || this.heapMb === undefined ? undefined : { maxOldGenerationSizeMb: this.heapMb };
     const slot: Slot = {
       worker: new Worker(this.worker, { stdout: false, stderr: false, resourceLimits: limits }),
       tasks: [],
-      capped: limits !== undefined || this.heapMb === undefined,
+      once,
     };
     slot.worker.on("message", (a: AuditAnswer) => {
       const i = slot.tasks.findIndex((t) => t.n === a.n);
-      if (i >= 0) slot.tasks.splice(i, 1);
-      if (!slot.capped && slot.tasks.length === 0) this.recycle(slot);
+      // Not its task (any more): a worker that died, its tasks answered or given to another.
+      if (i < 0) return;
+      slot.tasks.splice(i, 1);
+      if (slot.once && slot.tasks.length === 0) this.recycle(slot);
       else this.release(slot);
       this.onAnswer(a);
     });
@@ -77,8 +79,8 @@ export class AuditPool {
       const [task, ...next] = slot.tasks;
       slot.tasks = [];
       // The heap's cap stopped it: the session it read is read once more, by a worker without the cap.
-      const retry = task !== undefined && outOfMemory && slot.capped && this.heapMb !== undefined;
-      const fresh = this.spawn(!retry);
+      const retry = task !== undefined && outOfMemory && !slot.once && this.heapMb !== undefined;
+      const fresh = this.spawn(retry);
       for (const t of retry ? [task, ...next] : next) this.send(fresh, t);
       this.release(fresh);
       if (task === undefined || retry) return;
@@ -109,7 +111,7 @@ export class AuditPool {
     if (i < 0) return;
     this.slots.splice(i, 1);
     void slot.worker.terminate();
-    this.release(this.spawn(true));
+    this.release(this.spawn(false));
   }
 
   private send(slot: Slot, task: AuditTask): void {
@@ -119,7 +121,7 @@ export class AuditPool {
 
   /** A slot has room for a task: to the first caller waiting, else among the idle (the emptiest first). */
   private release(slot: Slot): void {
-    if (!slot.capped || slot.tasks.length >= AHEAD || !this.slots.includes(slot) || this.idle.includes(slot))
+    if (slot.once || slot.tasks.length >= AHEAD || !this.slots.includes(slot) || this.idle.includes(slot))
       return;
     const next = this.waiting.shift();
     if (next) next(slot);
