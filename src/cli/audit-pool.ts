@@ -19,7 +19,7 @@ export const AHEAD = 2;
 
 /**
  * The cap on a worker's old generation, in MB. Without it V8 lets a worker's heap grow to four times
- * what it holds between collections, and one worker's peak RSS moved from 160 to 310 MB from one run
+ * what it holds between collections, and one worker's peak RSS moved from 170 to 311 MB from one run
  * to the next over the same sessions; under it the worker collects sooner. A session that needs
  * more is read again by a worker without the cap (the first worker ends out of memory).
  */
