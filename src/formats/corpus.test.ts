@@ -19,7 +19,8 @@ import { liveContext } from "../journal/tree.js";
 import type { Message } from "../model/index.js";
 import { parseJournalEntry } from "../model/index.js";
 import { checkProviderShape } from "./export/check-shape.js";
-import { importFile, importText } from "./detect.js";
+import { detectFormat, importFile, importText } from "./detect.js";
+import { formatEntry } from "./registry.js";
 import { importAgentFile, type AgentFormat } from "./import-agent.js";
 import { toAnthropicRequest } from "./export/anthropic.js";
 import { toOpenAIRequest } from "./export/openai.js";
@@ -93,6 +94,20 @@ corpusSuite("formats", () => {
 
   test("the corpus is present", () => {
     assert.ok(files.length >= 20, `expected the 20 corpus files under ${corpusDir}, found ${files.length}`);
+  });
+
+  test("an import whose importer takes over the lines detection parsed is the importer's own import", () => {
+    let checked = 0;
+    for (const file of files) {
+      const text = readFileSync(file, "utf8");
+      const format = detectFormat(text, file);
+      const entry = formatEntry(format);
+      // The JSONL importers that take over detection's lines (the others' imports stamp the import time).
+      if (!["claude-code", "codex", "pi"].includes(format)) continue;
+      assert.deepEqual(importText(text, file), entry.importer(text, file, {}), file);
+      checked++;
+    }
+    assert.ok(checked >= 15, `checked ${checked}`);
   });
 
   test("an agent's hook import (its importer alone, lines decoded one by one) is the import of the file", async () => {

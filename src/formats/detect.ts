@@ -2,7 +2,7 @@
 import { readSessionFile } from "./read-file.js";
 import { jsonDepthError } from "../model/depth.js";
 import { InvalidBlockError, jsonSyntaxProblem } from "./common/source-tree.js";
-import { eachLine, isRecord, parseLine } from "./common/lines.js";
+import { eachLine, isRecord, parseLine, type ParsedHead, type ParsedLine } from "./common/lines.js";
 import type { ToolIdOptions } from "../model/tool-ids.js";
 import { FormatError, type ImportResult } from "./common/types.js";
 import { DETECTION, FORMAT_NAMES, formatEntry, unitNames, type FormatName } from "./registry.js";
@@ -18,8 +18,13 @@ function jsonlKind(o: Record<string, unknown>): FormatName | undefined {
  * formats tried when nothing matches.
  */
 export function detectFormat(text: string, fileName: string): FormatName {
+  return detect(text, fileName).format;
+}
+
+/** `detectFormat`, with the JSONL lines it parsed to vote (`head`), for the importer to take over. */
+function detect(text: string, fileName: string): { format: FormatName; head?: ParsedHead } {
   if (text.trim() === "") throw new FormatError(`${fileName}: empty file`);
-  for (const d of DETECTION.text) if (d.test(text)) return d.name;
+  for (const d of DETECTION.text) if (d.test(text)) return { format: d.name };
   const trimmed = text.trimStart();
   /** Why the text is no JSON document, when it starts like one (reported if no JSONL record is known either). */
   let syntax: { line: number; what: string } | undefined;
@@ -35,20 +40,22 @@ export function detectFormat(text: string, fileName: string): FormatName {
       syntax = jsonSyntaxProblem(text, e);
     }
     if (doc !== undefined) {
-      for (const d of DETECTION.document) if (d.test(doc, fileName)) return d.name;
+      for (const d of DETECTION.document) if (d.test(doc, fileName)) return { format: d.name };
       if (isRecord(doc)) {
         const k = jsonlKind(doc);
-        if (k) return k;
+        if (k) return { format: k };
       }
     }
   }
   const votes = new Map<FormatName, number>();
+  const head: (ParsedLine | undefined)[] = [];
   let seen = 0;
   let broken = 0;
   for (const raw of eachLine(text)) {
     if (seen >= 200) break;
     if (raw.text.trim() === "") continue;
     const p = parseLine(raw);
+    head[raw.line - 1] = p;
     if (!p.ok) broken++;
     if (!p.ok || !isRecord(p.value)) continue;
     seen++;
@@ -57,7 +64,7 @@ export function detectFormat(text: string, fileName: string): FormatName {
   }
   let best: FormatName | undefined;
   for (const [k, n] of votes) if (best === undefined || n > votes.get(best)!) best = k;
-  if (best) return best;
+  if (best) return { format: best, head };
   // A JSON document that does not parse (not a JSONL of unknown records): say what is wrong, where.
   if (syntax !== undefined && broken > 0) throw new FormatError(`${fileName}:${syntax.line}: ${syntax.what}`);
   const deep = jsonDepthError(text);
@@ -75,11 +82,21 @@ export interface ImportOptions extends ToolIdOptions {
 
 /** Imports a session from its text. */
 export function importText(text: string, fileName: string, options: ImportOptions = {}): ImportResult {
-  const format = options.format ?? detectFormat(text, fileName);
+  return importDetected(text, fileName, options, options.format ?? detect(text, fileName));
+}
+
+/** `importText` once the format is known: given (`options.format`) or detected, with what detection parsed. */
+function importDetected(
+  text: string,
+  fileName: string,
+  options: ImportOptions,
+  detected: FormatName | { format: FormatName; head?: ParsedHead },
+): ImportResult {
+  const { format, head } = typeof detected === "string" ? { format: detected, head: undefined } : detected;
   const entry = formatEntry(format); // a FormatError for an unknown name
   let result: ImportResult;
   try {
-    result = entry.importer(text, fileName, options);
+    result = entry.importer(text, fileName, options, head);
   } catch (e) {
     // A forced format the file cannot be read as: say what it looks like.
     const other =
@@ -154,12 +171,14 @@ export function importBytes(bytes: Uint8Array, fileName: string, options: Import
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
   // A journal is read from its bytes, as the journal layer reads it: a line of invalid UTF-8 is a
   // broken line there, not a line of replacement characters.
-  const format = options.format ?? detectFormat(text, fileName);
+  const detected = options.format ?? detect(text, fileName);
+  const format = typeof detected === "string" ? detected : detected.format;
   const fromBytes = formatEntry(format).importBytes;
   if (fromBytes !== undefined) {
     const result = fromBytes(bytes, fileName, options);
     if (options.format !== undefined) refuseWrongFormat(result, text, fileName, format);
     return result;
   }
-  return importText(text, fileName, options);
+  // Detected once: the importer takes over the lines detection parsed.
+  return importDetected(text, fileName, options, detected);
 }

@@ -16,6 +16,7 @@ import { looksLikeJournalEntry } from "../model/schema.js";
 import type { ToolIdOptions } from "../model/tool-ids.js";
 import { FormatError, type ImportReport, type ImportResult } from "./common/types.js";
 import type { FormatName } from "./common/format-names.js";
+import type { ParsedHead } from "./common/lines.js";
 import { importJournal } from "./import/journal.js";
 import { importClaudeCode, isClaudeCodeRecord } from "./import/claude-code.js";
 import { importCodex, isCodexRecord } from "./import/codex.js";
@@ -48,7 +49,13 @@ import {
 } from "./write-back/writers.js";
 
 /** An importer: the text of a session (named `fileName` in every message) as journal entries and a report. */
-export type Importer = (text: string, fileName: string, options: ToolIdOptions) => ImportResult;
+/** An importer of a text; `head`: the first lines as format detection parsed them, for a JSONL importer to take over. */
+export type Importer = (
+  text: string,
+  fileName: string,
+  options: ToolIdOptions,
+  head?: ParsedHead,
+) => ImportResult;
 
 /**
  * How a format is recognised from content. Each test has a rank: all the

@@ -1,7 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { eachLine, splitLines } from "./lines.js";
+import { eachLine, objectLines, splitLines } from "./lines.js";
+import { ReportBuilder } from "./report.js";
 
 test("eachLine gives the lines splitLines gives, numbered and marked alike, on any text", () => {
   const piece = fc.constantFrom("\n", "\r\n", "\r", "{}", '{"a":1}', " ", "x", "é", "\n\n");
@@ -26,4 +27,21 @@ test("eachLine stops where its reader stops: the lines after are never made", ()
   const rest = [...it];
   assert.equal(rest.length, 998);
   assert.deepEqual(rest.at(-1), { line: 1000, text: '{"i":999}', last_unterminated: true });
+});
+
+test("objectLines takes over the lines a head gives (detection's parse) and parses the others", () => {
+  const text = '{"a":1}\n\n{"b":2}\nnot json\n{"c":3}';
+  const taken = { ok: true as const, value: { a: "taken" } };
+  const rb = new ReportBuilder("claude-code", "x.jsonl");
+  const got = [...objectLines(text, rb, [taken, undefined, undefined])].map(({ raw, o }) => [raw.line, o]);
+  assert.equal(got[0]![1], taken.value, "line 1 is the head's own object, not parsed again");
+  assert.deepEqual(got, [
+    [1, { a: "taken" }],
+    [3, { b: 2 }],
+    [5, { c: 3 }],
+  ]);
+  const fresh = new ReportBuilder("claude-code", "x.jsonl");
+  for (const _ of objectLines(text, fresh)) void _;
+  assert.deepEqual(rb.report.skipped, fresh.report.skipped, "blank and broken lines are reported alike");
+  assert.equal(rb.report.skipped.length, 2);
 });

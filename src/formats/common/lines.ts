@@ -47,6 +47,13 @@ export function* eachLine(text: string): Generator<RawLine> {
 
 export type ParsedLine = { ok: true; value: unknown } | { ok: false; reason: string };
 
+/**
+ * The first lines of a JSONL text as format detection parsed them (`parseLine`), by line number - 1
+ * (a line it did not parse: undefined), so that the importer of that same text takes them over
+ * rather than parsing them again.
+ */
+export type ParsedHead = readonly (ParsedLine | undefined)[];
+
 /** End index (exclusive) of the first top-level JSON object/array in `s`, or -1. String-aware. */
 function endOfFirstValue(s: string): number {
   let depth = 0;
@@ -139,6 +146,7 @@ export { isRecord };
 export function* objectLines(
   text: string,
   rb: ReportBuilder,
+  head?: ParsedHead,
 ): Generator<{ raw: RawLine; o: Record<string, unknown> }> {
   for (const raw of splitLines(text)) {
     if (raw.text.trim() === "") {
@@ -146,7 +154,7 @@ export function* objectLines(
       rb.skip(raw.line, "blank line", true);
       continue;
     }
-    const parsed = parseLine(raw);
+    const parsed = head?.[raw.line - 1] ?? parseLine(raw);
     if (!parsed.ok || !isRecord(parsed.value)) {
       rb.line("unparsable");
       rb.skip(raw.line, parsed.ok ? "not a JSON object" : parsed.reason, false);

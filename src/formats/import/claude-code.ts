@@ -25,7 +25,7 @@ import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../../mo
 import { kindForMessage } from "../../model/index.js";
 import { fromAnthropicContent } from "../../wire/anthropic.js";
 import { textOf } from "../../wire/common.js";
-import { isRecord, objectLines } from "../common/lines.js";
+import { isRecord, objectLines, type ParsedHead } from "../common/lines.js";
 import {
   attachToPrevious,
   finishImport,
@@ -163,10 +163,11 @@ interface ParsedLine {
 function readLines(
   text: string,
   rb: ReportBuilder,
+  head?: ParsedHead,
 ): { parsed: ParsedLine[]; parentOf: Map<string, string | null> } {
   const parsed: ParsedLine[] = [];
   const parentOf = new Map<string, string | null>();
-  for (const { raw, o } of objectLines(text, rb)) {
+  for (const { raw, o } of objectLines(text, rb, head)) {
     const kind =
       String(o.type ?? "?") + (o.type === "system" && typeof o.subtype === "string" ? `:${o.subtype}` : "");
     rb.line(kind);
@@ -496,9 +497,14 @@ class ClaudeCodeImport {
   }
 }
 
-export function importClaudeCode(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
+export function importClaudeCode(
+  text: string,
+  file: string,
+  options: ToolIdOptions = {},
+  head?: ParsedHead,
+): ImportResult {
   const rb = new ReportBuilder("claude-code", file);
-  const { parsed, parentOf } = readLines(text, rb);
+  const { parsed, parentOf } = readLines(text, rb, head);
   const state = new ClaudeCodeImport(rb, parentOf);
   for (const p of parsed) state.readLine(p);
   return state.finish(file, options);

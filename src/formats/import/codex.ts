@@ -37,7 +37,7 @@ import {
   resultBlock,
   responseItemsToMessages,
 } from "../../wire/responses.js";
-import { isRecord, objectLines, parseLine, splitLines } from "../common/lines.js";
+import { isRecord, objectLines, parseLine, splitLines, type ParsedHead } from "../common/lines.js";
 import { completeHeader, finishImport, startHeader } from "../common/source-tree.js";
 import { ReportBuilder } from "../common/report.js";
 import { SourceLines, type PriorToolIds, type ToolIdOptions } from "../../model/tool-ids.js";
@@ -386,10 +386,15 @@ class CodexImport {
   }
 }
 
-export function importCodex(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
+export function importCodex(
+  text: string,
+  file: string,
+  options: ToolIdOptions = {},
+  head?: ParsedHead,
+): ImportResult {
   const rb = new ReportBuilder("codex", file);
   const state = new CodexImport(rb, compactionAnswerLines(text));
-  for (const { raw, o } of objectLines(text, rb)) state.readLine(raw.line, o);
+  for (const { raw, o } of objectLines(text, rb, head)) state.readLine(raw.line, o);
   completeHeader(state.header, state.entries, file);
   return finishImport(state.entries, rb, state.lines, options);
 }

@@ -41,7 +41,7 @@ import type { JournalEntry, Message, MessageEntry } from "../../model/index.js";
 import { isMessageKind, kindForMessage } from "../../model/index.js";
 import { branchSummaryMessage } from "../../journal/tree.js";
 import { importedCompactionEntry } from "../common/imported-compaction.js";
-import { isRecord, objectLines } from "../common/lines.js";
+import { isRecord, objectLines, type ParsedHead } from "../common/lines.js";
 import {
   attachToPrevious,
   completeHeader,
@@ -480,9 +480,14 @@ class PiImport {
   }
 }
 
-export function importPi(text: string, file: string, options: ToolIdOptions = {}): ImportResult {
+export function importPi(
+  text: string,
+  file: string,
+  options: ToolIdOptions = {},
+  head?: ParsedHead,
+): ImportResult {
   const rb = new ReportBuilder("pi", file);
-  const records = [...objectLines(text, rb)].map(({ raw, o }) => ({ line: raw.line, o }));
+  const records = [...objectLines(text, rb, head)].map(({ raw, o }) => ({ line: raw.line, o }));
   const state = new PiImport(rb, piContextEdits(records));
   for (const n of state.edits.notes) rb.note(n);
   for (const { line, o } of records) state.readLine(line, o);
