@@ -19,7 +19,7 @@ import { liveContext } from "../journal/tree.js";
 import type { Message } from "../model/index.js";
 import { parseJournalEntry } from "../model/index.js";
 import { checkProviderShape } from "./export/check-shape.js";
-import { detectFormat, importFile, importText } from "./detect.js";
+import { detectFormat, detectLines, importBytes, importFile, importText } from "./detect.js";
 import { formatEntry } from "./registry.js";
 import { importAgentFile, type AgentFormat } from "./import-agent.js";
 import { toAnthropicRequest } from "./export/anthropic.js";
@@ -96,7 +96,7 @@ corpusSuite("formats", () => {
     assert.ok(files.length >= 20, `expected the 20 corpus files under ${corpusDir}, found ${files.length}`);
   });
 
-  test("an import whose importer takes over the lines detection parsed is the importer's own import", () => {
+  test("an import whose importer takes over the lines detection parsed (from the text, or from the bytes a line at a time) is the importer's own import", () => {
     let checked = 0;
     for (const file of files) {
       const text = readFileSync(file, "utf8");
@@ -104,7 +104,12 @@ corpusSuite("formats", () => {
       const entry = formatEntry(format);
       // The JSONL importers that take over detection's lines (the others' imports stamp the import time).
       if (!["claude-code", "codex", "pi"].includes(format)) continue;
-      assert.deepEqual(importText(text, file), entry.importer(text, file, {}), file);
+      const own = entry.importer(text, file, {});
+      assert.deepEqual(importText(text, file), own, file);
+      // Read from its bytes a line at a time (never decoded whole): the same import.
+      const bytes = readFileSync(file);
+      assert.equal(detectLines(bytes)?.format, format, `${file}: detected from its lines`);
+      assert.deepEqual(importBytes(bytes, file), own, file);
       checked++;
     }
     assert.ok(checked >= 15, `checked ${checked}`);

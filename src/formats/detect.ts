@@ -2,7 +2,15 @@
 import { readSessionFile } from "./read-file.js";
 import { jsonDepthError } from "../model/depth.js";
 import { InvalidBlockError, jsonSyntaxProblem } from "./common/source-tree.js";
-import { eachLine, isRecord, parseLine, type ParsedHead, type ParsedLine } from "./common/lines.js";
+import {
+  eachByteLine,
+  eachLine,
+  isRecord,
+  parseLine,
+  type ParsedHead,
+  type ParsedLine,
+  type RawLine,
+} from "./common/lines.js";
 import type { ToolIdOptions } from "../model/tool-ids.js";
 import { FormatError, type ImportResult } from "./common/types.js";
 import { DETECTION, FORMAT_NAMES, formatEntry, unitNames, type FormatName } from "./registry.js";
@@ -19,6 +27,58 @@ function jsonlKind(o: Record<string, unknown>): FormatName | undefined {
  */
 export function detectFormat(text: string, fileName: string): FormatName {
   return detect(text, fileName).format;
+}
+
+/** The lines of a JSON Lines file: its first 200 records' votes for a format, what they parse to, and the broken ones. */
+function voteLines(lines: Iterable<RawLine>): { best?: FormatName; head: ParsedHead; broken: number } {
+  const votes = new Map<FormatName, number>();
+  const head: (ParsedLine | undefined)[] = [];
+  let seen = 0;
+  let broken = 0;
+  for (const raw of lines) {
+    if (seen >= 200) break;
+    if (raw.text.trim() === "") continue;
+    const p = parseLine(raw);
+    head[raw.line - 1] = p;
+    if (!p.ok) broken++;
+    if (!p.ok || !isRecord(p.value)) continue;
+    seen++;
+    const k = jsonlKind(p.value);
+    if (k) votes.set(k, (votes.get(k) ?? 0) + 1);
+  }
+  let best: FormatName | undefined;
+  for (const [k, n] of votes) if (best === undefined || n > votes.get(best)!) best = k;
+  return { best, head, broken };
+}
+
+/**
+ * A JSON Lines file detected from its lines (`eachByteLine`), never decoded
+ * whole: its lines and what `detect` of its text gives, when its first
+ * non-blank line is a JSON object and another non-blank line follows (the
+ * text is then neither a JSON document nor one of the texts `DETECTION.text`
+ * knows, a banner before a document) and a format's records are among its
+ * first. Undefined otherwise (a file that does not open with a JSON object is
+ * not split further): the text is detected whole.
+ */
+export function detectLines(
+  bytes: Uint8Array,
+): { lines: RawLine[]; format: FormatName; head: ParsedHead } | undefined {
+  const lines: RawLine[] = [];
+  const each = eachByteLine(bytes);
+  // Up to the first non-blank line (`next`, not a loop's `break`, which would end the generator).
+  for (let r = each.next(); !r.done; r = each.next()) {
+    lines.push(r.value);
+    if (r.value.text.trim() !== "") break;
+  }
+  const first = lines.at(-1);
+  if (first === undefined || first.text.trim() === "") return undefined;
+  const p = parseLine(first);
+  if (!p.ok || !isRecord(p.value)) return undefined;
+  for (const l of each) lines.push(l);
+  // The lines after the first non-blank one (line numbers count from 1).
+  if (!lines.slice(first.line).some((l) => l.text.trim() !== "")) return undefined;
+  const { best, head } = voteLines(lines);
+  return best === undefined ? undefined : { lines, format: best, head };
 }
 
 /** `detectFormat`, with the JSONL lines it parsed to vote (`head`), for the importer to take over. */
@@ -47,23 +107,7 @@ function detect(text: string, fileName: string): { format: FormatName; head?: Pa
       }
     }
   }
-  const votes = new Map<FormatName, number>();
-  const head: (ParsedLine | undefined)[] = [];
-  let seen = 0;
-  let broken = 0;
-  for (const raw of eachLine(text)) {
-    if (seen >= 200) break;
-    if (raw.text.trim() === "") continue;
-    const p = parseLine(raw);
-    head[raw.line - 1] = p;
-    if (!p.ok) broken++;
-    if (!p.ok || !isRecord(p.value)) continue;
-    seen++;
-    const k = jsonlKind(p.value);
-    if (k) votes.set(k, (votes.get(k) ?? 0) + 1);
-  }
-  let best: FormatName | undefined;
-  for (const [k, n] of votes) if (best === undefined || n > votes.get(best)!) best = k;
+  const { best, head, broken } = voteLines(eachLine(text));
   if (best) return { format: best, head };
   // A JSON document that does not parse (not a JSONL of unknown records): say what is wrong, where.
   if (syntax !== undefined && broken > 0) throw new FormatError(`${fileName}:${syntax.line}: ${syntax.what}`);
@@ -168,6 +212,12 @@ export async function importFile(path: string, options: ImportOptions = {}): Pro
  * `fileName` in every message; the format is detected unless given.
  */
 export function importBytes(bytes: Uint8Array, fileName: string, options: ImportOptions = {}): ImportResult {
+  if (options.format === undefined) {
+    // JSON Lines of a format that reads lines: decoded a line at a time, never whole.
+    const detected = detectLines(bytes);
+    const importLines = detected && formatEntry(detected.format).importLines;
+    if (detected && importLines) return importLines(detected.lines, fileName, options, detected.head);
+  }
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
   // A journal is read from its bytes, as the journal layer reads it: a line of invalid UTF-8 is a
   // broken line there, not a line of replacement characters.

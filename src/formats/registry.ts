@@ -16,7 +16,7 @@ import { looksLikeJournalEntry } from "../model/schema.js";
 import type { ToolIdOptions } from "../model/tool-ids.js";
 import { FormatError, type ImportReport, type ImportResult } from "./common/types.js";
 import type { FormatName } from "./common/format-names.js";
-import type { ParsedHead } from "./common/lines.js";
+import type { ParsedHead, RawLine } from "./common/lines.js";
 import { importJournal } from "./import/journal.js";
 import { importClaudeCode, isClaudeCodeRecord } from "./import/claude-code.js";
 import { importCodex, isCodexRecord } from "./import/codex.js";
@@ -101,6 +101,13 @@ export interface FormatEntry {
   importer: Importer;
   /** Reads the bytes itself (the journal: a line of invalid UTF-8 is a broken line, not replacement characters). */
   importBytes?: (bytes: Uint8Array, fileName: string, options: ToolIdOptions) => ImportResult;
+  /** A JSON Lines format's importer of its lines as `byteLines` decodes them (the file's bytes never decoded whole). */
+  importLines?: (
+    lines: readonly RawLine[],
+    fileName: string,
+    options: ToolIdOptions,
+    head?: ParsedHead,
+  ) => ImportResult;
   export?: Exporter;
   fork?: ForkSupport;
 }
@@ -129,6 +136,7 @@ export const FORMATS = [
     unit: "line",
     detect: { record: { rank: 40, test: isClaudeCodeRecord } },
     importer: importClaudeCode,
+    importLines: importClaudeCode,
     fork: { writer: claudeCodeWriter, resumes: "claude --resume" },
   },
   {
@@ -138,6 +146,7 @@ export const FORMATS = [
     unit: "line",
     detect: { record: { rank: 20, test: isCodexRecord } },
     importer: importCodex,
+    importLines: importCodex,
     fork: { writer: codexWriter, resumes: "codex resume" },
   },
   {
@@ -147,6 +156,7 @@ export const FORMATS = [
     unit: "line",
     detect: { record: { rank: 30, test: isPiRecord } },
     importer: importPi,
+    importLines: importPi,
     fork: { writer: piWriter, resumes: "pi --session" },
   },
   {

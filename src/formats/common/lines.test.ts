@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { eachLine, objectLines, splitLines } from "./lines.js";
+import { byteLines, eachLine, objectLines, splitLines } from "./lines.js";
 import { ReportBuilder } from "./report.js";
 
 test("eachLine gives the lines splitLines gives, numbered and marked alike, on any text", () => {
@@ -44,4 +44,27 @@ test("objectLines takes over the lines a head gives (detection's parse) and pars
   for (const _ of objectLines(text, fresh)) void _;
   assert.deepEqual(rb.report.skipped, fresh.report.skipped, "blank and broken lines are reported alike");
   assert.equal(rb.report.skipped.length, 2);
+});
+
+test("byteLines gives the lines splitLines gives of the bytes' UTF-8 text, on any bytes (invalid UTF-8 included)", () => {
+  const piece = fc.oneof(
+    fc
+      .constantFrom("\n", "\r\n", "\r", "{}", '{"a":"é"}', " ", "x", "\u2028", "😀")
+      .map((s) => Buffer.from(s)),
+    // Bytes that are no UTF-8 on their own: cut sequences, stray continuation bytes, overlong forms.
+    fc
+      .constantFrom([0xe2, 0x82], [0xf0, 0x9f], [0x80], [0xc0, 0xaf], [0xff], [0xed, 0xa0, 0x80])
+      .map((a) => Buffer.from(a)),
+  );
+  fc.assert(
+    fc.property(
+      fc.array(piece, { maxLength: 30 }).map((a) => Buffer.concat(a)),
+      (bytes) => {
+        assert.deepEqual(byteLines(bytes), splitLines(bytes.toString("utf8")));
+      },
+    ),
+    { numRuns: 3000 },
+  );
+  for (const text of ["", "\n", "a", "a\n", "a\r\n", "\r", "a\nb", "a\n\nb\n", "\r\n\r\n"])
+    assert.deepEqual(byteLines(Buffer.from(text)), splitLines(text), JSON.stringify(text));
 });

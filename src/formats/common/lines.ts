@@ -27,6 +27,37 @@ export function splitLines(text: string): RawLine[] {
   }));
 }
 
+/**
+ * The lines of a JSONL file's bytes, each decoded on its own: `splitLines` of
+ * their UTF-8 text (a newline byte is never part of a longer UTF-8 sequence,
+ * so decoding a line at a time gives the very characters decoding the whole
+ * gives), without a string of the whole file, which a large file makes in
+ * fresh memory, two bytes a character once one is not Latin-1.
+ */
+export function byteLines(bytes: Uint8Array): RawLine[] {
+  return [...eachByteLine(bytes)];
+}
+
+/** `byteLines`, one line at a time: for a reader that may stop early. */
+export function* eachByteLine(bytes: Uint8Array): Generator<RawLine> {
+  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const end = b.length > 0 && b[b.length - 1] === 0x0a ? b.length - 1 : b.length;
+  for (let start = 0, line = 1; start <= end; line++) {
+    let nl = b.indexOf(0x0a, start);
+    if (nl < 0 || nl > end) nl = end;
+    const stop = nl > start && b[nl - 1] === 0x0d ? nl - 1 : nl;
+    yield { line, text: b.toString("utf8", start, stop), last_unterminated: end === b.length && nl === end };
+    start = nl + 1;
+  }
+}
+
+/** A JSONL input: its text, or its lines (`byteLines` of its bytes). */
+export type JsonlInput = string | readonly RawLine[];
+
+/** The lines of a JSONL input. */
+export const linesOf = (input: JsonlInput): readonly RawLine[] =>
+  typeof input === "string" ? splitLines(input) : input;
+
 /** `splitLines`, one line at a time: for a reader that may stop early, without splitting the whole text. */
 export function* eachLine(text: string): Generator<RawLine> {
   const endsWithNewline = text.endsWith("\n");
@@ -144,11 +175,11 @@ export { isRecord };
  * reason) and skipped: every importer accounts for them the same way.
  */
 export function* objectLines(
-  text: string,
+  input: JsonlInput,
   rb: ReportBuilder,
   head?: ParsedHead,
 ): Generator<{ raw: RawLine; o: Record<string, unknown> }> {
-  for (const raw of splitLines(text)) {
+  for (const raw of linesOf(input)) {
     if (raw.text.trim() === "") {
       rb.line("blank");
       rb.skip(raw.line, "blank line", true);

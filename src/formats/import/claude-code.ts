@@ -25,7 +25,7 @@ import type { Block, JournalEntry, Message, MessageEntry, Usage } from "../../mo
 import { kindForMessage } from "../../model/index.js";
 import { fromAnthropicContent } from "../../wire/anthropic.js";
 import { textOf } from "../../wire/common.js";
-import { isRecord, objectLines, type ParsedHead } from "../common/lines.js";
+import { isRecord, objectLines, type JsonlInput, type ParsedHead } from "../common/lines.js";
 import {
   attachToPrevious,
   finishImport,
@@ -161,7 +161,7 @@ interface ParsedLine {
 
 /** Pass 1: every line parsed, and every uuid's parent (including lines that are skipped later). */
 function readLines(
-  text: string,
+  text: JsonlInput,
   rb: ReportBuilder,
   head?: ParsedHead,
 ): { parsed: ParsedLine[]; parentOf: Map<string, string | null> } {
@@ -498,7 +498,7 @@ class ClaudeCodeImport {
 }
 
 export function importClaudeCode(
-  text: string,
+  text: JsonlInput,
   file: string,
   options: ToolIdOptions = {},
   head?: ParsedHead,

@@ -37,7 +37,14 @@ import {
   resultBlock,
   responseItemsToMessages,
 } from "../../wire/responses.js";
-import { isRecord, objectLines, parseLine, splitLines, type ParsedHead } from "../common/lines.js";
+import {
+  isRecord,
+  linesOf,
+  objectLines,
+  parseLine,
+  type JsonlInput,
+  type ParsedHead,
+} from "../common/lines.js";
 import { completeHeader, finishImport, startHeader } from "../common/source-tree.js";
 import { ReportBuilder } from "../common/report.js";
 import { SourceLines, type PriorToolIds, type ToolIdOptions } from "../../model/tool-ids.js";
@@ -97,10 +104,12 @@ function payloadOf(line: string): Record<string, unknown> | undefined {
  * history. The answer was never part of the conversation: it is skipped, so
  * that the context before the compaction is the one Codex compacted.
  */
-export function compactionAnswerLines(text: string): Set<number> {
+export function compactionAnswerLines(input: JsonlInput): Set<number> {
   const out = new Set<number>();
-  if (!text.includes('"compaction_response_id"')) return out;
-  const raws = splitLines(text);
+  const mark = '"compaction_response_id"';
+  if (typeof input === "string" ? !input.includes(mark) : !input.some((l) => l.text.includes(mark)))
+    return out;
+  const raws = linesOf(input);
   const records = new Map<string, number>();
   raws.forEach((raw, i) => {
     const type = lineType(raw.text);
@@ -387,7 +396,7 @@ class CodexImport {
 }
 
 export function importCodex(
-  text: string,
+  text: JsonlInput,
   file: string,
   options: ToolIdOptions = {},
   head?: ParsedHead,

@@ -41,7 +41,7 @@ import type { JournalEntry, Message, MessageEntry } from "../../model/index.js";
 import { isMessageKind, kindForMessage } from "../../model/index.js";
 import { branchSummaryMessage } from "../../journal/tree.js";
 import { importedCompactionEntry } from "../common/imported-compaction.js";
-import { isRecord, objectLines, type ParsedHead } from "../common/lines.js";
+import { isRecord, objectLines, type JsonlInput, type ParsedHead } from "../common/lines.js";
 import {
   attachToPrevious,
   completeHeader,
@@ -481,7 +481,7 @@ class PiImport {
 }
 
 export function importPi(
-  text: string,
+  text: JsonlInput,
   file: string,
   options: ToolIdOptions = {},
   head?: ParsedHead,
