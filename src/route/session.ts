@@ -14,6 +14,7 @@ import { formatProblems, parseJournal, readJournal } from "../journal/index.js";
 import { FormatError, type ImportReport } from "../formats/common/types.js";
 import { reportUnit, type FormatName } from "../formats/registry.js";
 import { importBytes, importFile, wrongFormatHintFor } from "../formats/detect.js";
+import { eachByteLine } from "../formats/common/lines.js";
 
 /** A session as read: its entries, and what the reading skipped (`FILE:LINE: reason`, one line each). */
 export type Session =
@@ -90,6 +91,13 @@ export function looksLikeJournalText(content: string): boolean {
   }
 }
 
+/** `looksLikeJournalText` of the bytes' text, from their first non-blank line alone (the rest is not decoded). */
+export function looksLikeJournalBytes(content: Uint8Array): boolean {
+  for (const line of eachByteLine(content))
+    if (line.text.trim() !== "") return looksLikeJournalText(line.text);
+  return false;
+}
+
 /**
  * Reads a session: a journal as is (with its problems reported); any other
  * format imported. A journal with no readable entry, or a file from which
@@ -101,7 +109,7 @@ export async function readSession(file: string, options: ReadSessionOptions = {}
     options.journal ??
     (format === "journal" ||
       (format === undefined &&
-        (content !== undefined ? looksLikeJournalText(utf8(content)) : await looksLikeJournal(file))));
+        (content !== undefined ? looksLikeJournalBytes(content) : await looksLikeJournal(file))));
   if (isJournal) {
     const { entries, report } = content !== undefined ? parseJournal(content, file) : await readJournal(file);
     if (entries.length === 0 && report.problems.length > 0) {
