@@ -226,14 +226,29 @@ function finite(n: unknown): number {
   return typeof n === "number" && Number.isFinite(n) && n >= 0 ? n : 0;
 }
 
-/** How every format writes a compaction record (see the module comment). */
+/** How every format writes a compaction record (see the module comment): `"compact` or `"isCompactSummary"`. */
 const COMPACTION_MARKS = ['"compact', '"isCompactSummary"'].map((s) => Buffer.from(s));
-/** A JSON escape of a letter (`\u0041`…`\u007a`): it could spell `compact` without its letters. */
-const LETTER_ESCAPES = ["\\u004", "\\u005", "\\u006", "\\u007"].map((s) => Buffer.from(s));
+/** What both marks hold: the bytes are searched for it once, and each place it is found is looked at. */
+const COMMON = Buffer.from("ompact");
+/** A JSON escape of a letter (`\u0041`…`\u007a`), which could spell `compact` without its letters: `\u00` then 4 to 7. */
+const ESCAPE = Buffer.from("\\u00");
+
+/** Whether `mark` is in `bytes` at `at`. */
+const markAt = (bytes: Buffer, mark: Buffer, at: number): boolean =>
+  at >= 0 &&
+  at + mark.length <= bytes.length &&
+  bytes.compare(mark, 0, mark.length, at, at + mark.length) === 0;
 
 /** Whether a session's bytes may record a compaction (see the module comment); false only when they cannot. */
 export function mayRecordCompaction(bytes: Buffer): boolean {
-  return COMPACTION_MARKS.some((m) => bytes.includes(m)) || LETTER_ESCAPES.some((e) => bytes.includes(e));
+  // Two passes over the bytes (not one per mark): a session with no compaction is read to its end.
+  for (let at = bytes.indexOf(COMMON); at >= 0; at = bytes.indexOf(COMMON, at + 1))
+    if (COMPACTION_MARKS.some((m) => markAt(bytes, m, at - m.indexOf(COMMON)))) return true;
+  for (let at = bytes.indexOf(ESCAPE); at >= 0; at = bytes.indexOf(ESCAPE, at + 1)) {
+    const next = bytes[at + ESCAPE.length];
+    if (next !== undefined && next >= 0x34 && next <= 0x37) return true;
+  }
+  return false;
 }
 
 /** How much of a session with no compaction is read to know its format and header. */
