@@ -26,7 +26,7 @@
  * text) is converted afresh from what it says now.
  */
 import { isDeepStrictEqual } from "node:util";
-import type { Block, Message, Role } from "../model/types.js";
+import type { Block, Message, Role, ToolUseBlock } from "../model/types.js";
 import { ModelError, parseMessages } from "../model/schema.js";
 import { checkPlainData, flatSize, plainDataSize } from "../model/plain.js";
 import { MAX_MESSAGE_DEPTH } from "../model/depth.js";
@@ -766,7 +766,8 @@ export function fromModelMessagesIndexed(
     if (!Object.hasOwn(messages, i))
       throw new ModelError(`${path}[${i}]`, "a hole in the array (a sparse array is not a list of messages)");
     const raw: unknown = messages[i];
-    if (!fromCache(raw, r, cache, keep)) readMessage(raw, `${path}[${i}]`, r, schema, keep);
+    if (!fromCache(raw, r, cache, keep) && !readQuickly(raw, r, schema, keep))
+      readMessage(raw, `${path}[${i}]`, r, schema, keep);
     r.indexOf.push(r.messages.length - 1);
     if (keep) {
       r.objects.push(raw);
@@ -796,7 +797,18 @@ function fromCache(raw: unknown, r: Reading, cache: ConversionCache | undefined,
   return true;
 }
 
-/** Converts one message (`p` its path) into `r`: the quick way when it can, else checked and converted. */
+/** Converts one message into `r` the quick way (see `quickMessageFromModel`), when it can. */
+function readQuickly(raw: unknown, r: Reading, schema: SchemaLike | undefined, keep: boolean): boolean {
+  if (schema !== undefined && schema.acceptsQuickShapes !== true) return false;
+  const message = quickMessageFromModel(raw, r.names, keep ? r.log : undefined);
+  if (message === undefined) return false;
+  conversionCount.messages++;
+  if (keep) pushPrint(r.prints, raw as Obj);
+  r.messages.push(message);
+  return true;
+}
+
+/** Converts one message (`p` its path) into `r`, checked first (a message the quick way did not take). */
 function readMessage(
   raw: unknown,
   p: string,
@@ -805,15 +817,6 @@ function readMessage(
   keep: boolean,
 ): void {
   const { names } = r;
-  if (schema === undefined || schema.acceptsQuickShapes === true) {
-    const message = quickMessageFromModel(raw, names, keep ? r.log : undefined);
-    if (message !== undefined) {
-      conversionCount.messages++;
-      if (keep) pushPrint(r.prints, raw as Obj);
-      r.messages.push(message);
-      return;
-    }
-  }
   // Before anything reads it: a cycle, a BigInt, a throwing getter… is a ModelError naming the place.
   checkPlainData(raw, p, { allow: isAiSdkLeaf });
   if (schema) {
@@ -898,15 +901,19 @@ function blockFromPart(part: AiPart, ctx: Ctx, names: Names): Block {
 
 /**
  * Whether `o` is a plain object whose own enumerable properties (what a deep
- * comparison compares) are exactly `keys`.
+ * comparison compares) are exactly `keys`. Read with `for in` and
+ * `Object.hasOwn`, which allocate nothing (`Object.keys` made an array per
+ * object: on a long history, most of what the first conversion left for the
+ * collector); an inherited enumerable key is not own, so it fails the check.
  */
 function hasExactly(o: unknown, keys: readonly string[]): boolean {
   if (typeof o !== "object" || o === null || Object.getPrototypeOf(o) !== Object.prototype) return false;
-  // `Object.keys`: about four times as fast as `for in` with `Object.hasOwn` on these small objects.
-  const own = Object.keys(o);
-  if (own.length !== keys.length) return false;
-  for (let i = 0; i < own.length; i++) if (!keys.includes(own[i]!)) return false;
-  return Object.getOwnPropertySymbols(o).length === 0;
+  let n = 0;
+  for (const k in o) {
+    if (!Object.hasOwn(o, k) || !keys.includes(k)) return false;
+    n++;
+  }
+  return n === keys.length && Object.getOwnPropertySymbols(o).length === 0;
 }
 
 const TEXT_KEYS = ["type", "text"];
@@ -1013,12 +1020,22 @@ export function quickMessageFromModel(raw: unknown, names: Names, log?: unknown[
 const MESSAGE_VALUES = 3;
 
 /**
+ * The blocks of the message being read quickly, reused by the next message
+ * and copied out at their own length: an array grown by `push` had room for
+ * 16 (most messages have one to three blocks), garbage on every message.
+ */
+const scratch: Block[] = [];
+/** Counts the uses of `scratch`: a read that ran another conversion (a getter) is seen, not trusted. */
+let scratchUses = 0;
+
+/**
  * The blocks of a content array of quick parts (see `quickMessageFromModel`),
  * or undefined. Every part is read and checked before a tool name is looked
  * up or added. The tool calls' inputs (any JSON value, or a URL or bytes) are
- * checked as plain data in one walk, as deep as they sit in the message,
- * and the values of the whole message are counted against the limit as
- * `checkPlainData` counts them.
+ * checked as plain data, as deep as they sit in the message, and the values
+ * of the whole message are counted against the limit as `checkPlainData`
+ * counts them: most inputs are one object of strings and numbers, counted
+ * as the walk counts it (`flatSize`); when one is not, all are walked.
  */
 function quickBlocks(
   content: unknown,
@@ -1029,54 +1046,35 @@ function quickBlocks(
   if (!Array.isArray(content) || Object.getPrototypeOf(content) !== Array.prototype) return undefined;
   const n = content.length;
   if (n === 0) return undefined;
-  const blocks: Block[] = [];
+  const use = ++scratchUses;
   let values = MESSAGE_VALUES;
-  let inputs: unknown[] | undefined;
+  let inputs = 0;
+  let walk = false;
   for (let i = 0; i < n; i++) {
     if (!Object.hasOwn(content, i)) return undefined;
     const p: unknown = content[i];
-    if (!isObj(p)) return undefined;
-    const type = p.type;
-    let b: Block | undefined;
-    if (type === "text") {
-      if (role === "tool") return undefined;
-      b = plainTextBlock(p);
-      values += 3;
-    } else if (type === "reasoning" && role === "assistant") {
-      b = plainThinkingBlock(p);
-      values += b !== undefined && "signature" in b ? 6 : 3;
-    } else if (type === "tool-call" && role === "assistant") {
-      const { toolCallId: id, toolName: name } = p;
-      if (typeof id !== "string" || typeof name !== "string" || !hasExactly(p, CALL_KEYS)) return undefined;
-      const input = p.input;
-      (inputs ??= []).push(input);
-      b = { type: "tool_use", id, name, input };
-      values += 4;
-    } else if (type === "tool-result" && role === "tool") {
-      const { toolCallId: id, toolName: name, output } = p;
-      if (typeof id !== "string" || typeof name !== "string") return undefined;
-      if (!hasExactly(p, RESULT_KEYS) || !hasExactly(output, OUTPUT_KEYS)) return undefined;
-      const { type: kind, value } = output as Obj;
-      if (typeof value !== "string" || (kind !== "text" && kind !== "error-text")) return undefined;
-      // The part names the tool that the call before it named (else its name is kept with the block).
-      if ((names.peek(id) ?? "") !== name) return undefined;
-      b =
-        kind === "error-text"
-          ? { type: "tool_result", tool_use_id: id, content: value, is_error: true }
-          : { type: "tool_result", tool_use_id: id, content: value };
-      values += 7;
-    }
+    const b = isObj(p) ? quickBlock(p, role, names) : undefined;
     if (b === undefined) return undefined;
-    blocks.push(b);
+    scratch[i] = b;
+    const type = b.type;
+    if (type === "tool_use") {
+      const flat = flatValues((b as ToolUseBlock).input);
+      if (flat === 0) walk = true;
+      inputs += flat;
+      values += 4;
+    } else values += type === "tool_result" ? 7 : "signature" in b ? 6 : 3;
   }
-  if (inputs !== undefined) {
-    const size = inputsSize(inputs);
+  if (scratchUses !== use) return undefined;
+  const blocks = scratch.slice(0, n);
+  if (walk) {
+    const size = walkedInputsSize(blocks);
     if (size === undefined) return undefined;
     values += size;
-  }
+  } else values += inputs;
   if (values > CONSTANTS.maxJsonValues) return undefined;
   // Checked: the names now, in the parts' order (recorded as the long way records them).
-  for (const b of blocks) {
+  for (let i = 0; i < n; i++) {
+    const b = blocks[i]!;
     if (b.type === "tool_use") {
       const id = b.id as string;
       const name = b.name as string;
@@ -1087,35 +1085,53 @@ function quickBlocks(
       log?.push(READ, id, names.get(id));
     }
   }
-  // At its own length: an array grown by `push` keeps room for 16 (most messages have one to three
-  // blocks), and the conversions stay in the loop's memo for as long as the loop runs.
-  return blocks.slice();
+  return blocks;
+}
+
+/** One part of a quick message as its block (see `quickMessageFromModel`), or undefined. */
+function quickBlock(p: Obj, role: "user" | "assistant" | "tool", names: Names): Block | undefined {
+  const type = p.type;
+  if (type === "text") return role === "tool" ? undefined : plainTextBlock(p);
+  if (role === "assistant") {
+    if (type === "reasoning") return plainThinkingBlock(p);
+    if (type !== "tool-call") return undefined;
+    const { toolCallId: id, toolName: name } = p;
+    if (typeof id !== "string" || typeof name !== "string" || !hasExactly(p, CALL_KEYS)) return undefined;
+    return { type: "tool_use", id, name, input: p.input };
+  }
+  if (type !== "tool-result" || role !== "tool") return undefined;
+  const { toolCallId: id, toolName: name, output } = p;
+  if (typeof id !== "string" || typeof name !== "string") return undefined;
+  if (!hasExactly(p, RESULT_KEYS) || !hasExactly(output, OUTPUT_KEYS)) return undefined;
+  const { type: kind, value } = output as Obj;
+  if (typeof value !== "string" || (kind !== "text" && kind !== "error-text")) return undefined;
+  // The part names the tool that the call before it named (else its name is kept with the block).
+  if ((names.peek(id) ?? "") !== name) return undefined;
+  return kind === "error-text"
+    ? { type: "tool_result", tool_use_id: id, content: value, is_error: true }
+    : { type: "tool_result", tool_use_id: id, content: value };
+}
+
+/** The JSON values of a tool call's input when it needs no walk (a primitive, a flat object or array), else 0. */
+function flatValues(x: unknown): number {
+  if (typeof x === "string" || typeof x === "number" || typeof x === "boolean" || x == null) return 1;
+  return typeof x === "object" ? flatSize(x) : 0;
 }
 
 /**
- * The JSON values of a message's tool-call inputs (any JSON value, or a URL
- * or bytes), as `checkPlainData` counts them, or undefined when they are not
- * plain data. Most inputs are one object of strings and numbers, counted as
- * the walk counts such an object (`flatSize`) without the walk.
+ * The JSON values of a message's tool-call inputs, walked together as
+ * `checkPlainData` walks them (objects they share counted as it counts
+ * them), or undefined when they are not plain data.
  */
-function inputsSize(inputs: readonly unknown[]): number | undefined {
-  let size = 0;
-  for (let i = 0; i < inputs.length; i++) {
-    const x = inputs[i];
-    const flat =
-      typeof x === "string" || typeof x === "number" || typeof x === "boolean" || x == null
-        ? 1
-        : typeof x === "object"
-          ? flatSize(x)
-          : 0;
-    if (flat === 0) {
-      // The inputs sit at the fourth level (message, content, part, input); their array is the third.
-      const walked = plainDataSize(inputs, { allow: isAiSdkLeaf, limit: MAX_MESSAGE_DEPTH - 2 });
-      return typeof walked === "number" ? walked - 1 : undefined;
-    }
-    size += flat;
+function walkedInputsSize(blocks: readonly Block[]): number | undefined {
+  const inputs: unknown[] = [];
+  for (let i = 0; i < blocks.length; i++) {
+    const b = blocks[i]!;
+    if (b.type === "tool_use") inputs.push((b as ToolUseBlock).input);
   }
-  return size;
+  // The inputs sit at the fourth level (message, content, part, input); their array is the third.
+  const walked = plainDataSize(inputs, { allow: isAiSdkLeaf, limit: MAX_MESSAGE_DEPTH - 2 });
+  return typeof walked === "number" ? walked - 1 : undefined;
 }
 
 function messageFromModel(mm: AiModelMessage, names: Names): Message {
