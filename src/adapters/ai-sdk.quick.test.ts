@@ -64,6 +64,18 @@ const result = (id: string, name = "Read", type = "text") => ({
   content: [{ type: "tool-result", toolCallId: id, toolName: name, output: { type, value: "ok" } }],
 });
 
+/** A tool result whose output has a symbol-keyed field. */
+function withOutputSymbol(m: ReturnType<typeof result>) {
+  Object.assign(m.content[0]!.output, { [Symbol("s")]: 1 });
+  return m;
+}
+
+/** `o` with a non-enumerable own field `key`. */
+function hidden(o: object, key: string) {
+  Object.defineProperty(o, key, { value: "m1", enumerable: false });
+  return o;
+}
+
 test("quick conversion: a synthetic session converts as the long way, every message taken quickly", () => {
   const messages = toModelMessages(syntheticSession(400)) as unknown as unknown[];
   same(messages, "synthetic session");
@@ -146,6 +158,16 @@ test("quick conversion: every shape it does not take goes the long way, with the
     ["a tool call input with a function", [call("c", { f: () => 1 })]],
     ["a sparse content array", [{ role: "user", content: sparse }]],
     ["a symbol-keyed field", [{ role: "user", content: [{ type: "text", text: "x", [Symbol("s")]: 1 }] }]],
+    [
+      "a symbol-keyed message field",
+      [{ role: "user", content: [{ type: "text", text: "x" }], [Symbol("s")]: 1 }],
+    ],
+    ["a symbol-keyed output field", [call("c", {}), withOutputSymbol(result("c"))]],
+    ["a non-enumerable message field", [hidden({ role: "user", content: "x" }, "id")]],
+    [
+      "an inherited enumerable field",
+      [Object.assign(Object.create({ role: "user" }) as object, { content: "x" })],
+    ],
   ];
   for (const [what, messages] of cases) same(messages, what);
 });

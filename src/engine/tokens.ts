@@ -374,6 +374,37 @@ function blockTokens(block: Block, cost: TextCost, cal: FastCalibration, chars?:
   return n;
 }
 
+/**
+ * A block's tokens for the fast estimator: the text, thinking and tool-result
+ * blocks (most of a history) counted here from their one text, the others
+ * (and any block whose text is not a string) by `blockTokens`. The same
+ * figure either way; on a long history the calls from block to text were
+ * most of the first estimate's cost.
+ */
+function fastBlockTokens(b: Block, cost: TextCost, cal: FastCalibration, chars: CharsCost): number {
+  let s: unknown;
+  let framing = cal.perBlock;
+  let prose = true;
+  switch (b.type) {
+    case "text":
+      s = (b as { text: unknown }).text;
+      break;
+    case "thinking":
+      s = (b as { thinking: unknown }).thinking;
+      break;
+    case "tool_result":
+      if ((b as { content_blocks?: unknown }).content_blocks !== undefined) break;
+      s = (b as { content: unknown }).content;
+      framing += cal.perToolBlock;
+      prose = false;
+      break;
+  }
+  if (typeof s !== "string") return blockTokens(b, cost, cal, chars);
+  if (s.length === 0) return framing;
+  const other = nonAscii(s);
+  return framing + chars(s.length - other, other, prose);
+}
+
 /** One block, without the blocks nested in it. */
 function oneBlockTokens(b: Block, cost: TextCost, cal: FastCalibration, chars?: CharsCost): number {
   if (isImageBlock(b)) return cal.perBlock + cal.perImage;
@@ -419,7 +450,7 @@ function makeEstimator(
     try {
       for (let i = 0; i < content.length; i++) {
         const b = content[i]!;
-        const t = blockTokens(b, cost, cal, chars);
+        const t = chars ? fastBlockTokens(b, cost, cal, chars) : blockTokens(b, cost, cal, chars);
         n += t;
         if (isThinkingBlock(b)) {
           thinking += t;

@@ -901,19 +901,28 @@ function blockFromPart(part: AiPart, ctx: Ctx, names: Names): Block {
 
 /**
  * Whether `o` is a plain object whose own enumerable properties (what a deep
- * comparison compares) are exactly `keys`. Read with `for in` and
- * `Object.hasOwn`, which allocate nothing (`Object.keys` made an array per
- * object: on a long history, most of what the first conversion left for the
- * collector); an inherited enumerable key is not own, so it fails the check.
+ * comparison compares) are exactly `keys`.
  */
 function hasExactly(o: unknown, keys: readonly string[]): boolean {
+  return hasStringKeys(o, keys) && Object.getOwnPropertySymbols(o as object).length === 0;
+}
+
+/**
+ * Whether `o` is a plain object whose own enumerable string-keyed properties
+ * are exactly `keys` (its symbol-keyed ones are not looked at). Read with
+ * `for in` and `Object.hasOwn`, which allocate nothing (`Object.keys` made an
+ * array per object: on a long history, most of what the first conversion
+ * left for the collector); an inherited enumerable key is not own, so it
+ * fails the check.
+ */
+function hasStringKeys(o: unknown, keys: readonly string[]): boolean {
   if (typeof o !== "object" || o === null || Object.getPrototypeOf(o) !== Object.prototype) return false;
   let n = 0;
   for (const k in o) {
     if (!Object.hasOwn(o, k) || !keys.includes(k)) return false;
     n++;
   }
-  return n === keys.length && Object.getOwnPropertySymbols(o).length === 0;
+  return n === keys.length;
 }
 
 const TEXT_KEYS = ["type", "text"];
@@ -1000,7 +1009,9 @@ export function quickMessageFromModel(raw: unknown, names: Names, log?: unknown[
   let role: unknown;
   let content: unknown;
   try {
-    if (!hasExactly(raw, MESSAGE_KEYS)) return undefined;
+    // A symbol-keyed field of the message itself is not read by the long way either (it reads the
+    // message's fields by name and its other fields with `Object.keys`): not looked for here.
+    if (!hasStringKeys(raw, MESSAGE_KEYS)) return undefined;
     role = (raw as Obj).role;
     content = (raw as Obj).content;
     if (typeof content === "string") {
