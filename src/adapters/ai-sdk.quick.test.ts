@@ -31,14 +31,14 @@ const quick: SchemaLike = { safeParse: (v) => aiSchema.safeParse(v), acceptsQuic
 type Outcome =
   { ok: true; messages: unknown; indexOf: number[]; names: unknown[] } | { ok: false; error: string };
 
-/** The conversion by `schema`, with the tool names each message read and added (its cache entry). */
+/** The conversion by `schema`, with the tool names each message read and added and its fingerprint (its cache entry). */
 function convert(messages: unknown[], schema: SchemaLike): Outcome {
   const cache: ConversionCache = new WeakMap();
   try {
     const r = fromModelMessagesIndexed(messages, schema, "messages", cache);
     const names = messages.map((m) => {
       const e = typeof m === "object" && m !== null ? cache.get(m) : undefined;
-      return e === undefined ? undefined : { reads: e.reads, writes: e.writes };
+      return e === undefined ? undefined : { reads: e.reads, writes: e.writes, fingerprint: e.fingerprint };
     });
     return { ok: true, messages: r.messages, indexOf: r.indexOf, names };
   } catch (e) {

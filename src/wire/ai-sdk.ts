@@ -800,10 +800,9 @@ function fromCache(raw: unknown, r: Reading, cache: ConversionCache | undefined,
 /** Converts one message into `r` the quick way (see `quickMessageFromModel`), when it can. */
 function readQuickly(raw: unknown, r: Reading, schema: SchemaLike | undefined, keep: boolean): boolean {
   if (schema !== undefined && schema.acceptsQuickShapes !== true) return false;
-  const message = quickMessageFromModel(raw, r.names, keep ? r.log : undefined);
+  const message = quickMessageFromModel(raw, r.names, keep ? r.log : undefined, keep ? r.prints : undefined);
   if (message === undefined) return false;
   conversionCount.messages++;
-  if (keep) pushPrint(r.prints, raw as Obj);
   r.messages.push(message);
   return true;
 }
@@ -1005,7 +1004,12 @@ const MESSAGE_KEYS = ["role", "content"];
  * or a read that throws: undefined, before any name is added, and the
  * message goes the long way (which names its problem).
  */
-export function quickMessageFromModel(raw: unknown, names: Names, log?: unknown[]): Message | undefined {
+export function quickMessageFromModel(
+  raw: unknown,
+  names: Names,
+  log?: unknown[],
+  prints?: unknown[],
+): Message | undefined {
   let role: unknown;
   let content: unknown;
   try {
@@ -1015,12 +1019,13 @@ export function quickMessageFromModel(raw: unknown, names: Names, log?: unknown[
     role = (raw as Obj).role;
     content = (raw as Obj).content;
     if (typeof content === "string") {
+      if (role !== "system" && role !== "user" && role !== "assistant") return undefined;
+      prints?.push(role, content, undefined);
       if (role === "system") return { role: "system", content: [{ type: "text", text: content }] };
-      if (role !== "user" && role !== "assistant") return undefined;
       return { role, content: [{ type: "text", text: content }], meta: { [AI]: { string: true } } };
     }
     if (role !== "user" && role !== "assistant" && role !== "tool") return undefined;
-    const blocks = quickBlocks(content, role, names, log);
+    const blocks = quickBlocks(content, role, names, log, prints);
     return blocks && { role: role === "assistant" ? "assistant" : "user", content: blocks };
   } catch {
     return undefined;
@@ -1036,6 +1041,8 @@ const MESSAGE_VALUES = 3;
  * 16 (most messages have one to three blocks), garbage on every message.
  */
 const scratch: Block[] = [];
+/** The parts those blocks were read from, by index. */
+const scratchParts: Obj[] = [];
 /** Counts the uses of `scratch`: a read that ran another conversion (a getter) is seen, not trusted. */
 let scratchUses = 0;
 
@@ -1053,6 +1060,7 @@ function quickBlocks(
   role: "user" | "assistant" | "tool",
   names: Names,
   log: unknown[] | undefined,
+  prints: unknown[] | undefined,
 ): Block[] | undefined {
   if (!Array.isArray(content) || Object.getPrototypeOf(content) !== Array.prototype) return undefined;
   const n = content.length;
@@ -1067,6 +1075,7 @@ function quickBlocks(
     const b = isObj(p) ? quickBlock(p, role, names) : undefined;
     if (b === undefined) return undefined;
     scratch[i] = b;
+    scratchParts[i] = p as Obj;
     const type = b.type;
     if (type === "tool_use") {
       const flat = flatValues((b as ToolUseBlock).input);
@@ -1094,6 +1103,18 @@ function quickBlocks(
     } else if (b.type === "tool_result") {
       const id = b.tool_use_id as string;
       log?.push(READ, id, names.get(id));
+    }
+  }
+  if (prints !== undefined) {
+    // The message's fingerprint (see `Fingerprint`), from the values read: each part has its one
+    // value (its text, its input or its output's text) and no other field.
+    prints.push(role, content, undefined);
+    for (let i = 0; i < n; i++) {
+      const b = blocks[i]!;
+      const t = b.type;
+      const input = t === "tool_use" ? (b as ToolUseBlock).input : undefined;
+      const text = t === "text" ? b.text : t === "thinking" ? b.thinking : undefined;
+      prints.push(scratchParts[i], text, input, t === "tool_result" ? b.content : undefined, undefined);
     }
   }
   return blocks;
