@@ -514,6 +514,120 @@ export function createFastEstimator(
 /** The default: fast, heuristic, cached per message object. */
 export const fastEstimator: TokenEstimator = createFastEstimator(FAST_CALIBRATION, "fast");
 
+/** The most tokens `fastEstimator` counts per character, whatever the character. */
+const CEILING_RATE = Math.max(
+  1 / FAST_CALIBRATION.proseCharsPerToken,
+  1 / FAST_CALIBRATION.codeCharsPerToken,
+  FAST_CALIBRATION.nonAsciiTokensPerChar,
+);
+
+/**
+ * A figure that `fastEstimator.message(m)` never exceeds, from the lengths of
+ * the message's texts alone: each character counted at the highest rate (a
+ * non-ASCII one's), so that no text is scanned for its non-ASCII characters
+ * and nothing is cached. `Infinity` for a block it does not read that way (a
+ * text that is not a string, an unknown block, a value no JSON holds). A
+ * pressure check whose ceiling is under the threshold needs no estimate
+ * (`PressureMemo.surelyBelow`).
+ */
+export function fastTokensCeiling(m: Message): number {
+  const content = m.content;
+  let n = FAST_CALIBRATION.perMessage;
+  for (let i = 0; i < content.length; i++) n += blockCeiling(content[i]!, 1);
+  return n;
+}
+
+/** A block's share of `fastTokensCeiling`, with the blocks nested in it (`depth` of them above it). */
+function blockCeiling(b: Block, depth: number): number {
+  const cal = FAST_CALIBRATION;
+  let chars = -1;
+  let framing = cal.perBlock;
+  let nested = 0;
+  switch (b.type) {
+    case "text":
+      chars = textLength((b as { text: unknown }).text);
+      break;
+    case "thinking":
+      chars = textLength((b as { thinking: unknown }).thinking);
+      break;
+    case "redacted_thinking":
+      chars = 0;
+      break;
+    case "image":
+    case "image_url":
+      chars = 0;
+      framing += cal.perImage;
+      break;
+    case "tool_result": {
+      chars = textLength((b as { content: unknown }).content);
+      framing += cal.perToolBlock;
+      const inner = (b as { content_blocks?: unknown }).content_blocks;
+      if (inner !== undefined) nested = nestedCeiling(inner, depth);
+      break;
+    }
+    case "tool_use":
+      chars = toolUseChars(b as { name: unknown; input: unknown });
+      framing += cal.perToolBlock;
+      break;
+  }
+  // One more than the rate gives: no rounding of the estimate's sums can pass it.
+  return chars < 0 ? Infinity : framing + Math.ceil(chars * CEILING_RATE) + 1 + nested;
+}
+
+/** The ceilings of a tool result's `content_blocks` (an array of blocks), or Infinity. */
+function nestedCeiling(inner: unknown, depth: number): number {
+  if (!Array.isArray(inner) || depth >= MAX_MESSAGE_DEPTH) return Infinity;
+  let n = 0;
+  for (let i = 0; i < inner.length; i++) {
+    const b: unknown = inner[i];
+    if (typeof b !== "object" || b === null) return Infinity;
+    n += blockCeiling(b as Block, depth + 1);
+  }
+  return n;
+}
+
+const textLength = (s: unknown): number => (typeof s === "string" ? s.length : -1);
+
+/** The characters `addBlockChars` counts for a tool call (its name, a space, its input), or -1. */
+function toolUseChars(b: { name: unknown; input: unknown }): number {
+  if (typeof b.name !== "string") return -1;
+  const x = b.input;
+  const input = typeof x === "string" ? x.length : jsonLength(x, 1);
+  return input < 0 ? -1 : input + b.name.length + 1;
+}
+
+/**
+ * What `jsonChars` counts of a value (ASCII and other characters together,
+ * `depth` levels from the input), or -1 for a value it does not count (no
+ * JSON value, or nested past the limit).
+ */
+function jsonLength(x: unknown, depth: number): number {
+  if (typeof x === "string") return x.length + 2;
+  if (typeof x === "number" || typeof x === "boolean") return String(x).length;
+  if (x === null || x === undefined) return 4;
+  if (typeof x !== "object" || depth > MAX_MESSAGE_DEPTH) return -1;
+  let total = 0;
+  let n: number;
+  if (Array.isArray(x)) {
+    n = x.length;
+    for (let i = 0; i < n; i++) {
+      const c = jsonLength(x[i], depth + 1);
+      if (c < 0) return -1;
+      total += c;
+    }
+  } else {
+    const keys = Object.keys(x);
+    n = keys.length;
+    for (let i = 0; i < n; i++) {
+      const k = keys[i]!;
+      const c = jsonLength((x as Record<string, unknown>)[k], depth + 1);
+      if (c < 0) return -1;
+      total += c + k.length + 3;
+    }
+  }
+  return total + 1 + Math.max(1, n);
+}
+
 let exact: TokenEstimator | undefined;
 
 /**
