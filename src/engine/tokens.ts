@@ -540,26 +540,19 @@ export function fastTokensCeiling(m: Message): number {
 /** A block's share of `fastTokensCeiling`, with the blocks nested in it (`depth` of them above it). */
 function blockCeiling(b: Block, depth: number): number {
   const cal = FAST_CALIBRATION;
+  let text: unknown;
   let chars = -1;
   let framing = cal.perBlock;
   let nested = 0;
   switch (b.type) {
     case "text":
-      chars = textLength((b as { text: unknown }).text);
+      text = (b as { text: unknown }).text;
       break;
     case "thinking":
-      chars = textLength((b as { thinking: unknown }).thinking);
-      break;
-    case "redacted_thinking":
-      chars = 0;
-      break;
-    case "image":
-    case "image_url":
-      chars = 0;
-      framing += cal.perImage;
+      text = (b as { thinking: unknown }).thinking;
       break;
     case "tool_result": {
-      chars = textLength((b as { content: unknown }).content);
+      text = (b as { content: unknown }).content;
       framing += cal.perToolBlock;
       const inner = (b as { content_blocks?: unknown }).content_blocks;
       if (inner !== undefined) nested = nestedCeiling(inner, depth);
@@ -569,7 +562,16 @@ function blockCeiling(b: Block, depth: number): number {
       chars = toolUseChars(b as { name: unknown; input: unknown });
       framing += cal.perToolBlock;
       break;
+    case "redacted_thinking":
+      chars = 0;
+      break;
+    case "image":
+    case "image_url":
+      chars = 0;
+      framing += cal.perImage;
+      break;
   }
+  if (typeof text === "string") chars = text.length;
   // One more than the rate gives: no rounding of the estimate's sums can pass it.
   return chars < 0 ? Infinity : framing + Math.ceil(chars * CEILING_RATE) + 1 + nested;
 }
@@ -585,8 +587,6 @@ function nestedCeiling(inner: unknown, depth: number): number {
   }
   return n;
 }
-
-const textLength = (s: unknown): number => (typeof s === "string" ? s.length : -1);
 
 /** The characters `addBlockChars` counts for a tool call (its name, a space, its input), or -1. */
 function toolUseChars(b: { name: unknown; input: unknown }): number {
@@ -611,7 +611,8 @@ function jsonLength(x: unknown, depth: number): number {
   if (Array.isArray(x)) {
     n = x.length;
     for (let i = 0; i < n; i++) {
-      const c = jsonLength(x[i], depth + 1);
+      const v: unknown = x[i];
+      const c = typeof v === "string" ? v.length + 2 : jsonLength(v, depth + 1);
       if (c < 0) return -1;
       total += c;
     }
@@ -620,7 +621,9 @@ function jsonLength(x: unknown, depth: number): number {
     n = keys.length;
     for (let i = 0; i < n; i++) {
       const k = keys[i]!;
-      const c = jsonLength((x as Record<string, unknown>)[k], depth + 1);
+      const v = (x as Record<string, unknown>)[k];
+      // Most values are strings: counted here, without a call.
+      const c = typeof v === "string" ? v.length + 2 : jsonLength(v, depth + 1);
       if (c < 0) return -1;
       total += c + k.length + 3;
     }
