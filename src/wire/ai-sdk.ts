@@ -26,7 +26,15 @@
  * text) is converted afresh from what it says now.
  */
 import { isDeepStrictEqual } from "node:util";
-import type { Block, Message, Role, ToolUseBlock } from "../model/types.js";
+import type {
+  Block,
+  Message,
+  Role,
+  TextBlock,
+  ThinkingBlock,
+  ToolResultBlock,
+  ToolUseBlock,
+} from "../model/types.js";
 import { ModelError, parseMessages } from "../model/schema.js";
 import { checkPlainData, flatSize, plainDataSize } from "../model/plain.js";
 import { MAX_MESSAGE_DEPTH } from "../model/depth.js";
@@ -1041,8 +1049,9 @@ const MESSAGE_VALUES = 3;
  * 16 (most messages have one to three blocks), garbage on every message.
  */
 const scratch: Block[] = [];
-/** The parts those blocks were read from, by index. */
+/** The parts those blocks were read from, and their types, by index. */
 const scratchParts: Obj[] = [];
+const scratchTypes: string[] = [];
 /** Counts the uses of `scratch`: a read that ran another conversion (a getter) is seen, not trusted. */
 let scratchUses = 0;
 
@@ -1072,17 +1081,21 @@ function quickBlocks(
   for (let i = 0; i < n; i++) {
     if (!Object.hasOwn(content, i)) return undefined;
     const p: unknown = content[i];
-    const b = isObj(p) ? quickBlock(p, role, names) : undefined;
+    if (!isObj(p)) return undefined;
+    // Told apart by the part's type from here on (four shapes), not the block's (six).
+    const type = p.type;
+    const b = quickBlock(p, type, role, names);
     if (b === undefined) return undefined;
     scratch[i] = b;
-    scratchParts[i] = p as Obj;
-    const type = b.type;
-    if (type === "tool_use") {
+    scratchParts[i] = p;
+    scratchTypes[i] = type as string;
+    if (type === "tool-call") {
       const flat = flatValues((b as ToolUseBlock).input);
       if (flat === 0) walk = true;
       inputs += flat;
       values += 4;
-    } else values += type === "tool_result" ? 7 : "signature" in b ? 6 : 3;
+    } else
+      values += type === "tool-result" ? 7 : (b as { signature?: string }).signature !== undefined ? 6 : 3;
   }
   if (scratchUses !== use) return undefined;
   const blocks = scratch.slice(0, n);
@@ -1094,35 +1107,54 @@ function quickBlocks(
   if (values > CONSTANTS.maxJsonValues) return undefined;
   // Checked: the names now, in the parts' order (recorded as the long way records them).
   for (let i = 0; i < n; i++) {
-    const b = blocks[i]!;
-    if (b.type === "tool_use") {
-      const id = b.id as string;
-      const name = b.name as string;
-      names.set(id, name);
-      log?.push(WRITE, id, name);
-    } else if (b.type === "tool_result") {
-      const id = b.tool_use_id as string;
+    const type = scratchTypes[i];
+    if (type === "tool-call") {
+      const b = blocks[i] as ToolUseBlock;
+      names.set(b.id, b.name);
+      log?.push(WRITE, b.id, b.name);
+    } else if (type === "tool-result") {
+      const id = (blocks[i] as ToolResultBlock).tool_use_id;
       log?.push(READ, id, names.get(id));
     }
   }
-  if (prints !== undefined) {
-    // The message's fingerprint (see `Fingerprint`), from the values read: each part has its one
-    // value (its text, its input or its output's text) and no other field.
-    prints.push(role, content, undefined);
-    for (let i = 0; i < n; i++) {
-      const b = blocks[i]!;
-      const t = b.type;
-      const input = t === "tool_use" ? (b as ToolUseBlock).input : undefined;
-      const text = t === "text" ? b.text : t === "thinking" ? b.thinking : undefined;
-      prints.push(scratchParts[i], text, input, t === "tool_result" ? b.content : undefined, undefined);
-    }
-  }
+  if (prints !== undefined) pushQuickPrint(prints, role, content, blocks);
   return blocks;
 }
 
+/**
+ * Appends a quick message's fingerprint (see `Fingerprint`) to `prints`,
+ * from the values read (`scratchParts` and `scratchTypes` hold its parts):
+ * each part has its one value (its text, its input or its output's text) and
+ * no other field.
+ */
+function pushQuickPrint(prints: unknown[], role: string, content: unknown, blocks: readonly Block[]): void {
+  prints.push(role, content, undefined);
+  for (let i = 0; i < blocks.length; i++) {
+    const b = blocks[i]!;
+    const p = scratchParts[i];
+    switch (scratchTypes[i]) {
+      case "text":
+        prints.push(p, (b as TextBlock).text, undefined, undefined, undefined);
+        break;
+      case "reasoning":
+        prints.push(p, (b as ThinkingBlock).thinking, undefined, undefined, undefined);
+        break;
+      case "tool-call":
+        prints.push(p, undefined, (b as ToolUseBlock).input, undefined, undefined);
+        break;
+      default:
+        prints.push(p, undefined, undefined, (b as ToolResultBlock).content, undefined);
+    }
+  }
+}
+
 /** One part of a quick message as its block (see `quickMessageFromModel`), or undefined. */
-function quickBlock(p: Obj, role: "user" | "assistant" | "tool", names: Names): Block | undefined {
-  const type = p.type;
+function quickBlock(
+  p: Obj,
+  type: unknown,
+  role: "user" | "assistant" | "tool",
+  names: Names,
+): Block | undefined {
   if (type === "text") return role === "tool" ? undefined : plainTextBlock(p);
   if (role === "assistant") {
     if (type === "reasoning") return plainThinkingBlock(p);
