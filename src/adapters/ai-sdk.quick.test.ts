@@ -240,3 +240,24 @@ test("quick conversion: a loop that edits a message in place is read again, the 
   assert.deepEqual(second[0]!.content, [{ type: "text", text: "edited" }]);
   assert.deepStrictEqual(second.slice(1), first.slice(1));
 });
+
+test("quick conversion: a getter that converts other messages while a message is read does not mix their blocks", () => {
+  const other = toModelMessages(syntheticSession(6)) as unknown as unknown[];
+  const part = { type: "text" } as { type: string; text?: string };
+  Object.defineProperty(part, "text", {
+    enumerable: true,
+    get() {
+      // Another conversion, run from inside this one's read of the part.
+      fromModelMessagesIndexed(other, quick);
+      return "read";
+    },
+  });
+  const messages = [
+    { role: "user", content: [{ type: "text", text: "before" }, part, { type: "text", text: "after" }] },
+  ];
+  const r = same(messages, "a reentrant getter");
+  assert.ok(r.ok);
+  assert.deepEqual(r.messages, [
+    { role: "user", content: ["before", "read", "after"].map((text) => ({ type: "text", text })) },
+  ]);
+});
