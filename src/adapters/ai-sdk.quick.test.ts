@@ -64,6 +64,17 @@ const result = (id: string, name = "Read", type = "text") => ({
   content: [{ type: "tool-result", toolCallId: id, toolName: name, output: { type, value: "ok" } }],
 });
 
+/** An assistant message of one reasoning part with these provider options. */
+function reasoning(providerOptions: unknown) {
+  return { role: "assistant", content: [{ type: "reasoning", text: "hm", providerOptions }] };
+}
+
+/** A tool result whose output has a `text` field besides its value. */
+function withOutputField(m: ReturnType<typeof result>) {
+  Object.assign(m.content[0]!.output, { text: "t" });
+  return m;
+}
+
 /** A tool result whose output has a symbol-keyed field. */
 function withOutputSymbol(m: ReturnType<typeof result>) {
   Object.assign(m.content[0]!.output, { [Symbol("s")]: 1 });
@@ -163,6 +174,19 @@ test("quick conversion: every shape it does not take goes the long way, with the
       [{ role: "user", content: [{ type: "text", text: "x" }], [Symbol("s")]: 1 }],
     ],
     ["a symbol-keyed output field", [call("c", {}), withOutputSymbol(result("c"))]],
+    [
+      "a key of another quick shape on a text part",
+      [{ role: "user", content: [{ type: "text", text: "x", value: "v" }] }],
+    ],
+    [
+      "a tool call with an output",
+      [{ role: "assistant", content: [{ ...call("c", {}).content[0], output: "o" }] }],
+    ],
+    ["a signature that is no string", [reasoning({ anthropic: { signature: 1 } })]],
+    ["another provider beside Anthropic", [reasoning({ anthropic: { signature: "s" }, openai: {} })]],
+    ["a signature beside another field", [reasoning({ anthropic: { signature: "s", text: "t" } })]],
+    ["reasoning options without a signature", [reasoning({ anthropic: {} })]],
+    ["an output with a text besides its value", [call("c", {}), withOutputField(result("c"))]],
     ["a non-enumerable message field", [hidden({ role: "user", content: "x" }, "id")]],
     [
       "an inherited enumerable field",

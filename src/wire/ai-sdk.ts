@@ -908,28 +908,18 @@ function blockFromPart(part: AiPart, ctx: Ctx, names: Names): Block {
 
 /**
  * Whether `o` is a plain object whose own enumerable properties (what a deep
- * comparison compares) are exactly `keys`.
+ * comparison compares) are exactly `keys`. Read with `for in` and
+ * `Object.hasOwn`, which allocate nothing (an inherited enumerable key is not
+ * own, so it fails the check).
  */
 function hasExactly(o: unknown, keys: readonly string[]): boolean {
-  return hasStringKeys(o, keys) && Object.getOwnPropertySymbols(o as object).length === 0;
-}
-
-/**
- * Whether `o` is a plain object whose own enumerable string-keyed properties
- * are exactly `keys` (its symbol-keyed ones are not looked at). Read with
- * `for in` and `Object.hasOwn`, which allocate nothing (`Object.keys` made an
- * array per object: on a long history, most of what the first conversion
- * left for the collector); an inherited enumerable key is not own, so it
- * fails the check.
- */
-function hasStringKeys(o: unknown, keys: readonly string[]): boolean {
   if (typeof o !== "object" || o === null || Object.getPrototypeOf(o) !== Object.prototype) return false;
   let n = 0;
   for (const k in o) {
     if (!Object.hasOwn(o, k) || !keys.includes(k)) return false;
     n++;
   }
-  return n === keys.length;
+  return n === keys.length && !hasSymbols(o);
 }
 
 const TEXT_KEYS = ["type", "text"];
@@ -997,7 +987,6 @@ function plainThinkingBlock(part: Obj): Block | undefined {
 
 const ANTHROPIC_KEYS = ["anthropic"];
 const SIGNATURE_KEYS = ["signature"];
-const MESSAGE_KEYS = ["role", "content"];
 
 /**
  * The messages most histories are made of, converted in one read of each
@@ -1023,7 +1012,7 @@ export function quickMessageFromModel(
   try {
     // A symbol-keyed field of the message itself is not read by the long way either (it reads the
     // message's fields by name and its other fields with `Object.keys`): not looked for here.
-    if (!hasStringKeys(raw, MESSAGE_KEYS)) return undefined;
+    if (keyBits(raw) !== K_ROLE + K_CONTENT) return undefined;
     role = (raw as Obj).role;
     content = (raw as Obj).content;
     if (typeof content === "string") {
@@ -1155,18 +1144,27 @@ function quickBlock(
   role: "user" | "assistant" | "tool",
   names: Names,
 ): Block | undefined {
-  if (type === "text") return role === "tool" ? undefined : plainTextBlock(p);
+  // Its keys read once (see `keyBits`); its symbols looked for once it has the keys of its type.
+  const keys = keyBits(p);
+  if (type === "text") {
+    const text = p.text;
+    if (role === "tool" || keys !== K_TYPE + K_TEXT || typeof text !== "string" || hasSymbols(p))
+      return undefined;
+    return { type: "text", text };
+  }
   if (role === "assistant") {
-    if (type === "reasoning") return plainThinkingBlock(p);
+    if (type === "reasoning") return quickThinkingBlock(p, keys);
     if (type !== "tool-call") return undefined;
     const { toolCallId: id, toolName: name } = p;
-    if (typeof id !== "string" || typeof name !== "string" || !hasExactly(p, CALL_KEYS)) return undefined;
+    if (typeof id !== "string" || typeof name !== "string") return undefined;
+    if (keys !== K_TYPE + K_CALL_ID + K_TOOL_NAME + K_INPUT || hasSymbols(p)) return undefined;
     return { type: "tool_use", id, name, input: p.input };
   }
   if (type !== "tool-result" || role !== "tool") return undefined;
   const { toolCallId: id, toolName: name, output } = p;
   if (typeof id !== "string" || typeof name !== "string") return undefined;
-  if (!hasExactly(p, RESULT_KEYS) || !hasExactly(output, OUTPUT_KEYS)) return undefined;
+  if (keys !== K_TYPE + K_CALL_ID + K_TOOL_NAME + K_OUTPUT || hasSymbols(p)) return undefined;
+  if (keyBits(output) !== K_TYPE + K_VALUE || hasSymbols(output as Obj)) return undefined;
   const { type: kind, value } = output as Obj;
   if (typeof value !== "string" || (kind !== "text" && kind !== "error-text")) return undefined;
   // The part names the tool that the call before it named (else its name is kept with the block).
@@ -1175,6 +1173,89 @@ function quickBlock(
     ? { type: "tool_result", tool_use_id: id, content: value, is_error: true }
     : { type: "tool_result", tool_use_id: id, content: value };
 }
+
+/** A reasoning part of a quick message (`keys` its `keyBits`) as its block, as `plainThinkingBlock` gives it. */
+function quickThinkingBlock(p: Obj, keys: number): Block | undefined {
+  const text = p.text;
+  if (typeof text !== "string" || hasSymbols(p)) return undefined;
+  if (keys === K_TYPE + K_TEXT) return { type: "thinking", thinking: text };
+  if (keys !== K_TYPE + K_TEXT + K_OPTIONS) return undefined;
+  const po = p.providerOptions as Obj;
+  if (keyBits(po) !== K_ANTHROPIC || hasSymbols(po)) return undefined;
+  const a = po.anthropic as Obj;
+  if (keyBits(a) !== K_SIGNATURE || hasSymbols(a)) return undefined;
+  const signature = a.signature;
+  return typeof signature === "string" ? { type: "thinking", thinking: text, signature } : undefined;
+}
+
+/**
+ * The keys of the quick shapes, one bit each (`keyBits`): a set of keys is
+ * the sum of its bits.
+ */
+const K_TYPE = 1;
+const K_TEXT = 2;
+const K_OPTIONS = 4;
+const K_CALL_ID = 8;
+const K_TOOL_NAME = 16;
+const K_INPUT = 32;
+const K_OUTPUT = 64;
+const K_VALUE = 128;
+const K_ANTHROPIC = 256;
+const K_SIGNATURE = 512;
+const K_ROLE = 1024;
+const K_CONTENT = 2048;
+
+function keyBit(k: string): number {
+  switch (k) {
+    case "type":
+      return K_TYPE;
+    case "text":
+      return K_TEXT;
+    case "providerOptions":
+      return K_OPTIONS;
+    case "toolCallId":
+      return K_CALL_ID;
+    case "toolName":
+      return K_TOOL_NAME;
+    case "input":
+      return K_INPUT;
+    case "output":
+      return K_OUTPUT;
+    case "value":
+      return K_VALUE;
+    case "anthropic":
+      return K_ANTHROPIC;
+    case "signature":
+      return K_SIGNATURE;
+    case "role":
+      return K_ROLE;
+    case "content":
+      return K_CONTENT;
+    default:
+      return 0;
+  }
+}
+
+/**
+ * The own enumerable string-keyed properties of a plain object, as the sum
+ * of their bits (the `K_` constants), read in one `for in` with
+ * `Object.hasOwn` (which allocate nothing; an inherited enumerable key is not
+ * own); -1 for anything else: not a plain object, or a key of no quick shape.
+ * Its symbol-keyed properties are not looked at (`hasSymbols`).
+ */
+function keyBits(o: unknown): number {
+  if (typeof o !== "object" || o === null || Object.getPrototypeOf(o) !== Object.prototype) return -1;
+  let bits = 0;
+  for (const k in o) {
+    const bit = keyBit(k);
+    if (bit === 0 || !Object.hasOwn(o, k)) return -1;
+    bits += bit;
+  }
+  return bits;
+}
+
+/** Whether `o` has symbol-keyed properties (a deep comparison compares the enumerable ones). */
+const hasSymbols = (o: object): boolean => Object.getOwnPropertySymbols(o).length > 0;
 
 /** The JSON values of a tool call's input when it needs no walk (a primitive, a flat object or array), else 0. */
 function flatValues(x: unknown): number {
