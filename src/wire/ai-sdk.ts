@@ -1205,6 +1205,7 @@ const K_SIGNATURE = 512;
 const K_ROLE = 1024;
 const K_CONTENT = 2048;
 
+/** The bit of a key of the quick shapes; 0 for any other key. */
 function keyBit(k: string): number {
   switch (k) {
     case "type":
