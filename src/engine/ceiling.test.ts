@@ -2,18 +2,16 @@
  * The ceiling of the fast estimate (`fastTokensCeiling`) and the pressure
  * check it spares (`PressureMemo.surelyBelow`): the ceiling is never under
  * the estimate, whatever the texts hold, and a check that says "surely
- * below" never says so of a history `shouldCompact` would compact.
+ * below" never says so of a history `shouldCompact` would compact. (On the
+ * corpus sessions: corpus.test.ts.)
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import type { Block, Message } from "../model/index.js";
-import { importFile } from "../formats/index.js";
-import { liveContext } from "../journal/index.js";
 import { createFastEstimator, fastEstimator, fastTokensCeiling, FAST_CALIBRATION } from "./tokens.js";
 import { PressureMemo, shouldCompact } from "./pressure.js";
 import { history } from "../../test/arbitraries.js";
-import { corpusFiles, corpusSuite } from "../../test/support.js";
 import { syntheticSession } from "../../bench/synthetic.js";
 
 /** Texts of every kind of character: ASCII, Latin-1, box drawing, CJK, emoji, lone surrogates. */
@@ -118,22 +116,6 @@ test("the ceiling of an all non-ASCII text is the estimate's rate, and of ASCII 
 
 test("the ceiling is never under the estimate on the synthetic sessions", () => {
   for (const m of syntheticSession(2_000)) assert.ok(fastTokensCeiling(m) >= fastEstimator.message(m));
-});
-
-corpusSuite("the ceiling of the fast estimate", () => {
-  test("never under the estimate of a corpus message, and finite for each", async () => {
-    let finite = 0;
-    let all = 0;
-    for (const file of corpusFiles()) {
-      for (const m of liveContext((await importFile(file)).entries)) {
-        const ceiling = fastTokensCeiling(m);
-        assert.ok(ceiling >= fastEstimator.message(m), `${file}: ${ceiling} < ${fastEstimator.message(m)}`);
-        all++;
-        if (Number.isFinite(ceiling)) finite++;
-      }
-    }
-    assert.equal(finite, all, `${finite} of ${all} finite`);
-  });
 });
 
 /** A billed prompt on the last assistant message (or given by the host), or none. */
