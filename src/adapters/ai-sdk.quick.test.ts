@@ -31,14 +31,14 @@ const quick: SchemaLike = { safeParse: (v) => aiSchema.safeParse(v), acceptsQuic
 type Outcome =
   { ok: true; messages: unknown; indexOf: number[]; names: unknown[] } | { ok: false; error: string };
 
-/** The conversion by `schema`, with the tool names each message read and added (its cache entry). */
+/** The conversion by `schema`, with the tool names each message read and added and its fingerprint (its cache entry). */
 function convert(messages: unknown[], schema: SchemaLike): Outcome {
   const cache: ConversionCache = new WeakMap();
   try {
     const r = fromModelMessagesIndexed(messages, schema, "messages", cache);
     const names = messages.map((m) => {
       const e = typeof m === "object" && m !== null ? cache.get(m) : undefined;
-      return e === undefined ? undefined : { reads: e.reads, writes: e.writes };
+      return e === undefined ? undefined : { reads: e.reads, writes: e.writes, fingerprint: e.fingerprint };
     });
     return { ok: true, messages: r.messages, indexOf: r.indexOf, names };
   } catch (e) {
@@ -63,6 +63,29 @@ const result = (id: string, name = "Read", type = "text") => ({
   role: "tool",
   content: [{ type: "tool-result", toolCallId: id, toolName: name, output: { type, value: "ok" } }],
 });
+
+/** An assistant message of one reasoning part with these provider options. */
+function reasoning(providerOptions: unknown) {
+  return { role: "assistant", content: [{ type: "reasoning", text: "hm", providerOptions }] };
+}
+
+/** A tool result whose output has a `text` field besides its value. */
+function withOutputField(m: ReturnType<typeof result>) {
+  Object.assign(m.content[0]!.output, { text: "t" });
+  return m;
+}
+
+/** A tool result whose output has a symbol-keyed field. */
+function withOutputSymbol(m: ReturnType<typeof result>) {
+  Object.assign(m.content[0]!.output, { [Symbol("s")]: 1 });
+  return m;
+}
+
+/** `o` with a non-enumerable own field `key`. */
+function hidden(o: object, key: string) {
+  Object.defineProperty(o, key, { value: "m1", enumerable: false });
+  return o;
+}
 
 test("quick conversion: a synthetic session converts as the long way, every message taken quickly", () => {
   const messages = toModelMessages(syntheticSession(400)) as unknown as unknown[];
@@ -146,6 +169,29 @@ test("quick conversion: every shape it does not take goes the long way, with the
     ["a tool call input with a function", [call("c", { f: () => 1 })]],
     ["a sparse content array", [{ role: "user", content: sparse }]],
     ["a symbol-keyed field", [{ role: "user", content: [{ type: "text", text: "x", [Symbol("s")]: 1 }] }]],
+    [
+      "a symbol-keyed message field",
+      [{ role: "user", content: [{ type: "text", text: "x" }], [Symbol("s")]: 1 }],
+    ],
+    ["a symbol-keyed output field", [call("c", {}), withOutputSymbol(result("c"))]],
+    [
+      "a key of another quick shape on a text part",
+      [{ role: "user", content: [{ type: "text", text: "x", value: "v" }] }],
+    ],
+    [
+      "a tool call with an output",
+      [{ role: "assistant", content: [{ ...call("c", {}).content[0], output: "o" }] }],
+    ],
+    ["a signature that is no string", [reasoning({ anthropic: { signature: 1 } })]],
+    ["another provider beside Anthropic", [reasoning({ anthropic: { signature: "s" }, openai: {} })]],
+    ["a signature beside another field", [reasoning({ anthropic: { signature: "s", text: "t" } })]],
+    ["reasoning options without a signature", [reasoning({ anthropic: {} })]],
+    ["an output with a text besides its value", [call("c", {}), withOutputField(result("c"))]],
+    ["a non-enumerable message field", [hidden({ role: "user", content: "x" }, "id")]],
+    [
+      "an inherited enumerable field",
+      [Object.assign(Object.create({ role: "user" }) as object, { content: "x" })],
+    ],
   ];
   for (const [what, messages] of cases) same(messages, what);
 });
@@ -217,4 +263,25 @@ test("quick conversion: a loop that edits a message in place is read again, the 
   assert.deepEqual(first[0]!.content, [{ type: "text", text: "first" }]);
   assert.deepEqual(second[0]!.content, [{ type: "text", text: "edited" }]);
   assert.deepStrictEqual(second.slice(1), first.slice(1));
+});
+
+test("quick conversion: a getter that converts other messages while a message is read does not mix their blocks", () => {
+  const other = toModelMessages(syntheticSession(6)) as unknown as unknown[];
+  const part = { type: "text" } as { type: string; text?: string };
+  Object.defineProperty(part, "text", {
+    enumerable: true,
+    get() {
+      // Another conversion, run from inside this one's read of the part.
+      fromModelMessagesIndexed(other, quick);
+      return "read";
+    },
+  });
+  const messages = [
+    { role: "user", content: [{ type: "text", text: "before" }, part, { type: "text", text: "after" }] },
+  ];
+  const r = same(messages, "a reentrant getter");
+  assert.ok(r.ok);
+  assert.deepEqual(r.messages, [
+    { role: "user", content: ["before", "read", "after"].map((text) => ({ type: "text", text })) },
+  ]);
 });

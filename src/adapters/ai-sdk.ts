@@ -224,10 +224,10 @@ export function compactSafePrepareStep(
       return keep;
     }
     const billed = reapplied ? undefined : billedOf(input, converted.indexOf);
-    const decision = shouldCompact(
-      { messages: converted.messages, billed, estimator: compact.estimator, memo: pressure },
-      { window: options.window, threshold },
-    );
+    const state = { messages: converted.messages, billed, estimator: compact.estimator, memo: pressure };
+    // Far under the threshold by a ceiling read from the texts' lengths: nothing to estimate.
+    if (pressure.surelyBelow(state, { window: options.window, threshold })) return keep;
+    const decision = shouldCompact(state, { window: options.window, threshold });
     if (!decision.compact) return keep;
     // The memo's arrays change at its next call: the compaction (which awaits) works on a copy.
     converted = { messages: converted.messages.slice(), indexOf: converted.indexOf.slice() };

@@ -13,7 +13,7 @@ import { importFile } from "../formats/index.js";
 import { liveContext } from "../journal/index.js";
 import { validateSurvivalContract, isCheckpoint } from "../contract/index.js";
 import { compactMessagesSafe } from "./compact.js";
-import { estimateTokens } from "./tokens.js";
+import { estimateTokens, fastEstimator, fastTokensCeiling } from "./tokens.js";
 import { redactSecrets } from "../redact/redact.js";
 import { corpusDir, corpusFiles, corpusSuite, deepFreeze } from "../../test/support.js";
 
@@ -36,6 +36,19 @@ corpusSuite("engine", () => {
       );
     });
   }
+
+  test("the ceiling of the fast estimate (fastTokensCeiling) is finite and never under the estimate of a message", async () => {
+    for (const file of corpusFiles()) {
+      for (const m of liveContext((await importFile(file)).entries)) {
+        const ceiling = fastTokensCeiling(m);
+        assert.ok(Number.isFinite(ceiling), `${basename(file)}: a message with no ceiling`);
+        assert.ok(
+          ceiling >= fastEstimator.message(m),
+          `${basename(file)}: ${ceiling} < ${fastEstimator.message(m)}`,
+        );
+      }
+    }
+  });
 
   test("the real Codex session's encrypted reasoning blobs are left untouched", () => {
     const file = join(corpusDir, "codex", "coda-rollout-2025-10-04T22-31-15.jsonl");

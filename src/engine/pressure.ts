@@ -5,7 +5,13 @@
  */
 import type { Message, Usage } from "../model/types.js";
 import { isAssistantRole } from "../model/blocks.js";
-import { estimateTokens, fastEstimator, messageTokensAt, type TokenEstimator } from "./tokens.js";
+import {
+  estimateTokens,
+  fastEstimator,
+  fastTokensCeiling,
+  messageTokensAt,
+  type TokenEstimator,
+} from "./tokens.js";
 import { CONSTANTS } from "../model/constants.js";
 
 export interface PressureState {
@@ -71,6 +77,29 @@ export class PressureMemo {
   private billedAt: number[] = [];
   /** Test hook: how many messages this memo has measured. */
   measured = 0;
+  private readonly ceilings = new CeilingMemo();
+
+  /**
+   * True when `shouldCompact` with this memo would surely say "do not
+   * compact": the default estimator's ceiling of the pressure
+   * (`fastTokensCeiling` of each message, and the billed prompt as `measure`
+   * reads it) is under the threshold. No message is estimated then, and no
+   * text scanned; the figures are measured when they may matter (false says
+   * only "measure"). A custom estimator, or options `shouldCompact` refuses:
+   * false.
+   */
+  surelyBelow(state: PressureState, options: PressureOptions): boolean {
+    const threshold = options.threshold ?? CONSTANTS.threshold;
+    if (!(options.window > 0) || !(threshold > 0 && threshold <= 1)) return false;
+    if (state.estimator !== undefined && state.estimator !== fastEstimator) return false;
+    let ceiling: number;
+    try {
+      ceiling = this.ceilings.pressure(state);
+    } catch {
+      return false; // `measure` names the problem
+    }
+    return ceiling < Math.floor(options.window * threshold);
+  }
 
   measure(state: PressureState): Pressure {
     const estimator = state.estimator ?? fastEstimator;
@@ -121,6 +150,55 @@ export class PressureMemo {
       billedParentPromptTokens: billed.tokens,
       afterBilled,
     };
+  }
+}
+
+/**
+ * Ceilings of one agent loop's history across its steps (`fastTokensCeiling`
+ * of each message), kept as `PressureMemo` keeps its estimates: the messages
+ * at the start that are the very same objects as the last call's keep theirs.
+ */
+class CeilingMemo {
+  private messages: Message[] = [];
+  /** The running sum before each index (sums[i] = messages 0..i-1). */
+  private sums: number[] = [0];
+  /** The indexes of the messages with a billed parent prompt, ascending. */
+  private billedAt: number[] = [];
+
+  /** The ceiling of the pressure `PressureMemo.measure` would give for `state` (the default estimator). */
+  pressure(state: PressureState): number {
+    const ms = state.messages;
+    const old = this.messages;
+    const lim = Math.min(old.length, ms.length);
+    let p = 0;
+    while (p < lim && ms[p] === old[p]) p++;
+    // Forget first: a read that throws leaves nothing half-kept.
+    this.messages = [];
+    old.length = p;
+    this.sums.length = p + 1;
+    const billedAt = this.billedAt;
+    while (billedAt.length > 0 && billedAt[billedAt.length - 1]! >= p) billedAt.pop();
+    let sum = this.sums[p]!;
+    for (let i = p; i < ms.length; i++) {
+      const m = ms[i]!;
+      sum += fastTokensCeiling(m);
+      this.sums.push(sum);
+      if (m.usage && isAssistantRole(m) && m.usage.scope !== "child" && billedPromptTokens(m.usage) > 0)
+        billedAt.push(i);
+      old.push(m);
+    }
+    this.messages = old;
+    let billed = state.billed;
+    if (!billed && billedAt.length > 0) {
+      const at = billedAt[billedAt.length - 1]!;
+      billed = { tokens: billedPromptTokens(ms[at]!.usage!), index: at };
+    }
+    if (!billed) return sum;
+    // As `measure` reads `billed.index`: from where `messages.slice(billed.index)` starts.
+    const k = Math.trunc(billed.index) || 0;
+    const from = k < 0 ? Math.max(0, ms.length + k) : k;
+    const after = from < ms.length ? sum - this.sums[from]! : 0;
+    return Math.max(sum, billed.tokens + after);
   }
 }
 

@@ -374,6 +374,37 @@ function blockTokens(block: Block, cost: TextCost, cal: FastCalibration, chars?:
   return n;
 }
 
+/**
+ * A block's tokens for the fast estimator: the text, thinking and tool-result
+ * blocks (most of a history) counted here from their one text, the others
+ * (and any block whose text is not a string) by `blockTokens`. The same
+ * figure either way; on a long history the calls from block to text were
+ * most of the first estimate's cost.
+ */
+function fastBlockTokens(b: Block, cost: TextCost, cal: FastCalibration, chars: CharsCost): number {
+  let s: unknown;
+  let framing = cal.perBlock;
+  let prose = true;
+  switch (b.type) {
+    case "text":
+      s = (b as { text: unknown }).text;
+      break;
+    case "thinking":
+      s = (b as { thinking: unknown }).thinking;
+      break;
+    case "tool_result":
+      if ((b as { content_blocks?: unknown }).content_blocks !== undefined) break;
+      s = (b as { content: unknown }).content;
+      framing += cal.perToolBlock;
+      prose = false;
+      break;
+  }
+  if (typeof s !== "string") return blockTokens(b, cost, cal, chars);
+  if (s.length === 0) return framing;
+  const other = nonAscii(s);
+  return framing + chars(s.length - other, other, prose);
+}
+
 /** One block, without the blocks nested in it. */
 function oneBlockTokens(b: Block, cost: TextCost, cal: FastCalibration, chars?: CharsCost): number {
   if (isImageBlock(b)) return cal.perBlock + cal.perImage;
@@ -419,7 +450,7 @@ function makeEstimator(
     try {
       for (let i = 0; i < content.length; i++) {
         const b = content[i]!;
-        const t = blockTokens(b, cost, cal, chars);
+        const t = chars ? fastBlockTokens(b, cost, cal, chars) : blockTokens(b, cost, cal, chars);
         n += t;
         if (isThinkingBlock(b)) {
           thinking += t;
@@ -482,6 +513,123 @@ export function createFastEstimator(
 
 /** The default: fast, heuristic, cached per message object. */
 export const fastEstimator: TokenEstimator = createFastEstimator(FAST_CALIBRATION, "fast");
+
+/** The most tokens `fastEstimator` counts per character, whatever the character. */
+const CEILING_RATE = Math.max(
+  1 / FAST_CALIBRATION.proseCharsPerToken,
+  1 / FAST_CALIBRATION.codeCharsPerToken,
+  FAST_CALIBRATION.nonAsciiTokensPerChar,
+);
+
+/**
+ * A figure that `fastEstimator.message(m)` never exceeds, from the lengths of
+ * the message's texts alone: each character counted at the highest rate (a
+ * non-ASCII one's), so that no text is scanned for its non-ASCII characters
+ * and nothing is cached. `Infinity` for a block it does not read that way (a
+ * text that is not a string, an unknown block, a value no JSON holds). A
+ * pressure check whose ceiling is under the threshold needs no estimate
+ * (`PressureMemo.surelyBelow`).
+ */
+export function fastTokensCeiling(m: Message): number {
+  const content = m.content;
+  let n = FAST_CALIBRATION.perMessage;
+  for (let i = 0; i < content.length; i++) n += blockCeiling(content[i]!, 1);
+  return n;
+}
+
+/** A block's share of `fastTokensCeiling`, with the blocks nested in it (`depth` of them above it). */
+function blockCeiling(b: Block, depth: number): number {
+  const cal = FAST_CALIBRATION;
+  let text: unknown;
+  let chars = -1;
+  let framing = cal.perBlock;
+  let nested = 0;
+  switch (b.type) {
+    case "text":
+      text = (b as { text: unknown }).text;
+      break;
+    case "thinking":
+      text = (b as { thinking: unknown }).thinking;
+      break;
+    case "tool_result": {
+      text = (b as { content: unknown }).content;
+      framing += cal.perToolBlock;
+      const inner = (b as { content_blocks?: unknown }).content_blocks;
+      if (inner !== undefined) nested = nestedCeiling(inner, depth);
+      break;
+    }
+    case "tool_use":
+      chars = toolUseChars(b as { name: unknown; input: unknown });
+      framing += cal.perToolBlock;
+      break;
+    case "redacted_thinking":
+      chars = 0;
+      break;
+    case "image":
+    case "image_url":
+      chars = 0;
+      framing += cal.perImage;
+      break;
+  }
+  if (typeof text === "string") chars = text.length;
+  // One more than the rate gives: no rounding of the estimate's sums can pass it.
+  return chars < 0 ? Infinity : framing + Math.ceil(chars * CEILING_RATE) + 1 + nested;
+}
+
+/** The ceilings of a tool result's `content_blocks` (an array of blocks), or Infinity. */
+function nestedCeiling(inner: unknown, depth: number): number {
+  if (!Array.isArray(inner) || depth >= MAX_MESSAGE_DEPTH) return Infinity;
+  let n = 0;
+  for (let i = 0; i < inner.length; i++) {
+    const b: unknown = inner[i];
+    if (typeof b !== "object" || b === null) return Infinity;
+    n += blockCeiling(b as Block, depth + 1);
+  }
+  return n;
+}
+
+/** The characters `addBlockChars` counts for a tool call (its name, a space, its input), or -1. */
+function toolUseChars(b: { name: unknown; input: unknown }): number {
+  if (typeof b.name !== "string") return -1;
+  const x = b.input;
+  const input = typeof x === "string" ? x.length : jsonLength(x, 1);
+  return input < 0 ? -1 : input + b.name.length + 1;
+}
+
+/**
+ * What `jsonChars` counts of a value (ASCII and other characters together,
+ * `depth` levels from the input), or -1 for a value it does not count (no
+ * JSON value, or nested past the limit).
+ */
+function jsonLength(x: unknown, depth: number): number {
+  if (typeof x === "string") return x.length + 2;
+  if (typeof x === "number" || typeof x === "boolean") return String(x).length;
+  if (x === null || x === undefined) return 4;
+  if (typeof x !== "object" || depth > MAX_MESSAGE_DEPTH) return -1;
+  let total = 0;
+  let n: number;
+  if (Array.isArray(x)) {
+    n = x.length;
+    for (let i = 0; i < n; i++) {
+      const v: unknown = x[i];
+      const c = typeof v === "string" ? v.length + 2 : jsonLength(v, depth + 1);
+      if (c < 0) return -1;
+      total += c;
+    }
+  } else {
+    const keys = Object.keys(x);
+    n = keys.length;
+    for (let i = 0; i < n; i++) {
+      const k = keys[i]!;
+      const v = (x as Record<string, unknown>)[k];
+      // Most values are strings: counted here, without a call.
+      const c = typeof v === "string" ? v.length + 2 : jsonLength(v, depth + 1);
+      if (c < 0) return -1;
+      total += c + k.length + 3;
+    }
+  }
+  return total + 1 + Math.max(1, n);
+}
 
 let exact: TokenEstimator | undefined;
 

@@ -26,7 +26,15 @@
  * text) is converted afresh from what it says now.
  */
 import { isDeepStrictEqual } from "node:util";
-import type { Block, Message, Role } from "../model/types.js";
+import type {
+  Block,
+  Message,
+  Role,
+  TextBlock,
+  ThinkingBlock,
+  ToolResultBlock,
+  ToolUseBlock,
+} from "../model/types.js";
 import { ModelError, parseMessages } from "../model/schema.js";
 import { checkPlainData, flatSize, plainDataSize } from "../model/plain.js";
 import { MAX_MESSAGE_DEPTH } from "../model/depth.js";
@@ -766,7 +774,8 @@ export function fromModelMessagesIndexed(
     if (!Object.hasOwn(messages, i))
       throw new ModelError(`${path}[${i}]`, "a hole in the array (a sparse array is not a list of messages)");
     const raw: unknown = messages[i];
-    if (!fromCache(raw, r, cache, keep)) readMessage(raw, `${path}[${i}]`, r, schema, keep);
+    if (!fromCache(raw, r, cache, keep) && !readQuickly(raw, r, schema, keep))
+      readMessage(raw, `${path}[${i}]`, r, schema, keep);
     r.indexOf.push(r.messages.length - 1);
     if (keep) {
       r.objects.push(raw);
@@ -796,7 +805,17 @@ function fromCache(raw: unknown, r: Reading, cache: ConversionCache | undefined,
   return true;
 }
 
-/** Converts one message (`p` its path) into `r`: the quick way when it can, else checked and converted. */
+/** Converts one message into `r` the quick way (see `quickMessageFromModel`), when it can. */
+function readQuickly(raw: unknown, r: Reading, schema: SchemaLike | undefined, keep: boolean): boolean {
+  if (schema !== undefined && schema.acceptsQuickShapes !== true) return false;
+  const message = quickMessageFromModel(raw, r.names, keep ? r.log : undefined, keep ? r.prints : undefined);
+  if (message === undefined) return false;
+  conversionCount.messages++;
+  r.messages.push(message);
+  return true;
+}
+
+/** Converts one message (`p` its path) into `r`, checked first (a message the quick way did not take). */
 function readMessage(
   raw: unknown,
   p: string,
@@ -805,15 +824,6 @@ function readMessage(
   keep: boolean,
 ): void {
   const { names } = r;
-  if (schema === undefined || schema.acceptsQuickShapes === true) {
-    const message = quickMessageFromModel(raw, names, keep ? r.log : undefined);
-    if (message !== undefined) {
-      conversionCount.messages++;
-      if (keep) pushPrint(r.prints, raw as Obj);
-      r.messages.push(message);
-      return;
-    }
-  }
   // Before anything reads it: a cycle, a BigInt, a throwing getter… is a ModelError naming the place.
   checkPlainData(raw, p, { allow: isAiSdkLeaf });
   if (schema) {
@@ -898,15 +908,18 @@ function blockFromPart(part: AiPart, ctx: Ctx, names: Names): Block {
 
 /**
  * Whether `o` is a plain object whose own enumerable properties (what a deep
- * comparison compares) are exactly `keys`.
+ * comparison compares) are exactly `keys`. Read with `for in` and
+ * `Object.hasOwn`, which allocate nothing (an inherited enumerable key is not
+ * own, so it fails the check).
  */
 function hasExactly(o: unknown, keys: readonly string[]): boolean {
   if (typeof o !== "object" || o === null || Object.getPrototypeOf(o) !== Object.prototype) return false;
-  // `Object.keys`: about four times as fast as `for in` with `Object.hasOwn` on these small objects.
-  const own = Object.keys(o);
-  if (own.length !== keys.length) return false;
-  for (let i = 0; i < own.length; i++) if (!keys.includes(own[i]!)) return false;
-  return Object.getOwnPropertySymbols(o).length === 0;
+  let n = 0;
+  for (const k in o) {
+    if (!Object.hasOwn(o, k) || !keys.includes(k)) return false;
+    n++;
+  }
+  return n === keys.length && !hasSymbols(o);
 }
 
 const TEXT_KEYS = ["type", "text"];
@@ -974,7 +987,6 @@ function plainThinkingBlock(part: Obj): Block | undefined {
 
 const ANTHROPIC_KEYS = ["anthropic"];
 const SIGNATURE_KEYS = ["signature"];
-const MESSAGE_KEYS = ["role", "content"];
 
 /**
  * The messages most histories are made of, converted in one read of each
@@ -989,20 +1001,28 @@ const MESSAGE_KEYS = ["role", "content"];
  * or a read that throws: undefined, before any name is added, and the
  * message goes the long way (which names its problem).
  */
-export function quickMessageFromModel(raw: unknown, names: Names, log?: unknown[]): Message | undefined {
+export function quickMessageFromModel(
+  raw: unknown,
+  names: Names,
+  log?: unknown[],
+  prints?: unknown[],
+): Message | undefined {
   let role: unknown;
   let content: unknown;
   try {
-    if (!hasExactly(raw, MESSAGE_KEYS)) return undefined;
+    // A symbol-keyed field of the message itself is not read by the long way either (it reads the
+    // message's fields by name and its other fields with `Object.keys`): not looked for here.
+    if (keyBits(raw) !== K_ROLE + K_CONTENT) return undefined;
     role = (raw as Obj).role;
     content = (raw as Obj).content;
     if (typeof content === "string") {
+      if (role !== "system" && role !== "user" && role !== "assistant") return undefined;
+      prints?.push(role, content, undefined);
       if (role === "system") return { role: "system", content: [{ type: "text", text: content }] };
-      if (role !== "user" && role !== "assistant") return undefined;
       return { role, content: [{ type: "text", text: content }], meta: { [AI]: { string: true } } };
     }
     if (role !== "user" && role !== "assistant" && role !== "tool") return undefined;
-    const blocks = quickBlocks(content, role, names, log);
+    const blocks = quickBlocks(content, role, names, log, prints);
     return blocks && { role: role === "assistant" ? "assistant" : "user", content: blocks };
   } catch {
     return undefined;
@@ -1013,109 +1033,251 @@ export function quickMessageFromModel(raw: unknown, names: Names, log?: unknown[
 const MESSAGE_VALUES = 3;
 
 /**
+ * The blocks of the message being read quickly, reused by the next message
+ * and copied out at their own length: an array grown by `push` had room for
+ * 16 (most messages have one to three blocks), garbage on every message.
+ */
+const scratch: Block[] = [];
+/** The parts those blocks were read from, and their types, by index. */
+const scratchParts: Obj[] = [];
+const scratchTypes: string[] = [];
+/** Counts the uses of `scratch`: a read that ran another conversion (a getter) is seen, not trusted. */
+let scratchUses = 0;
+
+/**
  * The blocks of a content array of quick parts (see `quickMessageFromModel`),
  * or undefined. Every part is read and checked before a tool name is looked
  * up or added. The tool calls' inputs (any JSON value, or a URL or bytes) are
- * checked as plain data in one walk, as deep as they sit in the message,
- * and the values of the whole message are counted against the limit as
- * `checkPlainData` counts them.
+ * checked as plain data, as deep as they sit in the message, and the values
+ * of the whole message are counted against the limit as `checkPlainData`
+ * counts them: most inputs are one object of strings and numbers, counted
+ * as the walk counts it (`flatSize`); when one is not, all are walked.
  */
 function quickBlocks(
   content: unknown,
   role: "user" | "assistant" | "tool",
   names: Names,
   log: unknown[] | undefined,
+  prints: unknown[] | undefined,
 ): Block[] | undefined {
   if (!Array.isArray(content) || Object.getPrototypeOf(content) !== Array.prototype) return undefined;
   const n = content.length;
   if (n === 0) return undefined;
-  const blocks: Block[] = [];
+  const use = ++scratchUses;
   let values = MESSAGE_VALUES;
-  let inputs: unknown[] | undefined;
+  let inputs = 0;
+  let walk = false;
   for (let i = 0; i < n; i++) {
     if (!Object.hasOwn(content, i)) return undefined;
     const p: unknown = content[i];
     if (!isObj(p)) return undefined;
+    // Told apart by the part's type from here on (four shapes), not the block's (six).
     const type = p.type;
-    let b: Block | undefined;
-    if (type === "text") {
-      if (role === "tool") return undefined;
-      b = plainTextBlock(p);
-      values += 3;
-    } else if (type === "reasoning" && role === "assistant") {
-      b = plainThinkingBlock(p);
-      values += b !== undefined && "signature" in b ? 6 : 3;
-    } else if (type === "tool-call" && role === "assistant") {
-      const { toolCallId: id, toolName: name } = p;
-      if (typeof id !== "string" || typeof name !== "string" || !hasExactly(p, CALL_KEYS)) return undefined;
-      const input = p.input;
-      (inputs ??= []).push(input);
-      b = { type: "tool_use", id, name, input };
-      values += 4;
-    } else if (type === "tool-result" && role === "tool") {
-      const { toolCallId: id, toolName: name, output } = p;
-      if (typeof id !== "string" || typeof name !== "string") return undefined;
-      if (!hasExactly(p, RESULT_KEYS) || !hasExactly(output, OUTPUT_KEYS)) return undefined;
-      const { type: kind, value } = output as Obj;
-      if (typeof value !== "string" || (kind !== "text" && kind !== "error-text")) return undefined;
-      // The part names the tool that the call before it named (else its name is kept with the block).
-      if ((names.peek(id) ?? "") !== name) return undefined;
-      b =
-        kind === "error-text"
-          ? { type: "tool_result", tool_use_id: id, content: value, is_error: true }
-          : { type: "tool_result", tool_use_id: id, content: value };
-      values += 7;
-    }
+    const b = quickBlock(p, type, role, names);
     if (b === undefined) return undefined;
-    blocks.push(b);
+    scratch[i] = b;
+    scratchParts[i] = p;
+    scratchTypes[i] = type as string;
+    if (type === "tool-call") {
+      const flat = flatValues((b as ToolUseBlock).input);
+      if (flat === 0) walk = true;
+      inputs += flat;
+      values += 4;
+    } else
+      values += type === "tool-result" ? 7 : (b as { signature?: string }).signature !== undefined ? 6 : 3;
   }
-  if (inputs !== undefined) {
-    const size = inputsSize(inputs);
+  if (scratchUses !== use) return undefined;
+  const blocks = scratch.slice(0, n);
+  if (walk) {
+    const size = walkedInputsSize(blocks);
     if (size === undefined) return undefined;
     values += size;
-  }
+  } else values += inputs;
   if (values > CONSTANTS.maxJsonValues) return undefined;
   // Checked: the names now, in the parts' order (recorded as the long way records them).
-  for (const b of blocks) {
-    if (b.type === "tool_use") {
-      const id = b.id as string;
-      const name = b.name as string;
-      names.set(id, name);
-      log?.push(WRITE, id, name);
-    } else if (b.type === "tool_result") {
-      const id = b.tool_use_id as string;
+  for (let i = 0; i < n; i++) {
+    const type = scratchTypes[i];
+    if (type === "tool-call") {
+      const b = blocks[i] as ToolUseBlock;
+      names.set(b.id, b.name);
+      log?.push(WRITE, b.id, b.name);
+    } else if (type === "tool-result") {
+      const id = (blocks[i] as ToolResultBlock).tool_use_id;
       log?.push(READ, id, names.get(id));
     }
   }
-  // At its own length: an array grown by `push` keeps room for 16 (most messages have one to three
-  // blocks), and the conversions stay in the loop's memo for as long as the loop runs.
-  return blocks.slice();
+  if (prints !== undefined) pushQuickPrint(prints, role, content, blocks);
+  return blocks;
 }
 
 /**
- * The JSON values of a message's tool-call inputs (any JSON value, or a URL
- * or bytes), as `checkPlainData` counts them, or undefined when they are not
- * plain data. Most inputs are one object of strings and numbers, counted as
- * the walk counts such an object (`flatSize`) without the walk.
+ * Appends a quick message's fingerprint (see `Fingerprint`) to `prints`,
+ * from the values read (`scratchParts` and `scratchTypes` hold its parts):
+ * each part has its one value (its text, its input or its output's text) and
+ * no other field.
  */
-function inputsSize(inputs: readonly unknown[]): number | undefined {
-  let size = 0;
-  for (let i = 0; i < inputs.length; i++) {
-    const x = inputs[i];
-    const flat =
-      typeof x === "string" || typeof x === "number" || typeof x === "boolean" || x == null
-        ? 1
-        : typeof x === "object"
-          ? flatSize(x)
-          : 0;
-    if (flat === 0) {
-      // The inputs sit at the fourth level (message, content, part, input); their array is the third.
-      const walked = plainDataSize(inputs, { allow: isAiSdkLeaf, limit: MAX_MESSAGE_DEPTH - 2 });
-      return typeof walked === "number" ? walked - 1 : undefined;
+function pushQuickPrint(prints: unknown[], role: string, content: unknown, blocks: readonly Block[]): void {
+  prints.push(role, content, undefined);
+  for (let i = 0; i < blocks.length; i++) {
+    const b = blocks[i]!;
+    const p = scratchParts[i];
+    switch (scratchTypes[i]) {
+      case "text":
+        prints.push(p, (b as TextBlock).text, undefined, undefined, undefined);
+        break;
+      case "reasoning":
+        prints.push(p, (b as ThinkingBlock).thinking, undefined, undefined, undefined);
+        break;
+      case "tool-call":
+        prints.push(p, undefined, (b as ToolUseBlock).input, undefined, undefined);
+        break;
+      default:
+        prints.push(p, undefined, undefined, (b as ToolResultBlock).content, undefined);
     }
-    size += flat;
   }
-  return size;
+}
+
+/** One part of a quick message as its block (see `quickMessageFromModel`), or undefined. */
+function quickBlock(
+  p: Obj,
+  type: unknown,
+  role: "user" | "assistant" | "tool",
+  names: Names,
+): Block | undefined {
+  // Its keys read once (see `keyBits`); its symbols looked for once it has the keys of its type.
+  const keys = keyBits(p);
+  if (type === "text") {
+    const text = p.text;
+    if (role === "tool" || keys !== K_TYPE + K_TEXT || typeof text !== "string" || hasSymbols(p))
+      return undefined;
+    return { type: "text", text };
+  }
+  if (role === "assistant") {
+    if (type === "reasoning") return quickThinkingBlock(p, keys);
+    if (type !== "tool-call") return undefined;
+    const { toolCallId: id, toolName: name } = p;
+    if (typeof id !== "string" || typeof name !== "string") return undefined;
+    if (keys !== K_TYPE + K_CALL_ID + K_TOOL_NAME + K_INPUT || hasSymbols(p)) return undefined;
+    return { type: "tool_use", id, name, input: p.input };
+  }
+  if (type !== "tool-result" || role !== "tool") return undefined;
+  const { toolCallId: id, toolName: name, output } = p;
+  if (typeof id !== "string" || typeof name !== "string") return undefined;
+  if (keys !== K_TYPE + K_CALL_ID + K_TOOL_NAME + K_OUTPUT || hasSymbols(p)) return undefined;
+  if (keyBits(output) !== K_TYPE + K_VALUE || hasSymbols(output as Obj)) return undefined;
+  const { type: kind, value } = output as Obj;
+  if (typeof value !== "string" || (kind !== "text" && kind !== "error-text")) return undefined;
+  // The part names the tool that the call before it named (else its name is kept with the block).
+  if ((names.peek(id) ?? "") !== name) return undefined;
+  return kind === "error-text"
+    ? { type: "tool_result", tool_use_id: id, content: value, is_error: true }
+    : { type: "tool_result", tool_use_id: id, content: value };
+}
+
+/** A reasoning part of a quick message (`keys` its `keyBits`) as its block, as `plainThinkingBlock` gives it. */
+function quickThinkingBlock(p: Obj, keys: number): Block | undefined {
+  const text = p.text;
+  if (typeof text !== "string" || hasSymbols(p)) return undefined;
+  if (keys === K_TYPE + K_TEXT) return { type: "thinking", thinking: text };
+  if (keys !== K_TYPE + K_TEXT + K_OPTIONS) return undefined;
+  const po = p.providerOptions as Obj;
+  if (keyBits(po) !== K_ANTHROPIC || hasSymbols(po)) return undefined;
+  const a = po.anthropic as Obj;
+  if (keyBits(a) !== K_SIGNATURE || hasSymbols(a)) return undefined;
+  const signature = a.signature;
+  return typeof signature === "string" ? { type: "thinking", thinking: text, signature } : undefined;
+}
+
+/**
+ * The keys of the quick shapes, one bit each (`keyBits`): a set of keys is
+ * the sum of its bits.
+ */
+const K_TYPE = 1;
+const K_TEXT = 2;
+const K_OPTIONS = 4;
+const K_CALL_ID = 8;
+const K_TOOL_NAME = 16;
+const K_INPUT = 32;
+const K_OUTPUT = 64;
+const K_VALUE = 128;
+const K_ANTHROPIC = 256;
+const K_SIGNATURE = 512;
+const K_ROLE = 1024;
+const K_CONTENT = 2048;
+
+/** The bit of a key of the quick shapes; 0 for any other key. */
+function keyBit(k: string): number {
+  switch (k) {
+    case "type":
+      return K_TYPE;
+    case "text":
+      return K_TEXT;
+    case "providerOptions":
+      return K_OPTIONS;
+    case "toolCallId":
+      return K_CALL_ID;
+    case "toolName":
+      return K_TOOL_NAME;
+    case "input":
+      return K_INPUT;
+    case "output":
+      return K_OUTPUT;
+    case "value":
+      return K_VALUE;
+    case "anthropic":
+      return K_ANTHROPIC;
+    case "signature":
+      return K_SIGNATURE;
+    case "role":
+      return K_ROLE;
+    case "content":
+      return K_CONTENT;
+    default:
+      return 0;
+  }
+}
+
+/**
+ * The own enumerable string-keyed properties of a plain object, as the sum
+ * of their bits (the `K_` constants), read in one `for in` with
+ * `Object.hasOwn` (which allocate nothing; an inherited enumerable key is not
+ * own); -1 for anything else: not a plain object, or a key of no quick shape.
+ * Its symbol-keyed properties are not looked at (`hasSymbols`).
+ */
+function keyBits(o: unknown): number {
+  if (typeof o !== "object" || o === null || Object.getPrototypeOf(o) !== Object.prototype) return -1;
+  let bits = 0;
+  for (const k in o) {
+    const bit = keyBit(k);
+    if (bit === 0 || !Object.hasOwn(o, k)) return -1;
+    bits += bit;
+  }
+  return bits;
+}
+
+/** Whether `o` has symbol-keyed properties (a deep comparison compares the enumerable ones). */
+const hasSymbols = (o: object): boolean => Object.getOwnPropertySymbols(o).length > 0;
+
+/** The JSON values of a tool call's input when it needs no walk (a primitive, a flat object or array), else 0. */
+function flatValues(x: unknown): number {
+  if (typeof x === "string" || typeof x === "number" || typeof x === "boolean" || x == null) return 1;
+  return typeof x === "object" ? flatSize(x) : 0;
+}
+
+/**
+ * The JSON values of a message's tool-call inputs, walked together as
+ * `checkPlainData` walks them (objects they share counted as it counts
+ * them), or undefined when they are not plain data.
+ */
+function walkedInputsSize(blocks: readonly Block[]): number | undefined {
+  const inputs: unknown[] = [];
+  for (let i = 0; i < blocks.length; i++) {
+    const b = blocks[i]!;
+    if (b.type === "tool_use") inputs.push((b as ToolUseBlock).input);
+  }
+  // The inputs sit at the fourth level (message, content, part, input); their array is the third.
+  const walked = plainDataSize(inputs, { allow: isAiSdkLeaf, limit: MAX_MESSAGE_DEPTH - 2 });
+  return typeof walked === "number" ? walked - 1 : undefined;
 }
 
 function messageFromModel(mm: AiModelMessage, names: Names): Message {
