@@ -105,11 +105,7 @@ export class PressureMemo {
     const estimator = state.estimator ?? fastEstimator;
     const ms = state.messages;
     const old = this.messages;
-    let p = 0;
-    if (estimator === this.estimator) {
-      const lim = Math.min(old.length, ms.length);
-      while (p < lim && ms[p] === old[p]) p++;
-    }
+    const p = estimator === this.estimator ? sharedStart(old, ms) : 0;
     // Forget first: an estimator that throws leaves nothing half-kept. The arrays are kept and
     // cut to the shared start, not copied (a copy of a long history per step costs more than the step).
     const kept = this.messages;
@@ -118,8 +114,7 @@ export class PressureMemo {
     this.estimator = estimator;
     this.each.length = p;
     this.sums.length = p + 1;
-    const billedAt = this.billedAt;
-    while (billedAt.length > 0 && billedAt[billedAt.length - 1]! >= p) billedAt.pop();
+    const billedAt = cutBilled(this.billedAt, p);
     let sum = this.sums[p]!;
     for (let i = p; i < ms.length; i++) {
       const m = ms[i]!;
@@ -127,8 +122,7 @@ export class PressureMemo {
       this.each.push(t);
       sum += t;
       this.sums.push(sum);
-      if (m.usage && isAssistantRole(m) && m.usage.scope !== "child" && billedPromptTokens(m.usage) > 0)
-        billedAt.push(i);
+      if (carriesBilled(m)) billedAt.push(i);
       kept.push(m);
     }
     this.measured += ms.length - p;
@@ -153,6 +147,24 @@ export class PressureMemo {
   }
 }
 
+/** How many messages at the start of `ms` are the very objects at the start of `old`. */
+function sharedStart(old: readonly Message[], ms: readonly Message[]): number {
+  const lim = Math.min(old.length, ms.length);
+  let p = 0;
+  while (p < lim && ms[p] === old[p]) p++;
+  return p;
+}
+
+/** `billedAt` (ascending indexes) without those from `p` on: the same array. */
+function cutBilled(billedAt: number[], p: number): number[] {
+  while (billedAt.length > 0 && billedAt[billedAt.length - 1]! >= p) billedAt.pop();
+  return billedAt;
+}
+
+/** Whether an assistant message carries the billed prompt of its request (what `measure` reads). */
+const carriesBilled = (m: Message): boolean =>
+  m.usage !== undefined && isAssistantRole(m) && m.usage.scope !== "child" && billedPromptTokens(m.usage) > 0;
+
 /**
  * Ceilings of one agent loop's history across its steps (`fastTokensCeiling`
  * of each message), kept as `PressureMemo` keeps its estimates: the messages
@@ -169,22 +181,18 @@ class CeilingMemo {
   pressure(state: PressureState): number {
     const ms = state.messages;
     const old = this.messages;
-    const lim = Math.min(old.length, ms.length);
-    let p = 0;
-    while (p < lim && ms[p] === old[p]) p++;
+    const p = sharedStart(old, ms);
     // Forget first: a read that throws leaves nothing half-kept.
     this.messages = [];
     old.length = p;
     this.sums.length = p + 1;
-    const billedAt = this.billedAt;
-    while (billedAt.length > 0 && billedAt[billedAt.length - 1]! >= p) billedAt.pop();
+    const billedAt = cutBilled(this.billedAt, p);
     let sum = this.sums[p]!;
     for (let i = p; i < ms.length; i++) {
       const m = ms[i]!;
       sum += fastTokensCeiling(m);
       this.sums.push(sum);
-      if (m.usage && isAssistantRole(m) && m.usage.scope !== "child" && billedPromptTokens(m.usage) > 0)
-        billedAt.push(i);
+      if (carriesBilled(m)) billedAt.push(i);
       old.push(m);
     }
     this.messages = old;
