@@ -20,9 +20,14 @@ function youngAfterWork(keepSmall: boolean): number {
   return Number(r.stdout.split(" ")[0]);
 }
 
-test("keepYoungGenerationSmall keeps V8's young generation at its starting size; without it, it grows", () => {
+test("keepYoungGenerationSmall keeps V8's young generation small; without it, it grows to its largest", () => {
   const grown = youngAfterWork(false);
   const small = youngAfterWork(true);
   assert.ok(grown >= 8, `without it the young generation grows (${grown} MiB)`);
-  assert.ok(small <= 4, `with it the young generation stays small (${small} MiB)`);
+  // 2 MiB on a quiet machine with Node 20, 22 and 24 (grown: 32, 32 and 128 MiB); Node 24 under a loaded
+  // test run once kept 6.25 MiB: a quarter of the grown size at most, not an absolute figure.
+  assert.ok(
+    small <= grown / 4,
+    `with it the young generation stays small (${small} MiB against ${grown} MiB)`,
+  );
 });
