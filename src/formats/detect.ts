@@ -212,16 +212,14 @@ export async function importFile(path: string, options: ImportOptions = {}): Pro
  * `fileName` in every message; the format is detected unless given.
  */
 export function importBytes(bytes: Uint8Array, fileName: string, options: ImportOptions = {}): ImportResult {
-  if (options.format === undefined) {
-    // JSON Lines of a format that reads lines: decoded a line at a time, never whole.
-    const detected = detectLines(bytes);
-    const importLines = detected && formatEntry(detected.format).importLines;
-    if (detected && importLines) return importLines(detected.lines, fileName, options, detected.head);
-  }
+  // JSON Lines: detected from its lines, decoded a line at a time (what `detect` of the text gives).
+  const lined = options.format === undefined ? detectLines(bytes) : undefined;
+  const importLines = lined && formatEntry(lined.format).importLines;
+  if (lined && importLines) return importLines(lined.lines, fileName, options, lined.head);
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
   // A journal is read from its bytes, as the journal layer reads it: a line of invalid UTF-8 is a
-  // broken line there, not a line of replacement characters.
-  const detected = options.format ?? detect(text, fileName);
+  // broken line there, not a line of replacement characters. Detected once: from the lines, else the text.
+  const detected = options.format ?? lined ?? detect(text, fileName);
   const format = typeof detected === "string" ? detected : detected.format;
   const fromBytes = formatEntry(format).importBytes;
   if (fromBytes !== undefined) {
