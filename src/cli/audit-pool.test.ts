@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { AHEAD, AuditPool } from "./audit-pool.js";
+import { AHEAD, AuditPool, WORKER_HEAP_MB, WORKER_YOUNG_MB } from "./audit-pool.js";
 import type { AuditAnswer, AuditTask } from "./audit-worker.js";
 
 const FAKE = new URL("./audit-pool.fake-worker.js", import.meta.url);
@@ -120,6 +120,29 @@ test(
       );
     } finally {
       await pool.close();
+    }
+  },
+);
+
+test(
+  "a worker's young generation is set by the pool, whatever V8 would derive from the heap's cap",
+  { timeout: 60_000 },
+  async () => {
+    // Node 24's V8 derived 192 MB from the old generation's cap of 96 (one worker's peak RSS 305 MB).
+    type Limits = { maxYoungGenerationSizeMb: number; maxOldGenerationSizeMb: number };
+    for (const heapMb of [WORKER_HEAP_MB, undefined]) {
+      const pool = new AuditPool(1, { worker: FAKE, heapMb });
+      try {
+        const [a] = await run(pool, ["limits"]);
+        const rec = (a as { record: unknown }).record as { resourceLimits: Limits; newSpaceMb: number };
+        assert.equal(rec.resourceLimits.maxYoungGenerationSizeMb, WORKER_YOUNG_MB);
+        if (heapMb !== undefined) assert.equal(rec.resourceLimits.maxOldGenerationSizeMb, heapMb);
+        // The new space is two of its three parts (the semi-spaces; the third, their large objects).
+        const most = (WORKER_YOUNG_MB * 2) / 3;
+        assert.ok(rec.newSpaceMb <= most, `new space ${rec.newSpaceMb} MB, at most ${most}`);
+      } finally {
+        await pool.close();
+      }
     }
   },
 );
