@@ -38,7 +38,8 @@ const USER_NODES = ["22", "24"];
 interface ChildResult {
   jobs: number;
   exitCode: number;
-  wroteBytes: number;
+  /** The JSON Lines written: one a session (or file skipped), then the summary. */
+  lines: number;
   wallMs: number;
   cpuMs: number;
   maxRssBytes: number;
@@ -50,9 +51,10 @@ interface ChildResult {
  */
 async function child(dir: string, jobs: number): Promise<void> {
   const write = process.stdout.write.bind(process.stdout);
-  let wrote = 0;
+  let lines = 0;
   process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-    wrote += chunk.length;
+    const text = typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
+    for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) lines++;
     const done = rest.find((r) => typeof r === "function") as (() => void) | undefined;
     if (done) queueMicrotask(done);
     return true;
@@ -63,14 +65,13 @@ async function child(dir: string, jobs: number): Promise<void> {
   const result: ChildResult = {
     jobs,
     exitCode: Number(process.exitCode ?? 0),
-    wroteBytes: wrote,
+    lines,
     wallMs: performance.now(),
     cpuMs: (c.user + c.system) / 1000,
     maxRssBytes: process.resourceUsage().maxRSS * 1024,
   };
   // 1 is the command's verdict (a compaction lost what must survive), not a failure of the run.
   if (result.exitCode > 1) throw new Error(`compact-safe audit exited ${result.exitCode}`);
-  if (wrote === 0) throw new Error("compact-safe audit --json wrote nothing");
   write(`${JSON.stringify(result)}\n`);
   process.exitCode = 0;
 }
@@ -183,6 +184,11 @@ function measureNode(
   const one = runChild(node.bin, dir, 1);
   const two = runChild(node.bin, dir, 2);
   const all = o.cores > 2 ? runChild(node.bin, dir, o.cores) : undefined;
+  for (const r of [one, two, ...(all ? [all] : [])])
+    if (r.lines !== o.sessions + 1)
+      throw new Error(
+        `Node ${node.version}, --jobs ${r.jobs}: ${r.lines} JSON Lines for ${o.sessions} sessions and the summary`,
+      );
   const cpuRatio = one.cpuMs / parseMs;
   const speedup = one.wallMs / two.wallMs;
   const runs = [one, two, ...(all ? [all] : [])];
