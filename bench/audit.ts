@@ -23,6 +23,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, sy
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { nodesToMeasure } from "./nodes.js";
 
 const here = fileURLToPath(import.meta.url);
 const repoRoot = join(here, "..", "..", "..");
@@ -32,9 +33,6 @@ const cliMain = join(here, "..", "..", "src", "cli", "main.js");
 const BAR_CPU_PER_BYTE = 3;
 const BAR_SPEEDUP = 1.6;
 const BAR_RSS_PER_WORKER = 200 * 1024 * 1024;
-/** The Node versions users run beside the machine's own (scripts/node-version.mjs pins them). */
-const USER_NODES = ["22", "24"];
-
 interface ChildResult {
   jobs: number;
   exitCode: number;
@@ -125,29 +123,6 @@ function lastJson<T>(node: string, args: readonly string[]): T {
 
 const runChild = (node: string, dir: string, jobs: number) =>
   lastJson<ChildResult>(node, ["--child", dir, String(jobs)]);
-
-/** The Nodes to measure under: the machine's, then the pinned ones users run (installed once into a cache). */
-function nodesToMeasure(argv: readonly string[]): { bin: string; version: string }[] {
-  const nodes = [{ bin: process.execPath, version: process.version }];
-  if (argv.includes("--node") && argv[argv.indexOf("--node") + 1] === "this") return nodes;
-  const script = join(repoRoot, "scripts", "node-version.mjs");
-  for (const major of USER_NODES) {
-    let bin: string;
-    try {
-      bin = execFileSync(process.execPath, [script, major], {
-        encoding: "utf8",
-        stdio: ["ignore", "pipe", "pipe"],
-      }).trim();
-    } catch (e) {
-      const why = (e as { stderr?: string }).stderr?.trim() || (e as Error).message.split("\n")[0];
-      console.log(`  Node ${major}: not measured (${why})`);
-      continue;
-    }
-    const version = execFileSync(bin, ["--version"], { encoding: "utf8" }).trim();
-    if (!nodes.some((n) => n.version === version)) nodes.push({ bin, version });
-  }
-  return nodes;
-}
 
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
 const load = () =>

@@ -8,7 +8,8 @@
  * (let through on their bytes, judged after the answer).
  *
  * The guard runs in a child process of its own (this file, forked with
- * `--guard-child`), so that its peak resident memory (`maxRSS` of
+ * `--guard-child`, on the Node it is given: bench:guard runs the row under
+ * each Node users run), so that its peak resident memory (`maxRSS` of
  * `process.resourceUsage()`) is its own: the client and the fake upstream
  * share the parent's thread. That process keeps its young generation small,
  * as `compact-safe guard` does (`keepYoungGenerationSmall`; `--default-heap`:
@@ -26,6 +27,7 @@ import http from "node:http";
 import { fork, type ChildProcess } from "node:child_process";
 import type { AddressInfo } from "node:net";
 import { createGuardCore, startGuard, type GuardCore } from "../src/guard/index.js";
+import type { NodeBinary } from "./nodes.js";
 
 export const SESSIONS = 32;
 const ROUNDS = 6;
@@ -34,6 +36,8 @@ const RSS_FACTOR = 3;
 const RSS_BASE = 100 * 1024 * 1024;
 
 export interface ConcurrencyFigures {
+  /** The Node the guard's process ran on (`node --version`). */
+  node: string;
   sessions: number;
   rounds: number;
   body_bytes: number;
@@ -91,7 +95,7 @@ interface ChildReply {
 }
 
 /** The guard in a child process (this file with `--guard-child`), asked over IPC. */
-async function guardChild(upstream: string, proxyOnly: boolean) {
+async function guardChild(upstream: string, proxyOnly: boolean, node: NodeBinary) {
   const args = [
     "--guard-child",
     upstream,
@@ -99,6 +103,7 @@ async function guardChild(upstream: string, proxyOnly: boolean) {
     String(process.argv.includes("--default-heap")),
   ];
   const child: ChildProcess = fork(new URL(import.meta.url), args, {
+    execPath: node.bin,
     stdio: ["ignore", "inherit", "inherit", "ipc"],
     // BENCH_GUARD_CHILD_ARGS: Node flags for the guard's process alone (`--cpu-prof`, to see where its time goes).
     execArgv: [
@@ -200,10 +205,11 @@ export async function concurrencyRow(
   headers: Record<string, string>,
   events: readonly Buffer[],
   proxyOnly = false,
+  node: NodeBinary = { bin: process.execPath, version: process.version },
 ): Promise<ConcurrencyFigures> {
   const sessions = sessionBodies(body, sessionId, SESSIONS);
   const up = await streamingUpstream(events);
-  const guard = await guardChild(up.url, proxyOnly);
+  const guard = await guardChild(up.url, proxyOnly, node);
   const start = await guard.memory();
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
   const expected = Buffer.concat(events).length;
@@ -237,6 +243,7 @@ export async function concurrencyRow(
   const d = { ttlb_p50: quantile(direct, 0.5), ttlb_p99: quantile(direct, 0.99) };
   const g = { ttlb_p50: quantile(guarded, 0.5), ttlb_p99: quantile(guarded, 0.99) };
   return {
+    node: node.version,
     sessions: SESSIONS,
     rounds: ROUNDS,
     body_bytes: body.length,
@@ -260,13 +267,13 @@ export function concurrencyBars(f: ConcurrencyFigures): { ok: boolean; text: str
   return [
     {
       ok: f.ratio_ttlb <= RATIO_BAR,
-      text: `${f.sessions} sessions of 1 MB at once: median time to last byte at most ${RATIO_BAR}x direct's (${f.ratio_ttlb.toFixed(2)}x; first turns ${f.ratio_ttlb_first_turns.toFixed(2)}x)`,
+      text: `Node ${f.node}, ${f.sessions} sessions of 1 MB at once: median time to last byte at most ${RATIO_BAR}x direct's (${f.ratio_ttlb.toFixed(2)}x; first turns ${f.ratio_ttlb_first_turns.toFixed(2)}x)`,
     },
     {
       ok: f.guard_peak_rss < f.rss_bar,
-      text: `guard's peak RSS under ${RSS_FACTOR}x the held bodies + 100 MiB (${mb(f.guard_peak_rss)} < ${mb(f.rss_bar)}, bodies ${mb(f.held_bytes)})`,
+      text: `Node ${f.node}, guard's peak RSS under ${RSS_FACTOR}x the held bodies + 100 MiB (${mb(f.guard_peak_rss)} < ${mb(f.rss_bar)}, bodies ${mb(f.held_bytes)})`,
     },
-    { ok: f.short === 0, text: `every concurrent stream arrived whole (${f.short} short)` },
+    { ok: f.short === 0, text: `Node ${f.node}, every concurrent stream arrived whole (${f.short} short)` },
   ];
 }
 

@@ -29,7 +29,10 @@
  * Then the concurrency row (`guard-concurrency.ts`): 32 sessions of 1 MB
  * at once, through a guard in a process of its own and directly, with its
  * added latency (p50, p99), its median time to last byte as a ratio to
- * direct's, and the guard's peak RSS.
+ * direct's, and the guard's peak RSS; the guard's process runs under the
+ * machine's Node, then the pinned Node 22 and 24 that users run
+ * (`nodes.ts`; `--node this`: the machine's alone), the row and its bars
+ * once for each.
  *
  * Bars: the median added time (first byte and last byte) under 5 ms at 1 MB,
  * no stream held back; 32 sessions at once at most 1.25x direct's median
@@ -52,6 +55,7 @@ import type { Block, Message } from "../src/model/index.js";
 import { createGuardCore, startGuard } from "../src/guard/index.js";
 import { corpusDir } from "../test/support.js";
 import { concurrencyBars, concurrencyRow, type ConcurrencyFigures } from "./guard-concurrency.js";
+import { nodesToMeasure } from "./nodes.js";
 
 const SESSION = join(corpusDir, "claude-code", "entire-cd-95adddad32-0.jsonl");
 const BAR_MS = 5;
@@ -353,10 +357,12 @@ async function main(): Promise<number> {
     await guard.close();
     await up.close();
   }
-  const concurrency: ConcurrencyFigures | undefined =
-    CONCURRENCY === "no"
-      ? undefined
-      : await concurrencyRow(bodies.at(-1)!, SESSION_ID, HEADERS, EVENTS, PROXY_ONLY);
+  // The row under each Node users run (the guard runs on the agent's machine's Node): the machine's first.
+  const concurrencies: ConcurrencyFigures[] = [];
+  if (CONCURRENCY !== "no")
+    for (const node of nodesToMeasure(process.argv, (l) => (JSON_OUT ? undefined : console.log(l.trim()))))
+      concurrencies.push(await concurrencyRow(bodies.at(-1)!, SESSION_ID, HEADERS, EVENTS, PROXY_ONLY, node));
+  const concurrency = concurrencies[0];
   const head = [
     "body",
     "runs",
@@ -390,7 +396,7 @@ async function main(): Promise<number> {
           },
           { ok: short === 0, text: `every stream arrived whole (${short} short)` },
         ]),
-    ...(concurrency ? concurrencyBars(concurrency) : []),
+    ...concurrencies.flatMap(concurrencyBars),
   ];
   if (JSON_OUT) {
     console.log(
@@ -400,6 +406,7 @@ async function main(): Promise<number> {
         load_after: loadavg()[0],
         figures,
         concurrency: concurrency ?? null,
+        concurrency_by_node: concurrencies,
         bars: bars.map((b) => ({ ok: b.ok, text: b.text })),
       }),
     );
@@ -410,10 +417,9 @@ async function main(): Promise<number> {
     console.log(line(head));
     for (const r of rows) console.log(line(r));
   }
-  if (concurrency) {
-    const c = concurrency;
+  for (const c of concurrencies) {
     console.log(
-      `${c.sessions} sessions at once, ${(c.body_bytes / 1024).toFixed(0)} KiB each, ${c.rounds} rounds each way: ` +
+      `Node ${c.node}: ${c.sessions} sessions at once, ${(c.body_bytes / 1024).toFixed(0)} KiB each, ${c.rounds} rounds each way: ` +
         `time to last byte p50 ${ms(c.direct.ttlb_p50)} direct, ${ms(c.guard.ttlb_p50)} guard (added ${ms(c.added.p50)}, ${c.ratio_ttlb.toFixed(2)}x; first turns ${c.ratio_ttlb_first_turns.toFixed(2)}x); ` +
         `p99 ${ms(c.direct.ttlb_p99)} direct, ${ms(c.guard.ttlb_p99)} guard (added ${ms(c.added.p99)}); ` +
         `guard CPU ${ms(c.guard_cpu_ms)} per request; guard RSS ${(c.guard_rss_start / 1048576).toFixed(0)} MiB at start, peak ${(c.guard_peak_rss / 1048576).toFixed(0)} MiB`,
