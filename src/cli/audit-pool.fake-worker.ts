@@ -2,7 +2,7 @@
  * A stand-in worker for `audit-pool.test.ts`, one task at a time in the order sent (as the real
  * worker): a task waits as long as its path names (`wait:MS`); `die` ends the thread; `big:MB` holds
  * that many MB of objects while it works, as a large session would; `limits` answers the thread's
- * resource limits as V8 applied them, and its new space's size after a churn of short-lived objects.
+ * resource limits as V8 applied them, and its new space's size after a churn of objects that live a while.
  */
 import { getHeapSpaceStatistics } from "node:v8";
 import { parentPort, resourceLimits, threadId } from "node:worker_threads";
