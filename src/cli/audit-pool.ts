@@ -30,7 +30,7 @@ export const WORKER_HEAP_MB = 96;
  * semi-spaces and their large objects), set rather than left to V8, which derives it from the old
  * generation's cap: 48 MB on Node 20 and 22, but 192 on Node 24, where one worker's peak RSS went from
  * 170 to 305 MB over the same 1,000 sessions (two workers' 490 MB). 48 is what Node 20 and 22 take; a
- * larger one made two workers at most 4 % faster on Node 22 and 24 and cost 30–50 MB a worker
+ * larger one made two workers at most 4 % faster on Node 22 and 24 and cost 27–38 MB a worker
  * (docs/DECISIONS.md).
  */
 export const WORKER_YOUNG_MB = 48;
