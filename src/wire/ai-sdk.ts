@@ -908,25 +908,10 @@ function blockFromPart(part: AiPart, ctx: Ctx, names: Names): Block {
 
 /**
  * Whether `o` is a plain object whose own enumerable properties (what a deep
- * comparison compares) are exactly `keys`. Read with `for in` and
- * `Object.hasOwn`, which allocate nothing (an inherited enumerable key is not
- * own, so it fails the check).
+ * comparison compares) are exactly the keys of `bits` (a sum of the `K_`
+ * constants), with no symbol-keyed one.
  */
-function hasExactly(o: unknown, keys: readonly string[]): boolean {
-  if (typeof o !== "object" || o === null || Object.getPrototypeOf(o) !== Object.prototype) return false;
-  let n = 0;
-  for (const k in o) {
-    if (!Object.hasOwn(o, k) || !keys.includes(k)) return false;
-    n++;
-  }
-  return n === keys.length && !hasSymbols(o);
-}
-
-const TEXT_KEYS = ["type", "text"];
-const REASONING_KEYS = ["type", "text", "providerOptions"];
-const CALL_KEYS = ["type", "toolCallId", "toolName", "input"];
-const RESULT_KEYS = ["type", "toolCallId", "toolName", "output"];
-const OUTPUT_KEYS = ["type", "value"];
+const hasExactly = (o: unknown, bits: number): boolean => keyBits(o) === bits && !hasSymbols(o as object);
 
 /**
  * The block of the parts that most messages are made of, when the part is
@@ -941,18 +926,22 @@ function plainBlockOfPart(part: Obj, ctx: Ctx, names: Names): Block | undefined 
     case "text":
       return plainTextBlock(part);
     case "reasoning":
-      return ctx === "assistant" ? plainThinkingBlock(part) : undefined;
+      return ctx === "assistant" ? quickThinkingBlock(part, keyBits(part)) : undefined;
     case "tool-call": {
       const { toolCallId: id, toolName: name } = part;
       if (ctx !== "assistant" || typeof id !== "string" || typeof name !== "string") return undefined;
-      if (!hasExactly(part, CALL_KEYS)) return undefined;
+      if (!hasExactly(part, K_TYPE + K_CALL_ID + K_TOOL_NAME + K_INPUT)) return undefined;
       names.set(id, name);
       return { type: "tool_use", id, name, input: part.input };
     }
     case "tool-result": {
       const { toolCallId: id, toolName: name, output } = part;
       if (ctx !== "tool" || typeof id !== "string" || typeof name !== "string") return undefined;
-      if (!hasExactly(part, RESULT_KEYS) || !hasExactly(output, OUTPUT_KEYS)) return undefined;
+      if (
+        !hasExactly(part, K_TYPE + K_CALL_ID + K_TOOL_NAME + K_OUTPUT) ||
+        !hasExactly(output, K_TYPE + K_VALUE)
+      )
+        return undefined;
       const { type, value } = output as Obj;
       const error = type === "error-text";
       if (typeof value !== "string" || (!error && type !== "text")) return undefined;
@@ -969,24 +958,10 @@ function plainBlockOfPart(part: Obj, ctx: Ctx, names: Names): Block | undefined 
 
 /** A text part as its block (see `plainBlockOfPart`). */
 function plainTextBlock(part: Obj): Block | undefined {
-  return typeof part.text === "string" && hasExactly(part, TEXT_KEYS)
+  return typeof part.text === "string" && hasExactly(part, K_TYPE + K_TEXT)
     ? { type: "text", text: part.text }
     : undefined;
 }
-
-/** A reasoning part of an assistant message as its block (see `plainBlockOfPart`). */
-function plainThinkingBlock(part: Obj): Block | undefined {
-  if (typeof part.text !== "string") return undefined;
-  if (hasExactly(part, TEXT_KEYS)) return { type: "thinking", thinking: part.text };
-  if (!hasExactly(part, REASONING_KEYS)) return undefined;
-  const po = part.providerOptions as Obj;
-  if (!hasExactly(po, ANTHROPIC_KEYS) || !hasExactly(po.anthropic, SIGNATURE_KEYS)) return undefined;
-  const signature = (po.anthropic as Obj).signature;
-  return typeof signature === "string" ? { type: "thinking", thinking: part.text, signature } : undefined;
-}
-
-const ANTHROPIC_KEYS = ["anthropic"];
-const SIGNATURE_KEYS = ["signature"];
 
 /**
  * The messages most histories are made of, converted in one read of each
@@ -1164,7 +1139,7 @@ function quickBlock(
   const { toolCallId: id, toolName: name, output } = p;
   if (typeof id !== "string" || typeof name !== "string") return undefined;
   if (keys !== K_TYPE + K_CALL_ID + K_TOOL_NAME + K_OUTPUT || hasSymbols(p)) return undefined;
-  if (keyBits(output) !== K_TYPE + K_VALUE || hasSymbols(output as Obj)) return undefined;
+  if (!hasExactly(output, K_TYPE + K_VALUE)) return undefined;
   const { type: kind, value } = output as Obj;
   if (typeof value !== "string" || (kind !== "text" && kind !== "error-text")) return undefined;
   // The part names the tool that the call before it named (else its name is kept with the block).
@@ -1174,16 +1149,16 @@ function quickBlock(
     : { type: "tool_result", tool_use_id: id, content: value };
 }
 
-/** A reasoning part of a quick message (`keys` its `keyBits`) as its block, as `plainThinkingBlock` gives it. */
+/** A reasoning part of an assistant message (`keys` its `keyBits`) as its block (see `plainBlockOfPart`). */
 function quickThinkingBlock(p: Obj, keys: number): Block | undefined {
   const text = p.text;
   if (typeof text !== "string" || hasSymbols(p)) return undefined;
   if (keys === K_TYPE + K_TEXT) return { type: "thinking", thinking: text };
   if (keys !== K_TYPE + K_TEXT + K_OPTIONS) return undefined;
   const po = p.providerOptions as Obj;
-  if (keyBits(po) !== K_ANTHROPIC || hasSymbols(po)) return undefined;
+  if (!hasExactly(po, K_ANTHROPIC)) return undefined;
   const a = po.anthropic as Obj;
-  if (keyBits(a) !== K_SIGNATURE || hasSymbols(a)) return undefined;
+  if (!hasExactly(a, K_SIGNATURE)) return undefined;
   const signature = a.signature;
   return typeof signature === "string" ? { type: "thinking", thinking: text, signature } : undefined;
 }
