@@ -128,16 +128,10 @@ export class PressureMemo {
     this.measured += ms.length - p;
     this.messages = kept;
     const estimate = sum;
-    let billed = state.billed;
-    if (!billed && billedAt.length > 0) {
-      const at = billedAt[billedAt.length - 1]!;
-      billed = { tokens: billedPromptTokens(ms[at]!.usage!), index: at };
-    }
+    const billed = billedPrompt(state, billedAt);
     if (!billed) return { tokens: estimate, estimate, billedParentPromptTokens: null, afterBilled: 0 };
     let afterBilled = 0;
-    // From where `messages.slice(billed.index)` starts (a host's index may be negative or fractional).
-    const k = Math.trunc(billed.index) || 0;
-    for (let i = k < 0 ? Math.max(0, ms.length + k) : k; i < ms.length; i++) afterBilled += this.each[i]!;
+    for (let i = sliceStart(billed.index, ms.length); i < ms.length; i++) afterBilled += this.each[i]!;
     return {
       tokens: Math.max(estimate, billed.tokens + afterBilled),
       estimate,
@@ -159,6 +153,22 @@ function sharedStart(old: readonly Message[], ms: readonly Message[]): number {
 function cutBilled(billedAt: number[], p: number): number[] {
   while (billedAt.length > 0 && billedAt[billedAt.length - 1]! >= p) billedAt.pop();
   return billedAt;
+}
+
+/**
+ * The billed prompt a pressure reads: the state's, else that of the last message (of `billedAt`, the
+ * indexes of `state.messages` that carry one) that carries one.
+ */
+function billedPrompt(state: PressureState, billedAt: readonly number[]): PressureState["billed"] {
+  if (state.billed || billedAt.length === 0) return state.billed;
+  const at = billedAt[billedAt.length - 1]!;
+  return { tokens: billedPromptTokens(state.messages[at]!.usage!), index: at };
+}
+
+/** Where `messages.slice(index)` starts in `length` messages (a host's index may be negative or fractional). */
+function sliceStart(index: number, length: number): number {
+  const k = Math.trunc(index) || 0;
+  return k < 0 ? Math.max(0, length + k) : k;
 }
 
 /** Whether an assistant message carries the billed prompt of its request (what `measure` reads). */
@@ -196,15 +206,9 @@ class CeilingMemo {
       old.push(m);
     }
     this.messages = old;
-    let billed = state.billed;
-    if (!billed && billedAt.length > 0) {
-      const at = billedAt[billedAt.length - 1]!;
-      billed = { tokens: billedPromptTokens(ms[at]!.usage!), index: at };
-    }
+    const billed = billedPrompt(state, billedAt);
     if (!billed) return sum;
-    // As `measure` reads `billed.index`: from where `messages.slice(billed.index)` starts.
-    const k = Math.trunc(billed.index) || 0;
-    const from = k < 0 ? Math.max(0, ms.length + k) : k;
+    const from = sliceStart(billed.index, ms.length);
     const after = from < ms.length ? sum - this.sums[from]! : 0;
     return Math.max(sum, billed.tokens + after);
   }
