@@ -19,7 +19,7 @@ import { readSessionFile } from "../formats/read-file.js";
 import type { FormatName } from "../formats/registry.js";
 import { redactSecrets } from "../redact/redact.js";
 import { auditEntries, protectedLossItems, type CompactionAudit, type LostItem } from "./audit.js";
-import { looksLikeJournalText, readSession, type Session } from "./session.js";
+import { looksLikeJournalBytes, readSession, type Session } from "./session.js";
 
 import {
   AUDIT_SCHEMA,
@@ -294,17 +294,9 @@ export async function auditSessionBytes(
   return sessionRecord(await read(bytes), bytes.length, options);
 }
 
-/** Whether the bytes are a journal's, from their first line alone (the whole is decoded once, by the reader). */
+/** Whether the bytes are a journal's, from their first non-blank line alone (the whole is decoded once, by the reader). */
 function isJournal(bytes: Buffer, format: FormatName | undefined): boolean {
-  if (format !== undefined) return format === "journal";
-  let start = 0;
-  while (
-    start < bytes.length &&
-    (bytes[start] === 0x20 || bytes[start] === 0x0a || bytes[start] === 0x0d || bytes[start] === 0x09)
-  )
-    start++;
-  const nl = bytes.indexOf(0x0a, start);
-  return looksLikeJournalText(bytes.subarray(start, nl < 0 ? bytes.length : nl).toString("utf8"));
+  return format !== undefined ? format === "journal" : looksLikeJournalBytes(bytes);
 }
 
 /** Quoted text in an error's one line, left out of a record unless text is asked for. */
